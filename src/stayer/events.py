@@ -1,0 +1,266 @@
+"""What flows out: the events a model stream produces and the events the loop yields.
+
+Two families share this module because the loop re-yields stream events as they arrive:
+
+* stream events (`MessageStarted` … `MessageCompleted`) are what every provider's `stream()`
+  produces, already normalised; the last one, `MessageCompleted`, carries the whole assembled
+  `AssistantMessage`;
+* loop events (`RequestStarted` … `Finished`) are what `query()` adds around them.
+
+`Terminal` names every way a run can end (SPEC §2) and `Continue` every way the loop may go
+round again (SPEC §3). `Finished` is always the last event of a run, exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal, TypeAlias
+
+from stayer.messages import (
+    AssistantMessage,
+    ContentBlock,
+    JSON,
+    StopReason,
+    ToolResultBlock,
+    Usage,
+    UserMessage,
+)
+
+
+class Terminal(StrEnum):
+    """Why a run ended (SPEC §2)."""
+
+    COMPLETED = "completed"
+    MODEL_ERROR = "model_error"
+    PROMPT_TOO_LONG = "prompt_too_long"
+    ABORTED_STREAMING = "aborted_streaming"
+    ABORTED_TOOLS = "aborted_tools"
+    MAX_TURNS = "max_turns"
+    IMAGE_ERROR = "image_error"
+    HOOK_STOPPED = "hook_stopped"
+    STOP_HOOK_PREVENTED = "stop_hook_prevented"
+    BLOCKING_LIMIT = "blocking_limit"
+
+
+class Continue(StrEnum):
+    """Why the loop went round again (SPEC §3)."""
+
+    NEXT_TURN = "next_turn"
+    COLLAPSE_DRAIN_RETRY = "collapse_drain_retry"
+    REACTIVE_COMPACT_RETRY = "reactive_compact_retry"
+    MAX_OUTPUT_TOKENS_ESCALATE = "max_output_tokens_escalate"
+    MAX_OUTPUT_TOKENS_RECOVERY = "max_output_tokens_recovery"
+    STOP_HOOK_BLOCKING = "stop_hook_blocking"
+    TOKEN_BUDGET_CONTINUATION = "token_budget_continuation"
+
+
+# --- stream events: produced by providers, re-yielded by the loop ----------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStarted:
+    """A model response began."""
+
+    message_id: str
+    model: str
+    usage: Usage
+    type: Literal["message_started"] = "message_started"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStarted:
+    """Content block `index` began; for tool_use blocks `tool_use_id` and `name` are known."""
+
+    index: int
+    block_type: str
+    tool_use_id: str = ""
+    name: str = ""
+    type: Literal["block_started"] = "block_started"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """More visible text for block `index`."""
+
+    index: int
+    text: str
+    type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """More reasoning text for block `index`."""
+
+    index: int
+    thinking: str
+    type: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInputDelta:
+    """A fragment of a tool call's JSON input, as streamed."""
+
+    index: int
+    partial_json: str
+    type: Literal["tool_input_delta"] = "tool_input_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockCompleted:
+    """Content block `index` is complete; a tool_use block here means a tool will run."""
+
+    index: int
+    block: ContentBlock
+    type: Literal["block_completed"] = "block_completed"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta:
+    """The response's stop reason and cumulative usage so far."""
+
+    stop_reason: StopReason | None
+    usage: Usage
+    type: Literal["message_delta"] = "message_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCompleted:
+    """The whole response, assembled; always the last event of a provider stream."""
+
+    message: AssistantMessage
+    type: Literal["message_completed"] = "message_completed"
+
+
+StreamEvent: TypeAlias = (
+    MessageStarted
+    | BlockStarted
+    | TextDelta
+    | ThinkingDelta
+    | ToolInputDelta
+    | BlockCompleted
+    | MessageDelta
+    | MessageCompleted
+)
+
+
+# --- loop events ------------------------------------------------------------------------------
+
+ToolStatus: TypeAlias = Literal["completed", "failed", "denied"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStarted:
+    """The loop is about to call the model for turn `turn` (1-based)."""
+
+    turn: int
+    type: Literal["request_started"] = "request_started"
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """A model call failed in a way worth retrying; the loop waits `delay_s` and tries again."""
+
+    attempt: int
+    max_retries: int
+    delay_s: float
+    error: str
+    status: int | None
+    type: Literal["retrying"] = "retrying"
+
+
+@dataclass(frozen=True, slots=True)
+class Withdrawn:
+    """A partial response was abandoned (the stream broke); its blocks are void."""
+
+    message_id: str
+    reason: str
+    type: Literal["withdrawn"] = "withdrawn"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """A tool call began running."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, JSON]
+    type: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallProgress:
+    """Live output from a running tool call."""
+
+    tool_use_id: str
+    text: str
+    type: Literal["tool_call_progress"] = "tool_call_progress"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """A tool call ended; `result` is exactly what the model will see."""
+
+    tool_use_id: str
+    name: str
+    status: ToolStatus
+    result: ToolResultBlock
+    duration_ms: float
+    data: dict[str, JSON] = field(default_factory=dict[str, JSON])
+    type: Literal["tool_call_finished"] = "tool_call_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultsAppended:
+    """The user message of tool results, one per tool_use in order, now in the conversation."""
+
+    message: UserMessage
+    data: tuple[dict[str, JSON], ...] = ()
+    type: Literal["tool_results_appended"] = "tool_results_appended"
+
+
+@dataclass(frozen=True, slots=True)
+class Continuing:
+    """The loop goes round again, for `reason`."""
+
+    reason: Continue
+    type: Literal["continuing"] = "continuing"
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The run ended. Always the last event, exactly once."""
+
+    terminal: Terminal
+    message: str
+    num_turns: int
+    usage: Usage
+    cost_usd: float
+    result_text: str
+    stop_reason: StopReason | None
+    duration_ms: float
+    duration_api_ms: float
+    error_status: int | None = None
+    permission_denials: tuple[dict[str, JSON], ...] = ()
+    type: Literal["finished"] = "finished"
+
+    @property
+    def is_error(self) -> bool:
+        """True unless the model chose to stop."""
+        return self.terminal is not Terminal.COMPLETED
+
+
+LoopEvent: TypeAlias = (
+    RequestStarted
+    | Retrying
+    | Withdrawn
+    | ToolCallStarted
+    | ToolCallProgress
+    | ToolCallFinished
+    | ToolResultsAppended
+    | Continuing
+    | Finished
+)
+
+Event: TypeAlias = StreamEvent | LoopEvent
+"""Everything `query()` yields."""

@@ -1,0 +1,125 @@
+"""The one small contract every model client keeps, and the pieces they share.
+
+A provider turns a `ModelRequest` into an async stream of normalised `StreamEvent`s that ends
+with `MessageCompleted`, or raises a `ModelError` subclass (see `stayer.errors`). Providers never
+retry: the loop owns the one retry policy (SPEC §1.6), so policies never multiply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from stayer.errors import BadResponse
+from stayer.events import (
+    BlockCompleted,
+    BlockStarted,
+    MessageCompleted,
+    MessageDelta,
+    MessageStarted,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolInputDelta,
+)
+from stayer.messages import (
+    JSON,
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    StopReason,
+    ToolSpec,
+    Usage,
+)
+
+PURPOSE_HEADER = "x-stayer-purpose"
+"""Sent on every request so gateways and cost reports can tell the loop's own calls apart."""
+
+UNPARSED_INPUT_KEY = "__stayer_unparsed_input__"
+"""Tool input whose JSON did not parse is kept under this key so the executor can say why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything one model call needs; providers translate it to their wire format."""
+
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 32_000
+    purpose: str = "main"
+    temperature: float | None = None
+
+
+class Provider(Protocol):
+    """A model client: one streaming call per request."""
+
+    @property
+    def name(self) -> str:
+        """Short provider name (``anthropic``, ``openai``, ``scripted``)."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one response; the last event is `MessageCompleted`. Raises `ModelError`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+def parse_tool_input(raw: str) -> dict[str, JSON]:
+    """Decode streamed tool input; unparseable or non-object JSON is kept for the executor."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return {UNPARSED_INPUT_KEY: raw}
+    if not isinstance(value, dict):
+        return {UNPARSED_INPUT_KEY: raw}
+    return value
+
+
+@dataclass
+class MessageAssembler:
+    """Folds a stream of events into the `AssistantMessage` it describes.
+
+    Providers feed every event they produce and emit `MessageCompleted(assembler.message())`
+    last; the loop uses the same fold to keep what arrived before a stream broke.
+    """
+
+    message_id: str = ""
+    model: str = ""
+    stop_reason: StopReason | None = None
+    usage: Usage = field(default_factory=Usage)
+    blocks: dict[int, ContentBlock] = field(default_factory=dict[int, ContentBlock])
+
+    def feed(self, event: StreamEvent) -> None:
+        """Take one event into account."""
+        match event:
+            case MessageStarted(message_id=message_id, model=model, usage=usage):
+                self.message_id, self.model, self.usage = message_id, model, usage
+            case BlockCompleted(index=index, block=block):
+                self.blocks[index] = block
+            case MessageDelta(stop_reason=stop_reason, usage=usage):
+                if stop_reason is not None:
+                    self.stop_reason = stop_reason
+                self.usage = usage
+            case BlockStarted() | TextDelta() | ThinkingDelta() | ToolInputDelta():
+                pass
+            case MessageCompleted():
+                raise BadResponse("stream continued after its message completed")
+
+    def message(self) -> AssistantMessage:
+        """The message as assembled so far (complete blocks only)."""
+        return AssistantMessage(
+            content=tuple(self.blocks[index] for index in sorted(self.blocks)),
+            id=self.message_id,
+            model=self.model,
+            stop_reason=self.stop_reason,
+            usage=self.usage,
+        )

@@ -1,0 +1,94 @@
+"""The tool contract: a name, a typed input model, and one async `call`.
+
+Defaults fail closed (SPEC §7.2, DESIGN "one tool contract"): a tool is assumed to change
+things, to be unsafe to run beside others, and to need permission, unless it says otherwise.
+Tools never render anything and never print; they return a `ToolOutput` and may report live
+progress through `ToolContext.progress`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from stayer.messages import JSON, ToolResultContent, ToolSpec
+
+
+def _no_progress(_text: str) -> None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may see and touch.
+
+    `read_files` maps each file the model has read (resolved path) to its modification time
+    (ns) at that moment, so Edit and Write can refuse to overwrite what the model never saw or
+    what changed since.
+    """
+
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    read_files: dict[Path, int] = field(default_factory=dict[Path, int])
+    progress: Callable[[str], None] = _no_progress
+
+    def resolve(self, path: str) -> Path:
+        """A path from the model, made absolute against the working directory."""
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.cwd / candidate
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a tool returns: the content the model sees, and structured data for programs.
+
+    `data` is reported to headless consumers (stream-json's ``tool_use_result``), never to the
+    model.
+    """
+
+    content: str | tuple[ToolResultContent, ...]
+    is_error: bool = False
+    data: dict[str, JSON] = field(default_factory=dict[str, JSON])
+
+
+class ToolFailure(Exception):
+    """Raised by a tool for an error the model should read and act on (not a bug)."""
+
+
+InputT = TypeVar("InputT", bound=BaseModel)
+
+
+class Tool(ABC, Generic[InputT]):
+    """One capability the model can call."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: ClassVar[type[BaseModel]]
+    read_only: ClassVar[bool] = False
+
+    def is_read_only(self, tool_input: InputT) -> bool:
+        """Whether this call only looks and never changes anything."""
+        return self.read_only
+
+    def is_concurrency_safe(self, tool_input: InputT) -> bool:
+        """Whether this call may run beside other concurrency-safe calls."""
+        return False
+
+    def permission_subject(self, tool_input: InputT) -> str | None:
+        """The part of the input permission rules match on (a command, a path), if any."""
+        return None
+
+    @abstractmethod
+    async def call(self, tool_input: InputT, ctx: ToolContext) -> ToolOutput:
+        """Run the tool. Raise `ToolFailure` for errors the model should see."""
+
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        schema = self.input_model.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
