@@ -1,0 +1,96 @@
+"""stayer: an agent harness in the style of Claude Code.
+
+    import stayer
+
+    async for event in stayer.query("fix the failing test", options=stayer.QueryOptions()):
+        ...
+
+`query()` yields the same events the command line prints: `SessionStarted`, the model's
+streamed deltas and complete messages, tool calls as they run, and finally `Finished`, exactly
+once, whose `terminal` says why the run ended. Importing stayer does no work: the names below
+are loaded on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from stayer._version import __version__
+
+if TYPE_CHECKING:
+    from stayer.errors import ConfigError, ModelError, StayerError
+    from stayer.events import (
+        Continue,
+        Event,
+        Finished,
+        MessageCompleted,
+        SessionStarted,
+        Terminal,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
+    from stayer.loop.abort import AbortSignal
+    from stayer.messages import AssistantMessage, Message, UserMessage
+    from stayer.providers.scripted import ScriptedProvider
+    from stayer.session.options import QueryOptions
+    from stayer.session.query import query
+
+__all__ = [
+    "AbortSignal",
+    "AssistantMessage",
+    "ConfigError",
+    "Continue",
+    "Event",
+    "Finished",
+    "Message",
+    "MessageCompleted",
+    "ModelError",
+    "QueryOptions",
+    "ScriptedProvider",
+    "SessionStarted",
+    "StayerError",
+    "Terminal",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "UserMessage",
+    "__version__",
+    "query",
+]
+
+_HOMES = {
+    "AbortSignal": "stayer.loop.abort",
+    "AssistantMessage": "stayer.messages",
+    "ConfigError": "stayer.errors",
+    "Continue": "stayer.events",
+    "Event": "stayer.events",
+    "Finished": "stayer.events",
+    "Message": "stayer.messages",
+    "MessageCompleted": "stayer.events",
+    "ModelError": "stayer.errors",
+    "QueryOptions": "stayer.session.options",
+    "ScriptedProvider": "stayer.providers.scripted",
+    "SessionStarted": "stayer.events",
+    "StayerError": "stayer.errors",
+    "Terminal": "stayer.events",
+    "TextDelta": "stayer.events",
+    "ToolCallFinished": "stayer.events",
+    "ToolCallStarted": "stayer.events",
+    "UserMessage": "stayer.messages",
+    "query": "stayer.session.query",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'stayer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -18,9 +18,10 @@ from enum import StrEnum
 from typing import Literal, TypeAlias
 
 from stayer.messages import (
+    JSON,
     AssistantMessage,
     ContentBlock,
-    JSON,
+    Message,
     StopReason,
     ToolResultBlock,
     Usage,
@@ -150,6 +151,19 @@ ToolStatus: TypeAlias = Literal["completed", "failed", "denied"]
 
 
 @dataclass(frozen=True, slots=True)
+class SessionStarted:
+    """A run began: who answers, with which tools, where, under which permission mode."""
+
+    session_id: str
+    model: str
+    provider: str
+    tools: tuple[str, ...]
+    cwd: str
+    permission_mode: str
+    type: Literal["session_started"] = "session_started"
+
+
+@dataclass(frozen=True, slots=True)
 class RequestStarted:
     """The loop is about to call the model for turn `turn` (1-based)."""
 
@@ -242,6 +256,8 @@ class Finished:
     duration_api_ms: float
     error_status: int | None = None
     permission_denials: tuple[dict[str, JSON], ...] = ()
+    messages: tuple[Message, ...] = field(default=(), repr=False, compare=False)
+    """The whole conversation at the end, every tool_use answered (for continuing it)."""
     type: Literal["finished"] = "finished"
 
     @property
@@ -251,7 +267,8 @@ class Finished:
 
 
 LoopEvent: TypeAlias = (
-    RequestStarted
+    SessionStarted
+    | RequestStarted
     | Retrying
     | Withdrawn
     | ToolCallStarted

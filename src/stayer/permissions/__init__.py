@@ -1,0 +1,160 @@
+"""Permission modes and rules, and the pure decision over one tool call.
+
+Until interactive approval exists, a call that would need asking is denied with a message that
+tells the model (and the person reading the transcript) how to allow it. Rules use Claude Code's
+syntax: ``Tool`` or ``Tool(specifier)``, where the specifier is matched against the call's
+subject (a Bash command, a file path) as a glob; the legacy ``prefix:*`` form matches a prefix.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeAlias, cast, get_args
+
+from stayer.errors import ConfigError
+
+PermissionMode: TypeAlias = Literal[
+    "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"
+]
+PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+MODE_ALIASES = {"manual": "default"}
+"""Newer Claude Code names `default` `manual`; both are accepted."""
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+_RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.\-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+
+
+def parse_mode(value: str) -> PermissionMode:
+    """A permission mode from its name; raises `ConfigError` for an unknown one."""
+    name = MODE_ALIASES.get(value, value)
+    if name in PERMISSION_MODES:
+        return cast(PermissionMode, name)
+    raise ConfigError(
+        f"unknown permission mode {value!r}; use one of: {', '.join(PERMISSION_MODES)}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``Tool`` (every call) or ``Tool(specifier)`` (calls whose subject matches)."""
+
+    tool: str
+    specifier: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        """Parse one rule; raises `ConfigError` naming the bad rule."""
+        match = _RULE.match(text.strip())
+        if not match:
+            raise ConfigError(f"bad permission rule {text!r}; write Tool or Tool(pattern)")
+        spec = match.group("spec")
+        return cls(match.group("tool"), spec if spec not in (None, "", "*") else None)
+
+    def matches(self, tool: str, subject: str | None) -> bool:
+        """Whether this rule covers a call of `tool` on `subject`."""
+        if tool != self.tool:
+            return False
+        if self.specifier is None:
+            return True
+        if subject is None:
+            return False
+        if self.specifier.endswith(":*"):
+            return subject.startswith(self.specifier[:-2])
+        return fnmatch.fnmatchcase(subject, self.specifier)
+
+
+def parse_rules(values: Iterable[str]) -> tuple[Rule, ...]:
+    """Rules from flag values; each value may hold several, comma- or space-separated."""
+    rules: list[Rule] = []
+    for value in values:
+        for item in _split_rules(value):
+            rules.append(Rule.parse(item))
+    return tuple(rules)
+
+
+def _split_rules(value: str) -> list[str]:
+    """Split on commas and spaces that are not inside parentheses."""
+    items: list[str] = []
+    depth, current = 0, ""
+    for char in value:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        if char in ", " and depth == 0:
+            if current:
+                items.append(current)
+            current = ""
+            continue
+        current += char
+    if current:
+        items.append(current)
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Allow or deny, and why (the reason is what the model reads on a denial)."""
+
+    behavior: Literal["allow", "deny"]
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionPolicy:
+    """The mode and rules in force for a run."""
+
+    mode: PermissionMode = "default"
+    allow: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+
+    def hides(self, tool: str) -> bool:
+        """Whether a whole-tool deny rule removes `tool` from what the model is shown."""
+        return any(rule.tool == tool and rule.specifier is None for rule in self.deny)
+
+
+def evaluate(
+    policy: PermissionPolicy,
+    *,
+    tool: str,
+    subject: str | None,
+    read_only: bool,
+    cwd: Path,
+) -> Decision:
+    """Decide one call. Deny rules win, then bypass, allow rules, read-only, accept-edits."""
+    if any(rule.matches(tool, subject) for rule in policy.deny):
+        return Decision("deny", f"Permission to use {tool} has been denied by a deny rule.")
+    if policy.mode == "bypassPermissions":
+        return Decision("allow")
+    if any(rule.matches(tool, subject) for rule in policy.allow):
+        return Decision("allow")
+    if read_only:
+        return Decision("allow")
+    if policy.mode == "acceptEdits" and tool in EDIT_TOOLS and _inside(subject, cwd):
+        return Decision("allow")
+    if policy.mode == "plan":
+        return Decision(
+            "deny",
+            f"Permission to use {tool} has been denied: plan mode allows only read-only tools. "
+            "Finish the plan and present it instead.",
+        )
+    return Decision(
+        "deny",
+        f"Permission to use {tool} has been denied: nobody is here to approve it in "
+        f"{policy.mode} mode. Carry on with the tools you may use; if this one is essential, "
+        f"stop and say so (the user can allow it with --allowedTools {tool}, or "
+        "--permission-mode acceptEdits / bypassPermissions).",
+    )
+
+
+def _inside(subject: str | None, cwd: Path) -> bool:
+    if subject is None:
+        return False
+    path = Path(subject)
+    resolved = (path if path.is_absolute() else cwd / path).resolve()
+    return resolved.is_relative_to(cwd.resolve())

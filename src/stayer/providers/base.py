@@ -8,7 +8,7 @@ retry: the loop owns the one retry policy (SPEC §1.6), so policies never multip
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 

@@ -1,0 +1,261 @@
+"""The loop (SPEC §1): `query()` hands everything to `query_loop()`, a `while True` over turns.
+
+Each iteration streams one model response, yielding every event as it arrives. A tool_use block
+seen in the stream sets `needs_follow_up`; `stop_reason` is never consulted for that (SPEC §1.4).
+With tool calls, the tools run and their results go back as one user message, in tool_use order,
+and the loop goes round (`Continue.NEXT_TURN`). Without, the run ends. The loop leaves only
+through `_finish`, which yields the one `Finished` event; before it, every tool_use in the
+history has a result, so the conversation stays valid for the API whatever happened.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from stayer.errors import BadResponse, ModelError, StayerError
+from stayer.events import (
+    BlockCompleted,
+    Continue,
+    Continuing,
+    Event,
+    Finished,
+    MessageCompleted,
+    RequestStarted,
+    StreamEvent,
+    Terminal,
+    ToolCallFinished,
+    ToolResultsAppended,
+    Withdrawn,
+)
+from stayer.messages import (
+    JSON,
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    TextBlock,
+    ToolSpec,
+    ToolUseBlock,
+    UserMessage,
+)
+from stayer.providers.base import MessageAssembler
+from stayer.tools.base import Tool
+
+from .abort import relay
+from .state import LoopParams, LoopState
+from .tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT, batches, prepare, run_batch, synthetic_result
+from .turn import TurnResult, stream_turn
+
+INTERRUPTED_MARKER = "[Request interrupted by user]"
+INTERRUPTED_TOOLS_MARKER = "[Request interrupted by user for tool use]"
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """How the run ends: the terminal reason and what to tell the caller."""
+
+    terminal: Terminal
+    message: str = ""
+    error_status: int | None = None
+
+
+ABORTED_WHILE_STREAMING = Finish(
+    Terminal.ABORTED_STREAMING, "Interrupted by the user while the model answered."
+)
+
+
+async def query(params: LoopParams, messages: tuple[Message, ...]) -> AsyncIterator[Event]:
+    """Run the loop on `messages` (ending with the new user message); yields every event."""
+    async for event in query_loop(params, LoopState(messages=messages)):
+        yield event
+
+
+async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Event]:
+    """The `while True` loop; its last event is always `Finished`, exactly once."""
+    started = time.monotonic()
+    specs = params.tool_specs
+    tools = params.tools_by_name
+    while True:
+        yield RequestStarted(state.turn_count)
+        stream = _Stream()
+        async for event in _stream_response(params, state.messages, specs, stream):
+            yield event
+        state = _account(state, stream.turn, stream.complete_message)
+        if params.abort.aborted:
+            state = _close_interrupted_stream(state, stream)
+            yield _finished(params, state, ABORTED_WHILE_STREAMING, started)
+            return
+        if stream.failure is not None:
+            yield _finished(params, state, stream.failure, started)
+            return
+        if not stream.needs_follow_up:
+            yield _finished(params, state, Finish(Terminal.COMPLETED), started)
+            return
+
+        round_ = _ToolRound()
+        async for tool_event in _run_tools(params, tools, stream.tool_uses, round_):
+            yield tool_event
+        results = _results_message(stream.tool_uses, round_.results, params.abort.aborted)
+        yield ToolResultsAppended(results, round_.data(stream.tool_uses))
+        state = replace(
+            state, messages=(*state.messages, results), denials=(*state.denials, *round_.denials)
+        )
+        finish = _after_tools(params, state)
+        if finish is not None:
+            yield _finished(params, state, finish, started)
+            return
+        state = replace(state, turn_count=state.turn_count + 1, transition=Continue.NEXT_TURN)
+        yield Continuing(Continue.NEXT_TURN)
+
+
+@dataclass
+class _Stream:
+    """What one streamed response left behind."""
+
+    turn: TurnResult = field(default_factory=TurnResult)
+    assembler: MessageAssembler = field(default_factory=MessageAssembler)
+    tool_uses: list[ToolUseBlock] = field(default_factory=list[ToolUseBlock])
+    needs_follow_up: bool = False
+    failure: Finish | None = None
+
+    @property
+    def complete_message(self) -> AssistantMessage | None:
+        return None if self.failure is not None else self.turn.message
+
+
+async def _stream_response(
+    params: LoopParams,
+    messages: tuple[Message, ...],
+    specs: tuple[ToolSpec, ...],
+    stream: _Stream,
+) -> AsyncIterator[Event]:
+    """Relay one response, noting tool calls the moment their blocks complete (SPEC §1.4)."""
+    try:
+        source = stream_turn(params, messages, specs, stream.turn)
+        async for event in relay(source, params.abort):
+            if isinstance(event, Withdrawn):
+                stream.assembler = MessageAssembler()
+                stream.tool_uses.clear()
+                stream.needs_follow_up = False
+            elif isinstance(event, BlockCompleted) and isinstance(event.block, ToolUseBlock):
+                stream.needs_follow_up = True
+                stream.tool_uses.append(event.block)
+            if isinstance(event, StreamEvent) and not isinstance(event, MessageCompleted):
+                stream.assembler.feed(event)
+            yield event
+    except StayerError as error:
+        status = error.status if isinstance(error, ModelError) else None
+        stream.failure = Finish(Terminal.MODEL_ERROR, str(error), status)
+        return
+    if stream.turn.message is None and not params.abort.aborted:
+        incomplete = BadResponse("the model's response ended before it was complete")
+        stream.failure = Finish(Terminal.MODEL_ERROR, str(incomplete))
+
+
+@dataclass
+class _ToolRound:
+    """The results and denials of one round of tool calls."""
+
+    results: dict[str, ToolCallFinished] = field(default_factory=dict[str, ToolCallFinished])
+    denials: list[dict[str, JSON]] = field(default_factory=list[dict[str, JSON]])
+
+    def data(self, tool_uses: list[ToolUseBlock]) -> tuple[dict[str, JSON], ...]:
+        return tuple(self.results[b.id].data if b.id in self.results else {} for b in tool_uses)
+
+
+async def _run_tools(
+    params: LoopParams,
+    tools: dict[str, Tool[Any]],
+    tool_uses: list[ToolUseBlock],
+    round_: _ToolRound,
+) -> AsyncIterator[Event]:
+    prepared = [prepare(params, tools, block) for block in tool_uses]
+    for batch in batches(prepared):
+        async for event in relay(run_batch(params, batch, round_.denials), params.abort):
+            if isinstance(event, ToolCallFinished):
+                round_.results[event.tool_use_id] = event
+            yield event
+        if params.abort.aborted:
+            return
+
+
+def _after_tools(params: LoopParams, state: LoopState) -> Finish | None:
+    """Whether the run must end after a round of tools, and why."""
+    if params.abort.aborted:
+        return Finish(Terminal.ABORTED_TOOLS, "Interrupted by the user while tools ran.")
+    if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
+        return Finish(Terminal.MAX_TURNS, f"Reached maximum number of turns ({params.max_turns})")
+    return None
+
+
+def _account(state: LoopState, turn: TurnResult, message: AssistantMessage | None) -> LoopState:
+    """Fold one model call into the state: time spent, usage, and the message if complete."""
+    state = replace(state, api_duration_s=state.api_duration_s + turn.api_duration_s)
+    if message is None:
+        return state
+    return replace(
+        state,
+        messages=(*state.messages, message),
+        usage=state.usage + message.usage,
+        stop_reason=message.stop_reason,
+    )
+
+
+def _results_message(
+    tool_uses: list[ToolUseBlock], results: dict[str, ToolCallFinished], aborted: bool
+) -> UserMessage:
+    """One user message answering every tool_use, in order; gaps get honest placeholders."""
+    blocks: list[ContentBlock] = []
+    for block in tool_uses:
+        finished = results.get(block.id)
+        if finished is not None:
+            blocks.append(finished.result)
+        else:
+            blocks.append(synthetic_result(block, INTERRUPTED_TEXT if aborted else NOT_RUN_TEXT))
+    if aborted:
+        blocks.append(TextBlock(INTERRUPTED_TOOLS_MARKER))
+    return UserMessage(tuple(blocks))
+
+
+def _close_interrupted_stream(state: LoopState, stream: _Stream) -> LoopState:
+    """Keep what streamed completely, answer its tool calls, and mark the interruption."""
+    partial = stream.assembler.message()
+    messages = state.messages
+    closing: list[ContentBlock] = []
+    if partial.content and stream.complete_message is None:
+        messages = (*messages, partial)
+    last = messages[-1]
+    if isinstance(last, AssistantMessage):
+        closing.extend(synthetic_result(block, NOT_RUN_TEXT) for block in last.tool_uses)
+    closing.append(TextBlock(INTERRUPTED_MARKER))
+    return replace(state, messages=(*messages, UserMessage(tuple(closing))))
+
+
+def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:
+    from stayer.providers.profiles import cost_usd
+
+    last = _last_assistant(state.messages)
+    result_text = last.text if last is not None and finish.terminal is Terminal.COMPLETED else ""
+    return Finished(
+        terminal=finish.terminal,
+        message=finish.message or (result_text if finish.terminal is Terminal.COMPLETED else ""),
+        num_turns=state.turn_count,
+        usage=state.usage,
+        cost_usd=cost_usd(params.model, state.usage),
+        result_text=result_text,
+        stop_reason=state.stop_reason,
+        duration_ms=(time.monotonic() - started) * 1000,
+        duration_api_ms=state.api_duration_s * 1000,
+        error_status=finish.error_status,
+        permission_denials=state.denials,
+        messages=state.messages,
+    )
+
+
+def _last_assistant(messages: tuple[Message, ...]) -> AssistantMessage | None:
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            return message
+    return None

@@ -1,0 +1,94 @@
+"""The loop's frozen parameters and its state, replaced whole at each named continue point."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stayer.errors import ModelError, RateLimited
+from stayer.events import Continue
+from stayer.messages import JSON, Message, StopReason, ToolSpec, Usage
+from stayer.permissions import Decision
+from stayer.providers.base import Provider
+from stayer.tools.base import Tool, ToolContext
+
+from .abort import AbortSignal
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One validated tool call about to be permission-checked."""
+
+    tool: Tool[Any]
+    tool_use_id: str
+    input: Any
+    raw_input: Mapping[str, JSON]
+
+
+CanUseTool = Callable[[ToolCall], Awaitable[Decision]]
+
+
+async def allow_everything(_call: ToolCall) -> Decision:
+    """A permission callback that allows every call (bypass mode)."""
+    return Decision("allow")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How the model call retries failures that may pass (SPEC §1.6)."""
+
+    max_retries: int = 10
+    base_delay_s: float = 0.5
+    max_delay_s: float = 32.0
+    max_retry_after_s: float = 120.0
+
+    def delay(self, attempt: int, error: ModelError) -> float:
+        """Seconds to wait before retry `attempt` (1-based): the server's word, or backoff."""
+        if isinstance(error, RateLimited) and error.retry_after is not None:
+            return min(float(error.retry_after), self.max_retry_after_s)
+        backoff: float = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
+        return backoff * (1 + 0.25 * random.random())
+
+
+@dataclass(frozen=True, slots=True)
+class LoopParams:
+    """Everything fixed for one run of the loop."""
+
+    provider: Provider
+    model: str
+    system_prompt: str
+    tools: tuple[Tool[Any], ...]
+    tool_context: ToolContext
+    can_use_tool: CanUseTool = allow_everything
+    abort: AbortSignal = field(default_factory=AbortSignal)
+    max_turns: int | None = None
+    max_tokens: int = 32_000
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    tool_timeout_s: float = 900.0
+    max_concurrent_tools: int = 10
+    purpose: str = "main"
+
+    @property
+    def tools_by_name(self) -> dict[str, Tool[Any]]:
+        """The tools keyed by the name the model calls them by."""
+        return {tool.name: tool for tool in self.tools}
+
+    @property
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        """The tools as the model sees them."""
+        return tuple(tool.spec() for tool in self.tools)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopState:
+    """What changes from one iteration to the next; never mutated, only replaced."""
+
+    messages: tuple[Message, ...]
+    turn_count: int = 1
+    usage: Usage = field(default_factory=Usage)
+    api_duration_s: float = 0.0
+    stop_reason: StopReason | None = None
+    denials: tuple[dict[str, JSON], ...] = ()
+    transition: Continue | None = None

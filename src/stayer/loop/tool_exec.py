@@ -1,0 +1,183 @@
+"""Running the tool calls of one response: validate → permission → run → result.
+
+Consecutive concurrency-safe calls run together (at most `max_concurrent_tools` at a time); any
+other call runs alone, in order. Every failure becomes an `is_error` result the model can act on
+(SPEC §6.3): an unknown tool, input that fails the schema, a denial, an exception, a timeout.
+Events are yielded as they happen; results are returned in tool_use order by the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
+from stayer.messages import JSON, TextBlock, ToolResultBlock, ToolUseBlock
+from stayer.providers.base import UNPARSED_INPUT_KEY
+from stayer.tools.base import Tool, ToolFailure, ToolOutput
+
+from .state import LoopParams, ToolCall
+
+ToolEvent = ToolCallStarted | ToolCallProgress | ToolCallFinished
+
+INTERRUPTED_TEXT = (
+    "[Tool call interrupted by the user before it finished; it may have partly taken effect. "
+    "Check before relying on it or running it again.]"
+)
+NOT_RUN_TEXT = "[Tool call not run: the user interrupted the turn before it started.]"
+
+
+def empty_placeholder(name: str) -> str:
+    """What the model sees instead of an empty result (SPEC §4.1)."""
+    return f"({name} completed with no output)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    block: ToolUseBlock
+    call: ToolCall | None
+    error: str | None = None
+
+    @property
+    def concurrency_safe(self) -> bool:
+        if self.call is None:
+            return True
+        try:
+            return self.call.tool.is_concurrency_safe(self.call.input)
+        except Exception:
+            return False
+
+
+def prepare(params: LoopParams, tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
+    """Find the tool and validate the input; a problem becomes the result text."""
+    tool = tools.get(block.name)
+    if tool is None:
+        names = ", ".join(sorted(tools)) or "none"
+        return _Prepared(block, None, f"Error: no tool named {block.name!r}. Available: {names}.")
+    if UNPARSED_INPUT_KEY in block.input:
+        raw = str(block.input[UNPARSED_INPUT_KEY])[:200]
+        return _Prepared(block, None, f"InputValidationError: the input was not valid JSON: {raw}")
+    try:
+        parsed = tool.input_model.model_validate(dict(block.input))
+    except ValidationError as exc:
+        return _Prepared(block, None, f"InputValidationError: {_describe(exc)}")
+    return _Prepared(block, ToolCall(tool, block.id, parsed, block.input))
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "input"
+        problems.append(f"{where}: {error['msg']}")
+    return "; ".join(problems)
+
+
+def batches(prepared: Sequence[_Prepared]) -> list[list[_Prepared]]:
+    """Group consecutive concurrency-safe calls; every other call is a batch of its own."""
+    groups: list[list[_Prepared]] = []
+    for item in prepared:
+        if item.concurrency_safe and groups and groups[-1][0].concurrency_safe:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+async def run_batch(
+    params: LoopParams, batch: list[_Prepared], denials: list[dict[str, JSON]]
+) -> AsyncIterator[ToolEvent]:
+    """Run one batch, yielding each call's events (progress included) as they happen."""
+    queue: asyncio.Queue[ToolEvent | None] = asyncio.Queue()
+    limit = asyncio.Semaphore(params.max_concurrent_tools)
+
+    async def worker(item: _Prepared) -> None:
+        async with limit:
+            await _run_one(params, item, denials, queue.put_nowait)
+
+    async def all_workers() -> None:
+        try:
+            async with asyncio.TaskGroup() as group:
+                for item in batch:
+                    group.create_task(worker(item))
+        finally:
+            queue.put_nowait(None)
+
+    runner = asyncio.create_task(all_workers())
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        await runner
+    finally:
+        if not runner.done():
+            runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await runner
+
+
+async def _run_one(
+    params: LoopParams,
+    item: _Prepared,
+    denials: list[dict[str, JSON]],
+    emit: Callable[[ToolEvent], None],
+) -> None:
+    block = item.block
+    started = time.monotonic()
+    emit(ToolCallStarted(block.id, block.name, dict(block.input)))
+    if item.call is None:
+        emit(_finished(block, started, "failed", ToolOutput(item.error or "", is_error=True)))
+        return
+    decision = await params.can_use_tool(item.call)
+    if decision.behavior == "deny":
+        denials.append(
+            {"tool_name": block.name, "tool_use_id": block.id, "tool_input": dict(block.input)}
+        )
+        emit(_finished(block, started, "denied", ToolOutput(decision.reason, is_error=True)))
+        return
+    output = await _call(params, item.call, lambda text: emit(ToolCallProgress(block.id, text)))
+    emit(_finished(block, started, "failed" if output.is_error else "completed", output))
+
+
+async def _call(params: LoopParams, call: ToolCall, report: Callable[[str], None]) -> ToolOutput:
+    ctx = dataclasses.replace(params.tool_context, progress=report)
+    try:
+        return await asyncio.wait_for(call.tool.call(call.input, ctx), params.tool_timeout_s)
+    except ToolFailure as exc:
+        return ToolOutput(str(exc), is_error=True)
+    except TimeoutError:
+        return ToolOutput(
+            f"Error: {call.tool.name} did not finish within {params.tool_timeout_s:g} s "
+            "and was stopped.",
+            is_error=True,
+        )
+    except Exception as exc:
+        return ToolOutput(
+            f"Error calling tool {call.tool.name}: {type(exc).__name__}: {exc}", is_error=True
+        )
+
+
+def _finished(
+    block: ToolUseBlock, started: float, status: ToolStatus, output: ToolOutput
+) -> ToolCallFinished:
+    content = output.content
+    if isinstance(content, str):
+        parts: tuple[TextBlock, ...] = (TextBlock(content),) if content.strip() else ()
+        result_content: tuple[Any, ...] = parts
+    else:
+        result_content = content
+    if not result_content:
+        result_content = (TextBlock(empty_placeholder(block.name)),)
+    result = ToolResultBlock(block.id, result_content, is_error=output.is_error)
+    duration_ms = (time.monotonic() - started) * 1000
+    return ToolCallFinished(block.id, block.name, status, result, duration_ms, dict(output.data))
+
+
+def synthetic_result(block: ToolUseBlock, text: str) -> ToolResultBlock:
+    """An error result for a call that never produced one, so the history stays valid."""
+    return ToolResultBlock(block.id, (TextBlock(text),), is_error=True)

@@ -1,0 +1,38 @@
+"""What a caller may set for one run: the same knobs as the CLI flags, as keyword options."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stayer.loop.abort import AbortSignal
+from stayer.loop.state import RetryPolicy
+from stayer.messages import Message
+from stayer.providers.base import Provider
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryOptions:
+    """Options of `stayer.query()`; every field has a working default.
+
+    `provider` injects a model client (the scripted model, say) instead of choosing one from
+    `model` and the environment. `abort` lets the caller interrupt the run.
+    """
+
+    model: str | None = None
+    cwd: Path | str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    max_turns: int | None = None
+    tools: Sequence[str] | None = None
+    allowed_tools: Sequence[str] = ()
+    disallowed_tools: Sequence[str] = ()
+    permission_mode: str = "default"
+    provider: Provider | None = None
+    env: Mapping[str, str] | None = None
+    abort: AbortSignal = field(default_factory=AbortSignal)
+    session_id: str | None = None
+    history: Sequence[Message] = ()
+    retry: RetryPolicy | None = None
+    max_tokens: int | None = None

@@ -1,0 +1,183 @@
+"""One run from a prompt: resolve the model, tools, permissions and prompt, then drive the loop.
+
+This is what the CLI, the Python API and (later) the REPL and protocol servers share: a prompt
+and options in, `SessionStarted` and then the loop's events out.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stayer.context.prompt import Environment, build_system_prompt
+from stayer.errors import ConfigError
+from stayer.events import Event, SessionStarted
+from stayer.loop.run import query as loop_query
+from stayer.loop.state import LoopParams, RetryPolicy, ToolCall
+from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
+from stayer.permissions import Decision, PermissionPolicy, evaluate, parse_mode, parse_rules
+from stayer.providers.base import Provider
+from stayer.tools.base import Tool, ToolContext
+
+from .options import QueryOptions
+
+DEFAULT_MAX_OUTPUT_TOKENS = 32_000
+"""Output budget per call unless the model allows less or the user asks otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """A run ready to start: the loop's parameters and what to announce."""
+
+    params: LoopParams
+    started: SessionStarted
+    owns_provider: bool
+
+
+def _env(options: QueryOptions) -> Mapping[str, str]:
+    return os.environ if options.env is None else options.env
+
+
+def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, str, bool]:
+    if options.provider is not None:
+        return options.provider, options.model or options.provider.name, False
+    from stayer.providers.select import select_provider
+
+    provider, model = select_provider(options.model, env)
+    return provider, model, True
+
+
+def _tools(options: QueryOptions, policy: PermissionPolicy) -> tuple[Tool[Any], ...]:
+    from stayer.tools.registry import builtin_tools
+
+    available = builtin_tools()
+    if options.tools is not None:
+        wanted = {name.strip() for item in options.tools for name in item.split(",")}
+        wanted.discard("")
+        if wanted != {"default"}:
+            unknown = wanted - {tool.name for tool in available}
+            if unknown:
+                names = ", ".join(tool.name for tool in available)
+                raise ConfigError(f"unknown tool(s) {', '.join(sorted(unknown))}; known: {names}")
+            available = tuple(tool for tool in available if tool.name in wanted)
+    return tuple(tool for tool in available if not policy.hides(tool.name))
+
+
+def _retry(options: QueryOptions, env: Mapping[str, str]) -> RetryPolicy:
+    if options.retry is not None:
+        return options.retry
+    raw = env.get("CLAUDE_CODE_MAX_RETRIES")
+    if raw is None:
+        return RetryPolicy()
+    try:
+        return RetryPolicy(max_retries=max(0, min(int(raw), 15)))
+    except ValueError:
+        raise ConfigError(f"CLAUDE_CODE_MAX_RETRIES must be a whole number, not {raw!r}") from None
+
+
+def _max_tokens(options: QueryOptions, env: Mapping[str, str], model: str) -> int:
+    if options.max_tokens is not None:
+        return options.max_tokens
+    from stayer.providers.profiles import profile_for
+
+    ceiling = profile_for(model).max_output_tokens
+    raw = env.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS")
+    if raw is None:
+        return min(ceiling, DEFAULT_MAX_OUTPUT_TOKENS)
+    try:
+        wanted = int(raw)
+    except ValueError:
+        raise ConfigError(
+            f"CLAUDE_CODE_MAX_OUTPUT_TOKENS must be a whole number, not {raw!r}"
+        ) from None
+    return max(1, min(wanted, ceiling))
+
+
+def prepare(options: QueryOptions) -> Setup:
+    """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
+    env = _env(options)
+    cwd = Path(options.cwd or Path.cwd()).resolve()
+    if not cwd.is_dir():
+        raise ConfigError(f"working directory {cwd} does not exist")
+    policy = PermissionPolicy(
+        mode=parse_mode(options.permission_mode),
+        allow=parse_rules(options.allowed_tools),
+        deny=parse_rules(options.disallowed_tools),
+    )
+    if options.max_turns is not None and options.max_turns < 1:
+        raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
+    tools = _tools(options, policy)
+    provider, model, owns = _provider(options, env)
+
+    async def can_use_tool(call: ToolCall) -> Decision:
+        return evaluate(
+            policy,
+            tool=call.tool.name,
+            subject=call.tool.permission_subject(call.input),
+            read_only=call.tool.is_read_only(call.input),
+            cwd=cwd,
+        )
+
+    system = build_system_prompt(
+        Environment.detect(cwd, model),
+        tool_names=[tool.name for tool in tools],
+        custom=options.system_prompt,
+        append=options.append_system_prompt,
+    )
+    params = LoopParams(
+        provider=provider,
+        model=model,
+        system_prompt=system,
+        tools=tools,
+        tool_context=ToolContext(cwd=cwd, env=dict(env)),
+        can_use_tool=can_use_tool,
+        abort=options.abort,
+        max_turns=options.max_turns,
+        retry=_retry(options, env),
+        max_tokens=_max_tokens(options, env, model),
+    )
+    started = SessionStarted(
+        session_id=options.session_id or str(uuid.uuid4()),
+        model=model,
+        provider=provider.name,
+        tools=tuple(tool.name for tool in tools),
+        cwd=str(cwd),
+        permission_mode=policy.mode,
+    )
+    return Setup(params, started, owns)
+
+
+def user_message(prompt: str | Sequence[ContentBlock]) -> UserMessage:
+    """The prompt as a user message."""
+    if isinstance(prompt, str):
+        return UserMessage((TextBlock(prompt),))
+    return UserMessage(tuple(prompt))
+
+
+async def run(setup: Setup, messages: tuple[Message, ...]) -> AsyncIterator[Event]:
+    """Announce the session and run the loop; closes a provider it created."""
+    try:
+        yield setup.started
+        async for event in loop_query(setup.params, messages):
+            yield event
+    finally:
+        if setup.owns_provider:
+            await setup.params.provider.aclose()
+
+
+async def query(
+    prompt: str | Sequence[ContentBlock], *, options: QueryOptions | None = None
+) -> AsyncIterator[Event]:
+    """Run the agent on `prompt`; yields `SessionStarted`, every loop event, and `Finished`.
+
+    Raises `ConfigError` (before any event) when the model, key or options are unusable.
+    """
+    options = options or QueryOptions()
+    setup = prepare(options)
+    messages = (*options.history, user_message(prompt))
+    async for event in run(setup, messages):
+        yield event

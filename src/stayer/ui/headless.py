@@ -1,0 +1,125 @@
+"""Headless printers: run once and print `text`, `json` or `stream-json` to standard output.
+
+Only the result (or, for stream-json, protocol lines) goes to standard output; diagnostics go
+to standard error, so `stayer -p ... | next-program` stays clean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Literal, TextIO
+
+from stayer.events import Event, Finished, Terminal
+from stayer.loop.abort import AbortSignal
+
+from .live import LiveView
+from .stream_json import Line, StreamJsonWriter, dumps, result_line
+
+OutputFormat = Literal["text", "json", "stream-json"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True, slots=True)
+class Printer:
+    """How to print one run."""
+
+    output_format: OutputFormat = "text"
+    verbose: bool = False
+    include_partial: bool = False
+    api_key_source: str = "none"
+
+
+def exit_code(finished: Finished | None) -> int:
+    """0 when the model finished the work, 130 when interrupted, 1 otherwise."""
+    if finished is None:
+        return EXIT_FAILED
+    if finished.terminal in (Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS):
+        return EXIT_INTERRUPTED
+    return EXIT_OK if finished.terminal is Terminal.COMPLETED else EXIT_FAILED
+
+
+@contextlib.contextmanager
+def interrupt_aborts(abort: AbortSignal) -> Iterator[None]:
+    """The first Ctrl+C interrupts the run cleanly; a second one stops the process at once."""
+    loop = asyncio.get_running_loop()
+
+    def on_interrupt() -> None:
+        if abort.aborted:
+            loop.remove_signal_handler(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+        abort.abort()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+async def print_run(
+    events: AsyncIterator[Event], printer: Printer, abort: AbortSignal, out: TextIO = sys.stdout
+) -> int:
+    """Consume a run's events, print them as asked, and return the exit status."""
+    writer = StreamJsonWriter(
+        include_partial=printer.include_partial, api_key_source=printer.api_key_source
+    )
+    collected: list[Line] = []
+    finished: Finished | None = None
+    with interrupt_aborts(abort):
+        async for event in events:
+            lines = writer.lines(event)
+            if printer.output_format == "stream-json":
+                for line in lines:
+                    out.write(dumps(line) + "\n")
+                out.flush()
+            elif printer.output_format == "json" and printer.verbose:
+                collected.extend(lines)
+            if isinstance(event, Finished):
+                finished = event
+    if finished is not None:
+        _print_outcome(finished, writer, printer, collected, out)
+    return exit_code(finished)
+
+
+def _print_outcome(
+    finished: Finished,
+    writer: StreamJsonWriter,
+    printer: Printer,
+    collected: list[Line],
+    out: TextIO,
+) -> None:
+    if printer.output_format == "json":
+        if printer.verbose:
+            out.write("[" + ",".join(dumps(line) for line in collected) + "]\n")
+        else:
+            out.write(dumps(result_line(finished, writer.session_id, writer.model)) + "\n")
+    elif printer.output_format == "text":
+        if finished.terminal is Terminal.COMPLETED:
+            out.write(finished.result_text.rstrip("\n") + "\n")
+        else:
+            print(f"stayer: {finished.terminal.value}: {finished.message}", file=sys.stderr)
+    out.flush()
+
+
+async def show_live(events: AsyncIterator[Event], abort: AbortSignal, out: TextIO) -> int:
+    """Render a run for a person watching a terminal; returns the exit status."""
+    view = LiveView.for_stream(out)
+    finished: Finished | None = None
+    with interrupt_aborts(abort):
+        async for event in events:
+            view.show(event)
+            if isinstance(event, Finished):
+                finished = event
+    return exit_code(finished)

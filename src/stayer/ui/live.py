@@ -1,0 +1,107 @@
+"""A live, human-readable view of a run for a terminal: text as it streams, tools as they run."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TextIO
+
+from stayer.events import (
+    BlockStarted,
+    Event,
+    Finished,
+    Retrying,
+    SessionStarted,
+    Terminal,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Withdrawn,
+)
+from stayer.messages import JSON
+
+_SUBJECT_FIELDS = ("command", "file_path", "pattern", "path", "url")
+MAX_RESULT_LINES = 6
+
+
+def _summary(tool_input: dict[str, JSON]) -> str:
+    for name in _SUBJECT_FIELDS:
+        value = tool_input.get(name)
+        if isinstance(value, str) and value:
+            return value if len(value) <= 80 else value[:77] + "..."
+    text = json.dumps(tool_input, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass
+class LiveView:
+    """Writes events to a terminal as they arrive."""
+
+    out: TextIO
+    color: bool = False
+    _at_line_start: bool = True
+
+    @classmethod
+    def for_stream(cls, out: TextIO) -> LiveView:
+        """A view that colours only a real terminal, and never when NO_COLOR is set."""
+        return cls(out, color=out.isatty() and "NO_COLOR" not in os.environ)
+
+    def _style(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self._at_line_start = text.endswith("\n")
+            self.out.flush()
+
+    def _newline(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+
+    def show(self, event: Event) -> None:
+        """Render one event."""
+        match event:
+            case SessionStarted(model=model, cwd=cwd):
+                self._write(self._style(f"stayer · {model} · {cwd}\n", "2"))
+            case BlockStarted(block_type="text"):
+                self._newline()
+            case TextDelta(text=text):
+                self._write(text)
+            case ToolCallStarted(name=name, input=tool_input):
+                self._newline()
+                self._write(self._style("● ", "36") + f"{name}({_summary(tool_input)})\n")
+            case ToolCallFinished():
+                self._tool_finished(event)
+            case Retrying(attempt=attempt, max_retries=limit, delay_s=delay, error=error):
+                self._newline()
+                note = f"  retrying in {delay:.1f}s (attempt {attempt}/{limit}): {error}\n"
+                self._write(self._style(note, "33"))
+            case Withdrawn():
+                self._newline()
+                self._write(self._style("  (the partial answer above was discarded)\n", "2"))
+            case Finished():
+                self._finished(event)
+            case _:
+                pass
+
+    def _tool_finished(self, event: ToolCallFinished) -> None:
+        lines = event.result.text.splitlines() or [""]
+        shown = lines[:MAX_RESULT_LINES]
+        if len(lines) > MAX_RESULT_LINES:
+            shown.append(f"… {len(lines) - MAX_RESULT_LINES} more lines")
+        code = {"completed": "2", "failed": "31", "denied": "33"}[event.status]
+        prefix = "  ⎿  "
+        body = ("\n" + " " * len(prefix)).join(shown)
+        self._write(self._style(prefix + body + "\n", code))
+
+    def _finished(self, event: Finished) -> None:
+        self._newline()
+        tokens = event.usage.total_input_tokens + event.usage.output_tokens
+        facts = f"{event.num_turns} turns · {tokens:,} tokens · ${event.cost_usd:.4f}"
+        if event.terminal is Terminal.COMPLETED:
+            self._write(self._style(f"\n✓ done · {facts}\n", "32"))
+        else:
+            line = f"\n✗ {event.terminal.value}: {event.message} · {facts}\n"
+            self._write(self._style(line, "31"))

@@ -1,0 +1,82 @@
+"""Run the loop directly with a scripted model and chosen tools, and check what came out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stayer.events import Event, Finished
+from stayer.loop.abort import AbortSignal
+from stayer.loop.run import query
+from stayer.loop.state import CanUseTool, LoopParams, RetryPolicy, allow_everything
+from stayer.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultBlock,
+    UserMessage,
+)
+from stayer.providers.base import Provider
+from stayer.tools.base import Tool, ToolContext
+
+
+def make_params(
+    provider: Provider,
+    tools: Sequence[Tool[Any]],
+    cwd: Path,
+    *,
+    can_use_tool: CanUseTool = allow_everything,
+    max_turns: int | None = None,
+    abort: AbortSignal | None = None,
+    tool_timeout_s: float = 30.0,
+    retry: RetryPolicy | None = None,
+) -> LoopParams:
+    return LoopParams(
+        provider=provider,
+        model="scripted",
+        system_prompt="You are a test.",
+        tools=tuple(tools),
+        tool_context=ToolContext(cwd=cwd),
+        can_use_tool=can_use_tool,
+        abort=abort or AbortSignal(),
+        max_turns=max_turns,
+        tool_timeout_s=tool_timeout_s,
+        retry=retry or RetryPolicy(base_delay_s=0.001, max_delay_s=0.01),
+    )
+
+
+async def run(params: LoopParams, prompt: str = "go") -> list[Event]:
+    """All events of one run; asserts the run ended with exactly one `Finished`, last."""
+    events = [event async for event in query(params, (UserMessage.of_text(prompt),))]
+    finished = [event for event in events if isinstance(event, Finished)]
+    assert len(finished) == 1, f"expected one Finished, got {len(finished)}"
+    assert events[-1] is finished[0], "Finished must be the last event"
+    assert_valid_history(finished[0].messages)
+    return events
+
+
+def finished(events: Sequence[Event]) -> Finished:
+    last = events[-1]
+    assert isinstance(last, Finished)
+    return last
+
+
+def assert_valid_history(messages: Sequence[Message]) -> None:
+    """Every tool_use is answered in the very next message, in order; no orphan results."""
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage) and message.tool_uses:
+            assert index + 1 < len(messages), "a tool_use is the last thing in the history"
+            reply = messages[index + 1]
+            assert isinstance(reply, UserMessage)
+            result_ids = [b.tool_use_id for b in reply.content if isinstance(b, ToolResultBlock)]
+            assert result_ids == [b.id for b in message.tool_uses]
+        if isinstance(message, UserMessage):
+            results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+            if results:
+                previous = messages[index - 1]
+                assert isinstance(previous, AssistantMessage)
+                assert {b.tool_use_id for b in results} <= {b.id for b in previous.tool_uses}
+
+
+def results_in(message: Message) -> list[ToolResultBlock]:
+    return [block for block in message.content if isinstance(block, ToolResultBlock)]

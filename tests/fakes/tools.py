@@ -1,0 +1,139 @@
+"""Small real tools for loop tests: each exercises one path of the tool executor."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+
+
+class TextInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+
+
+class EmptyInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Echo(Tool[TextInput]):
+    """Returns its input; changes nothing but says it does (so it needs permission)."""
+
+    name = "Echo"
+    description = "Echo the text back."
+    input_model = TextInput
+
+    async def call(self, tool_input: TextInput, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(tool_input.text, data={"echoed": tool_input.text})
+
+
+class Silent(Tool[EmptyInput]):
+    """Succeeds with no output at all."""
+
+    name = "Silent"
+    description = "Do nothing, quietly."
+    input_model = EmptyInput
+    read_only = True
+
+    async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("")
+
+
+class Boom(Tool[EmptyInput]):
+    """Raises an unexpected exception."""
+
+    name = "Boom"
+    description = "Always crashes."
+    input_model = EmptyInput
+    read_only = True
+
+    async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
+        raise RuntimeError("the disk caught fire")
+
+
+class Refuse(Tool[EmptyInput]):
+    """Fails the way tools report errors the model should read."""
+
+    name = "Refuse"
+    description = "Always fails politely."
+    input_model = EmptyInput
+    read_only = True
+
+    async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
+        raise ToolFailure("cannot do that: the file is locked")
+
+
+class Rendezvous(Tool[TextInput]):
+    """Read-only; each call waits until `expected` calls are running at once.
+
+    If calls ran one at a time, the first would wait forever (until `patience_s`) and say so.
+    """
+
+    name = "Rendezvous"
+    description = "Meet the others."
+    input_model = TextInput
+    read_only = True
+    expected: ClassVar[int] = 3
+    patience_s: ClassVar[float] = 5.0
+
+    def __init__(self) -> None:
+        self.arrived = 0
+        self.everyone = asyncio.Event()
+        self.peak = 0
+        self.running = 0
+
+    def is_concurrency_safe(self, tool_input: TextInput) -> bool:
+        return True
+
+    async def call(self, tool_input: TextInput, ctx: ToolContext) -> ToolOutput:
+        self.arrived += 1
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        if self.arrived >= self.expected:
+            self.everyone.set()
+        try:
+            await asyncio.wait_for(self.everyone.wait(), self.patience_s)
+        except TimeoutError:
+            return ToolOutput(f"{tool_input.text}: waited alone", is_error=True)
+        finally:
+            self.running -= 1
+        return ToolOutput(f"{tool_input.text}: met {self.expected}")
+
+
+class Sleep(Tool[TextInput]):
+    """Sleeps for `text` seconds; records whether it finished."""
+
+    name = "Sleep"
+    description = "Sleep a while."
+    input_model = TextInput
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.finished = False
+
+    async def call(self, tool_input: TextInput, ctx: ToolContext) -> ToolOutput:
+        self.started.set()
+        ctx.progress("sleeping")
+        await asyncio.sleep(float(tool_input.text))
+        self.finished = True
+        return ToolOutput("woke up")
+
+
+class Touch(Tool[TextInput]):
+    """Creates a file named `text` in the working directory (a real side effect)."""
+
+    name = "Touch"
+    description = "Create an empty file."
+    input_model = TextInput
+
+    def permission_subject(self, tool_input: TextInput) -> str | None:
+        return tool_input.text
+
+    async def call(self, tool_input: TextInput, ctx: ToolContext) -> ToolOutput:
+        path: Path = ctx.resolve(tool_input.text)
+        path.touch()
+        return ToolOutput(f"created {path.name}")
