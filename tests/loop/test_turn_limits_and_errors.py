@@ -6,7 +6,15 @@ import asyncio
 from pathlib import Path
 
 from stayer.errors import AuthenticationFailed, Overloaded, RateLimited, ScriptError
-from stayer.events import Event, Finished, Retrying, Terminal, TextDelta, ToolCallFinished, Withdrawn
+from stayer.events import (
+    Event,
+    Finished,
+    Retrying,
+    Terminal,
+    TextDelta,
+    ToolCallFinished,
+    Withdrawn,
+)
 from stayer.loop.abort import AbortSignal
 from stayer.loop.run import query
 from stayer.loop.state import ToolCall
@@ -59,7 +67,7 @@ async def test_a_cut_stream_withdraws_its_partial_answer_before_the_retry(tmp_pa
 
     kinds = [type(e).__name__ for e in events]
     assert kinds.index("Withdrawn") < kinds.index("Retrying")
-    assert [e for e in events if isinstance(e, Withdrawn)][0].message_id == "msg_scripted_1"
+    assert next(e for e in events if isinstance(e, Withdrawn)).message_id == "msg_scripted_1"
     assert finished(events).result_text == "the whole answer"
 
 
@@ -153,9 +161,7 @@ async def test_interrupting_while_the_model_streams_ends_with_aborted_streaming(
     tmp_path: Path,
 ) -> None:
     abort = AbortSignal()
-    model = ScriptedProvider(
-        [text("a long answer " * 50)], chunk_delay_s=0.01
-    )
+    model = ScriptedProvider([text("a long answer " * 50)], chunk_delay_s=0.01)
     params = make_params(model, [], tmp_path, abort=abort)
     events: list[Event] = []
     async for event in query(params, (UserMessage.of_text("go"),)):

@@ -1,0 +1,60 @@
+"""Run the real `stayer` command as a subprocess, with a clean model environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MODEL_VARIABLES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "CLAUDE_CODE_MAX_RETRIES",
+    "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+    "API_TIMEOUT_MS",
+)
+
+
+@dataclass(frozen=True)
+class Completed:
+    status: int
+    stdout: str
+    stderr: str
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in MODEL_VARIABLES}
+    env["NO_COLOR"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def stayer(
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    stdin: str = "",
+    timeout: float = 60,
+) -> Completed:
+    done = subprocess.run(
+        [sys.executable, "-m", "stayer", *args],
+        cwd=cwd,
+        env=clean_env(env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Completed(done.returncode, done.stdout, done.stderr)

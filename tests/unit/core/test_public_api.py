@@ -1,0 +1,52 @@
+"""The public surface: a documented `__all__`, nothing done on import, and `query()` works."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import stayer
+from stayer.events import Finished, SessionStarted, Terminal, TextDelta
+from stayer.providers.scripted import text
+
+
+def test_importing_stayer_loads_nothing_heavy() -> None:
+    code = (
+        "import sys, stayer; "
+        "heavy = [m for m in ('httpx', 'pydantic', 'asyncio', 'stayer.loop') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == ""
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in stayer.__all__:
+        assert getattr(stayer, name) is not None, name
+    assert sorted(stayer.__all__) == sorted(set(stayer.__all__))
+
+
+async def test_query_yields_the_session_the_stream_and_one_finish(tmp_path: Path) -> None:
+    model = stayer.ScriptedProvider([text("Hello from the script.")])
+    options = stayer.QueryOptions(cwd=tmp_path, provider=model)
+    events = [event async for event in stayer.query("hi", options=options)]
+
+    assert isinstance(events[0], SessionStarted)
+    assert events[0].cwd == str(tmp_path.resolve())
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello from the script."
+    assert isinstance(events[-1], Finished)
+    assert events[-1].terminal is Terminal.COMPLETED
+    assert events[-1].result_text == "Hello from the script."
+    (request,) = model.requests
+    assert str(tmp_path.resolve()) in request.system
+    assert [spec.name for spec in request.tools] == [
+        "Bash",
+        "Glob",
+        "Grep",
+        "Read",
+        "Edit",
+        "Write",
+    ]
