@@ -1,0 +1,304 @@
+"""Running a program to completion: the one place stayer starts processes.
+
+Every process gets its own session (so its own process group), stdin from /dev/null and pipes
+for stdout and stderr. Output is decoded as it arrives, handed to an optional callback, and kept
+in memory only up to a cap (the start and the end survive; the middle is counted and dropped).
+On timeout and on cancellation the whole group is stopped: SIGTERM, a short grace, then SIGKILL,
+and the direct child is always reaped before we return.
+
+On a normal exit, processes the command left running in the background are not killed; we stop
+reading their output after a short drain, so they neither block us nor keep our pipes alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+KILL_GRACE_S = 2.0
+"""How long a stopped process group may take to exit after SIGTERM before it gets SIGKILL."""
+
+DRAIN_GRACE_S = 0.5
+"""How long to keep reading after the process exits, for output its leftovers still hold."""
+
+_REAP_WAIT_S = 5.0
+_POLL_S = 0.02
+_PROC = Path("/proc")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """How a process ended and what it wrote.
+
+    `exit_code` follows the shell's convention: a death by signal N is ``128 + N``.
+    `interrupted` means a signal ended the process without us timing it out (someone else
+    killed it); `truncated` means output was over the cap and its middle was dropped.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool = False
+    interrupted: bool = False
+    truncated: bool = False
+
+
+def omission_marker(omitted_chars: int) -> str:
+    """The line that stands where `omitted_chars` characters of output were dropped."""
+    return f"\n\n... [{omitted_chars} characters omitted] ...\n\n"
+
+
+def truncate_middle(text: str, max_chars: int) -> tuple[str, int]:
+    """`text` cut to about `max_chars` by dropping its middle; returns it and the count dropped.
+
+    The cut snaps to line boundaries when one is near, so the result does not start or end
+    mid-line.
+    """
+    if len(text) <= max_chars:
+        return text, 0
+    head_len = max_chars // 2
+    tail_len = max_chars - head_len
+    head = text[:head_len]
+    tail = text[len(text) - tail_len :]
+    newline = head.rfind("\n")
+    if newline >= head_len // 2:
+        head = head[: newline + 1]
+    newline = tail.find("\n")
+    if 0 <= newline < tail_len // 2:
+        tail = tail[newline + 1 :]
+    omitted = len(text) - len(head) - len(tail)
+    return head + omission_marker(omitted) + tail, omitted
+
+
+class _HeadTail:
+    """Keeps the first and last characters of a stream, counting what falls between."""
+
+    def __init__(self, limit: int) -> None:
+        self._head_limit = limit // 2
+        self._tail_limit = limit - self._head_limit
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self._dropped = 0
+
+    def add(self, text: str) -> None:
+        room = self._head_limit - self._head_len
+        if room > 0:
+            taken = text[:room]
+            self._head.append(taken)
+            self._head_len += len(taken)
+            text = text[room:]
+        if not text:
+            return
+        self._tail.append(text)
+        self._tail_len += len(text)
+        # Compacting only when the tail doubles keeps the cost linear in the output size.
+        if self._tail_len > 2 * self._tail_limit:
+            self._keep_tail()
+
+    def _keep_tail(self) -> None:
+        joined = "".join(self._tail)
+        kept = joined[len(joined) - self._tail_limit :] if self._tail_limit else ""
+        self._dropped += len(joined) - len(kept)
+        self._tail = [kept]
+        self._tail_len = len(kept)
+
+    def text(self) -> tuple[str, int]:
+        """Everything kept, with a marker where output was dropped, and the count dropped."""
+        if self._tail_len > self._tail_limit:
+            self._keep_tail()
+        head = "".join(self._head)
+        tail = "".join(self._tail)
+        if not self._dropped:
+            return head + tail, 0
+        return head + omission_marker(self._dropped) + tail, self._dropped
+
+
+class _Collector(asyncio.SubprocessProtocol):
+    """Receives a child's output and exit, decoding UTF-8 across chunk boundaries."""
+
+    def __init__(self, max_chars: int, on_output: Callable[[str], None] | None) -> None:
+        self._on_output = on_output
+        self._buffers = {1: _HeadTail(max_chars), 2: _HeadTail(max_chars)}
+        self._decoders = {
+            fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in (1, 2)
+        }
+        self._open = {1, 2}
+        self.exited = asyncio.Event()
+        self.pipes_closed = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self._take(fd, self._decoders[fd].decode(data))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self._finish(fd)
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+    def _take(self, fd: int, text: str) -> None:
+        if not text:
+            return
+        self._buffers[fd].add(text)
+        if self._on_output is not None:
+            self._on_output(text)
+
+    def _finish(self, fd: int) -> None:
+        if fd not in self._open:
+            return
+        self._open.discard(fd)
+        self._take(fd, self._decoders[fd].decode(b"", final=True))
+        if not self._open:
+            self.pipes_closed.set()
+
+    def output(self) -> tuple[str, str, bool]:
+        """Stdout, stderr, and whether either lost its middle; ends reading for good."""
+        for fd in (1, 2):
+            self._finish(fd)
+        stdout, cut_out = self._buffers[1].text()
+        stderr, cut_err = self._buffers[2].text()
+        return stdout, stderr, bool(cut_out or cut_err)
+
+
+async def run_command(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    timeout_s: float,
+    on_output: Callable[[str], None] | None = None,
+    max_output_chars: int = 30_000,
+) -> CommandResult:
+    """Run `command` with ``bash -c`` and wait for it (see `run_argv` for the rules)."""
+    return await run_argv(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        timeout_s=timeout_s,
+        on_output=on_output,
+        max_output_chars=max_output_chars,
+    )
+
+
+async def run_argv(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    timeout_s: float,
+    on_output: Callable[[str], None] | None = None,
+    max_output_chars: int = 30_000,
+) -> CommandResult:
+    """Run a program and wait for it to finish, time out, or be cancelled.
+
+    `env` is the child's whole environment (None inherits ours). Each of stdout and stderr keeps
+    at most `max_output_chars` characters. On timeout the group is stopped and the result has
+    `timed_out`; on cancellation the group is stopped and `CancelledError` propagates. Raises
+    `OSError` when the program cannot be started (missing binary, missing `cwd`).
+    """
+    loop = asyncio.get_running_loop()
+    transport, collector = await loop.subprocess_exec(
+        lambda: _Collector(max_output_chars, on_output),
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        start_new_session=True,
+    )
+    pgid = transport.get_pid()
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(collector.exited.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            await _stop_group(pgid, collector.exited)
+        await _wait_at_most(collector.pipes_closed, DRAIN_GRACE_S)
+    except BaseException:
+        # Cancelled (or failing): the group must not outlive us.
+        await _stop_group(pgid, collector.exited)
+        raise
+    finally:
+        returncode = transport.get_returncode()
+        transport.close()
+    stdout, stderr, truncated = collector.output()
+    exit_code, by_signal = _exit_code(returncode)
+    return CommandResult(
+        stdout=stdout,
+        stderr=stderr,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        interrupted=by_signal and not timed_out,
+        truncated=truncated,
+    )
+
+
+def _exit_code(returncode: int | None) -> tuple[int, bool]:
+    if returncode is None:  # never reaped (stuck in the kernel); report it as killed
+        return 128 + signal.SIGKILL, True
+    if returncode < 0:
+        return 128 - returncode, True
+    return returncode, False
+
+
+async def _stop_group(pgid: int, exited: asyncio.Event) -> None:
+    """SIGTERM the group, give it a grace period, SIGKILL what is left, reap the leader."""
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        # Nothing signals "the last member of a group exited", so we poll.
+        for _ in range(int(KILL_GRACE_S / _POLL_S)):
+            if not _group_alive(pgid):
+                break
+            await asyncio.sleep(_POLL_S)
+    finally:
+        # Runs even if we are cancelled again mid-grace: nothing may survive.
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+    await _wait_at_most(exited, _REAP_WAIT_S)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group is still running (zombies do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg also finds zombies: orphans whose new parent (init) has not reaped them yet.
+    # Where /proc exists, look closer so we do not wait out the grace for the dead.
+    return _has_running_member(pgid) if _PROC.is_dir() else True
+
+
+def _has_running_member(pgid: int) -> bool:
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised name: state, ppid, pgrp, ...
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+async def _wait_at_most(event: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), seconds)

@@ -1,0 +1,162 @@
+"""The Bash tool: run one shell command and report its output, exit code and any timeout.
+
+The working directory carries over between calls, as in Claude Code: each command ends by
+writing its final ``pwd -P`` to a private file, and the next command starts there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import tempfile
+from pathlib import Path
+
+from pydantic import Field
+
+from stayer.exec import CommandResult, run_command, truncate_middle
+from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.tools.builtin import ToolInput, env_value, tool_env
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+DEFAULT_MAX_OUTPUT_CHARS = 30_000
+MAX_OUTPUT_CHARS_CEILING = 150_000
+
+# Commands run without a terminal; an editor opened by git would wait for the timeout.
+_NON_INTERACTIVE_DEFAULTS = {"GIT_EDITOR": "true"}
+
+
+class BashInput(ToolInput):
+    """Input of the Bash tool (Claude Code's field names)."""
+
+    command: str = Field(description="The shell command to run.")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            f"Optional timeout in milliseconds (at most {MAX_TIMEOUT_MS}). "
+            f"Defaults to {DEFAULT_TIMEOUT_MS} (2 minutes)."
+        ),
+    )
+    description: str | None = Field(
+        default=None,
+        description=(
+            "A short description of what the command does, in 5-10 words, in the active "
+            "voice (e.g. 'List files in the current directory')."
+        ),
+    )
+
+
+class BashTool(Tool[BashInput]):
+    """Runs a command with ``bash -c`` in a persistent working directory."""
+
+    name = "Bash"
+    input_model = BashInput
+    description = (
+        "Runs a shell command with bash and returns what it printed (stdout, then stderr).\n\n"
+        "Use it for things only a shell can do: running tests, builds, git, package managers, "
+        "and other programs. For files there are dedicated tools that are cheaper and safer: "
+        "Read instead of cat/head/tail, Edit or Write instead of sed/awk/echo redirection, "
+        "Glob instead of find/ls for locating files, Grep instead of grep/rg.\n\n"
+        "- The working directory persists between calls: after `cd dir`, later commands run in "
+        "dir. Prefer absolute paths anyway, and quote paths that contain spaces.\n"
+        "- Commands run without a terminal and with stdin closed, so anything interactive "
+        "(editors, pagers, prompts, `git rebase -i`) fails or hangs; pass flags that avoid it.\n"
+        f"- The default timeout is {DEFAULT_TIMEOUT_MS // 1000} s; set `timeout` (ms, up to "
+        f"{MAX_TIMEOUT_MS}) for longer work. A command that times out is stopped, with all the "
+        "processes it started.\n"
+        "- Long output is cut in the middle (the start and the end are kept); filter it with "
+        "grep, head or tail when you only need part of it.\n"
+        "- Chain dependent steps with `&&`; run independent commands as separate calls.\n"
+        "- A non-zero exit code is reported as an error along with the output."
+    )
+
+    def __init__(self) -> None:
+        # Keyed by the context's own working directory, so agents sharing this instance
+        # from different directories do not steer each other.
+        self._cwd_by_root: dict[Path, Path] = {}
+
+    def permission_subject(self, tool_input: BashInput) -> str | None:
+        return tool_input.command
+
+    async def call(self, tool_input: BashInput, ctx: ToolContext) -> ToolOutput:
+        cwd = self._working_directory(ctx)
+        timeout_ms = min(tool_input.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+        limit = _output_limit(ctx)
+        env = {**_NON_INTERACTIVE_DEFAULTS, **tool_env(ctx)}
+        fd, cwd_file = tempfile.mkstemp(prefix="stayer-cwd-")
+        os.close(fd)
+        try:
+            result = await run_command(
+                _with_cwd_capture(tool_input.command, cwd_file),
+                cwd=cwd,
+                env=env,
+                timeout_s=timeout_ms / 1000,
+                on_output=ctx.progress,
+                max_output_chars=limit,
+            )
+            self._remember_cwd(ctx, Path(cwd_file))
+        except OSError as exc:
+            raise ToolFailure(f"Could not start bash in {cwd}: {exc}") from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(cwd_file)
+        return _to_output(result, limit=limit, timeout_ms=timeout_ms)
+
+    def _working_directory(self, ctx: ToolContext) -> Path:
+        remembered = self._cwd_by_root.get(ctx.cwd)
+        if remembered is not None and remembered.is_dir():
+            return remembered
+        if not ctx.cwd.is_dir():
+            raise ToolFailure(
+                f"The working directory {ctx.cwd} does not exist, so no command can run there."
+            )
+        return ctx.cwd
+
+    def _remember_cwd(self, ctx: ToolContext, cwd_file: Path) -> None:
+        try:
+            recorded = cwd_file.read_text(encoding="utf-8").strip()
+        except OSError:
+            return
+        # Empty when the command replaced the shell (exec) or reset our trap; keep the old one.
+        if recorded and Path(recorded).is_dir():
+            self._cwd_by_root[ctx.cwd] = Path(recorded)
+
+
+def _with_cwd_capture(command: str, cwd_file: str) -> str:
+    """The command wrapped so the shell records its final directory on any exit."""
+    record = f"pwd -P >| {shlex.quote(cwd_file)} 2>/dev/null"
+    return f"trap {shlex.quote(record)} EXIT; eval {shlex.quote(command)}"
+
+
+def _output_limit(ctx: ToolContext) -> int:
+    raw = env_value(ctx, "BASH_MAX_OUTPUT_LENGTH")
+    try:
+        value = int(raw) if raw else DEFAULT_MAX_OUTPUT_CHARS
+    except ValueError:
+        value = DEFAULT_MAX_OUTPUT_CHARS
+    return max(1, min(value, MAX_OUTPUT_CHARS_CEILING))
+
+
+def _to_output(result: CommandResult, *, limit: int, timeout_ms: int) -> ToolOutput:
+    parts = [text.rstrip() for text in (result.stdout, result.stderr) if text.strip()]
+    text, _ = truncate_middle("\n".join(parts), limit)
+    notes: list[str] = []
+    if result.timed_out:
+        notes.append(f"Command timed out after {timeout_ms / 1000:g} s and was stopped.")
+    elif result.interrupted:
+        notes.append(f"Command was killed by a signal (exit code {result.exit_code}).")
+    elif result.exit_code != 0:
+        notes.append(f"Exit code {result.exit_code}")
+    content = "\n".join(part for part in (text, *notes) if part)
+    return ToolOutput(
+        content=content,
+        is_error=result.timed_out or result.interrupted or result.exit_code != 0,
+        data={
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "exit_code": result.exit_code,
+            "interrupted": result.interrupted,
+        },
+    )

@@ -1,0 +1,296 @@
+"""The Read tool: show a text file with line numbers, or an image as an image block.
+
+Reading records the file's modification time in `ToolContext.read_files`; Edit and Write use it
+to refuse changes to files the model has not seen as they are now. Text is streamed line by line
+with a bounded line length, so a huge file or a huge line never has to fit in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import difflib
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import Field
+
+from stayer.messages import ImageBlock
+from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.tools.builtin import (
+    MAX_LINE_CHARS,
+    ToolInput,
+    clipped,
+    number_lines,
+    record_read,
+)
+
+DEFAULT_LIMIT = 2000
+MAX_OUTPUT_CHARS = 100_000
+"""A page of text stops early at this size (about 25k tokens) and says where to go on."""
+
+MAX_IMAGE_BYTES = 3_750_000
+"""The largest image sent as is: base64 makes it about 5 MB, the API's limit per image."""
+
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+# fmt: off
+BINARY_EXTENSIONS = frozenset({
+    ".7z", ".a", ".avi", ".bin", ".bmp", ".bz2", ".class", ".dat", ".db", ".dll", ".dmg",
+    ".doc", ".docx", ".dylib", ".eot", ".exe", ".flac", ".gz", ".ico", ".iso", ".jar", ".lz4",
+    ".mkv", ".mov", ".mp3", ".mp4", ".o", ".obj", ".ogg", ".otf", ".parquet", ".pdf", ".pkl",
+    ".ppt", ".pptx", ".pyc", ".pyd", ".pyo", ".so", ".sqlite", ".sqlite3", ".tar", ".tgz",
+    ".tif", ".tiff", ".ttf", ".wasm", ".wav", ".webm", ".whl", ".woff", ".woff2", ".xls",
+    ".xlsx", ".xz", ".zip", ".zst",
+})
+# fmt: on
+
+_SNIFF_BYTES = 8192
+_MAX_SUGGESTIONS = 3
+
+
+class ReadInput(ToolInput):
+    """Input of the Read tool (Claude Code's field names)."""
+
+    file_path: str = Field(
+        description="Absolute path of the file to read (a relative path is taken from the "
+        "working directory)."
+    )
+    offset: int | None = Field(
+        default=None,
+        ge=0,
+        description="Line number to start reading from (1 is the first line). Give it only "
+        "when the file is too long to read at once.",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        description=f"How many lines to read (default {DEFAULT_LIMIT}). Give it only when the "
+        "file is too long to read at once.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    lines: list[str]
+    start: int
+    lines_before: int
+    more: bool
+    hit_size_cap: bool
+
+
+class ReadTool(Tool[ReadInput]):
+    """Shows a file the way ``cat -n`` would, a page at a time."""
+
+    name = "Read"
+    input_model = ReadInput
+    read_only = True
+    description = (
+        "Reads a file from the local filesystem and returns it with line numbers, like "
+        "`cat -n`: each line is its number, a tab, then the text.\n\n"
+        f"- Reads up to {DEFAULT_LIMIT} lines from the start by default. For long files pass "
+        "`offset` (1-based line number) and `limit` to read a slice; the result says where "
+        "to continue when more remains.\n"
+        f"- Lines longer than {MAX_LINE_CHARS} characters are cut.\n"
+        "- Images (png, jpg, jpeg, gif, webp) come back as images you can look at.\n"
+        "- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob "
+        "for directories.\n"
+        "- The line-number prefix is not part of the file: leave it out when you copy text "
+        "into an Edit.\n"
+        "- You must Read a file before you Edit or overwrite it. When several files may be "
+        "useful, read them together in one turn.\n"
+        "- Reading a path that does not exist is an error that suggests similar names."
+    )
+
+    def is_concurrency_safe(self, tool_input: ReadInput) -> bool:
+        return True
+
+    def permission_subject(self, tool_input: ReadInput) -> str | None:
+        return tool_input.file_path
+
+    async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput:
+        path = ctx.resolve(tool_input.file_path)
+        output, mtime_ns = await asyncio.to_thread(_read, path, tool_input, ctx.cwd)
+        record_read(ctx, path, mtime_ns)
+        return output
+
+
+def _read(path: Path, tool_input: ReadInput, cwd: Path) -> tuple[ToolOutput, int]:
+    info = _stat(path, cwd)
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_TYPES:
+        return _read_image(path, suffix), info.st_mtime_ns
+    _refuse_binary(path, suffix)
+    start = max(tool_input.offset or 1, 1)
+    try:
+        with path.open(encoding="utf-8", errors="replace") as stream:
+            page = _page(stream, start, tool_input.limit or DEFAULT_LIMIT)
+    except OSError as exc:
+        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
+    return _text_output(path, page), info.st_mtime_ns
+
+
+def _stat(path: Path, cwd: Path) -> os.stat_result:
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolFailure(_missing_message(path, cwd)) from None
+    except OSError as exc:
+        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolFailure(
+            f"{path} is a directory, not a file. List its contents with Glob "
+            "(e.g. pattern '*') or with `ls` through Bash."
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolFailure(f"{path} is not a regular file (a device, socket or pipe).")
+    return info
+
+
+def _missing_message(path: Path, cwd: Path) -> str:
+    message = f"File does not exist: {path}."
+    parent = path.parent
+    if not parent.is_dir():
+        message += f" Its directory {parent} does not exist either."
+    else:
+        similar = _similar_names(path.name, parent)
+        if similar:
+            message += " Did you mean " + " or ".join(str(parent / name) for name in similar) + "?"
+    return message + f" The working directory is {cwd}."
+
+
+def _similar_names(name: str, directory: Path) -> list[str]:
+    try:
+        entries = sorted(os.listdir(directory))[:10_000]
+    except OSError:
+        return []
+    stem = Path(name).stem.lower()
+    candidates = [entry for entry in entries if entry.lower() == name.lower()]
+    candidates += [entry for entry in entries if Path(entry).stem.lower() == stem]
+    candidates += difflib.get_close_matches(name, entries, n=_MAX_SUGGESTIONS, cutoff=0.6)
+    return list(dict.fromkeys(candidates))[:_MAX_SUGGESTIONS]
+
+
+def _refuse_binary(path: Path, suffix: str) -> None:
+    reason = f"its extension is {suffix}" if suffix in BINARY_EXTENSIONS else None
+    if reason is None:
+        try:
+            with path.open("rb") as stream:
+                if b"\0" in stream.read(_SNIFF_BYTES):
+                    reason = "it contains NUL bytes"
+        except OSError as exc:
+            raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
+    if reason is not None:
+        raise ToolFailure(
+            f"{path} looks like a binary file ({reason}); Read shows only text files and "
+            "images (png, jpg, jpeg, gif, webp). Inspect it through Bash with a suitable "
+            "program instead (for example `file`, `xxd | head`, `unzip -l`, `pdftotext`)."
+        )
+
+
+def _read_image(path: Path, suffix: str) -> ToolOutput:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ToolFailure(
+            f"{path} is {len(data) / 1_000_000:.1f} MB; images can be at most "
+            f"{MAX_IMAGE_BYTES / 1_000_000:.2f} MB. Make a smaller copy (e.g. with ImageMagick "
+            "through Bash) and read that."
+        )
+    media_type = _sniff_image(data) or IMAGE_TYPES[suffix]
+    return ToolOutput(
+        content=(ImageBlock(media_type=media_type, data=base64.b64encode(data).decode("ascii")),),
+        data={"type": "image", "file_path": str(path), "media_type": media_type},
+    )
+
+
+def _sniff_image(data: bytes) -> str | None:
+    """The real image type from its magic bytes (the API rejects a mislabelled image)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _lines(stream: TextIO) -> Iterator[str]:
+    """The stream's lines without their ends; long lines cut without reading them whole."""
+    while True:
+        line = stream.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        if line.endswith("\n"):
+            yield line[:-1]
+        elif len(line) <= MAX_LINE_CHARS:
+            yield line
+        else:
+            yield clipped(line[:MAX_LINE_CHARS], len(line) - MAX_LINE_CHARS + _skip_line(stream))
+
+
+def _skip_line(stream: TextIO) -> int:
+    skipped = 0
+    while chunk := stream.readline(65_536):
+        if chunk.endswith("\n"):
+            return skipped + len(chunk) - 1
+        skipped += len(chunk)
+    return skipped
+
+
+def _page(stream: TextIO, start: int, limit: int) -> _Page:
+    shown: list[str] = []
+    size = 0
+    seen = 0
+    for number, line in enumerate(_lines(stream), start=1):
+        if number < start:
+            seen = number
+            continue
+        if len(shown) >= limit:
+            return _Page(shown, start, seen, more=True, hit_size_cap=False)
+        if shown and size + len(line) > MAX_OUTPUT_CHARS:
+            return _Page(shown, start, seen, more=True, hit_size_cap=True)
+        shown.append(line)
+        size += len(line) + 8
+        seen = number
+    return _Page(shown, start, seen, more=False, hit_size_cap=False)
+
+
+def _text_output(path: Path, page: _Page) -> ToolOutput:
+    data = {"type": "text", "file_path": str(path), "start_line": page.start}
+    if not page.lines:
+        if page.lines_before == 0:
+            text = f"The file {path} exists but is empty."
+        else:
+            text = (
+                f"The file {path} has only {page.lines_before} lines, so there is nothing "
+                f"at offset {page.start}. Use a smaller offset."
+            )
+        return ToolOutput(content=text, data={**data, "num_lines": 0})
+    text = number_lines(page.lines, page.start)
+    end = page.start + len(page.lines) - 1
+    if page.hit_size_cap:
+        text += (
+            f"\n\n(Stopped after line {end} to keep this under {MAX_OUTPUT_CHARS} characters; "
+            f"the file goes on. Read again with offset={end + 1} to continue.)"
+        )
+    elif page.more:
+        text += (
+            f"\n\n(Showing lines {page.start}-{end}; the file goes on. Read again with "
+            f"offset={end + 1} to continue.)"
+        )
+    return ToolOutput(content=text, data={**data, "num_lines": len(page.lines)})

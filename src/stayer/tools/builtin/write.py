@@ -1,0 +1,59 @@
+"""The Write tool: create a file, or replace one the model has read, with given contents."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.tools.builtin import (
+    ToolInput,
+    count_lines,
+    plural,
+    require_fresh_read,
+    save_text,
+)
+
+
+class WriteInput(ToolInput):
+    """Input of the Write tool (Claude Code's field names)."""
+
+    file_path: str = Field(
+        description="Absolute path of the file to write (a relative path is taken from the "
+        "working directory). Missing parent directories are created."
+    )
+    content: str = Field(description="The complete contents the file should have.")
+
+
+class WriteTool(Tool[WriteInput]):
+    """Writes a whole file, refusing to clobber what the model has not seen."""
+
+    name = "Write"
+    input_model = WriteInput
+    description = (
+        "Writes a file, replacing it entirely if it exists.\n\n"
+        "- To overwrite an existing file you must have read it with Read first, and it must "
+        "not have changed since; otherwise the write is refused.\n"
+        "- To change part of an existing file, prefer Edit: it sends only the change.\n"
+        "- Create new files only when the task needs them; do not write documentation or "
+        "README files unless asked.\n"
+        "- Parent directories are created as needed. The content is written exactly as given "
+        "(UTF-8, line endings untouched)."
+    )
+
+    def permission_subject(self, tool_input: WriteInput) -> str | None:
+        return tool_input.file_path
+
+    async def call(self, tool_input: WriteInput, ctx: ToolContext) -> ToolOutput:
+        path = ctx.resolve(tool_input.file_path)
+        if path.is_dir():
+            raise ToolFailure(f"{path} is a directory; give the path of a file to write.")
+        existed = path.exists()
+        if existed:
+            require_fresh_read(ctx, path, "overwrite")
+        save_text(ctx, path, tool_input.content)
+        lines = plural(count_lines(tool_input.content), "line")
+        verb = "Updated" if existed else "Created"
+        return ToolOutput(
+            content=f"{verb} {path} ({lines}).",
+            data={"type": "update" if existed else "create", "file_path": str(path)},
+        )

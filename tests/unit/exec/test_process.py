@@ -1,0 +1,161 @@
+"""run_command / run_argv against real processes: output, exit codes, timeouts, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from stayer.exec import process, run_argv, run_command, truncate_middle
+from tests.unit.tools.helpers import is_running
+
+
+async def _wait_until(condition: object, seconds: float = 5.0) -> None:
+    assert callable(condition)
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition never became true"
+        await asyncio.sleep(0.01)
+
+
+async def test_stdout_stderr_and_exit_code_are_reported(tmp_path: Path) -> None:
+    result = await run_command(
+        "echo out; echo err >&2; exit 3", cwd=tmp_path, env=None, timeout_s=10
+    )
+    assert (result.stdout, result.stderr, result.exit_code) == ("out\n", "err\n", 3)
+    assert not (result.timed_out or result.interrupted or result.truncated)
+
+
+async def test_runs_in_cwd_with_the_given_environment(tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"], "GREETING": "hello"}
+    result = await run_command('pwd -P; echo "$GREETING"', cwd=tmp_path, env=env, timeout_s=10)
+    assert result.stdout == f"{tmp_path.resolve()}\nhello\n"
+
+
+async def test_stdin_is_empty(tmp_path: Path) -> None:
+    result = await run_command("cat; echo done", cwd=tmp_path, env=None, timeout_s=10)
+    assert result.stdout == "done\n"
+
+
+async def test_output_streams_to_the_callback_as_it_arrives(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    task = asyncio.create_task(
+        run_command(
+            "echo first; sleep 0.5; echo second >&2",
+            cwd=tmp_path,
+            env=None,
+            timeout_s=10,
+            on_output=chunks.append,
+        )
+    )
+    await _wait_until(lambda: "first" in "".join(chunks))
+    assert not task.done()
+    result = await task
+    assert "".join(chunks) == "first\nsecond\n"
+    assert result.stderr == "second\n"
+
+
+async def test_multibyte_characters_split_across_chunks_decode(tmp_path: Path) -> None:
+    result = await run_command(
+        r"printf '\xc3'; sleep 0.1; printf '\xa9\n'", cwd=tmp_path, env=None, timeout_s=10
+    )
+    assert result.stdout == "é\n"
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = await run_command("sleep 60 & echo $!; wait", cwd=tmp_path, env=None, timeout_s=0.5)
+    assert result.timed_out
+    assert not result.interrupted
+    assert time.monotonic() - started < 5
+    child = int(result.stdout.split()[0])
+    assert not is_running(child)
+
+
+async def test_a_child_ignoring_sigterm_gets_sigkill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(process, "KILL_GRACE_S", 0.3)
+    result = await run_command(
+        "trap '' TERM; sleep 60 & echo $!; wait", cwd=tmp_path, env=None, timeout_s=0.3
+    )
+    assert result.timed_out
+    assert not is_running(int(result.stdout.split()[0]))
+
+
+async def test_cancellation_kills_the_process_group(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    task = asyncio.create_task(
+        run_command(
+            "sleep 60 & echo $!; wait",
+            cwd=tmp_path,
+            env=None,
+            timeout_s=60,
+            on_output=chunks.append,
+        )
+    )
+    await _wait_until(lambda: "\n" in "".join(chunks))
+    child = int("".join(chunks).split()[0])
+    assert is_running(child)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not is_running(child)
+
+
+async def test_huge_output_keeps_head_and_tail(tmp_path: Path) -> None:
+    result = await run_command(
+        "seq 1 200000", cwd=tmp_path, env=None, timeout_s=10, max_output_chars=1000
+    )
+    assert result.truncated
+    assert result.stdout.startswith("1\n2\n3\n")
+    assert result.stdout.endswith("199999\n200000\n")
+    assert "characters omitted" in result.stdout
+    assert len(result.stdout) < 1100
+
+
+async def test_background_process_does_not_hold_up_the_result(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = await run_command("sleep 30 & echo $!", cwd=tmp_path, env=None, timeout_s=10)
+    assert time.monotonic() - started < 3
+    child = int(result.stdout.split()[0])
+    try:
+        assert result.exit_code == 0
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+async def test_death_by_signal_is_reported_as_interrupted(tmp_path: Path) -> None:
+    result = await run_command("kill -KILL $$", cwd=tmp_path, env=None, timeout_s=10)
+    assert result.interrupted
+    assert not result.timed_out
+    assert result.exit_code == 128 + signal.SIGKILL
+
+
+async def test_run_argv_passes_arguments_verbatim(tmp_path: Path) -> None:
+    result = await run_argv(
+        ["printf", "%s|", "a b", "$HOME", "*"], cwd=tmp_path, env=None, timeout_s=10
+    )
+    assert result.stdout == "a b|$HOME|*|"
+
+
+async def test_run_argv_raises_for_a_missing_program(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        await run_argv(["no-such-program-stayer"], cwd=tmp_path, env=None, timeout_s=10)
+
+
+def test_truncate_middle_keeps_short_text() -> None:
+    assert truncate_middle("abc", 10) == ("abc", 0)
+
+
+def test_truncate_middle_cuts_at_line_boundaries() -> None:
+    text = "".join(f"line {n}\n" for n in range(1000))
+    cut, omitted = truncate_middle(text, 200)
+    head, tail = cut.split(f"\n\n... [{omitted} characters omitted] ...\n\n")
+    assert text.startswith(head) and head.endswith("\n")
+    assert text.endswith(tail) and tail.startswith("line ")
+    assert len(head) + len(tail) + omitted == len(text)

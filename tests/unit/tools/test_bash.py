@@ -1,0 +1,135 @@
+"""The Bash tool, running real commands in a temporary directory."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from stayer.tools.base import ToolContext, ToolFailure
+from stayer.tools.builtin.bash import BashInput, BashTool
+from tests.unit.tools.helpers import is_running, run_tool, text_of
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(cwd=tmp_path)
+
+
+async def test_output_is_stdout_then_stderr(ctx: ToolContext) -> None:
+    output = await run_tool(BashTool(), ctx, command="echo out; echo err >&2")
+    assert text_of(output) == "out\nerr"
+    assert not output.is_error
+    assert output.data == {
+        "stdout": "out\n",
+        "stderr": "err\n",
+        "exit_code": 0,
+        "interrupted": False,
+    }
+
+
+async def test_non_zero_exit_is_an_error_with_the_code(ctx: ToolContext) -> None:
+    output = await run_tool(BashTool(), ctx, command="echo oops >&2; exit 3")
+    assert output.is_error
+    assert text_of(output) == "oops\nExit code 3"
+    assert output.data["exit_code"] == 3
+
+
+async def test_silent_success_returns_empty_text(ctx: ToolContext) -> None:
+    output = await run_tool(BashTool(), ctx, command="true")
+    assert (text_of(output), output.is_error) == ("", False)
+
+
+async def test_timeout_is_an_error_with_partial_output_and_kills_children(
+    ctx: ToolContext,
+) -> None:
+    started = time.monotonic()
+    output = await run_tool(
+        BashTool(), ctx, command="echo started; sleep 60 & echo $!; wait", timeout=400
+    )
+    assert time.monotonic() - started < 5
+    assert output.is_error
+    lines = text_of(output).splitlines()
+    assert lines[0] == "started"
+    assert lines[-1] == "Command timed out after 0.4 s and was stopped."
+    assert not is_running(int(lines[1]))
+
+
+async def test_cancelling_the_call_kills_the_command(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    ctx = ToolContext(cwd=tmp_path, progress=chunks.append)
+    task = asyncio.create_task(run_tool(BashTool(), ctx, command="sleep 60 & echo $!; wait"))
+    deadline = time.monotonic() + 5
+    while "\n" not in "".join(chunks):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.01)
+    child = int("".join(chunks))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not is_running(child)
+
+
+async def test_progress_receives_output_as_it_comes(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    ctx = ToolContext(cwd=tmp_path, progress=chunks.append)
+    await run_tool(BashTool(), ctx, command="echo one; echo two >&2")
+    assert sorted("".join(chunks).split()) == ["one", "two"]
+
+
+async def test_long_output_keeps_start_and_end(tmp_path: Path) -> None:
+    ctx = ToolContext(cwd=tmp_path, env={"BASH_MAX_OUTPUT_LENGTH": "1000"})
+    output = await run_tool(BashTool(), ctx, command="seq 1 100000")
+    text = text_of(output)
+    assert text.startswith("1\n2\n3\n")
+    assert text.endswith("99999\n100000")
+    assert "characters omitted" in text
+    assert len(text) < 1100
+
+
+async def test_working_directory_persists_between_calls(ctx: ToolContext) -> None:
+    (ctx.cwd / "sub").mkdir()
+    tool = BashTool()
+    await run_tool(tool, ctx, command="cd sub")
+    output = await run_tool(tool, ctx, command="pwd -P")
+    assert text_of(output) == str((ctx.cwd / "sub").resolve())
+
+
+async def test_directory_change_survives_a_failing_command(ctx: ToolContext) -> None:
+    (ctx.cwd / "sub").mkdir()
+    tool = BashTool()
+    failed = await run_tool(tool, ctx, command="cd sub && exit 4")
+    assert text_of(failed) == "Exit code 4"
+    output = await run_tool(tool, ctx, command="pwd -P")
+    assert text_of(output) == str((ctx.cwd / "sub").resolve())
+
+
+async def test_a_vanished_directory_falls_back_to_the_start(ctx: ToolContext) -> None:
+    (ctx.cwd / "gone").mkdir()
+    tool = BashTool()
+    await run_tool(tool, ctx, command="cd gone")
+    (ctx.cwd / "gone").rmdir()
+    output = await run_tool(tool, ctx, command="pwd -P")
+    assert text_of(output) == str(ctx.cwd.resolve())
+
+
+async def test_missing_working_directory_is_a_failure(tmp_path: Path) -> None:
+    ctx = ToolContext(cwd=tmp_path / "missing")
+    with pytest.raises(ToolFailure, match="does not exist"):
+        await run_tool(BashTool(), ctx, command="true")
+
+
+async def test_context_env_reaches_the_command(tmp_path: Path) -> None:
+    ctx = ToolContext(cwd=tmp_path, env={"STAYER_TEST_VALUE": "42"})
+    output = await run_tool(BashTool(), ctx, command='echo "$STAYER_TEST_VALUE"')
+    assert text_of(output) == "42"
+
+
+def test_classification_and_permission_subject() -> None:
+    tool = BashTool()
+    tool_input = BashInput(command="rm -rf build")
+    assert not tool.is_read_only(tool_input)
+    assert not tool.is_concurrency_safe(tool_input)
+    assert tool.permission_subject(tool_input) == "rm -rf build"

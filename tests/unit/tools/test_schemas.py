@@ -1,0 +1,138 @@
+"""Every built-in tool speaks Claude Code's input names, and the registry serves them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from stayer.tools.base import Tool
+from stayer.tools.builtin.grep import GrepInput
+from stayer.tools.registry import ToolRegistry, builtin_tools
+
+CLAUDE_CODE_FIELDS = {
+    "Bash": ({"command", "timeout", "description"}, {"command"}),
+    "Glob": ({"pattern", "path"}, {"pattern"}),
+    "Grep": (
+        {
+            "pattern",
+            "path",
+            "glob",
+            "type",
+            "output_mode",
+            "-i",
+            "-n",
+            "-A",
+            "-B",
+            "-C",
+            "head_limit",
+            "offset",
+            "multiline",
+        },
+        {"pattern"},
+    ),
+    "Read": ({"file_path", "offset", "limit"}, {"file_path"}),
+    "Edit": (
+        {"file_path", "old_string", "new_string", "replace_all"},
+        {"file_path", "old_string", "new_string"},
+    ),
+    "Write": ({"file_path", "content"}, {"file_path", "content"}),
+}
+
+
+def test_builtin_tools_come_in_claude_codes_order() -> None:
+    assert [tool.name for tool in builtin_tools()] == [
+        "Bash",
+        "Glob",
+        "Grep",
+        "Read",
+        "Edit",
+        "Write",
+    ]
+
+
+@pytest.mark.parametrize("tool", builtin_tools(), ids=lambda tool: tool.name)
+def test_schema_uses_claude_code_field_names(tool: Tool[Any]) -> None:
+    spec = tool.spec()
+    fields, required = CLAUDE_CODE_FIELDS[tool.name]
+    assert set(spec.input_schema["properties"]) == fields
+    assert set(spec.input_schema.get("required", ())) == required
+    assert spec.input_schema["additionalProperties"] is False
+    assert spec.description.strip()
+
+
+@pytest.mark.parametrize("tool", builtin_tools(), ids=lambda tool: tool.name)
+def test_schema_fields_are_described_plain_types(tool: Tool[Any]) -> None:
+    schema = tool.spec().input_schema
+    assert "title" not in schema and "description" not in schema
+    for name, prop in schema["properties"].items():
+        assert prop.get("description"), f"{tool.name}.{name} has no description"
+        assert "anyOf" not in prop and "title" not in prop, f"{tool.name}.{name}: {prop}"
+        assert "type" in prop, f"{tool.name}.{name}: {prop}"
+
+
+@pytest.mark.parametrize("tool", builtin_tools(), ids=lambda tool: tool.name)
+def test_unknown_fields_are_rejected(tool: Tool[Any]) -> None:
+    _, required = CLAUDE_CODE_FIELDS[tool.name]
+    minimal = dict.fromkeys(required, "x")
+    tool.input_model.model_validate(minimal)
+    with pytest.raises(ValidationError, match="extra_field"):
+        tool.input_model.model_validate({**minimal, "extra_field": 1})
+
+
+def test_grep_flags_are_accepted_by_their_rg_names() -> None:
+    parsed = GrepInput.model_validate(
+        {"pattern": "x", "-i": True, "-n": False, "-A": 1, "-B": 2, "-C": 3}
+    )
+    assert (parsed.case_insensitive, parsed.line_numbers) == (True, False)
+    assert (parsed.after, parsed.before, parsed.context) == (1, 2, 3)
+
+
+def test_grep_output_mode_is_a_closed_set() -> None:
+    schema = GrepInput.model_json_schema(by_alias=True)["properties"]["output_mode"]
+    assert schema["enum"] == ["content", "files_with_matches", "count"]
+    assert schema["default"] == "files_with_matches"
+    with pytest.raises(ValidationError):
+        GrepInput.model_validate({"pattern": "x", "output_mode": "lines"})
+
+
+def test_registry_looks_up_tools_and_lists_specs() -> None:
+    registry = ToolRegistry.builtin()
+    assert registry.names == ("Bash", "Glob", "Grep", "Read", "Edit", "Write")
+    read = registry["Read"]
+    assert read.name == "Read"
+    assert registry.get("Nope") is None
+    assert "Grep" in registry and "Nope" not in registry
+    assert [spec.name for spec in registry.specs()] == list(registry.names)
+    assert len(registry) == 6
+
+
+def test_registry_filters_by_allowed_and_disallowed_names() -> None:
+    registry = ToolRegistry.builtin()
+    assert registry.filtered(allowed=["Read", "Grep", "Unknown"]).names == ("Grep", "Read")
+    assert registry.filtered(disallowed=["Bash", "Write"]).names == (
+        "Glob",
+        "Grep",
+        "Read",
+        "Edit",
+    )
+    # A rule limits how a tool is used, not whether it exists.
+    assert registry.filtered(allowed=["Bash(git:*)"]).names == ("Bash",)
+    assert "Bash" in registry.filtered(disallowed=["Bash(rm:*)"])
+    assert registry.names == ("Bash", "Glob", "Grep", "Read", "Edit", "Write")
+
+
+def test_registry_rejects_duplicate_names() -> None:
+    tools = builtin_tools()
+    with pytest.raises(ValueError, match="two tools are named 'Bash'"):
+        ToolRegistry([*tools, tools[0]])
+    registry = ToolRegistry(tools[:2])
+    with pytest.raises(ValueError):
+        registry.with_tools([tools[1]])
+    assert registry.with_tools([tools[2]]).names == ("Bash", "Glob", "Grep")
+
+
+def test_builtin_tools_are_fresh_instances() -> None:
+    first, second = builtin_tools(), builtin_tools()
+    assert all(a is not b for a, b in zip(first, second, strict=True))
