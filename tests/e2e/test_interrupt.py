@@ -1,0 +1,55 @@
+"""Ctrl+C while a tool runs: the run ends cleanly with a result, and the tool's process dies."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.e2e.cli import clean_env
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import ToolCall, reply
+
+
+def test_interrupt_during_a_tool_ends_with_aborted_tools(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    marker = tmp_path / "still-running"
+    command = f"sleep 30 && touch {marker}"
+    server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": command})))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stayer", "-p", "wait", "--output-format", "stream-json",
+         "--verbose", "--dangerously-skip-permissions"],
+        cwd=tmp_path,
+        env=clean_env(server.env()),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    lines = []
+    for raw in process.stdout:
+        lines.append(json.loads(raw))
+        if lines[-1]["type"] == "assistant":
+            break
+    time.sleep(0.5)  # let the tool start
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=15)
+    elapsed = time.monotonic() - started
+
+    lines += [json.loads(line) for line in rest.splitlines() if line.strip()]
+    assert process.returncode == 130
+    assert elapsed < 10
+    result = lines[-1]
+    assert result["type"] == "result"
+    assert (result["terminal_reason"], result["is_error"]) == ("aborted_tools", True)
+    user = next(line for line in lines if line["type"] == "user")
+    block = user["message"]["content"][0]
+    assert block["tool_use_id"] == "toolu_1" and block["is_error"] is True
+    time.sleep(0.2)
+    assert not marker.exists()
