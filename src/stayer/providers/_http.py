@@ -1,0 +1,389 @@
+"""What the two HTTP providers share: the streaming POST, timeouts and the error mapping.
+
+Both wire formats fail the same ways (an HTTP status with a JSON error body, a cut connection,
+an `error` object inside the stream), so one module turns every such failure into the typed
+exceptions of `stayer.errors`, each with a one-line message that says what to do next. Nothing
+from httpx or json escapes from here.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import ssl
+import time
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Literal
+
+import httpx
+from httpx_sse import EventSource, ServerSentEvent
+
+from stayer.errors import (
+    AuthenticationFailed,
+    BadResponse,
+    ConnectionLost,
+    InvalidRequest,
+    ModelError,
+    Overloaded,
+    PromptTooLong,
+    RateLimited,
+    ServerError,
+)
+from stayer.messages import JSON
+
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_READ_TIMEOUT_S = 600.0
+_DETAIL_LIMIT = 300
+
+Kind = Literal["overloaded", "rate_limited", "quota", "auth", "server", "invalid", "bad"]
+
+# Error types (Anthropic's `error.type`, OpenAI's `type` or `code`) and the HTTP status each
+# stands for; used for errors that arrive inside a 200 stream, where the status says nothing.
+_TYPE_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+    "context_length_exceeded": 400,
+    "exceed_context_size_error": 400,
+}
+
+_ANTHROPIC_TOO_LONG = re.compile(r"prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)")
+_OPENAI_TOO_LONG = re.compile(
+    r"maximum context length is (\d+) tokens.*?(?:resulted in|requested|you requested) (\d+)",
+    re.IGNORECASE | re.DOTALL,
+)
+_TOO_LONG_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_TAG = re.compile(r"<[^>]*>")
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Who we talk to, for error messages: provider name and the settings a person can fix."""
+
+    provider: str
+    base_url: str
+    key_hint: str
+    url_hint: str
+    read_timeout_s: float
+    connect_timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ApiError:
+    """An error object decoded from a body or a stream event; any field may be empty."""
+
+    message: str
+    type: str = ""
+    code: str = ""
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
+def new_client(timeout: httpx.Timeout) -> httpx.AsyncClient:
+    """An HTTP client sharing one TLS context: loading the CA bundle costs tens of ms each time."""
+    return httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
+
+
+def make_timeout(*, connect_s: float, read_s: float) -> httpx.Timeout:
+    """Read timeout bounds every gap between bytes, so a stalled stream fails instead of hanging."""
+    return httpx.Timeout(read_s, connect=connect_s)
+
+
+def decode_error_body(raw: bytes | str | Mapping[str, JSON]) -> ApiError | None:
+    """Find the error object in any of the shapes servers use; None if there is none."""
+    data: JSON = raw
+    if isinstance(raw, bytes | str):
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return None
+    if not isinstance(data, Mapping):
+        return None
+    error = data.get("error", data)
+    if isinstance(error, str):
+        return ApiError(message=error)
+    if not isinstance(error, Mapping):
+        return None
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = "" if message is None else json.dumps(message)
+    return ApiError(
+        message=message, type=str(error.get("type") or ""), code=str(error.get("code") or "")
+    )
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """The server's requested wait: `retry-after-ms`, else `retry-after` (seconds or a date)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def clean_detail(text: str) -> str:
+    """One line of at most a few hundred characters, markup removed."""
+    flat = " ".join(_TAG.sub(" ", text).split())
+    if len(flat) > _DETAIL_LIMIT:
+        flat = flat[: _DETAIL_LIMIT - 1] + "…"
+    return flat
+
+
+def _body_detail(raw: bytes, error: ApiError | None) -> str:
+    if error is not None and error.message:
+        return clean_detail(error.message)
+    text = raw.decode("utf-8", "replace").strip()
+    if not text:
+        return "no details given"
+    if error is None:
+        return f"the server's answer was not an API error: {clean_detail(text)!r}"
+    return clean_detail(text)
+
+
+def _prompt_too_long(detail: str, error: ApiError | None, status: int) -> PromptTooLong | None:
+    tokens: int | None
+    limit: int | None
+    match = _ANTHROPIC_TOO_LONG.search(detail)
+    if match:
+        tokens, limit = int(match.group(1)), int(match.group(2))
+    elif match := _OPENAI_TOO_LONG.search(detail):
+        limit, tokens = int(match.group(1)), int(match.group(2))
+    elif error is not None and (error.code in _TOO_LONG_CODES or error.type in _TOO_LONG_CODES):
+        tokens = limit = None
+    else:
+        return None
+    what = f"{tokens} tokens, limit {limit}" if tokens is not None else detail
+    return PromptTooLong(
+        f"the conversation is too long for the model ({what}); compact it or start a new session",
+        status=status,
+        tokens=tokens,
+        limit=limit,
+    )
+
+
+def _kind(status: int, error: ApiError | None) -> Kind:
+    names = {error.type, error.code} if error is not None else set()
+    if status == 529 or "overloaded_error" in names:
+        return "overloaded"
+    if "insufficient_quota" in names:
+        return "quota"
+    if status == 429:
+        return "rate_limited"
+    if status in (401, 403):
+        return "auth"
+    if status in (408, 409) or status >= 500:
+        return "server"
+    if 400 <= status < 500:
+        return "invalid"
+    return "bad"
+
+
+def _invalid_advice(status: int, endpoint: Endpoint) -> str:
+    if status == 404:
+        return f"check the model name and {endpoint.url_hint}"
+    if status == 413:
+        return "the request is over the size limit; remove large attachments or images"
+    if status == 402:
+        return "check the account's billing"
+    return "the request was not accepted as sent; check the model name and options"
+
+
+def _build_error(
+    kind: Kind,
+    tag: str,
+    detail: str,
+    endpoint: Endpoint,
+    *,
+    status: int | None,
+    retry: float | None,
+) -> ModelError:
+    """One typed error with a one-line message: what happened, then what to do."""
+    match kind:
+        case "overloaded":
+            return Overloaded(
+                f"{endpoint.provider} is overloaded ({tag}): {detail}; try again shortly",
+                status=status,
+            )
+        case "rate_limited":
+            wait = f"retry after {retry:g} s" if retry is not None else "wait and retry"
+            return RateLimited(
+                f"rate limited ({tag}): {detail}; {wait}", status=status, retry_after=retry
+            )
+        case "quota":
+            return InvalidRequest(
+                f"quota used up ({tag}): {detail}; check the account's plan and billing",
+                status=status,
+            )
+        case "auth":
+            what = "the API key was refused" if status == 401 else "permission denied"
+            return AuthenticationFailed(
+                f"authentication failed ({tag}): {what}: {detail}; check {endpoint.key_hint}",
+                status=status,
+            )
+        case "server":
+            return ServerError(
+                f"{endpoint.provider} server error ({tag}): {detail}; try again shortly",
+                status=status,
+            )
+        case "invalid":
+            advice = _invalid_advice(status or 400, endpoint)
+            return InvalidRequest(f"request rejected ({tag}): {detail}; {advice}", status=status)
+        case "bad":
+            return BadResponse(
+                f"unexpected answer from {endpoint.base_url} ({tag}): {detail}; "
+                f"check {endpoint.url_hint}",
+                status=status,
+            )
+
+
+def http_error(
+    status: int, headers: Mapping[str, str], raw: bytes, endpoint: Endpoint
+) -> ModelError:
+    """The typed error for a non-success HTTP answer; garbage bodies still give a clean error."""
+    error = decode_error_body(raw)
+    detail = _body_detail(raw, error)
+    if 400 <= status < 500:
+        too_long = _prompt_too_long(detail, error, status)
+        if too_long is not None:
+            return too_long
+    kind = _kind(status, error)
+    if kind == "bad" and 300 <= status < 400:
+        location = headers.get("location", "elsewhere")
+        detail = f"redirected to {location}"
+    retry = retry_after_s(headers) if kind == "rate_limited" else None
+    return _build_error(kind, str(status), detail, endpoint, status=status, retry=retry)
+
+
+def stream_error(error: ApiError, endpoint: Endpoint) -> ModelError:
+    """The typed error for an error object inside a stream that began with HTTP 200.
+
+    The status it carries is the one the error type stands for (529 for overloaded), so the
+    loop reports and retries it as it would the same failure sent as an HTTP status.
+    """
+    detail = clean_detail(error.message) or "no details given"
+    status = _TYPE_STATUS.get(error.code) or _TYPE_STATUS.get(error.type) or 500
+    too_long = _prompt_too_long(detail, error, status)
+    if too_long is not None:
+        return too_long
+    name = error.type or error.code or "error"
+    return _build_error(
+        _kind(status, error),
+        f"{name} during the stream",
+        detail,
+        endpoint,
+        status=status,
+        retry=None,
+    )
+
+
+def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
+    """The typed error for an httpx failure: connecting, timing out, or a cut connection."""
+    reason = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return InvalidRequest(
+            f"the base URL {endpoint.base_url!r} is not a valid http(s) URL; "
+            f"fix {endpoint.url_hint}"
+        )
+    if isinstance(exc, httpx.ConnectTimeout):
+        return ConnectionLost(
+            f"could not connect to {endpoint.base_url} within {endpoint.connect_timeout_s:g} s; "
+            f"check the network and {endpoint.url_hint}"
+        )
+    if isinstance(exc, httpx.ReadTimeout):
+        return ConnectionLost(
+            f"{endpoint.provider} sent nothing for {endpoint.read_timeout_s:g} s (read timeout); "
+            "try again, or raise API_TIMEOUT_MS"
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        return ConnectionLost(f"the request to {endpoint.base_url} timed out ({reason}); try again")
+    if isinstance(exc, httpx.ConnectError):
+        return ConnectionLost(
+            f"could not connect to {endpoint.base_url} ({reason}); "
+            f"check the network and {endpoint.url_hint}"
+        )
+    if isinstance(exc, httpx.DecodingError):
+        return BadResponse(f"the answer from {endpoint.base_url} could not be decoded ({reason})")
+    return ConnectionLost(f"the connection to {endpoint.provider} broke ({reason}); try again")
+
+
+def _check_event_stream(response: httpx.Response, endpoint: Endpoint) -> None:
+    content_type = response.headers.get("content-type", "")
+    if "text/event-stream" not in content_type:
+        raise BadResponse(
+            f"expected an event stream from {endpoint.base_url} but got "
+            f"{content_type or 'no content type'!r} (HTTP {response.status_code}); "
+            f"check {endpoint.url_hint}",
+            status=response.status_code,
+        )
+
+
+async def post_sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, JSON],
+    endpoint: Endpoint,
+    timeouts: httpx.Timeout,
+) -> AsyncGenerator[ServerSentEvent, None]:
+    """POST `body` and yield server-sent events as they arrive; raises only `ModelError`.
+
+    Use under `contextlib.aclosing` so the connection closes as soon as the caller stops.
+    """
+    try:
+        async with client.stream(
+            "POST", url, headers=headers, json=body, timeout=timeouts
+        ) as response:
+            if response.status_code >= 300:
+                raw = await response.aread()
+                raise http_error(response.status_code, response.headers, raw, endpoint)
+            _check_event_stream(response, endpoint)
+            async for event in EventSource(response).aiter_sse():
+                yield event
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise transport_error(exc, endpoint) from exc
+
+
+def decode_event_data(data: str, endpoint: Endpoint) -> dict[str, JSON]:
+    """The JSON object in one event's data; anything else breaks the protocol."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        raise BadResponse(
+            f"{endpoint.provider} sent a stream event that is not JSON: {clean_detail(data)!r}"
+        ) from None
+    if not isinstance(value, dict):
+        raise BadResponse(
+            f"{endpoint.provider} sent a stream event that is not a JSON object: "
+            f"{clean_detail(data)!r}"
+        )
+    return value

@@ -1,0 +1,394 @@
+"""The Anthropic Messages API client: our request → streaming POST → normalised stream events.
+
+Speaks the wire format directly over httpx and httpx-sse; the official SDK is far too slow to
+import for a tool that should answer in well under a second. Owns the request body (prompt
+caching breakpoints included), the decoding of the named SSE events and their order, and the
+mapping of every failure onto `stayer.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import cast
+
+import httpx
+
+from stayer.errors import BadResponse, ConnectionLost
+from stayer.events import (
+    BlockCompleted,
+    BlockStarted,
+    MessageCompleted,
+    MessageDelta,
+    MessageStarted,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolInputDelta,
+)
+from stayer.messages import (
+    JSON,
+    STOP_REASONS,
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    RedactedThinkingBlock,
+    StopReason,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    block_to_wire,
+    usage_from_wire,
+)
+from stayer.providers._http import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_READ_TIMEOUT_S,
+    ApiError,
+    Endpoint,
+    decode_error_body,
+    decode_event_data,
+    make_timeout,
+    new_client,
+    post_sse,
+    stream_error,
+)
+from stayer.providers.base import (
+    PURPOSE_HEADER,
+    MessageAssembler,
+    ModelRequest,
+    parse_tool_input,
+)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+_EPHEMERAL: dict[str, JSON] = {"type": "ephemeral"}
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+_BLOCK_KINDS = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+
+
+class AnthropicProvider:
+    """A `Provider` for the Anthropic Messages API and gateways that speak it."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self._api_key = api_key
+        self._auth_token = auth_token
+        self._base_url = base_url.rstrip("/")
+        self._timeout = make_timeout(connect_s=connect_timeout_s, read_s=read_timeout_s)
+        self._client = client
+        self._owns_client = client is None
+        self._endpoint = Endpoint(
+            provider="anthropic",
+            base_url=self._base_url,
+            key_hint="ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)",
+            url_hint="ANTHROPIC_BASE_URL",
+            read_timeout_s=read_timeout_s,
+            connect_timeout_s=connect_timeout_s,
+        )
+
+    @property
+    def name(self) -> str:
+        """Always ``anthropic``."""
+        return "anthropic"
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = new_client(self._timeout)
+        return self._client
+
+    def _headers(self, purpose: str) -> dict[str, str]:
+        headers = {
+            "anthropic-version": ANTHROPIC_VERSION,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            PURPOSE_HEADER: purpose,
+        }
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        if self._auth_token:
+            headers["authorization"] = f"Bearer {self._auth_token}"
+        return headers
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one response, yielding each event as soon as it is decoded."""
+        decoder = _Decoder(self._endpoint)
+        events = post_sse(
+            self._http(),
+            f"{self._base_url}/v1/messages",
+            headers=self._headers(request.purpose),
+            body=request_body(request),
+            endpoint=self._endpoint,
+            timeouts=self._timeout,
+        )
+        async with aclosing(events):
+            async for sse in events:
+                if sse.event == "ping" or not sse.data.strip():
+                    continue
+                data = decode_event_data(sse.data, self._endpoint)
+                # Unnamed events arrive as "message"; their payload still names its type.
+                name = sse.event if sse.event != "message" else str(data.get("type", ""))
+                for event in decoder.feed(name, data):
+                    yield event
+                if decoder.done:
+                    return
+        raise ConnectionLost(
+            "the anthropic stream ended before the message was complete; try again"
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this provider created it."""
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+# --- request ----------------------------------------------------------------------------------
+
+
+def request_body(request: ModelRequest) -> dict[str, JSON]:
+    """The JSON body of a streaming Messages call, with up to three cache breakpoints."""
+    body: dict[str, JSON] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "stream": True,
+        "messages": _wire_messages(request.messages),
+    }
+    if request.system:
+        body["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
+    if request.tools:
+        tools: list[dict[str, JSON]] = [
+            {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+            for t in request.tools
+        ]
+        tools[-1]["cache_control"] = _EPHEMERAL
+        body["tools"] = tools
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    return body
+
+
+def _wire_messages(messages: tuple[Message, ...]) -> list[JSON]:
+    wire: list[dict[str, JSON]] = [
+        {"role": m.role, "content": [block_to_wire(b) for b in _sendable(m)]} for m in messages
+    ]
+    # The moving breakpoint: everything up to the newest user block is reused next turn.
+    for message in reversed(wire):
+        if message["role"] == "user" and message["content"]:
+            last = message["content"][-1]
+            if last.get("type") != "text" or last.get("text", "").strip():
+                last["cache_control"] = _EPHEMERAL
+            break
+    return list(wire)
+
+
+def _sendable(message: Message) -> tuple[ContentBlock, ...]:
+    """The API refuses blank text blocks, which a model can stream; they carry nothing."""
+    if not isinstance(message, AssistantMessage):
+        return message.content
+    kept = tuple(
+        b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
+    )
+    return kept or message.content
+
+
+# --- response ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _OpenBlock:
+    kind: str
+    parts: list[str] = field(default_factory=list[str])
+    tool_id: str = ""
+    name: str = ""
+    signature: str = ""
+    start_input: JSON = None
+    data: str = ""
+
+    def complete(self) -> ContentBlock:
+        joined = "".join(self.parts)
+        match self.kind:
+            case "text":
+                return TextBlock(joined)
+            case "thinking":
+                return ThinkingBlock(joined, self.signature)
+            case "redacted_thinking":
+                return RedactedThinkingBlock(self.data)
+            case _:
+                # Some gateways send the whole input at block start and no deltas.
+                if not self.parts and isinstance(self.start_input, dict) and self.start_input:
+                    return ToolUseBlock(self.tool_id, self.name, dict(self.start_input))
+                return ToolUseBlock(self.tool_id, self.name, parse_tool_input(joined))
+
+
+def _stop_reason(value: JSON) -> StopReason | None:
+    return cast(StopReason, value) if value in STOP_REASONS else None
+
+
+def _index(data: Mapping[str, JSON]) -> int:
+    index = data["index"]
+    if not isinstance(index, int):
+        raise TypeError("index is not an integer")
+    return index
+
+
+class _Decoder:
+    """Folds the named SSE events into stream events, refusing any that break the order."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.assembler = MessageAssembler()
+        self.started = False
+        self.done = False
+        self.open: dict[int, _OpenBlock] = {}
+        self.seen: set[int] = set()
+        self.ignored: set[int] = set()
+        self.usage: dict[str, JSON] = {}
+        self.handlers: dict[str, Callable[[dict[str, JSON]], list[StreamEvent]]] = {
+            "message_start": self._message_start,
+            "content_block_start": self._block_start,
+            "content_block_delta": self._block_delta,
+            "content_block_stop": self._block_stop,
+            "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
+        }
+
+    def feed(self, name: str, data: dict[str, JSON]) -> list[StreamEvent]:
+        """The stream events one SSE event stands for; raises `ModelError` on a broken stream."""
+        if name == "error":
+            error = decode_error_body(data) or ApiError(message="no details given")
+            raise stream_error(error, self.endpoint)
+        handler = self.handlers.get(name)
+        if handler is None:  # ping, and event types newer than this client
+            return []
+        if not self.started and name != "message_start":
+            raise BadResponse(f"anthropic sent {name} before message_start")
+        try:
+            events = handler(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BadResponse(f"anthropic sent a malformed {name} event ({exc!r})") from None
+        for event in events:
+            if not isinstance(event, MessageCompleted):
+                self.assembler.feed(event)
+        return events
+
+    def _message_start(self, data: dict[str, JSON]) -> list[StreamEvent]:
+        if self.started:
+            raise BadResponse("anthropic sent a second message_start in one stream")
+        self.started = True
+        message = data["message"]
+        usage = message.get("usage") or {}
+        self.usage = {key: usage.get(key) for key in _USAGE_KEYS}
+        return [
+            MessageStarted(
+                message_id=str(message.get("id", "")),
+                model=str(message.get("model", "")),
+                usage=usage_from_wire(self.usage),
+            )
+        ]
+
+    def _block_start(self, data: dict[str, JSON]) -> list[StreamEvent]:
+        index = _index(data)
+        if index in self.seen:
+            raise BadResponse(f"anthropic started content block {index} twice")
+        self.seen.add(index)
+        raw = data["content_block"]
+        kind = raw["type"]
+        if kind not in _BLOCK_KINDS:  # server tool blocks and newer kinds: not ours to run
+            self.ignored.add(index)
+            return []
+        block = _OpenBlock(
+            kind=kind,
+            tool_id=str(raw.get("id", "")),
+            name=str(raw.get("name", "")),
+            signature=str(raw.get("signature") or ""),
+            start_input=raw.get("input"),
+            data=str(raw.get("data") or ""),
+        )
+        self.open[index] = block
+        events: list[StreamEvent] = [BlockStarted(index, kind, block.tool_id, block.name)]
+        initial = raw.get("text") if kind == "text" else raw.get("thinking")
+        if isinstance(initial, str) and initial:
+            block.parts.append(initial)
+            delta = TextDelta(index, initial) if kind == "text" else ThinkingDelta(index, initial)
+            events.append(delta)
+        return events
+
+    def _block_delta(self, data: dict[str, JSON]) -> list[StreamEvent]:
+        index = _index(data)
+        if index in self.ignored:
+            return []
+        block = self._open_block(index, "content_block_delta")
+        delta = data["delta"]
+        kind = delta["type"]
+        expected = {
+            "text_delta": "text",
+            "input_json_delta": "tool_use",
+            "thinking_delta": "thinking",
+            "signature_delta": "thinking",
+        }.get(kind)
+        if expected is None:  # citations and newer delta kinds
+            return []
+        if block.kind != expected:
+            raise BadResponse(f"anthropic sent a {kind} for {block.kind} block {index}")
+        match kind:
+            case "text_delta":
+                block.parts.append(str(delta["text"]))
+                return [TextDelta(index, block.parts[-1])]
+            case "thinking_delta":
+                block.parts.append(str(delta["thinking"]))
+                return [ThinkingDelta(index, block.parts[-1])]
+            case "signature_delta":
+                block.signature += str(delta["signature"])
+                return []
+            case _:
+                fragment = str(delta["partial_json"])
+                block.parts.append(fragment)
+                return [ToolInputDelta(index, fragment)] if fragment else []
+
+    def _block_stop(self, data: dict[str, JSON]) -> list[StreamEvent]:
+        index = _index(data)
+        if index in self.ignored:
+            return []
+        block = self._open_block(index, "content_block_stop")
+        del self.open[index]
+        return [BlockCompleted(index, block.complete())]
+
+    def _open_block(self, index: int, event: str) -> _OpenBlock:
+        block = self.open.get(index)
+        if block is None:
+            raise BadResponse(
+                f"anthropic sent {event} for content block {index}, which is not open"
+            )
+        return block
+
+    def _require_closed(self, event: str) -> None:
+        if self.open:
+            raise BadResponse(f"anthropic sent {event} while block {min(self.open)} was open")
+
+    def _message_delta(self, data: dict[str, JSON]) -> list[StreamEvent]:
+        self._require_closed("message_delta")
+        delta = data.get("delta") or {}
+        # Usage here is cumulative: each count present replaces the one we hold.
+        for key, value in (data.get("usage") or {}).items():
+            if key in _USAGE_KEYS and value is not None:
+                self.usage[key] = value
+        return [MessageDelta(_stop_reason(delta.get("stop_reason")), usage_from_wire(self.usage))]
+
+    def _message_stop(self, data: dict[str, JSON]) -> list[StreamEvent]:
+        self._require_closed("message_stop")
+        self.done = True
+        return [MessageCompleted(self.assembler.message())]

@@ -1,0 +1,139 @@
+"""Which provider answers a model name, and building it from the environment.
+
+The environment variables are the ones Claude Code and the OpenAI tools already use
+(ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, OPENAI_API_KEY,
+OPENAI_BASE_URL, API_TIMEOUT_MS), so a person who has one of them set needs nothing more. The
+clients themselves are imported only when one is built, to keep start-up light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from stayer.errors import ConfigError
+from stayer.providers.base import Provider
+
+ProviderName = Literal["anthropic", "openai"]
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_OPENAI_MODEL = "gpt-4.1"
+ALIASES: dict[str, str] = {
+    "sonnet": "claude-sonnet-4-5",
+    "opus": "claude-opus-4-5",
+    "haiku": "claude-haiku-4-5",
+}
+"""Short names a person may type for the current Claude models."""
+
+_ANTHROPIC_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+_OPENAI_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+_OPENAI_NAME_PREFIXES = ("gpt-", "o1", "o3", "o4", "chatgpt")
+
+
+def _get(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name, "").strip()
+    return value or None
+
+
+def _any_set(env: Mapping[str, str], names: tuple[str, ...]) -> bool:
+    return any(_get(env, name) for name in names)
+
+
+def model_configured(env: Mapping[str, str]) -> bool:
+    """True when any key or base URL for a provider is set."""
+    return _any_set(env, _ANTHROPIC_VARS + _OPENAI_VARS)
+
+
+def _default_model(env: Mapping[str, str]) -> tuple[ProviderName, str]:
+    if _any_set(env, _ANTHROPIC_VARS):
+        return "anthropic", DEFAULT_ANTHROPIC_MODEL
+    if _any_set(env, _OPENAI_VARS):
+        return "openai", _get(env, "OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
+    raise ConfigError(
+        "no model provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
+        "(or ANTHROPIC_BASE_URL / OPENAI_BASE_URL for a gateway or local server)"
+    )
+
+
+def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderName, str]:
+    """The provider that serves `model` and the bare model id; raises `ConfigError`."""
+    name = (model or "").strip() or _get(env, "ANTHROPIC_MODEL")
+    if name is None:
+        return _default_model(env)
+    prefix, colon, rest = name.partition(":")
+    # Only our own provider names count: local model names often hold a colon (llama3:8b).
+    if colon and prefix.lower() in ("anthropic", "openai"):
+        rest = rest.strip()
+        if not rest:
+            raise ConfigError(f"{name!r} names no model: write it as {prefix}:MODEL")
+        if prefix.lower() == "anthropic":
+            return "anthropic", ALIASES.get(rest.lower(), rest)
+        return "openai", rest
+    lower = name.lower()
+    if lower in ALIASES:
+        return "anthropic", ALIASES[lower]
+    if lower.startswith("claude"):
+        return "anthropic", name
+    if lower.startswith(_OPENAI_NAME_PREFIXES) or _get(env, "OPENAI_BASE_URL"):
+        return "openai", name
+    raise ConfigError(
+        f"cannot tell which provider serves model {name!r}: "
+        f"write anthropic:{name} or openai:{name} (set OPENAI_BASE_URL for a local server)"
+    )
+
+
+def _read_timeout_s(env: Mapping[str, str]) -> float | None:
+    raw = _get(env, "API_TIMEOUT_MS")
+    if raw is None:
+        return None
+    try:
+        millis = float(raw)
+    except ValueError:
+        millis = 0.0
+    if not millis > 0:
+        raise ConfigError(f"API_TIMEOUT_MS must be a positive number of milliseconds, not {raw!r}")
+    return millis / 1000.0
+
+
+def _build_anthropic(env: Mapping[str, str], read_timeout_s: float | None) -> Provider:
+    from stayer.providers._http import DEFAULT_READ_TIMEOUT_S
+    from stayer.providers.anthropic import DEFAULT_BASE_URL, AnthropicProvider
+
+    api_key, token = _get(env, "ANTHROPIC_API_KEY"), _get(env, "ANTHROPIC_AUTH_TOKEN")
+    base_url = _get(env, "ANTHROPIC_BASE_URL")
+    if not (api_key or token or base_url):
+        raise ConfigError(
+            "no API key for anthropic: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+            "or ANTHROPIC_BASE_URL for a gateway"
+        )
+    return AnthropicProvider(
+        api_key=api_key,
+        auth_token=token,
+        base_url=base_url or DEFAULT_BASE_URL,
+        read_timeout_s=read_timeout_s or DEFAULT_READ_TIMEOUT_S,
+    )
+
+
+def _build_openai(env: Mapping[str, str], read_timeout_s: float | None) -> Provider:
+    from stayer.providers._http import DEFAULT_READ_TIMEOUT_S
+    from stayer.providers.openai_chat import DEFAULT_BASE_URL, OpenAIChatProvider
+
+    api_key, base_url = _get(env, "OPENAI_API_KEY"), _get(env, "OPENAI_BASE_URL")
+    if not (api_key or base_url):
+        raise ConfigError(
+            "no API key for openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"
+        )
+    return OpenAIChatProvider(
+        api_key=api_key,
+        base_url=base_url or DEFAULT_BASE_URL,
+        read_timeout_s=read_timeout_s or DEFAULT_READ_TIMEOUT_S,
+    )
+
+
+def select_provider(model: str | None, env: Mapping[str, str]) -> tuple[Provider, str]:
+    """The provider for `model` (None: the configured default) and the bare model id."""
+    provider_name, bare = resolve_model(model, env)
+    read_timeout_s = _read_timeout_s(env)
+    if provider_name == "anthropic":
+        return _build_anthropic(env, read_timeout_s), bare
+    return _build_openai(env, read_timeout_s), bare

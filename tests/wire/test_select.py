@@ -1,0 +1,165 @@
+"""Choosing a provider from a model name and the environment, and what it costs."""
+
+from __future__ import annotations
+
+import pytest
+
+from stayer.errors import ConfigError
+from stayer.messages import Usage
+from stayer.providers.anthropic import AnthropicProvider
+from stayer.providers.openai_chat import OpenAIChatProvider
+from stayer.providers.profiles import DEFAULT_PROFILE, cost_usd, profile_for
+from stayer.providers.select import model_configured, resolve_model, select_provider
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import anthropic_text, openai_text
+from tests.wire.helpers import final_message, make_request
+
+ANTHROPIC_ENV = {"ANTHROPIC_API_KEY": "sk-ant"}
+OPENAI_ENV = {"OPENAI_API_KEY": "sk-oai"}
+BOTH = {**ANTHROPIC_ENV, **OPENAI_ENV}
+
+
+@pytest.mark.parametrize(
+    ("model", "env", "expected"),
+    [
+        ("claude-opus-4-5-20251101", BOTH, ("anthropic", "claude-opus-4-5-20251101")),
+        ("sonnet", BOTH, ("anthropic", "claude-sonnet-4-5")),
+        ("Opus", BOTH, ("anthropic", "claude-opus-4-5")),
+        ("haiku", BOTH, ("anthropic", "claude-haiku-4-5")),
+        ("gpt-4.1", BOTH, ("openai", "gpt-4.1")),
+        ("o3-mini", BOTH, ("openai", "o3-mini")),
+        ("o4-mini", BOTH, ("openai", "o4-mini")),
+        ("chatgpt-4o-latest", BOTH, ("openai", "chatgpt-4o-latest")),
+        ("openai:claude-proxy", BOTH, ("openai", "claude-proxy")),
+        ("anthropic:sonnet", BOTH, ("anthropic", "claude-sonnet-4-5")),
+        ("anthropic:my-gateway-model", BOTH, ("anthropic", "my-gateway-model")),
+        ("llama3:8b", {"OPENAI_BASE_URL": "http://localhost:11434/v1"}, ("openai", "llama3:8b")),
+        (None, {**BOTH, "ANTHROPIC_MODEL": "opus"}, ("anthropic", "claude-opus-4-5")),
+        (None, BOTH, ("anthropic", "claude-sonnet-4-5")),
+        (None, {"ANTHROPIC_BASE_URL": "http://gw"}, ("anthropic", "claude-sonnet-4-5")),
+        (None, OPENAI_ENV, ("openai", "gpt-4.1")),
+        (None, {"OPENAI_BASE_URL": "http://x/v1", "OPENAI_MODEL": "qwen3"}, ("openai", "qwen3")),
+        ("  ", {"ANTHROPIC_AUTH_TOKEN": "t"}, ("anthropic", "claude-sonnet-4-5")),
+    ],
+)
+def test_resolve_model(model: str | None, env: dict[str, str], expected: tuple[str, str]) -> None:
+    assert resolve_model(model, env) == expected
+
+
+def test_an_unknown_name_without_a_local_server_asks_for_a_prefix() -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_model("mistral-large", BOTH)
+    assert str(caught.value) == (
+        "cannot tell which provider serves model 'mistral-large': write anthropic:mistral-large "
+        "or openai:mistral-large (set OPENAI_BASE_URL for a local server)"
+    )
+
+
+def test_nothing_configured() -> None:
+    with pytest.raises(ConfigError, match="no model provider is configured"):
+        select_provider(None, {})
+    assert not model_configured({})
+    assert not model_configured({"ANTHROPIC_API_KEY": "  "})
+    assert model_configured({"OPENAI_BASE_URL": "http://localhost:8000/v1"})
+
+
+def test_missing_anthropic_key_names_the_variable() -> None:
+    with pytest.raises(ConfigError) as caught:
+        select_provider("sonnet", OPENAI_ENV)
+    assert str(caught.value) == (
+        "no API key for anthropic: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+        "or ANTHROPIC_BASE_URL for a gateway"
+    )
+
+
+def test_missing_openai_key_names_the_variable() -> None:
+    with pytest.raises(ConfigError) as caught:
+        select_provider("gpt-4o", ANTHROPIC_ENV)
+    assert str(caught.value) == (
+        "no API key for openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"
+    )
+
+
+def test_provider_prefix_without_a_model() -> None:
+    with pytest.raises(ConfigError, match="names no model"):
+        resolve_model("openai:", OPENAI_ENV)
+
+
+@pytest.mark.parametrize("value", ["soon", "-5", "0"])
+def test_bad_api_timeout(value: str) -> None:
+    with pytest.raises(ConfigError, match="API_TIMEOUT_MS"):
+        select_provider("sonnet", {**ANTHROPIC_ENV, "API_TIMEOUT_MS": value})
+
+
+async def test_selected_anthropic_provider_uses_the_environment(server: FakeModelServer) -> None:
+    env = {
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_AUTH_TOKEN": "tok",
+        "API_TIMEOUT_MS": "3000",
+    }
+    provider, model = select_provider("haiku", env)
+    assert isinstance(provider, AnthropicProvider)
+    server.enqueue(anthropic_text("hi"))
+    try:
+        await final_message(provider, make_request(model=model))
+    finally:
+        await provider.aclose()
+    request = server.requests[0]
+    assert request.body["model"] == "claude-haiku-4-5"
+    assert request.headers["authorization"] == "Bearer tok"
+
+
+async def test_selected_local_openai_server_needs_no_key(server: FakeModelServer) -> None:
+    provider, model = select_provider("qwen2.5-coder:7b", {"OPENAI_BASE_URL": server.openai_url})
+    assert isinstance(provider, OpenAIChatProvider)
+    assert provider.name == "openai"
+    server.enqueue(openai_text("ok"))
+    try:
+        await final_message(provider, make_request(model=model))
+    finally:
+        await provider.aclose()
+    assert server.requests[0].body["model"] == "qwen2.5-coder:7b"
+    assert "authorization" not in server.requests[0].headers
+
+
+@pytest.mark.parametrize(
+    ("model", "family"),
+    [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+        ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ("claude-opus-4-1-20250805", "claude-opus-4-1"),
+        ("claude-opus-4-5", "claude-opus-4-5"),
+        ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
+        ("anthropic:claude-opus-4-6", "claude-opus-4-6"),
+        ("claude-someday-9", "claude"),
+        ("gpt-4.1-mini-2025-04-14", "gpt-4.1-mini"),
+        ("gpt-4o", "gpt-4o"),
+        ("o3-mini", "o3-mini"),
+        ("o3", "o3"),
+        ("gpt-9-turbo", "gpt"),
+    ],
+)
+def test_profiles_match_by_longest_prefix(model: str, family: str) -> None:
+    assert profile_for(model).family == family
+
+
+def test_unknown_models_get_a_small_free_profile() -> None:
+    profile = profile_for("llama3.1:8b")
+    assert profile == DEFAULT_PROFILE
+    assert not profile.known
+    assert profile.context_window <= 32_768
+    assert cost_usd("llama3.1:8b", Usage(1_000_000, 1_000_000)) == 0.0
+
+
+def test_cost_uses_every_kind_of_token() -> None:
+    usage = Usage(
+        input_tokens=1_000_000,
+        output_tokens=1_000_000,
+        cache_read_input_tokens=1_000_000,
+        cache_creation_input_tokens=1_000_000,
+    )
+    # Sonnet 4.5: 3 in, 15 out, 0.30 cache read, 3.75 cache write per million.
+    assert cost_usd("claude-sonnet-4-5", usage) == pytest.approx(3 + 15 + 0.3 + 3.75)
+    assert cost_usd("gpt-4o", Usage(input_tokens=2_000, output_tokens=1_000)) == pytest.approx(
+        (2_000 * 2.5 + 1_000 * 10) / 1_000_000
+    )
