@@ -38,25 +38,49 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("prompt", nargs="?", help="what to do (read from stdin if omitted)")
     parser.add_argument("-p", "--print", action="store_true", help="run once and print")
-    parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    parser.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="final text; one JSON result; or one JSON line per message (Claude Code's shapes)",
+    )
     parser.add_argument("--input-format", choices=["text", "stream-json"], default="text")
-    parser.add_argument("--verbose", action="store_true")
-    parser.add_argument("--include-partial-messages", action="store_true")
-    parser.add_argument("--max-turns", type=int)
+    parser.add_argument("--verbose", action="store_true", help="with json: every message")
+    parser.add_argument(
+        "--include-partial-messages", action="store_true", help="stream-json: add raw deltas"
+    )
+    parser.add_argument("--max-turns", type=int, help="stop after this many tool rounds")
     parser.add_argument("--model", help="model name, or provider:model (anthropic, openai)")
     parser.add_argument("--system-prompt", help="replace the base system prompt")
-    parser.add_argument("--system-prompt-file", type=Path)
+    parser.add_argument("--system-prompt-file", type=Path, help="the same, from a file")
     parser.add_argument("--append-system-prompt", help="add to the end of the system prompt")
-    parser.add_argument("--append-system-prompt-file", type=Path)
-    for flag, dest in (
-        ("--allowedTools", "allowed_tools"),
-        ("--disallowedTools", "disallowed_tools"),
+    parser.add_argument("--append-system-prompt-file", type=Path, help="the same, from a file")
+    for flag, dest, verb in (
+        ("--allowedTools", "allowed_tools", "allow"),
+        ("--disallowedTools", "disallowed_tools", "deny"),
     ):
         kebab = "--" + flag[2:].replace("Tools", "-tools").lower()
-        parser.add_argument(flag, kebab, dest=dest, action="append", nargs="+", default=[])
-    parser.add_argument("--tools", action="append", nargs="+", help="limit the tools offered")
-    parser.add_argument("--permission-mode", default="default")
-    parser.add_argument("--dangerously-skip-permissions", action="store_true")
+        parser.add_argument(
+            flag,
+            kebab,
+            dest=dest,
+            action="append",
+            nargs="+",
+            default=[],
+            metavar="RULE",
+            help=f"{verb} calls matching rules such as Bash or 'Bash(git diff:*)'",
+        )
+    parser.add_argument(
+        "--tools", action="append", nargs="+", metavar="TOOL", help="offer only these tools"
+    )
+    parser.add_argument(
+        "--permission-mode",
+        default="default",
+        help="default, acceptEdits, plan, bypassPermissions or dontAsk",
+    )
+    parser.add_argument(
+        "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
+    )
     parser.add_argument("-v", "--version", action="store_true", help="print the version")
     return parser
 
