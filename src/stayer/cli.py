@@ -12,7 +12,6 @@ on standard error and exit status 2; a run that ends in error exits 1.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -178,6 +177,8 @@ async def _demo() -> int:
 def run(argv: Sequence[str]) -> int:
     """Run the command line `argv` (without the program name); returns the exit status."""
     if list(argv[:1]) == ["demo"]:
+        import asyncio
+
         return asyncio.run(_demo())
     args, unknown = build_parser().parse_known_args(list(argv))
     for flag in unknown:
@@ -185,6 +186,8 @@ def run(argv: Sequence[str]) -> int:
     if args.version:
         print(f"{CLAUDE_CODE_COMPAT_VERSION} (stayer {__version__})")
         return 0
+    import asyncio  # imported late: `--version` and `--help` need not pay for it
+
     if not args.print and args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
         raise ConfigError(
             'the interactive terminal UI is not built yet; use stayer -p "PROMPT", '
