@@ -1,0 +1,24 @@
+"""Hand-run performance benchmarks for stayer; never part of the test suite.
+
+Run from the repository root (the fake model server is imported from `tests.fakes`):
+
+    .venv/bin/python -m benchmarks.run                      # 10 start-ups, 3 runs of 100 turns
+    .venv/bin/python -m benchmarks.run --runs 20 --turn-runs 5 --json bench.json
+    .venv/bin/python -m benchmarks.run --imports            # also: where start-up time goes
+    .venv/bin/python -m benchmarks.run --venv /tmp/prodvenv # a runtime-only install instead
+
+A runtime-only environment (no dev tools, so no click/rich for httpx to pick up) can be made
+from the lock with `UV_PROJECT_ENVIRONMENT=/tmp/prodvenv .cache/uv/bin/uv sync --no-dev --frozen`.
+
+Modules:
+
+* `run`        — the entry point: options, the table, pass/fail against the targets, JSON;
+* `measure`    — spawning a command against a timed fake server and taking the three figures
+                 (start-up to first request, per-turn overhead, peak RSS);
+* `timed_server` — the fake Anthropic server with arrival / last-byte timestamps per request
+                 (and Nagle off), and the scripted answers (a text reply; N Bash turns, text);
+* `floor`      — the toy `while True` loop over httpx + subprocess that sets the floor;
+* `imports`    — `python -X importtime` parsed into per-package totals and the import edges
+                 (importer → imported package) that cost the most;
+* `stats`      — median / p95 summaries.
+"""

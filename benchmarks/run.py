@@ -1,0 +1,349 @@
+"""The entry point: `python -m benchmarks.run` measures stayer and the floor and prints a table.
+
+    .venv/bin/python -m benchmarks.run [--runs 10] [--turns 100] [--turn-runs 3] [--warmup 1]
+                                       [--no-floor] [--imports | --imports-only] [--json PATH]
+
+Runs are interleaved (stayer, floor, stayer, floor, ...) so a burst of load on a shared machine
+hits both alike. Start-up figures are over `--runs` runs; per-turn figures pool every turn of
+every `--turn-runs` run (and, to show growth with the history, its first and last tenth); peak
+RSS and total wall are per run. Pass/fail compares the median with the target; the p95 column
+says whether the tail also makes it. Progress goes to standard error, the table to standard
+output, and `--json` writes every raw sample as well. `--imports` adds the `-X importtime`
+breakdown of `stayer --version` and of a one-turn `stayer -p` run (see `benchmarks.imports`).
+The exit status is 1 when stayer's median misses a target, so a script can notice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import imports
+from benchmarks.measure import (
+    DEFAULT_VENV,
+    REPO,
+    StartupRun,
+    Subject,
+    TurnRun,
+    floor_subject,
+    measure_startup,
+    measure_turns,
+    stayer_subject,
+)
+from benchmarks.stats import Summary, summarize
+
+MS = 1000.0
+MIB = 1024.0
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A goal for one metric (lower is better) and Claude Code's figure measured the same way."""
+
+    limit: float
+    claude_code: float
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One metric of the table."""
+
+    metric: str
+    unit: str
+    stayer: Summary
+    floor: Summary | None
+    target: Target | None
+
+    @property
+    def ratio(self) -> float:
+        """stayer's median over the floor's."""
+        if self.floor is None or not self.floor.median:
+            return math.nan
+        return self.stayer.median / self.floor.median
+
+    def verdict(self, value: float) -> str:
+        """pass / FAIL for `value` against the target, or a dash without one."""
+        if self.target is None:
+            return "-"
+        return "pass" if value < self.target.limit else "FAIL"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "metric": self.metric,
+            "unit": self.unit,
+            "stayer": self.stayer.as_dict(),
+            "floor": self.floor.as_dict() if self.floor else None,
+            "ratio_of_medians": None if math.isnan(self.ratio) else self.ratio,
+            "target": self.target.limit if self.target else None,
+            "claude_code": self.target.claude_code if self.target else None,
+            "median_verdict": self.verdict(self.stayer.median),
+            "p95_verdict": self.verdict(self.stayer.p95),
+        }
+
+
+@dataclass
+class Samples:
+    """Everything measured for one subject."""
+
+    startups: list[StartupRun]
+    turn_runs: list[TurnRun]
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _interleaved(
+    subjects: Sequence[Subject], runs: int, label: str, measure: Callable[[Subject], Any]
+) -> dict[str, list[Any]]:
+    results: dict[str, list[Any]] = {subject.name: [] for subject in subjects}
+    for index in range(runs):
+        for subject in subjects:
+            value = measure(subject)
+            results[subject.name].append(value)
+            _progress(f"  {label} {index + 1}/{runs} {subject.name}: {_describe(value)}")
+    return results
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, TurnRun):
+        overhead = summarize(value.overheads_s)
+        return (
+            f"overhead median {overhead.median * MS:.1f} ms, p95 {overhead.p95 * MS:.1f} ms; "
+            f"{value.total_s:.2f} s total; peak RSS {value.peak_rss_kib / MIB:.1f} MiB"
+        )
+    if isinstance(value, StartupRun):
+        return (
+            f"{value.first_request_s * MS:.1f} ms to first request, {value.cpu_s * MS:.0f} ms CPU"
+        )
+    return str(value)
+
+
+def collect(args: argparse.Namespace, workdir: Path) -> dict[str, Samples]:
+    """Warm up, then take every sample."""
+    subjects = [stayer_subject(args.venv)] + ([] if args.no_floor else [floor_subject(args.venv)])
+    _progress(f"warm-up: {args.warmup} discarded run(s) per subject")
+    _interleaved(subjects, args.warmup, "warm-up", lambda s: measure_startup(s, workdir))
+    _progress(f"start-up to first request: {args.runs} run(s) per subject")
+    startups = _interleaved(subjects, args.runs, "start-up", lambda s: measure_startup(s, workdir))
+    _progress(f"{args.turns} Bash turns: {args.turn_runs} run(s) per subject")
+    turns = _interleaved(
+        subjects, args.turn_runs, "turns", lambda s: measure_turns(s, args.turns, workdir)
+    )
+    return {s.name: Samples(startups[s.name], turns[s.name]) for s in subjects}
+
+
+def _rows(samples: dict[str, Samples], turns: int) -> list[Row]:
+    def pick(name: str, take: Callable[[Samples], list[float]]) -> Summary | None:
+        return summarize(take(samples[name])) if name in samples else None
+
+    def pooled(field: str, scale: float) -> Callable[[Samples], list[float]]:
+        return lambda s: [v * scale for run in s.turn_runs for v in getattr(run, field)]
+
+    tenth = max(1, turns // 10)
+
+    def early_ms(s: Samples) -> list[float]:
+        return [v * MS for run in s.turn_runs for v in run.overheads_s[:tenth]]
+
+    def late_ms(s: Samples) -> list[float]:
+        return [v * MS for run in s.turn_runs for v in run.overheads_s[-tenth:]]
+
+    def start_ms(s: Samples) -> list[float]:
+        return [run.first_request_s * MS for run in s.startups]
+
+    def cpu_per_turn_ms(s: Samples) -> list[float]:
+        baseline = summarize([run.cpu_s for run in s.startups]).median
+        return [(run.cpu_s - baseline) / turns * MS for run in s.turn_runs]
+
+    def total_s(s: Samples) -> list[float]:
+        return [run.total_s for run in s.turn_runs]
+
+    def rss_mib(s: Samples) -> list[float]:
+        return [run.peak_rss_kib / MIB for run in s.turn_runs]
+
+    overhead = pooled("overheads_s", MS)
+    specs: list[tuple[str, str, Callable[[Samples], list[float]], Target | None]] = [
+        ("start-up to first request", "ms", start_ms, Target(200, 420)),
+        ("per-turn overhead (reply end → next req)", "ms", overhead, Target(15, 80)),
+        (f"  overhead, first {tenth} turns", "ms", early_ms, None),
+        (f"  overhead, last {tenth} turns", "ms", late_ms, None),
+        ("per-turn wall (req → next req)", "ms", pooled("turn_walls_s", MS), None),
+        ("CPU per turn (process + its bash)", "ms", cpu_per_turn_ms, None),
+        (f"whole {turns}-turn run, spawn to exit", "s", total_s, None),
+        (f"peak RSS over {turns} turns", "MiB", rss_mib, Target(100, 250)),
+    ]
+    rows: list[Row] = []
+    for metric, unit, take, target in specs:
+        summary = pick("stayer", take)
+        assert summary is not None
+        rows.append(Row(metric, unit, summary, pick("floor", take), target))
+    return rows
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.2f}" if unit == "s" else f"{value:.1f}"
+
+
+def render_table(rows: Sequence[Row]) -> str:
+    """The results as a fixed-width table."""
+    header = (
+        f"{'metric':<42} {'unit':<4} {'stayer':>8} {'p95':>8} {'floor':>8} {'p95':>8} "
+        f"{'ratio':>6} {'target':>7} {'Claude':>7}  median  p95"
+    )
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        floor_median = row.floor.median if row.floor else None
+        floor_p95 = row.floor.p95 if row.floor else None
+        target = f"<{row.target.limit:g}" if row.target else "-"
+        claude = f"{row.target.claude_code:g}" if row.target else "-"
+        lines.append(
+            f"{row.metric:<42} {row.unit:<4} {_fmt(row.stayer.median, row.unit):>8} "
+            f"{_fmt(row.stayer.p95, row.unit):>8} {_fmt(floor_median, row.unit):>8} "
+            f"{_fmt(floor_p95, row.unit):>8} {_fmt(row.ratio, 'x'):>5}x {target:>7} "
+            f"{claude:>7}  {row.verdict(row.stayer.median):<6}  {row.verdict(row.stayer.p95)}"
+        )
+    lines.append(
+        "medians and nearest-rank p95; ratio = stayer median / floor median; "
+        "Claude = Claude Code measured the same way; pass/FAIL of the median and of the p95"
+    )
+    return "\n".join(lines)
+
+
+def _git_head() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return "unknown"
+    return done.stdout.strip() or "unknown"
+
+
+def _machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
+    return {
+        "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "git_head": _git_head(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "loadavg": list(load),
+    }
+
+
+def _write_json(path: Path, args: argparse.Namespace, before: dict[str, Any], **parts: Any) -> None:
+    document = {
+        "machine_before": before,
+        "machine_after": _machine(),
+        "config": {k: v for k, v in vars(args).items() if k != "json"},
+        **parts,
+    }
+    path.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def _samples_json(samples: dict[str, Samples]) -> dict[str, Any]:
+    return {
+        name: {
+            "startups": [
+                {"first_request_s": run.first_request_s, "cpu_s": run.cpu_s} for run in s.startups
+            ],
+            "turn_runs": [
+                {
+                    "overheads_s": list(run.overheads_s),
+                    "turn_walls_s": list(run.turn_walls_s),
+                    "total_s": run.total_s,
+                    "peak_rss_kib": run.peak_rss_kib,
+                    "ru_maxrss_kib": run.ru_maxrss_kib,
+                    "cpu_s": run.cpu_s,
+                }
+                for run in s.turn_runs
+            ],
+        }
+        for name, s in samples.items()
+    }
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description=__doc__.split("\n", 1)[0]
+    )
+    parser.add_argument("--runs", type=int, default=10, help="start-up runs per subject")
+    parser.add_argument("--turns", type=int, default=100, help="Bash tool turns per run")
+    parser.add_argument("--turn-runs", type=int, default=3, help="multi-turn runs per subject")
+    parser.add_argument("--warmup", type=int, default=1, help="discarded start-up runs")
+    parser.add_argument("--no-floor", action="store_true", help="measure stayer only")
+    parser.add_argument("--imports", action="store_true", help="print the import breakdown")
+    parser.add_argument("--imports-only", action="store_true", help="only the import breakdown")
+    parser.add_argument("--json", type=Path, help="write every sample and summary here")
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=DEFAULT_VENV,
+        help="environment whose bin/stayer and bin/python to run (default: .venv, which holds "
+        "the dev tools too; a runtime-only one shows what `pip install stayer` users get)",
+    )
+    args = parser.parse_args(list(argv))
+    args.venv = args.venv.absolute()
+    if not (args.venv / "bin" / "stayer").exists():
+        parser.error(f"{args.venv}/bin/stayer does not exist")
+    for name in ("runs", "turns", "turn_runs"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Measure, print, optionally write JSON; exit status 1 when stayer misses a target."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    before = _machine()
+    with tempfile.TemporaryDirectory(prefix="stayer-bench-") as tmp:
+        workdir = Path(tmp)
+        reports = (
+            imports.startup_reports(workdir, args.venv) if args.imports or args.imports_only else []
+        )
+        if args.imports_only:
+            print("\n\n".join(imports.render(report) for report in reports))
+            return 0
+        samples = collect(args, workdir)
+    rows = _rows(samples, args.turns)
+    print(render_table(rows))
+    for report in reports:
+        print()
+        print(imports.render(report))
+    if args.json is not None:
+        _write_json(
+            args.json,
+            args,
+            before,
+            summary=[row.as_dict() for row in rows],
+            samples=_samples_json(samples),
+            imports=[
+                {"label": r.label, "total_us": r.total_us, "packages": r.packages} for r in reports
+            ],
+        )
+        _progress(f"wrote {args.json}")
+    missed = any(row.verdict(row.stayer.median) == "FAIL" for row in rows)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
