@@ -53,6 +53,8 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body: JSON
     protocol: WireProtocol | None
+    peer: tuple[str, int] | None = None
+    """The client's address and port: one port for many requests means a reused connection."""
 
     @property
     def messages(self) -> list[JSON]:
@@ -523,7 +525,9 @@ class _Host:
     def __init__(self) -> None:
         self.tenants: dict[str, FakeModelServer] = {}
         self.lock = threading.Lock()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio turns Nagle off only on sockets that name TCP, and with
+        # Nagle on, the last chunk of every response waits ~40 ms for a delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port: int = sock.getsockname()[1]
@@ -588,5 +592,6 @@ class _Host:
             headers=headers,
             body=_decode(raw),
             protocol=_protocol_of(scope["method"], path),
+            peer=tuple(scope["client"]) if scope.get("client") else None,
         )
         await tenant.handle(request, receive, send)

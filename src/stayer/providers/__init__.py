@@ -9,4 +9,4 @@ fallback for a missing command-line client; everything else in httpx is unaffect
 import sys
 
 if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]

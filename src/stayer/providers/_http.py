@@ -8,10 +8,12 @@ from httpx or json escapes from here.
 
 from __future__ import annotations
 
-import functools
+import asyncio
+import contextlib
 import json
 import re
 import ssl
+import threading
 import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
@@ -90,14 +92,46 @@ class ApiError:
     code: str = ""
 
 
-@functools.cache
+_tls_lock = threading.Lock()
+_tls_context: ssl.SSLContext | None = None
+
+
 def _ssl_context() -> ssl.SSLContext:
-    return httpx.create_ssl_context()
+    """The one verifying TLS context; the first caller loads it, later ones wait for it."""
+    global _tls_context
+    with _tls_lock:
+        if _tls_context is None:
+            _tls_context = httpx.create_ssl_context()
+        return _tls_context
 
 
-def new_client(timeout: httpx.Timeout) -> httpx.AsyncClient:
-    """An HTTP client sharing one TLS context: loading the CA bundle costs tens of ms each time."""
-    return httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
+def preload_tls(base_url: str) -> None:
+    """Load the CA bundle in the background while start-up goes on (it releases the GIL).
+
+    Loading it costs tens of milliseconds, which would otherwise sit between start-up and the
+    first request. Plain-HTTP endpoints (local servers) never need it.
+    """
+    if base_url.startswith("https:"):
+        threading.Thread(target=_ssl_context, name="stayer-tls", daemon=True).start()
+
+
+def new_client(timeout: httpx.Timeout, base_url: str) -> httpx.AsyncClient:
+    """An HTTP client; TLS verification only where the endpoint speaks TLS."""
+    verify: ssl.SSLContext | bool = _ssl_context() if base_url.startswith("https:") else False
+    return httpx.AsyncClient(timeout=timeout, verify=verify)
+
+
+async def drain(events: AsyncGenerator[ServerSentEvent, None], limit_s: float = 1.0) -> None:
+    """Read the rest of a finished stream, so its connection can be reused for the next call.
+
+    A stream closed before its last chunk is read makes httpx drop the connection, and every
+    turn would pay a new TCP and TLS handshake. A server that keeps talking past the end is cut
+    off after `limit_s`.
+    """
+    with contextlib.suppress(TimeoutError, ModelError):
+        async with asyncio.timeout(limit_s):
+            async for _ in events:
+                pass
 
 
 def make_timeout(*, connect_s: float, read_s: float) -> httpx.Timeout:

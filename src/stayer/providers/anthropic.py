@@ -48,9 +48,11 @@ from stayer.providers._http import (
     Endpoint,
     decode_error_body,
     decode_event_data,
+    drain,
     make_timeout,
     new_client,
     post_sse,
+    preload_tls,
     stream_error,
 )
 from stayer.providers.base import (
@@ -91,6 +93,8 @@ class AnthropicProvider:
         self._timeout = make_timeout(connect_s=connect_timeout_s, read_s=read_timeout_s)
         self._client = client
         self._owns_client = client is None
+        if client is None:
+            preload_tls(self._base_url)
         self._endpoint = Endpoint(
             provider="anthropic",
             base_url=self._base_url,
@@ -107,7 +111,7 @@ class AnthropicProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = new_client(self._timeout)
+            self._client = new_client(self._timeout, self._base_url)
         return self._client
 
     def _headers(self, purpose: str) -> dict[str, str]:
@@ -144,6 +148,7 @@ class AnthropicProvider:
                 for event in decoder.feed(name, data):
                     yield event
                 if decoder.done:
+                    await drain(events)
                     return
         raise ConnectionLost(
             "the anthropic stream ended before the message was complete; try again"

@@ -49,9 +49,11 @@ from stayer.providers._http import (
     Endpoint,
     decode_error_body,
     decode_event_data,
+    drain,
     make_timeout,
     new_client,
     post_sse,
+    preload_tls,
     stream_error,
 )
 from stayer.providers.base import (
@@ -89,6 +91,8 @@ class OpenAIChatProvider:
         self._timeout = make_timeout(connect_s=connect_timeout_s, read_s=read_timeout_s)
         self._client = client
         self._owns_client = client is None
+        if client is None:
+            preload_tls(self._base_url)
         # OpenAI itself renamed the limit; compatible servers mostly know only the old name.
         self._limit_key = (
             "max_completion_tokens" if _host(self._base_url) == "api.openai.com" else "max_tokens"
@@ -109,7 +113,7 @@ class OpenAIChatProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = new_client(self._timeout)
+            self._client = new_client(self._timeout, self._base_url)
         return self._client
 
     def _headers(self, purpose: str) -> dict[str, str]:
@@ -165,6 +169,7 @@ class OpenAIChatProvider:
                     continue
                 if sse.data.strip() == "[DONE]":
                     saw_done = True
+                    await drain(events)
                     break
                 for event in decoder.feed(decode_event_data(sse.data, self._endpoint)):
                     yield event
