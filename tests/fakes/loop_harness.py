@@ -17,7 +17,7 @@ from stayer.messages import (
     UserMessage,
 )
 from stayer.providers.base import Provider
-from stayer.tools.base import Tool, ToolContext
+from stayer.tools.base import Tool, Toolbox, ToolContext
 
 
 def make_params(
@@ -35,7 +35,7 @@ def make_params(
         provider=provider,
         model="scripted",
         system_prompt="You are a test.",
-        tools=tuple(tools),
+        tools=Toolbox.of(tools),
         tool_context=ToolContext(cwd=cwd),
         can_use_tool=can_use_tool,
         abort=abort or AbortSignal(),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from stayer.errors import BadResponse, ModelError, StayerError
 from stayer.events import (
@@ -41,7 +40,6 @@ from stayer.messages import (
     UserMessage,
 )
 from stayer.providers.base import MessageAssembler
-from stayer.tools.base import Tool
 
 from .abort import relay
 from .state import LoopParams, LoopState
@@ -75,8 +73,7 @@ async def query(params: LoopParams, messages: tuple[Message, ...]) -> AsyncItera
 async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Event]:
     """The `while True` loop; its last event is always `Finished`, exactly once."""
     started = time.monotonic()
-    specs = params.tool_specs
-    tools = params.tools_by_name
+    specs = params.tools.specs
     while True:
         yield RequestStarted(state.turn_count)
         stream = _Stream()
@@ -95,7 +92,7 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
             return
 
         round_ = _ToolRound()
-        async for tool_event in _run_tools(params, tools, stream.tool_uses, round_):
+        async for tool_event in _run_tools(params, stream.tool_uses, round_):
             yield tool_event
         results = _results_message(stream.tool_uses, round_.results, params.abort.aborted)
         yield ToolResultsAppended(results, round_.data(stream.tool_uses))
@@ -166,12 +163,10 @@ class _ToolRound:
 
 
 async def _run_tools(
-    params: LoopParams,
-    tools: dict[str, Tool[Any]],
-    tool_uses: list[ToolUseBlock],
-    round_: _ToolRound,
+    params: LoopParams, tool_uses: list[ToolUseBlock], round_: _ToolRound
 ) -> AsyncIterator[Event]:
-    prepared = [prepare(params, tools, block) for block in tool_uses]
+    tools = params.tools.tools()
+    prepared = [prepare(tools, block) for block in tool_uses]
     for batch in batches(prepared):
         async for event in relay(run_batch(params, batch, round_.denials), params.abort):
             if isinstance(event, ToolCallFinished):

@@ -9,10 +9,10 @@ from typing import Any
 
 from stayer.errors import ModelError, RateLimited
 from stayer.events import Continue
-from stayer.messages import JSON, Message, StopReason, ToolSpec, Usage
+from stayer.messages import JSON, Message, StopReason, Usage
 from stayer.permissions import Decision
 from stayer.providers.base import Provider
-from stayer.tools.base import Tool, ToolContext
+from stayer.tools.base import Tool, Toolbox, ToolContext
 
 from .abort import AbortSignal
 
@@ -59,7 +59,7 @@ class LoopParams:
     provider: Provider
     model: str
     system_prompt: str
-    tools: tuple[Tool[Any], ...]
+    tools: Toolbox
     tool_context: ToolContext
     can_use_tool: CanUseTool = allow_everything
     abort: AbortSignal = field(default_factory=AbortSignal)
@@ -69,16 +69,6 @@ class LoopParams:
     tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10
     purpose: str = "main"
-
-    @property
-    def tools_by_name(self) -> dict[str, Tool[Any]]:
-        """The tools keyed by the name the model calls them by."""
-        return {tool.name: tool for tool in self.tools}
-
-    @property
-    def tool_specs(self) -> tuple[ToolSpec, ...]:
-        """The tools as the model sees them."""
-        return tuple(tool.spec() for tool in self.tools)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,7 @@ import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
 from stayer.messages import JSON, TextBlock, ToolResultBlock, ToolUseBlock
@@ -24,6 +22,9 @@ from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.tools.base import Tool, ToolFailure, ToolOutput
 
 from .state import LoopParams, ToolCall
+
+if TYPE_CHECKING:
+    import pydantic
 
 ToolEvent = ToolCallStarted | ToolCallProgress | ToolCallFinished
 
@@ -55,7 +56,7 @@ class _Prepared:
             return False
 
 
-def prepare(params: LoopParams, tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
+def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
     """Find the tool and validate the input; a problem becomes the result text."""
     tool = tools.get(block.name)
     if tool is None:
@@ -64,6 +65,8 @@ def prepare(params: LoopParams, tools: dict[str, Tool[Any]], block: ToolUseBlock
     if UNPARSED_INPUT_KEY in block.input:
         raw = str(block.input[UNPARSED_INPUT_KEY])[:200]
         return _Prepared(block, None, f"InputValidationError: the input was not valid JSON: {raw}")
+    from pydantic import ValidationError  # loaded with the tools, not at start-up
+
     try:
         parsed = tool.input_model.model_validate(dict(block.input))
     except ValidationError as exc:
@@ -71,7 +74,7 @@ def prepare(params: LoopParams, tools: dict[str, Tool[Any]], block: ToolUseBlock
     return _Prepared(block, ToolCall(tool, block.id, parsed, block.input))
 
 
-def _describe(exc: ValidationError) -> str:
+def _describe(exc: pydantic.ValidationError) -> str:
     problems = []
     for error in exc.errors(include_url=False):
         where = ".".join(str(part) for part in error["loc"]) or "input"

@@ -11,7 +11,6 @@ import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from stayer.context.prompt import Environment, build_system_prompt
 from stayer.errors import ConfigError
@@ -21,7 +20,7 @@ from stayer.loop.state import LoopParams, RetryPolicy, ToolCall
 from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
 from stayer.permissions import Decision, PermissionPolicy, evaluate, parse_mode, parse_rules
 from stayer.providers.base import Provider
-from stayer.tools.base import Tool, ToolContext
+from stayer.tools.base import Toolbox, ToolContext
 
 from .options import QueryOptions
 
@@ -51,20 +50,20 @@ def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, 
     return provider, model, True
 
 
-def _tools(options: QueryOptions, policy: PermissionPolicy) -> tuple[Tool[Any], ...]:
-    from stayer.tools.registry import builtin_tools
+def _toolbox(options: QueryOptions, policy: PermissionPolicy) -> Toolbox:
+    from stayer.tools.registry import BUILTIN_NAMES, builtin_toolbox
 
-    available = builtin_tools()
+    names = set(BUILTIN_NAMES)
     if options.tools is not None:
         wanted = {name.strip() for item in options.tools for name in item.split(",")}
         wanted.discard("")
         if wanted != {"default"}:
-            unknown = wanted - {tool.name for tool in available}
+            unknown = wanted - names
             if unknown:
-                names = ", ".join(tool.name for tool in available)
-                raise ConfigError(f"unknown tool(s) {', '.join(sorted(unknown))}; known: {names}")
-            available = tuple(tool for tool in available if tool.name in wanted)
-    return tuple(tool for tool in available if not policy.hides(tool.name))
+                known = ", ".join(BUILTIN_NAMES)
+                raise ConfigError(f"unknown tool(s) {', '.join(sorted(unknown))}; known: {known}")
+            names = wanted
+    return builtin_toolbox({name for name in names if not policy.hides(name)})
 
 
 def _retry(options: QueryOptions, env: Mapping[str, str]) -> RetryPolicy:
@@ -110,7 +109,7 @@ def prepare(options: QueryOptions) -> Setup:
     )
     if options.max_turns is not None and options.max_turns < 1:
         raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
-    tools = _tools(options, policy)
+    tools = _toolbox(options, policy)
     provider, model, owns = _provider(options, env)
 
     async def can_use_tool(call: ToolCall) -> Decision:
@@ -124,7 +123,7 @@ def prepare(options: QueryOptions) -> Setup:
 
     system = build_system_prompt(
         Environment.detect(cwd, model),
-        tool_names=[tool.name for tool in tools],
+        tool_names=tools.names,
         custom=options.system_prompt,
         append=options.append_system_prompt,
     )
@@ -144,7 +143,7 @@ def prepare(options: QueryOptions) -> Setup:
         session_id=options.session_id or str(uuid.uuid4()),
         model=model,
         provider=provider.name,
-        tools=tuple(tool.name for tool in tools),
+        tools=tools.names,
         cwd=str(cwd),
         permission_mode=policy.mode,
     )

@@ -9,14 +9,15 @@ progress through `ToolContext.progress`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Generic, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from stayer.messages import JSON, ToolResultContent, ToolSpec
+
+if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
+    from pydantic import BaseModel
 
 
 def _no_progress(_text: str) -> None:
@@ -60,7 +61,7 @@ class ToolFailure(Exception):
     """Raised by a tool for an error the model should read and act on (not a bug)."""
 
 
-InputT = TypeVar("InputT", bound=BaseModel)
+InputT = TypeVar("InputT", bound="BaseModel")
 
 
 class Tool(ABC, Generic[InputT]):
@@ -92,3 +93,34 @@ class Tool(ABC, Generic[InputT]):
         schema = self.input_model.model_json_schema(by_alias=True)
         schema.pop("title", None)
         return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+
+
+class Toolbox:
+    """The tools of one run: their specs at once, their implementations on first use.
+
+    The model must see every tool's spec in the first request, but the implementations (and
+    pydantic, which their input models need) can wait until the model actually calls one. Start-up
+    then costs only the specs.
+    """
+
+    def __init__(self, specs: Sequence[ToolSpec], load: Callable[[], Sequence[Tool[Any]]]) -> None:
+        self.specs = tuple(specs)
+        self._load = load
+        self._tools: dict[str, Tool[Any]] | None = None
+
+    @classmethod
+    def of(cls, tools: Sequence[Tool[Any]]) -> Toolbox:
+        """A toolbox of tools already made."""
+        made = tuple(tools)
+        return cls(tuple(tool.spec() for tool in made), lambda: made)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tool names, in the order the model sees them."""
+        return tuple(spec.name for spec in self.specs)
+
+    def tools(self) -> dict[str, Tool[Any]]:
+        """The implementations by name, loading them the first time."""
+        if self._tools is None:
+            self._tools = {tool.name: tool for tool in self._load()}
+        return self._tools

@@ -1,4 +1,4 @@
-"""Every built-in tool speaks Claude Code's input names, and the registry serves them."""
+"""Every built-in tool speaks Claude Code's input names."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from stayer.tools.base import Tool
 from stayer.tools.builtin.grep import GrepInput
-from stayer.tools.registry import ToolRegistry, builtin_tools
+from stayer.tools.registry import builtin_tools
 
 CLAUDE_CODE_FIELDS = {
     "Bash": ({"command", "timeout", "description"}, {"command"}),
@@ -95,42 +95,6 @@ def test_grep_output_mode_is_a_closed_set() -> None:
     assert schema["default"] == "files_with_matches"
     with pytest.raises(ValidationError):
         GrepInput.model_validate({"pattern": "x", "output_mode": "lines"})
-
-
-def test_registry_looks_up_tools_and_lists_specs() -> None:
-    registry = ToolRegistry.builtin()
-    assert registry.names == ("Bash", "Glob", "Grep", "Read", "Edit", "Write")
-    read = registry["Read"]
-    assert read.name == "Read"
-    assert registry.get("Nope") is None
-    assert "Grep" in registry and "Nope" not in registry
-    assert [spec.name for spec in registry.specs()] == list(registry.names)
-    assert len(registry) == 6
-
-
-def test_registry_filters_by_allowed_and_disallowed_names() -> None:
-    registry = ToolRegistry.builtin()
-    assert registry.filtered(allowed=["Read", "Grep", "Unknown"]).names == ("Grep", "Read")
-    assert registry.filtered(disallowed=["Bash", "Write"]).names == (
-        "Glob",
-        "Grep",
-        "Read",
-        "Edit",
-    )
-    # A rule limits how a tool is used, not whether it exists.
-    assert registry.filtered(allowed=["Bash(git:*)"]).names == ("Bash",)
-    assert "Bash" in registry.filtered(disallowed=["Bash(rm:*)"])
-    assert registry.names == ("Bash", "Glob", "Grep", "Read", "Edit", "Write")
-
-
-def test_registry_rejects_duplicate_names() -> None:
-    tools = builtin_tools()
-    with pytest.raises(ValueError, match="two tools are named 'Bash'"):
-        ToolRegistry([*tools, tools[0]])
-    registry = ToolRegistry(tools[:2])
-    with pytest.raises(ValueError):
-        registry.with_tools([tools[1]])
-    assert registry.with_tools([tools[2]]).names == ("Bash", "Glob", "Grep")
 
 
 def test_builtin_tools_are_fresh_instances() -> None:

@@ -1,0 +1,189 @@
+"""The built-in tools as the model sees them: generated, do not edit.
+
+Made by scripts/gen_tool_specs.py from the tool classes, so a run can send its first request
+without loading the tools (or pydantic). tests/unit/tools/test_specs_current.py checks it.
+"""
+
+from stayer.messages import ToolSpec
+
+BUILTIN_SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="Bash",
+        description="Runs a shell command with bash and returns what it printed (stdout, then stderr).\n\nUse it for things only a shell can do: running tests, builds, git, package managers, and other programs. For files there are dedicated tools that are cheaper and safer: Read instead of cat/head/tail, Edit or Write instead of sed/awk/echo redirection, Glob instead of find/ls for locating files, Grep instead of grep/rg.\n\n- The working directory persists between calls: after `cd dir`, later commands run in dir. Prefer absolute paths anyway, and quote paths that contain spaces.\n- Commands run without a terminal and with stdin closed, so anything interactive (editors, pagers, prompts, `git rebase -i`) fails or hangs; pass flags that avoid it.\n- The default timeout is 120 s; set `timeout` (ms, up to 600000) for longer work. A command that times out is stopped, with all the processes it started.\n- Long output is cut in the middle (the start and the end are kept); filter it with grep, head or tail when you only need part of it.\n- Chain dependent steps with `&&`; run independent commands as separate calls.\n- A non-zero exit code is reported as an error along with the output.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "command": {"description": "The shell command to run.", "type": "string"},
+                "timeout": {
+                    "description": "Optional timeout in milliseconds (at most 600000). Defaults to 120000 (2 minutes).",
+                    "minimum": 1,
+                    "type": "integer",
+                },
+                "description": {
+                    "description": "A short description of what the command does, in 5-10 words, in the active voice (e.g. 'List files in the current directory').",
+                    "type": "string",
+                },
+            },
+            "required": ["command"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="Glob",
+        description="Finds files by name with a glob pattern, such as '**/*.py' or 'src/**/*.{ts,tsx}', and lists their absolute paths, most recently modified first.\n\n- Fast on any size of codebase. Use it to locate files by name; use Grep to search their contents.\n- A pattern without '/' matches file names at any depth ('*.py' finds every Python file); a pattern with '/' is taken from the search directory.\n- Files in directories ignored by .gitignore, and hidden files, are skipped unless the pattern names a hidden path itself (e.g. '.github/**/*.yml').\n- At most 100 paths are returned; narrow the pattern or path if the result says it was cut.\n- For open-ended searches that may take several rounds of globbing and grepping, run several searches in one turn.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "pattern": {
+                    "description": "The glob to match file paths against, e.g. '**/*.py', '*.md' or 'src/**/*.{ts,tsx}'.",
+                    "type": "string",
+                },
+                "path": {
+                    "description": "The directory to search in. Leave it out to search the working directory; do not pass 'undefined' or 'null'.",
+                    "type": "string",
+                },
+            },
+            "required": ["pattern"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="Grep",
+        description="Searches file contents with ripgrep (regular expressions), respecting .gitignore.\n\n- Always use this tool for content search instead of running grep or rg through Bash: it is tuned for this harness and its output is paged.\n- The pattern uses ripgrep's (Rust) regex syntax: 'log.*Error', 'function\\s+\\w+'. Literal braces need escaping: 'interface\\{\\}' finds 'interface{}'.\n- Narrow the search with `path`, `glob` (e.g. '*.py', '**/*.{ts,tsx}') or `type` (e.g. 'py', 'js').\n- output_mode: 'files_with_matches' (default) lists matching files, newest first; 'content' shows the matching lines (with -n line numbers, -A/-B/-C context); 'count' shows how many lines match in each file.\n- Patterns match within one line unless multiline is true.\n- Results are paged: at most 250 lines or entries unless head_limit says otherwise; the result says which offset continues it.\n- Lines longer than 500 characters are shortened; Read the file to see them whole.\n- For open-ended searches, run several Grep and Glob calls in one turn.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "pattern": {
+                    "description": "The regular expression to search for (ripgrep syntax), e.g. 'log.*Error' or 'def\\s+\\w+'.",
+                    "type": "string",
+                },
+                "path": {
+                    "description": "File or directory to search in. Defaults to the working directory.",
+                    "type": "string",
+                },
+                "glob": {
+                    "description": "Only search files whose paths match this glob, e.g. '*.js' or '*.{ts,tsx}' (rg --glob). Several globs may be separated by spaces.",
+                    "type": "string",
+                },
+                "type": {
+                    "description": "Only search files of this type, e.g. 'py', 'js', 'rust', 'go' (rg --type). Faster than glob for standard file types.",
+                    "type": "string",
+                },
+                "output_mode": {
+                    "default": "files_with_matches",
+                    "description": "'files_with_matches' lists matching files (the default); 'content' shows matching lines (and supports -A/-B/-C/-n); 'count' shows match counts per file.",
+                    "enum": ["content", "files_with_matches", "count"],
+                    "type": "string",
+                },
+                "-i": {"description": "Search case-insensitively (rg -i).", "type": "boolean"},
+                "-n": {
+                    "description": "Show line numbers (rg -n). Content mode only; defaults to true.",
+                    "type": "boolean",
+                },
+                "-A": {
+                    "description": "Lines to show after each match (rg -A). Content mode only.",
+                    "minimum": 0,
+                    "type": "integer",
+                },
+                "-B": {
+                    "description": "Lines to show before each match (rg -B). Content mode only.",
+                    "minimum": 0,
+                    "type": "integer",
+                },
+                "-C": {
+                    "description": "Lines to show before and after each match (rg -C). Content mode only.",
+                    "minimum": 0,
+                    "type": "integer",
+                },
+                "head_limit": {
+                    "description": "Return at most this many lines (content), files (files_with_matches) or entries (count), after skipping `offset`. Defaults to 250; 0 means no limit (use sparingly: large results flood the context).",
+                    "minimum": 0,
+                    "type": "integer",
+                },
+                "offset": {
+                    "description": "Skip this many lines/files/entries before applying head_limit, to page through large results. Defaults to 0.",
+                    "minimum": 0,
+                    "type": "integer",
+                },
+                "multiline": {
+                    "description": "Let a match span lines, with '.' matching newlines (rg -U --multiline-dotall). Defaults to false.",
+                    "type": "boolean",
+                },
+            },
+            "required": ["pattern"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="Read",
+        description="Reads a file from the local filesystem and returns it with line numbers, like `cat -n`: each line is its number, a tab, then the text.\n\n- Reads up to 2000 lines from the start by default. For long files pass `offset` (1-based line number) and `limit` to read a slice; the result says where to continue when more remains.\n- Lines longer than 2000 characters are cut.\n- Images (png, jpg, jpeg, gif, webp) come back as images you can look at.\n- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob for directories.\n- The line-number prefix is not part of the file: leave it out when you copy text into an Edit.\n- You must Read a file before you Edit or overwrite it. When several files may be useful, read them together in one turn.\n- Reading a path that does not exist is an error that suggests similar names.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "file_path": {
+                    "description": "Absolute path of the file to read (a relative path is taken from the working directory).",
+                    "type": "string",
+                },
+                "offset": {
+                    "description": "Line number to start reading from (1 is the first line). Give it only when the file is too long to read at once.",
+                    "minimum": 0,
+                    "type": "integer",
+                },
+                "limit": {
+                    "description": "How many lines to read (default 2000). Give it only when the file is too long to read at once.",
+                    "minimum": 1,
+                    "type": "integer",
+                },
+            },
+            "required": ["file_path"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="Edit",
+        description="Replaces exact text in a file: old_string becomes new_string.\n\n- Read the file first; an edit to a file that was not read, or that changed since, is refused.\n- Copy old_string exactly as the file has it, with the same indentation, and without the line-number prefix Read shows (everything up to and including its tab).\n- old_string must occur exactly once. If it occurs more often, add surrounding lines to make it unique, or set replace_all to change every occurrence (useful for renaming).\n- Keep edits small and targeted; use Write only to replace a whole file.\n- An empty old_string creates the file with new_string as its contents, if it does not exist yet.\n- The result shows the edited region with line numbers.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "file_path": {
+                    "description": "Absolute path of the file to change (a relative path is taken from the working directory).",
+                    "type": "string",
+                },
+                "old_string": {
+                    "description": "The exact text to replace, including whitespace and indentation, without Read's line-number prefixes. Empty only to create a new file (or fill an empty one).",
+                    "type": "string",
+                },
+                "new_string": {
+                    "description": "The text to put in its place (must differ).",
+                    "type": "string",
+                },
+                "replace_all": {
+                    "default": False,
+                    "description": "Replace every occurrence of old_string. By default old_string must occur exactly once.",
+                    "type": "boolean",
+                },
+            },
+            "required": ["file_path", "old_string", "new_string"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="Write",
+        description="Writes a file, replacing it entirely if it exists.\n\n- To overwrite an existing file you must have read it with Read first, and it must not have changed since; otherwise the write is refused.\n- To change part of an existing file, prefer Edit: it sends only the change.\n- Create new files only when the task needs them; do not write documentation or README files unless asked.\n- Parent directories are created as needed. The content is written exactly as given (UTF-8, line endings untouched).",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "file_path": {
+                    "description": "Absolute path of the file to write (a relative path is taken from the working directory). Missing parent directories are created.",
+                    "type": "string",
+                },
+                "content": {
+                    "description": "The complete contents the file should have.",
+                    "type": "string",
+                },
+            },
+            "required": ["file_path", "content"],
+            "type": "object",
+        },
+    ),
+)
