@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from stayer.errors import AuthenticationFailed, Overloaded, RateLimited, ScriptError
@@ -10,6 +11,7 @@ from stayer.events import (
     Event,
     Finished,
     Retrying,
+    StreamEvent,
     Terminal,
     TextDelta,
     ToolCallFinished,
@@ -20,6 +22,7 @@ from stayer.loop.run import query
 from stayer.loop.state import ToolCall
 from stayer.messages import TextBlock, ToolResultBlock, UserMessage
 from stayer.permissions import Decision
+from stayer.providers.base import ModelRequest
 from stayer.providers.scripted import Fault, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Echo, Sleep
@@ -186,7 +189,7 @@ async def test_deltas_reach_the_caller_before_the_response_completes(tmp_path: P
         async def aclose(self) -> None:
             return None
 
-        async def stream(self, request):  # type: ignore[no-untyped-def]
+        async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
             inner = ScriptedProvider([text("first words, then the rest")])
             async for event in inner.stream(request):
                 yield event
@@ -199,3 +202,35 @@ async def test_deltas_reach_the_caller_before_the_response_completes(tmp_path: P
             seen_first_words.set()
         if isinstance(event, Finished):
             assert event.terminal is Terminal.COMPLETED
+
+
+async def test_prompt_too_long_ends_with_its_own_terminal_reason(tmp_path: Path) -> None:
+    from stayer.errors import PromptTooLong
+
+    too_long = PromptTooLong("prompt is too long: 210000 tokens > 200000 maximum", tokens=210000)
+    model = ScriptedProvider([Fault(too_long)])
+    events = await run(make_params(model, [], tmp_path))
+
+    end = finished(events)
+    assert (end.terminal, end.error_status) == (Terminal.PROMPT_TOO_LONG, 400)
+    assert "210000 tokens > 200000" in end.message
+
+
+async def test_a_bug_in_the_model_client_still_ends_the_run_once(tmp_path: Path) -> None:
+    class Broken:
+        name = "broken"
+
+        async def aclose(self) -> None:
+            return None
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            nothing: list[StreamEvent] = []
+            for event in nothing:  # an async generator that fails before its first event
+                yield event
+            raise KeyError("choices")
+
+    events = await run(make_params(Broken(), [], tmp_path))
+
+    end = finished(events)
+    assert end.terminal is Terminal.MODEL_ERROR
+    assert end.message == "internal error in the model call: KeyError: 'choices'"

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
-from stayer.errors import BadResponse, ModelError, StayerError
+from stayer.errors import BadResponse, ModelError, PromptTooLong, StayerError
 from stayer.events import (
     BlockCompleted,
     Continue,
@@ -142,9 +142,17 @@ async def _stream_response(
             if isinstance(event, StreamEvent) and not isinstance(event, MessageCompleted):
                 stream.assembler.feed(event)
             yield event
+    except PromptTooLong as error:
+        # Compaction will recover from this first (SPEC §3.1); until then it ends the run.
+        stream.failure = Finish(Terminal.PROMPT_TOO_LONG, str(error), error.status)
+        return
     except StayerError as error:
         status = error.status if isinstance(error, ModelError) else None
         stream.failure = Finish(Terminal.MODEL_ERROR, str(error), status)
+        return
+    except Exception as error:  # a bug below us still ends the run with a Finished event
+        detail = f"internal error in the model call: {type(error).__name__}: {error}"
+        stream.failure = Finish(Terminal.MODEL_ERROR, detail)
         return
     if stream.turn.message is None and not params.abort.aborted:
         incomplete = BadResponse("the model's response ended before it was complete")
