@@ -407,6 +407,41 @@ async def post_sse(
         raise transport_error(exc, endpoint) from exc
 
 
+class Connection:
+    """One provider's HTTP client: made on first use, reused for every call, closed if ours."""
+
+    def __init__(self, endpoint: Endpoint, client: httpx.AsyncClient | None) -> None:
+        self.endpoint = endpoint
+        self.timeout = make_timeout(
+            connect_s=endpoint.connect_timeout_s, read_s=endpoint.read_timeout_s
+        )
+        self._client = client
+        self._owns_client = client is None
+        if client is None:
+            preload_tls(endpoint.base_url)
+
+    def events(
+        self, path: str, *, headers: Mapping[str, str], body: Mapping[str, JSON]
+    ) -> AsyncGenerator[ServerSentEvent, None]:
+        """POST `body` to `path` under the base URL and stream the events (see `post_sse`)."""
+        if self._client is None:
+            self._client = new_client(self.timeout, self.endpoint.base_url)
+        return post_sse(
+            self._client,
+            self.endpoint.base_url + path,
+            headers=headers,
+            body=body,
+            endpoint=self.endpoint,
+            timeouts=self.timeout,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this connection created it."""
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
 def decode_event_data(data: str, endpoint: Endpoint) -> dict[str, JSON]:
     """The JSON object in one event's data; anything else breaks the protocol."""
     try:

@@ -45,14 +45,11 @@ from stayer.providers._http import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_READ_TIMEOUT_S,
     ApiError,
+    Connection,
     Endpoint,
     decode_error_body,
     decode_event_data,
     drain,
-    make_timeout,
-    new_client,
-    post_sse,
-    preload_tls,
     stream_error,
 )
 from stayer.providers.base import (
@@ -89,30 +86,20 @@ class AnthropicProvider:
     ) -> None:
         self._api_key = api_key
         self._auth_token = auth_token
-        self._base_url = base_url.rstrip("/")
-        self._timeout = make_timeout(connect_s=connect_timeout_s, read_s=read_timeout_s)
-        self._client = client
-        self._owns_client = client is None
-        if client is None:
-            preload_tls(self._base_url)
         self._endpoint = Endpoint(
             provider="anthropic",
-            base_url=self._base_url,
+            base_url=base_url.rstrip("/"),
             key_hint="ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)",
             url_hint="ANTHROPIC_BASE_URL",
             read_timeout_s=read_timeout_s,
             connect_timeout_s=connect_timeout_s,
         )
+        self._connection = Connection(self._endpoint, client)
 
     @property
     def name(self) -> str:
         """Always ``anthropic``."""
         return "anthropic"
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = new_client(self._timeout, self._base_url)
-        return self._client
 
     def _headers(self, purpose: str) -> dict[str, str]:
         headers = {
@@ -130,13 +117,8 @@ class AnthropicProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response, yielding each event as soon as it is decoded."""
         decoder = _Decoder(self._endpoint)
-        events = post_sse(
-            self._http(),
-            f"{self._base_url}/v1/messages",
-            headers=self._headers(request.purpose),
-            body=request_body(request),
-            endpoint=self._endpoint,
-            timeouts=self._timeout,
+        events = self._connection.events(
+            "/v1/messages", headers=self._headers(request.purpose), body=request_body(request)
         )
         async with aclosing(events):
             async for sse in events:
@@ -156,9 +138,7 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider created it."""
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._connection.aclose()
 
 
 # --- request ----------------------------------------------------------------------------------

@@ -46,14 +46,11 @@ from stayer.providers._http import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_READ_TIMEOUT_S,
     ApiError,
+    Connection,
     Endpoint,
     decode_error_body,
     decode_event_data,
     drain,
-    make_timeout,
-    new_client,
-    post_sse,
-    preload_tls,
     stream_error,
 )
 from stayer.providers.base import (
@@ -88,11 +85,6 @@ class OpenAIChatProvider:
     ) -> None:
         self._api_key = api_key
         self._base_url = base_url.rstrip("/")
-        self._timeout = make_timeout(connect_s=connect_timeout_s, read_s=read_timeout_s)
-        self._client = client
-        self._owns_client = client is None
-        if client is None:
-            preload_tls(self._base_url)
         # OpenAI itself renamed the limit; compatible servers mostly know only the old name.
         self._limit_key = (
             "max_completion_tokens" if _host(self._base_url) == "api.openai.com" else "max_tokens"
@@ -105,16 +97,12 @@ class OpenAIChatProvider:
             read_timeout_s=read_timeout_s,
             connect_timeout_s=connect_timeout_s,
         )
+        self._connection = Connection(self._endpoint, client)
 
     @property
     def name(self) -> str:
         """Always ``openai``."""
         return "openai"
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = new_client(self._timeout, self._base_url)
-        return self._client
 
     def _headers(self, purpose: str) -> dict[str, str]:
         headers = {
@@ -155,13 +143,10 @@ class OpenAIChatProvider:
         """Stream one response, yielding each event as soon as it is decoded."""
         decoder = _Decoder(self._endpoint)
         saw_done = False
-        events = post_sse(
-            self._http(),
-            f"{self._base_url}/chat/completions",
+        events = self._connection.events(
+            "/chat/completions",
             headers=self._headers(request.purpose),
             body=self.request_body(request),
-            endpoint=self._endpoint,
-            timeouts=self._timeout,
         )
         async with aclosing(events):
             async for sse in events:
@@ -178,9 +163,7 @@ class OpenAIChatProvider:
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider created it."""
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._connection.aclose()
 
 
 def _host(url: str) -> str:
