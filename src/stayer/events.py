@@ -242,6 +242,15 @@ class Continuing:
 
 
 @dataclass(frozen=True, slots=True)
+class PermissionDenial:
+    """A tool call the permission policy refused during the run."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: dict[str, JSON]
+
+
+@dataclass(frozen=True, slots=True)
 class Finished:
     """The run ended. Always the last event, exactly once."""
 
@@ -255,7 +264,7 @@ class Finished:
     duration_ms: float
     duration_api_ms: float
     error_status: int | None = None
-    permission_denials: tuple[dict[str, JSON], ...] = ()
+    permission_denials: tuple[PermissionDenial, ...] = ()
     messages: tuple[Message, ...] = field(default=(), repr=False, compare=False)
     """The whole conversation at the end, every tool_use answered (for continuing it)."""
     type: Literal["finished"] = "finished"

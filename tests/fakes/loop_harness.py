@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stayer.events import Event, Finished
+from stayer.events import Event, Finished, ToolCallFinished, ToolCallStarted
 from stayer.loop.abort import AbortSignal
 from stayer.loop.run import query
 from stayer.loop.state import CanUseTool, LoopParams, RetryPolicy, allow_everything
@@ -17,6 +17,7 @@ from stayer.messages import (
     UserMessage,
 )
 from stayer.providers.base import Provider
+from stayer.providers.scripted import ScriptedProvider
 from stayer.tools.base import Tool, Toolbox, ToolContext
 
 
@@ -45,13 +46,21 @@ def make_params(
     )
 
 
-async def run(params: LoopParams, prompt: str = "go") -> list[Event]:
-    """All events of one run; asserts the run ended with exactly one `Finished`, last."""
+async def run(params: LoopParams, prompt: str = "go", *, strict: bool = True) -> list[Event]:
+    """All events of one run, checked: exactly one `Finished`, last; a valid history; every
+    started tool call finished; and (when `strict`) a scripted model used exactly as scripted.
+    """
     events = [event async for event in query(params, (UserMessage.of_text(prompt),))]
     finished = [event for event in events if isinstance(event, Finished)]
     assert len(finished) == 1, f"expected one Finished, got {len(finished)}"
     assert events[-1] is finished[0], "Finished must be the last event"
     assert_valid_history(finished[0].messages)
+    started = [e.tool_use_id for e in events if isinstance(e, ToolCallStarted)]
+    ended = {e.tool_use_id for e in events if isinstance(e, ToolCallFinished)}
+    assert set(started) <= ended, "a tool call started but never finished"
+    if strict and isinstance(params.provider, ScriptedProvider):
+        assert "scripted model:" not in finished[0].message, finished[0].message
+        params.provider.assert_done()
     return events
 
 

@@ -137,3 +137,42 @@ class Touch(Tool[TextInput]):
         path: Path = ctx.resolve(tool_input.text)
         path.touch()
         return ToolOutput(f"created {path.name}")
+
+
+class Overlap(Tool[TextInput]):
+    """Read-only; records how many calls of it run at the same moment."""
+
+    name = "Overlap"
+    description = "Take a moment."
+    input_model = TextInput
+    read_only = True
+
+    def __init__(self, hold_s: float = 0.05) -> None:
+        self.hold_s = hold_s
+        self.running = 0
+        self.peak = 0
+        self.order: list[str] = []
+
+    def is_concurrency_safe(self, tool_input: TextInput) -> bool:
+        return True
+
+    async def call(self, tool_input: TextInput, ctx: ToolContext) -> ToolOutput:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        self.order.append(f"start {tool_input.text}")
+        await asyncio.sleep(self.hold_s)
+        self.running -= 1
+        self.order.append(f"end {tool_input.text}")
+        return ToolOutput(tool_input.text)
+
+
+class Huge(Tool[EmptyInput]):
+    """Returns far more text than a model should ever be shown at once."""
+
+    name = "Huge"
+    description = "Print a lot."
+    input_model = EmptyInput
+    read_only = True
+
+    async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("\n".join(f"line {i}" for i in range(100_000)))

@@ -22,10 +22,12 @@ from stayer.events import (
     Event,
     Finished,
     MessageCompleted,
+    PermissionDenial,
     RequestStarted,
     StreamEvent,
     Terminal,
     ToolCallFinished,
+    ToolCallStarted,
     ToolResultsAppended,
     Withdrawn,
 )
@@ -91,13 +93,13 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
             yield _finished(params, state, Finish(Terminal.COMPLETED), started)
             return
 
-        round_ = _ToolRound()
-        async for tool_event in _run_tools(params, stream.tool_uses, round_):
+        round_ = _ToolRound(stream.tool_uses)
+        async for tool_event in _run_tools(params, round_):
             yield tool_event
-        results = _results_message(stream.tool_uses, round_.results, params.abort.aborted)
-        yield ToolResultsAppended(results, round_.data(stream.tool_uses))
+        results = round_.message(interrupted=params.abort.aborted)
+        yield ToolResultsAppended(results, round_.data())
         state = replace(
-            state, messages=(*state.messages, results), denials=(*state.denials, *round_.denials)
+            state, messages=(*state.messages, results), denials=(*state.denials, *round_.denials())
         )
         finish = _after_tools(params, state)
         if finish is not None:
@@ -161,27 +163,64 @@ async def _stream_response(
 
 @dataclass
 class _ToolRound:
-    """The results and denials of one round of tool calls."""
+    """The calls of one response and what became of each."""
 
+    tool_uses: list[ToolUseBlock]
+    started: set[str] = field(default_factory=set[str])
     results: dict[str, ToolCallFinished] = field(default_factory=dict[str, ToolCallFinished])
-    denials: list[dict[str, JSON]] = field(default_factory=list[dict[str, JSON]])
+    failure: str | None = None
 
-    def data(self, tool_uses: list[ToolUseBlock]) -> tuple[dict[str, JSON], ...]:
-        return tuple(self.results[b.id].data if b.id in self.results else {} for b in tool_uses)
+    def note(self, event: Event) -> None:
+        if isinstance(event, ToolCallStarted):
+            self.started.add(event.tool_use_id)
+        elif isinstance(event, ToolCallFinished):
+            self.results[event.tool_use_id] = event
+
+    def unanswered(self) -> list[ToolCallFinished]:
+        """Close every call that has no result: it was interrupted, or never started."""
+        closed = []
+        for block in self.tool_uses:
+            if block.id not in self.results:
+                text = INTERRUPTED_TEXT if block.id in self.started else NOT_RUN_TEXT
+                text = self.failure or text
+                result = synthetic_result(block, text)
+                closed.append(ToolCallFinished(block.id, block.name, "failed", result, 0.0))
+        return closed
+
+    def message(self, *, interrupted: bool) -> UserMessage:
+        """One user message answering every tool_use, in order (SPEC §1.5)."""
+        blocks: list[ContentBlock] = [self.results[b.id].result for b in self.tool_uses]
+        if interrupted:
+            blocks.append(TextBlock(INTERRUPTED_TOOLS_MARKER))
+        return UserMessage(tuple(blocks))
+
+    def data(self) -> tuple[dict[str, JSON], ...]:
+        return tuple(self.results[b.id].data for b in self.tool_uses)
+
+    def denials(self) -> tuple[PermissionDenial, ...]:
+        return tuple(
+            PermissionDenial(b.name, b.id, dict(b.input))
+            for b in self.tool_uses
+            if self.results[b.id].status == "denied"
+        )
 
 
-async def _run_tools(
-    params: LoopParams, tool_uses: list[ToolUseBlock], round_: _ToolRound
-) -> AsyncIterator[Event]:
-    tools = params.tools.tools()
-    prepared = [prepare(tools, block) for block in tool_uses]
-    for batch in batches(prepared):
-        async for event in relay(run_batch(params, batch, round_.denials), params.abort):
-            if isinstance(event, ToolCallFinished):
-                round_.results[event.tool_use_id] = event
-            yield event
-        if params.abort.aborted:
-            return
+async def _run_tools(params: LoopParams, round_: _ToolRound) -> AsyncIterator[Event]:
+    """Run the round's calls batch by batch; every call ends with a `ToolCallFinished`."""
+    try:
+        tools = params.tools.tools()
+        prepared = [prepare(tools, block) for block in round_.tool_uses]
+        for batch in batches(prepared):
+            async for event in relay(run_batch(params, batch), params.abort):
+                round_.note(event)
+                yield event
+            if params.abort.aborted:
+                break
+    except Exception as error:  # the executor itself broke: still answer every call
+        round_.failure = f"Error: the tool could not run ({type(error).__name__}: {error})"
+    for closed in round_.unanswered():
+        round_.note(closed)
+        yield closed
 
 
 def _after_tools(params: LoopParams, state: LoopState) -> Finish | None:
@@ -204,22 +243,6 @@ def _account(state: LoopState, turn: TurnResult, message: AssistantMessage | Non
         usage=state.usage + message.usage,
         stop_reason=message.stop_reason,
     )
-
-
-def _results_message(
-    tool_uses: list[ToolUseBlock], results: dict[str, ToolCallFinished], aborted: bool
-) -> UserMessage:
-    """One user message answering every tool_use, in order; gaps get honest placeholders."""
-    blocks: list[ContentBlock] = []
-    for block in tool_uses:
-        finished = results.get(block.id)
-        if finished is not None:
-            blocks.append(finished.result)
-        else:
-            blocks.append(synthetic_result(block, INTERRUPTED_TEXT if aborted else NOT_RUN_TEXT))
-    if aborted:
-        blocks.append(TextBlock(INTERRUPTED_TOOLS_MARKER))
-    return UserMessage(tuple(blocks))
 
 
 def _close_interrupted_stream(state: LoopState, stream: _Stream) -> LoopState:

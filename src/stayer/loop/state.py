@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from stayer.errors import ModelError, RateLimited
-from stayer.events import Continue
-from stayer.messages import JSON, Message, StopReason, Usage
+from stayer.events import Continue, PermissionDenial
+from stayer.messages import Message, StopReason, Usage
 from stayer.permissions import Decision
 from stayer.providers.base import Provider
 from stayer.tools.base import Tool, Toolbox, ToolContext
@@ -24,7 +24,6 @@ class ToolCall:
     tool: Tool[Any]
     tool_use_id: str
     input: Any
-    raw_input: Mapping[str, JSON]
 
 
 CanUseTool = Callable[[ToolCall], Awaitable[Decision]]
@@ -80,5 +79,5 @@ class LoopState:
     usage: Usage = field(default_factory=Usage)
     api_duration_s: float = 0.0
     stop_reason: StopReason | None = None
-    denials: tuple[dict[str, JSON], ...] = ()
+    denials: tuple[PermissionDenial, ...] = ()
     transition: Continue | None = None

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
-from stayer.messages import JSON, TextBlock, ToolResultBlock, ToolUseBlock
+from stayer.exec import truncate_middle
+from stayer.messages import TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
 from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.tools.base import Tool, ToolFailure, ToolOutput
 
@@ -33,6 +34,10 @@ INTERRUPTED_TEXT = (
     "Check before relying on it or running it again.]"
 )
 NOT_RUN_TEXT = "[Tool call not run: the user interrupted the turn before it started.]"
+
+
+MAX_RESULT_CHARS = 100_000
+"""The most text one tool result may put in front of the model."""
 
 
 def empty_placeholder(name: str) -> str:
@@ -71,7 +76,9 @@ def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
         parsed = tool.input_model.model_validate(dict(block.input))
     except ValidationError as exc:
         return _Prepared(block, None, f"InputValidationError: {_describe(exc)}")
-    return _Prepared(block, ToolCall(tool, block.id, parsed, block.input))
+    except Exception as exc:  # a validator that raised something other than a ValueError
+        return _Prepared(block, None, f"InputValidationError: {type(exc).__name__}: {exc}")
+    return _Prepared(block, ToolCall(tool, block.id, parsed))
 
 
 def _describe(exc: pydantic.ValidationError) -> str:
@@ -93,16 +100,14 @@ def batches(prepared: Sequence[_Prepared]) -> list[list[_Prepared]]:
     return groups
 
 
-async def run_batch(
-    params: LoopParams, batch: list[_Prepared], denials: list[dict[str, JSON]]
-) -> AsyncIterator[ToolEvent]:
+async def run_batch(params: LoopParams, batch: list[_Prepared]) -> AsyncIterator[ToolEvent]:
     """Run one batch, yielding each call's events (progress included) as they happen."""
     queue: asyncio.Queue[ToolEvent | None] = asyncio.Queue()
     limit = asyncio.Semaphore(params.max_concurrent_tools)
 
     async def worker(item: _Prepared) -> None:
         async with limit:
-            await _run_one(params, item, denials, queue.put_nowait)
+            await _run_one(params, item, queue.put_nowait)
 
     async def all_workers() -> None:
         try:
@@ -124,27 +129,31 @@ async def run_batch(
                 await runner
 
 
-async def _run_one(
-    params: LoopParams,
-    item: _Prepared,
-    denials: list[dict[str, JSON]],
-    emit: Callable[[ToolEvent], None],
-) -> None:
+async def _run_one(params: LoopParams, item: _Prepared, emit: Callable[[ToolEvent], None]) -> None:
+    """One call from start to result; nothing that goes wrong here escapes as an exception."""
     block = item.block
     started = time.monotonic()
     emit(ToolCallStarted(block.id, block.name, dict(block.input)))
+    try:
+        status, output = await _outcome(
+            params, item, lambda text: emit(ToolCallProgress(block.id, text))
+        )
+    except Exception as exc:  # a permission callback or tool helper that broke
+        status = "failed"
+        output = ToolOutput(f"Error running {block.name}: {type(exc).__name__}: {exc}", True)
+    emit(_finished(block, started, status, output))
+
+
+async def _outcome(
+    params: LoopParams, item: _Prepared, report: Callable[[str], None]
+) -> tuple[ToolStatus, ToolOutput]:
     if item.call is None:
-        emit(_finished(block, started, "failed", ToolOutput(item.error or "", is_error=True)))
-        return
+        return "failed", ToolOutput(item.error or "", is_error=True)
     decision = await params.can_use_tool(item.call)
     if decision.behavior == "deny":
-        denials.append(
-            {"tool_name": block.name, "tool_use_id": block.id, "tool_input": dict(block.input)}
-        )
-        emit(_finished(block, started, "denied", ToolOutput(decision.reason, is_error=True)))
-        return
-    output = await _call(params, item.call, lambda text: emit(ToolCallProgress(block.id, text)))
-    emit(_finished(block, started, "failed" if output.is_error else "completed", output))
+        return "denied", ToolOutput(decision.reason, is_error=True)
+    output = await _call(params, item.call, report)
+    return ("failed" if output.is_error else "completed"), output
 
 
 async def _call(params: LoopParams, call: ToolCall, report: Callable[[str], None]) -> ToolOutput:
@@ -170,15 +179,22 @@ def _finished(
 ) -> ToolCallFinished:
     content = output.content
     if isinstance(content, str):
-        parts: tuple[TextBlock, ...] = (TextBlock(content),) if content.strip() else ()
-        result_content: tuple[Any, ...] = parts
-    else:
-        result_content = content
-    if not result_content:
-        result_content = (TextBlock(empty_placeholder(block.name)),)
-    result = ToolResultBlock(block.id, result_content, is_error=output.is_error)
+        content = (TextBlock(content),) if content.strip() else ()
+    content = tuple(_capped(part) for part in content)
+    if not content:
+        content = (TextBlock(empty_placeholder(block.name)),)
+    result = ToolResultBlock(block.id, content, is_error=output.is_error)
     duration_ms = (time.monotonic() - started) * 1000
     return ToolCallFinished(block.id, block.name, status, result, duration_ms, dict(output.data))
+
+
+def _capped(part: ToolResultContent) -> ToolResultContent:
+    """Keep one result from flooding the context: very long text loses its middle."""
+    if not isinstance(part, TextBlock) or len(part.text) <= MAX_RESULT_CHARS:
+        return part
+    text, omitted = truncate_middle(part.text, MAX_RESULT_CHARS)
+    note = f"\n[{omitted} characters of this result were cut; narrow the request to see them]"
+    return TextBlock(text + note)
 
 
 def synthetic_result(block: ToolUseBlock, text: str) -> ToolResultBlock:

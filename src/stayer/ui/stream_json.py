@@ -156,7 +156,10 @@ def result_line(event: Finished, session_id: str, model: str) -> Line:
         "total_cost_usd": event.cost_usd,
         "usage": usage_to_wire(event.usage),
         "modelUsage": {model: _model_usage(event)} if model else {},
-        "permission_denials": list(event.permission_denials),
+        "permission_denials": [
+            {"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}
+            for d in event.permission_denials
+        ],
         "uuid": str(uuid.uuid4()),
     }
     if event.is_error:
