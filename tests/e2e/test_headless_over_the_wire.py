@@ -177,6 +177,22 @@ def test_allowed_tools_rule_lets_a_matching_command_run(
     assert (tmp_path / "made-it").exists()
 
 
+def test_an_allow_rule_does_not_cover_a_command_chained_after_it(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    chained = "touch made-it; touch smuggled"
+    server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": chained})), reply("denied"))
+    done = stayer(
+        "-p", "make a file", "--allowedTools", "Bash(touch made-it)", cwd=tmp_path, env=server.env()
+    )
+
+    assert done.status == 0, done.stderr
+    assert not (tmp_path / "made-it").exists()
+    assert not (tmp_path / "smuggled").exists()
+    (answer,) = tool_results(server.requests[1])
+    assert answer["is_error"] is True
+
+
 def test_overload_is_retried_and_reported(server: FakeModelServer, tmp_path: Path) -> None:
     overloaded = HttpError(
         529,

@@ -4,12 +4,20 @@ Until interactive approval exists, a call that would need asking is denied with 
 tells the model (and the person reading the transcript) how to allow it. Rules use Claude Code's
 syntax: ``Tool`` or ``Tool(specifier)``, where the specifier is matched against the call's
 subject (a Bash command, a file path) as a glob; the legacy ``prefix:*`` form matches a prefix.
+
+A Bash command is judged by its parts: ``git status; rm -rf x`` is two commands, and an allow
+rule must cover every part, while a deny rule needs to match only one. A command whose parts
+cannot be told apart (command substitution, unbalanced quotes) is never allowed by a rule.
+File paths arrive resolved (absolute, ``~`` expanded, ``..`` gone); path specifiers are resolved
+against the working directory the same way before matching.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,8 +63,8 @@ class Rule:
         spec = match.group("spec")
         return cls(match.group("tool"), spec if spec not in (None, "", "*") else None)
 
-    def matches(self, tool: str, subject: str | None) -> bool:
-        """Whether this rule covers a call of `tool` on `subject`."""
+    def matches(self, tool: str, subject: str | None, cwd: Path, *, path: bool = False) -> bool:
+        """Whether this rule covers a call of `tool` on `subject` (a resolved path if `path`)."""
         if tool != self.tool:
             return False
         if self.specifier is None:
@@ -65,7 +73,10 @@ class Rule:
             return False
         if self.specifier.endswith(":*"):
             return subject.startswith(self.specifier[:-2])
-        return fnmatch.fnmatchcase(subject, self.specifier)
+        pattern = self.specifier
+        if path:
+            pattern = os.path.normpath(cwd / Path(pattern).expanduser())
+        return fnmatch.fnmatchcase(subject, pattern)
 
 
 def parse_rules(values: Iterable[str]) -> tuple[Rule, ...]:
@@ -118,6 +129,48 @@ class PermissionPolicy:
         return any(rule.tool == tool and rule.specifier is None for rule in self.deny)
 
 
+def command_parts(command: str) -> list[str] | None:
+    """The simple commands in a shell command line, or None when they cannot be told apart."""
+    if "$(" in command or "`" in command or "<(" in command or ">(" in command:
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    parts: list[str] = []
+    words: list[str] = []
+    try:
+        for token in lexer:
+            if token and set(token) <= set(";&|\n"):
+                parts.append(" ".join(words))
+                words = []
+            else:
+                words.append(token)
+    except ValueError:  # unbalanced quotes
+        return None
+    parts.append(" ".join(words))
+    return [part for part in parts if part]
+
+
+def _covered(
+    rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, path: bool
+) -> bool:
+    """An allow rule must cover every part of a compound command."""
+    if tool != "Bash" or subject is None:
+        return any(rule.matches(tool, subject, cwd, path=path) for rule in rules)
+    parts = command_parts(subject)
+    if parts is None:
+        return any(rule.matches(tool, None, cwd) for rule in rules)  # only whole-tool rules
+    return all(any(rule.matches(tool, part, cwd) for rule in rules) for part in parts)
+
+
+def _hit(rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, path: bool) -> bool:
+    """A deny rule needs to match the whole command or only one of its parts."""
+    candidates = [subject]
+    if tool == "Bash" and subject is not None:
+        candidates += command_parts(subject) or []
+    return any(rule.matches(tool, c, cwd, path=path) for rule in rules for c in candidates)
+
+
 def evaluate(
     policy: PermissionPolicy,
     *,
@@ -125,13 +178,17 @@ def evaluate(
     subject: str | None,
     read_only: bool,
     cwd: Path,
+    subject_is_path: bool = False,
 ) -> Decision:
-    """Decide one call. Deny rules win, then bypass, allow rules, read-only, accept-edits."""
-    if any(rule.matches(tool, subject) for rule in policy.deny):
+    """Decide one call. Deny rules win, then bypass, allow rules, read-only, accept-edits.
+
+    A path `subject` must already be resolved (see `resolve_subject`).
+    """
+    if _hit(policy.deny, tool, subject, cwd, subject_is_path):
         return Decision("deny", f"Permission to use {tool} has been denied by a deny rule.")
     if policy.mode == "bypassPermissions":
         return Decision("allow")
-    if any(rule.matches(tool, subject) for rule in policy.allow):
+    if _covered(policy.allow, tool, subject, cwd, subject_is_path):
         return Decision("allow")
     if read_only:
         return Decision("allow")
@@ -153,8 +210,13 @@ def evaluate(
 
 
 def _inside(subject: str | None, cwd: Path) -> bool:
-    if subject is None:
+    """Whether a resolved path lies in the working directory."""
+    if subject is None or not subject.startswith("/"):
         return False
-    path = Path(subject)
-    resolved = (path if path.is_absolute() else cwd / path).resolve()
-    return resolved.is_relative_to(cwd.resolve())
+    return Path(subject).is_relative_to(cwd)
+
+
+def resolve_subject(path: str | None, cwd: Path) -> str:
+    """A path as permission rules see it: absolute, `~` expanded, symlinks and `..` resolved."""
+    candidate = Path(path or ".").expanduser()
+    return str((candidate if candidate.is_absolute() else cwd / candidate).resolve())

@@ -18,7 +18,14 @@ from stayer.events import Event, SessionStarted
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams, RetryPolicy, ToolCall
 from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
-from stayer.permissions import Decision, PermissionPolicy, evaluate, parse_mode, parse_rules
+from stayer.permissions import (
+    Decision,
+    PermissionPolicy,
+    evaluate,
+    parse_mode,
+    parse_rules,
+    resolve_subject,
+)
 from stayer.providers.base import Provider
 from stayer.tools.base import Toolbox, ToolContext
 
@@ -113,12 +120,16 @@ def prepare(options: QueryOptions) -> Setup:
     provider, model, owns = _provider(options, env)
 
     async def can_use_tool(call: ToolCall) -> Decision:
+        subject = call.tool.permission_subject(call.input)
+        if call.tool.subject_is_path:
+            subject = resolve_subject(subject, cwd)
         return evaluate(
             policy,
             tool=call.tool.name,
-            subject=call.tool.permission_subject(call.input),
+            subject=subject,
             read_only=call.tool.is_read_only(call.input),
             cwd=cwd,
+            subject_is_path=call.tool.subject_is_path,
         )
 
     system = build_system_prompt(

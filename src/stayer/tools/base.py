@@ -71,6 +71,8 @@ class Tool(ABC, Generic[InputT]):
     description: ClassVar[str]
     input_model: ClassVar[type[BaseModel]]
     read_only: ClassVar[bool] = False
+    subject_is_path: ClassVar[bool] = False
+    """Whether `permission_subject` is a file path (rules then match the resolved path)."""
 
     def is_read_only(self, tool_input: InputT) -> bool:
         """Whether this call only looks and never changes anything."""

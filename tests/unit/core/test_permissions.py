@@ -7,13 +7,33 @@ from pathlib import Path
 import pytest
 
 from stayer.errors import ConfigError
-from stayer.permissions import PermissionPolicy, Rule, evaluate, parse_mode, parse_rules
+from stayer.permissions import (
+    PermissionPolicy,
+    Rule,
+    command_parts,
+    evaluate,
+    parse_mode,
+    parse_rules,
+    resolve_subject,
+)
+
+PATH_TOOLS = {"Read", "Write", "Edit", "Glob", "Grep"}
 
 
 def decide(policy: PermissionPolicy, tool: str, subject: str | None, read_only: bool) -> str:
-    return evaluate(
-        policy, tool=tool, subject=subject, read_only=read_only, cwd=Path("/w")
-    ).behavior
+    """Decide as the session does: path subjects are resolved first."""
+    is_path = tool in PATH_TOOLS
+    if is_path:
+        subject = resolve_subject(subject, Path("/w"))
+    decision = evaluate(
+        policy,
+        tool=tool,
+        subject=subject,
+        read_only=read_only,
+        cwd=Path("/w"),
+        subject_is_path=is_path,
+    )
+    return decision.behavior
 
 
 def test_default_mode_allows_reading_and_denies_changes_with_a_way_out() -> None:
@@ -65,3 +85,34 @@ def test_modes_and_rules_reject_nonsense_in_one_line() -> None:
         parse_mode("yolo")
     with pytest.raises(ConfigError, match="bad permission rule"):
         Rule.parse("Bash(")
+
+
+def test_an_allow_rule_must_cover_every_part_of_a_compound_command() -> None:
+    policy = PermissionPolicy(allow=parse_rules(["Bash(git status:*)", "Bash(ls:*)"]))
+    assert decide(policy, "Bash", "git status && ls -la", False) == "allow"
+    assert decide(policy, "Bash", "git status; echo PWNED > f", False) == "deny"
+    assert decide(policy, "Bash", "git status\nrm -rf x", False) == "deny"
+    assert decide(policy, "Bash", "git status | sh", False) == "deny"
+    assert decide(policy, "Bash", "git status $(rm -rf x)", False) == "deny"
+    assert decide(policy, "Bash", "git status `rm -rf x`", False) == "deny"
+
+
+def test_a_deny_rule_catches_one_part_of_a_compound_command() -> None:
+    policy = PermissionPolicy(mode="bypassPermissions", deny=parse_rules(["Bash(rm:*)"]))
+    assert decide(policy, "Bash", "cd build && rm -rf out", False) == "deny"
+    assert decide(policy, "Bash", "echo 'rm is fine inside quotes'", False) == "allow"
+
+
+def test_command_parts_respect_quotes() -> None:
+    assert command_parts("git commit -m 'a; b' && ls") == ["git commit -m a; b", "ls"]
+    assert command_parts("echo 'unbalanced") is None
+
+
+def test_paths_are_judged_where_they_really_point() -> None:
+    policy = PermissionPolicy(mode="acceptEdits", allow=parse_rules(["Write(notes/*)"]))
+    assert decide(policy, "Edit", "~/outside.txt", False) == "deny"
+    assert decide(policy, "Edit", "src/../../etc/passwd", False) == "deny"
+    assert decide(policy, "Write", "/w/notes/today.md", False) == "allow"
+    strict = PermissionPolicy(allow=parse_rules(["Write(notes/*)"]))
+    assert decide(strict, "Write", "notes/today.md", False) == "allow"
+    assert decide(strict, "Write", "notes/../secrets.md", False) == "deny"

@@ -127,6 +127,7 @@ class GrepTool(Tool[GrepInput]):
 
     name = "Grep"
     input_model = GrepInput
+    subject_is_path = True
     read_only = True
     description = (
         "Searches file contents with ripgrep (regular expressions), respecting .gitignore.\n\n"

@@ -94,6 +94,7 @@ class ReadTool(Tool[ReadInput]):
 
     name = "Read"
     input_model = ReadInput
+    subject_is_path = True
     read_only = True
     description = (
         "Reads a file from the local filesystem and returns it with line numbers, like "
