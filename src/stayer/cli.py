@@ -21,6 +21,22 @@ from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141
+STDIN_WAIT_S = 3.0
+"""With a prompt argument, how long to wait for piped input before going on without it."""
+
+# Claude Code flags stayer does not act on yet. Declared with their arity, so their values are
+# never mistaken for the prompt; each use is reported on standard error.
+UNSUPPORTED_WITH_VALUE = (
+    "--fallback-model", "--settings", "--setting-sources", "--add-dir", "--mcp-config",
+    "--resume", "--permission-prompt-tool", "--max-budget-usd", "--max-thinking-tokens",
+    "--betas", "--agents", "--plugin-dir", "--json-schema", "--thinking", "--thinking-display",
+    "--effort", "--task-budget", "--resume-session-at", "--resume-drops-turn",
+)  # fmt: skip
+UNSUPPORTED_SWITCHES = (
+    "--continue", "--fork-session", "--strict-mcp-config", "--include-hook-events",
+    "--replay-user-messages", "--no-session-persistence", "--bare", "--session-mirror",
+)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,8 +96,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
     )
+    parser.add_argument("--session-id", help="use this session id instead of a new one")
     parser.add_argument("-v", "--version", action="store_true", help="print the version")
+    unsupported = parser.add_argument_group("accepted for compatibility, not acted on yet")
+    for flag in UNSUPPORTED_WITH_VALUE:
+        unsupported.add_argument(flag, dest=_dest(flag), action="append", help=argparse.SUPPRESS)
+    for flag in UNSUPPORTED_SWITCHES:
+        unsupported.add_argument(
+            flag, dest=_dest(flag), action="store_true", help=argparse.SUPPRESS
+        )
+    unsupported.add_argument("-r", dest=_dest("--resume"), action="append", help=argparse.SUPPRESS)
+    unsupported.add_argument(
+        "-c", dest=_dest("--continue"), action="store_true", help=argparse.SUPPRESS
+    )
     return parser
+
+
+def _dest(flag: str) -> str:
+    return "unsupported_" + flag.lstrip("-").replace("-", "_")
+
+
+def _warn_unsupported(args: argparse.Namespace, unknown: Sequence[str]) -> None:
+    for flag in (*UNSUPPORTED_WITH_VALUE, *UNSUPPORTED_SWITCHES):
+        if getattr(args, _dest(flag)):
+            print(f"stayer: {flag} is not supported yet and was ignored", file=sys.stderr)
+    for flag in unknown:
+        print(f"stayer: ignoring unknown option {flag}", file=sys.stderr)
 
 
 def _flatten(groups: Sequence[Sequence[str]] | None) -> list[str]:
@@ -92,16 +132,37 @@ def _read_text_file(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text; give a text file") from None
+
+
+def _piped_input(*, wait_s: float | None) -> str:
+    """Standard input when it is piped: all of it, or (with `wait_s`) nothing if none comes."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    if wait_s is not None:
+        import select
+
+        try:
+            ready, _, _ = select.select([sys.stdin], [], [], wait_s)
+        except (OSError, ValueError):  # not a selectable stream
+            ready = [sys.stdin]
+        if not ready:
+            print(
+                f"stayer: no input on standard input after {wait_s:g}s; going on without it",
+                file=sys.stderr,
+            )
+            return ""
+    return sys.stdin.buffer.read().decode("utf-8", errors="replace")
 
 
 def _prompt(args: argparse.Namespace) -> str:
-    piped = ""
-    if sys.stdin is not None and not sys.stdin.isatty():
-        piped = sys.stdin.read()
-    prompt = "\n\n".join(part for part in (args.prompt, piped.strip()) if part)
+    given = (args.prompt or "").strip()
+    piped = _piped_input(wait_s=STDIN_WAIT_S if given else None).strip()
+    prompt = "\n\n".join(part for part in (given, piped) if part)
     if not prompt:
         raise ConfigError(
             'no prompt: give one as an argument (stayer -p "...") or on standard input; '
@@ -136,6 +197,7 @@ async def _headless(args: argparse.Namespace) -> int:
         allowed_tools=_flatten(args.allowed_tools),
         disallowed_tools=_flatten(args.disallowed_tools),
         permission_mode=mode,
+        session_id=args.session_id,
     )
     printer = Printer(
         output_format=args.output_format,
@@ -168,7 +230,7 @@ async def _demo() -> int:
     options = QueryOptions(cwd=root, permission_mode="bypassPermissions", provider=scripted)
     print(f"> {PROMPT}\n", flush=True)
     status = await show_live(query(PROMPT, options=options), options.abort, sys.stdout)
-    if scripted is not None:
+    if scripted is not None and status == 0:
         scripted.assert_done()
     print(f"\nThe repository is still there to inspect: {root}", file=sys.stderr)
     return status
@@ -181,8 +243,7 @@ def run(argv: Sequence[str]) -> int:
 
         return asyncio.run(_demo())
     args, unknown = build_parser().parse_known_args(list(argv))
-    for flag in unknown:
-        print(f"stayer: ignoring unknown option {flag}", file=sys.stderr)
+    _warn_unsupported(args, unknown)
     if args.version:
         print(f"{CLAUDE_CODE_COMPAT_VERSION} (stayer {__version__})")
         return 0
@@ -208,4 +269,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         status = 1
     except KeyboardInterrupt:
         status = 130
+    except BrokenPipeError:  # the reader went away (`stayer -p ... | head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = EXIT_BROKEN_PIPE
     sys.exit(status)

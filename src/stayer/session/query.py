@@ -106,7 +106,10 @@ def _max_tokens(options: QueryOptions, env: Mapping[str, str], model: str) -> in
 def prepare(options: QueryOptions) -> Setup:
     """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
     env = _env(options)
-    cwd = Path(options.cwd or Path.cwd()).resolve()
+    try:
+        cwd = Path(options.cwd or Path.cwd()).resolve()
+    except FileNotFoundError:
+        raise ConfigError("the current directory no longer exists; cd somewhere real") from None
     if not cwd.is_dir():
         raise ConfigError(f"working directory {cwd} does not exist")
     policy = PermissionPolicy(

@@ -37,35 +37,55 @@ class Printer:
     api_key_source: str = "none"
 
 
-def exit_code(finished: Finished | None) -> int:
-    """0 when the model finished the work, 130 when interrupted, 1 otherwise."""
+def exit_code(finished: Finished | None, signum: int | None = None) -> int:
+    """0 when the model finished the work, 128+N when signal N interrupted it, 1 otherwise."""
     if finished is None:
         return EXIT_FAILED
     if finished.terminal in (Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS):
-        return EXIT_INTERRUPTED
+        return 128 + signum if signum is not None else EXIT_INTERRUPTED
     return EXIT_OK if finished.terminal is Terminal.COMPLETED else EXIT_FAILED
 
 
+@dataclass
+class Interrupts:
+    """Which signal interrupted the run, if one did."""
+
+    signum: int | None = None
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Ctrl+C, a polite kill (claude-agent-sdk's close()), a closed terminal: all end a run cleanly."""
+
+
 @contextlib.contextmanager
-def interrupt_aborts(abort: AbortSignal) -> Iterator[None]:
-    """The first Ctrl+C interrupts the run cleanly; a second one stops the process at once."""
+def interrupt_aborts(abort: AbortSignal) -> Iterator[Interrupts]:
+    """The first stop signal interrupts the run cleanly (tools stopped, history closed, a result
+    printed); a second one stops the process at once.
+    """
     loop = asyncio.get_running_loop()
+    caught = Interrupts()
 
-    def on_interrupt() -> None:
+    def on_signal(signum: int) -> None:
         if abort.aborted:
-            loop.remove_signal_handler(signal.SIGINT)
-            signal.raise_signal(signal.SIGINT)
-        abort.abort()
+            for each in STOP_SIGNALS:
+                loop.remove_signal_handler(each)
+            signal.raise_signal(signum)
+            return
+        caught.signum = signum
+        abort.abort(f"interrupted by {signal.Signals(signum).name}")
 
+    installed = []
+    for signum in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(signum, on_signal, signum)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            break
     try:
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        yield
-        return
-    try:
-        yield
+        yield caught
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for signum in installed:
+            loop.remove_signal_handler(signum)
 
 
 async def print_run(
@@ -77,7 +97,7 @@ async def print_run(
     )
     collected: list[Line] = []
     finished: Finished | None = None
-    with interrupt_aborts(abort):
+    with interrupt_aborts(abort) as caught:
         async for event in events:
             lines = writer.lines(event)
             if printer.output_format == "stream-json":
@@ -90,7 +110,7 @@ async def print_run(
                 finished = event
     if finished is not None:
         _print_outcome(finished, writer, printer, collected, out)
-    return exit_code(finished)
+    return exit_code(finished, caught.signum)
 
 
 def _print_outcome(
@@ -117,9 +137,9 @@ async def show_live(events: AsyncIterator[Event], abort: AbortSignal, out: TextI
     """Render a run for a person watching a terminal; returns the exit status."""
     view = LiveView.for_stream(out)
     finished: Finished | None = None
-    with interrupt_aborts(abort):
+    with interrupt_aborts(abort) as caught:
         async for event in events:
             view.show(event)
             if isinstance(event, Finished):
                 finished = event
-    return exit_code(finished)
+    return exit_code(finished, caught.signum)
