@@ -34,9 +34,13 @@ class ModelError(StayerError):
 
     retryable: bool = False
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retryable: bool | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        if retryable is not None:  # this instance knows better than its class
+            self.retryable = retryable
 
 
 class Overloaded(ModelError):

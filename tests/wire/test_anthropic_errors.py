@@ -230,6 +230,7 @@ async def test_garbage_data_line_is_a_bad_response(
     server.enqueue(anthropic_text("fine until").with_frame(3, garbage_frame()))
     error, _ = await failure(anthropic, make_request(), BadResponse)
     assert "not JSON" in str(error)
+    assert error.retryable  # a garbled line mid-stream may not happen again
 
 
 async def test_json_instead_of_an_event_stream_is_a_bad_response(
@@ -238,6 +239,16 @@ async def test_json_instead_of_an_event_stream_is_a_bad_response(
     server.enqueue(HttpError(200, b'{"content": []}'))
     error, _ = await failure(anthropic, make_request(), BadResponse)
     assert "expected an event stream" in str(error)
+    assert not error.retryable  # the base URL points at something else: retrying cannot help
+
+
+async def test_a_redirect_is_not_retried(
+    server: FakeModelServer, anthropic: AnthropicProvider
+) -> None:
+    server.enqueue(HttpError(301, b"moved", headers={"location": "https://elsewhere"}))
+    error, _ = await failure(anthropic, make_request(), BadResponse)
+    assert error.status == 301
+    assert not error.retryable
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,19 @@ BOTH = {**ANTHROPIC_ENV, **OPENAI_ENV}
         (None, OPENAI_ENV, ("openai", "gpt-4.1")),
         (None, {"OPENAI_BASE_URL": "http://x/v1", "OPENAI_MODEL": "qwen3"}, ("openai", "qwen3")),
         ("  ", {"ANTHROPIC_AUTH_TOKEN": "t"}, ("anthropic", "claude-sonnet-4-5")),
+        # A gateway serving another model behind the Anthropic protocol, as Claude Code allows.
+        (
+            None,
+            {"ANTHROPIC_BASE_URL": "http://gw", "ANTHROPIC_MODEL": "glm-4.6"},
+            ("anthropic", "glm-4.6"),
+        ),
+        ("glm-4.6", {"ANTHROPIC_BASE_URL": "http://gw"}, ("anthropic", "glm-4.6")),
+        (
+            "us.anthropic.claude-sonnet-4-5-v1:0",
+            BOTH,
+            ("anthropic", "us.anthropic.claude-sonnet-4-5-v1:0"),
+        ),
+        ("qwen3-coder", OPENAI_ENV, ("openai", "qwen3-coder")),
     ],
 )
 def test_resolve_model(model: str | None, env: dict[str, str], expected: tuple[str, str]) -> None:

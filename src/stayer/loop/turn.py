@@ -56,13 +56,14 @@ async def stream_turn(
         except ModelError as error:
             if not error.retryable or attempt >= params.retry.max_retries:
                 raise
-            attempt += 1
-            if partial_id is not None:
-                yield Withdrawn(partial_id, reason=str(error))
-            delay = params.retry.delay(attempt, error)
-            yield Retrying(attempt, params.retry.max_retries, delay, str(error), error.status)
-            await params.abort.sleep(delay)
-            if params.abort.aborted:
-                raise
+            failure = error
         finally:
             result.api_duration_s += time.monotonic() - started
+        attempt += 1
+        if partial_id is not None:
+            yield Withdrawn(partial_id, reason=str(failure))
+        delay = params.retry.delay(attempt, failure)
+        yield Retrying(attempt, params.retry.max_retries, delay, str(failure), failure.status)
+        await params.abort.sleep(delay)  # waiting is not time spent in the API
+        if params.abort.aborted:
+            raise failure

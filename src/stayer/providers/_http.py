@@ -296,6 +296,7 @@ def _build_error(
                 f"unexpected answer from {endpoint.base_url} ({tag}): {detail}; "
                 f"check {endpoint.url_hint}",
                 status=status,
+                retryable=False,  # a wrong address stays wrong; do not spend minutes retrying it
             )
 
 
@@ -377,6 +378,7 @@ def _check_event_stream(response: httpx.Response, endpoint: Endpoint) -> None:
             f"{content_type or 'no content type'!r} (HTTP {response.status_code}); "
             f"check {endpoint.url_hint}",
             status=response.status_code,
+            retryable=False,
         )
 
 

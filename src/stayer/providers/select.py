@@ -56,10 +56,18 @@ def _default_model(env: Mapping[str, str]) -> tuple[ProviderName, str]:
 
 
 def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderName, str]:
-    """The provider that serves `model` and the bare model id; raises `ConfigError`."""
-    name = (model or "").strip() or _get(env, "ANTHROPIC_MODEL")
+    """The provider that serves `model` and the bare model id; raises `ConfigError`.
+
+    A name that says nothing about its provider goes where the environment points: to
+    Anthropic when it came from ANTHROPIC_MODEL or only Anthropic settings exist (gateways
+    serving other models behind ANTHROPIC_BASE_URL), to OpenAI when only OpenAI settings exist.
+    """
+    given = (model or "").strip()
+    name = given or _get(env, "ANTHROPIC_MODEL")
     if name is None:
         return _default_model(env)
+    if not given:
+        return "anthropic", ALIASES.get(name.lower(), name)
     prefix, colon, rest = name.partition(":")
     # Only our own provider names count: local model names often hold a colon (llama3:8b).
     if colon and prefix.lower() in ("anthropic", "openai"):
@@ -72,9 +80,14 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderNa
     lower = name.lower()
     if lower in ALIASES:
         return "anthropic", ALIASES[lower]
-    if lower.startswith("claude"):
+    if "claude" in lower:  # also Bedrock and Vertex ids such as us.anthropic.claude-...
         return "anthropic", name
-    if lower.startswith(_OPENAI_NAME_PREFIXES) or _get(env, "OPENAI_BASE_URL"):
+    if lower.startswith(_OPENAI_NAME_PREFIXES):
+        return "openai", name
+    anthropic, openai = _any_set(env, _ANTHROPIC_VARS), _any_set(env, _OPENAI_VARS)
+    if anthropic and not openai:
+        return "anthropic", name
+    if openai and (not anthropic or _get(env, "OPENAI_BASE_URL")):
         return "openai", name
     raise ConfigError(
         f"cannot tell which provider serves model {name!r}: "

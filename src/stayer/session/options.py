@@ -17,7 +17,9 @@ class QueryOptions:
     """Options of `stayer.query()`; every field has a working default.
 
     `provider` injects a model client (the scripted model, say) instead of choosing one from
-    `model` and the environment. `abort` lets the caller interrupt the run.
+    `model` and the environment. `abort` lets the caller interrupt the run; an aborted signal
+    stays aborted, so give each run its own. Tool lists accept a name, a comma-separated
+    string, or a sequence of them.
     """
 
     model: str | None = None
@@ -25,9 +27,9 @@ class QueryOptions:
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     max_turns: int | None = None
-    tools: Sequence[str] | None = None
-    allowed_tools: Sequence[str] = ()
-    disallowed_tools: Sequence[str] = ()
+    tools: str | Sequence[str] | None = None
+    allowed_tools: str | Sequence[str] = ()
+    disallowed_tools: str | Sequence[str] = ()
     permission_mode: str = "default"
     provider: Provider | None = None
     env: Mapping[str, str] | None = None

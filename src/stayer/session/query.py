@@ -62,7 +62,7 @@ def _toolbox(options: QueryOptions, policy: PermissionPolicy) -> Toolbox:
 
     names = set(BUILTIN_NAMES)
     if options.tools is not None:
-        wanted = {name.strip() for item in options.tools for name in item.split(",")}
+        wanted = {name.strip() for item in _listed(options.tools) for name in item.split(",")}
         wanted.discard("")
         if wanted != {"default"}:
             unknown = wanted - names
@@ -71,6 +71,11 @@ def _toolbox(options: QueryOptions, policy: PermissionPolicy) -> Toolbox:
                 raise ConfigError(f"unknown tool(s) {', '.join(sorted(unknown))}; known: {known}")
             names = wanted
     return builtin_toolbox({name for name in names if not policy.hides(name)})
+
+
+def _listed(value: str | Sequence[str]) -> Sequence[str]:
+    """A lone string is one entry, not a sequence of characters."""
+    return (value,) if isinstance(value, str) else value
 
 
 def _retry(options: QueryOptions, env: Mapping[str, str]) -> RetryPolicy:
@@ -114,8 +119,8 @@ def prepare(options: QueryOptions) -> Setup:
         raise ConfigError(f"working directory {cwd} does not exist")
     policy = PermissionPolicy(
         mode=parse_mode(options.permission_mode),
-        allow=parse_rules(options.allowed_tools),
-        deny=parse_rules(options.disallowed_tools),
+        allow=parse_rules(_listed(options.allowed_tools)),
+        deny=parse_rules(_listed(options.disallowed_tools)),
     )
     if options.max_turns is not None and options.max_turns < 1:
         raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.events import (
@@ -48,11 +48,24 @@ Line = dict[str, Any]
 
 def result_subtype(terminal: Terminal) -> str:
     """The `result` subtype for a terminal reason."""
-    if terminal is Terminal.COMPLETED:
-        return "success"
-    if terminal is Terminal.MAX_TURNS:
-        return "error_max_turns"
-    return "error_during_execution"
+    match terminal:
+        case Terminal.COMPLETED:
+            return "success"
+        case Terminal.MAX_TURNS:
+            return "error_max_turns"
+        case (
+            Terminal.MODEL_ERROR
+            | Terminal.PROMPT_TOO_LONG
+            | Terminal.ABORTED_STREAMING
+            | Terminal.ABORTED_TOOLS
+            | Terminal.IMAGE_ERROR
+            | Terminal.HOOK_STOPPED
+            | Terminal.STOP_HOOK_PREVENTED
+            | Terminal.BLOCKING_LIMIT
+        ):
+            return "error_during_execution"
+        case _:
+            assert_never(terminal)
 
 
 @dataclass
@@ -231,22 +244,30 @@ def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(line: Line) -> str:
-    """One line of JSON, cut to fit the SDK's line limit if a tool result is huge."""
-    text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))
-    if len(text.encode()) <= MAX_LINE_BYTES:
-        return text
-    return json.dumps(_shrink(line, len(text.encode())), ensure_ascii=False, separators=(",", ":"))
+    """One line of JSON, cut to fit the SDK's line limit when a tool's output is huge."""
+    text = _compact(line)
+    limit = 20_000
+    while len(text.encode()) > MAX_LINE_BYTES and limit >= 100:
+        text = _compact(_shrink(line, limit))
+        limit //= 4
+    return text
 
 
-def _shrink(value: Any, size: int) -> Any:
-    """Cut every long string in proportion, so the whole line fits."""
-    keep_ratio = MAX_LINE_BYTES / size * 0.9
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _shrink(value: Any, limit: int) -> Any:
+    """Every string cut to about `limit` characters and every list to `limit // 20` items."""
     if isinstance(value, dict):
-        return {key: _shrink(item, size) for key, item in value.items()}
+        return {key: _shrink(item, limit) for key, item in value.items()}
     if isinstance(value, list):
-        return [_shrink(item, size) for item in value]
-    if isinstance(value, str) and len(value) > 10_000:
-        keep = int(len(value) * keep_ratio)
-        cut = len(value) - keep
-        return value[:keep] + f"\n[... {cut} characters cut to fit the output line limit]"
+        keep = max(1, limit // 20)
+        items = [_shrink(item, limit) for item in value[:keep]]
+        if len(value) > keep:
+            items.append(f"[... {len(value) - keep} more items cut to fit the output line limit]")
+        return items
+    if isinstance(value, str) and len(value) > limit:
+        cut = len(value) - limit
+        return value[:limit] + f"\n[... {cut} characters cut to fit the output line limit]"
     return value

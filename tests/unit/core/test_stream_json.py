@@ -114,6 +114,17 @@ def test_error_results_carry_their_subtype_and_errors() -> None:
     assert model_error["api_error_status"] == 529
 
 
+def test_many_small_items_are_cut_to_fit_the_sdk_buffer_too() -> None:
+    files = [f"/repo/src/module_{i}/file_{i}.py" for i in range(60_000)]
+    line = {"type": "user", "tool_use_result": {"filenames": files, "mode": "files"}}
+    printed = dumps(line)
+    assert len(printed.encode()) < MAX_LINE_BYTES
+    parsed = json.loads(printed)
+    assert parsed["tool_use_result"]["mode"] == "files"
+    assert parsed["tool_use_result"]["filenames"][0] == files[0]
+    assert "more items cut" in parsed["tool_use_result"]["filenames"][-1]
+
+
 def test_huge_lines_are_cut_to_fit_the_sdk_buffer() -> None:
     line = {"type": "user", "message": {"content": [{"type": "text", "text": "x" * 3_000_000}]}}
     printed = dumps(line)
