@@ -21,7 +21,7 @@ from stayer.events import (
 from stayer.loop.abort import AbortSignal
 from stayer.loop.run import query
 from stayer.loop.state import ToolCall
-from stayer.messages import TextBlock, ToolResultBlock, UserMessage
+from stayer.messages import TextBlock, ToolResultBlock, Usage, UserMessage
 from stayer.permissions import Decision
 from stayer.providers.base import ModelRequest
 from stayer.providers.scripted import Fault, ScriptedProvider, text, tool_call
@@ -73,6 +73,8 @@ async def test_a_cut_stream_withdraws_its_partial_answer_before_the_retry(tmp_pa
     assert kinds.index("Withdrawn") < kinds.index("Retrying")
     assert next(e for e in events if isinstance(e, Withdrawn)).message_id == "msg_scripted_1"
     assert finished(events).result_text == "the whole answer"
+    # The abandoned attempt was billed too: its input counts beside the one that completed.
+    assert finished(events).usage == Usage(input_tokens=200, output_tokens=40)
 
 
 async def test_non_retryable_error_ends_with_model_error(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from stayer.messages import (
     TextBlock,
     ToolSpec,
     ToolUseBlock,
+    Usage,
     UserMessage,
 )
 from stayer.providers.base import MessageAssembler
@@ -81,7 +82,7 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         stream = _Stream()
         async for event in _stream_response(params, state.messages, specs, stream):
             yield event
-        state = _account(state, stream.turn, stream.complete_message)
+        state = _account(state, stream)
         if params.abort.aborted:
             state = _close_interrupted_stream(state, stream)
             yield _finished(params, state, ABORTED_WHILE_STREAMING, started)
@@ -118,6 +119,8 @@ class _Stream:
     tool_uses: list[ToolUseBlock] = field(default_factory=list[ToolUseBlock])
     needs_follow_up: bool = False
     failure: Finish | None = None
+    spent: Usage = field(default_factory=Usage)
+    """Tokens of attempts that were abandoned and retried."""
 
     @property
     def complete_message(self) -> AssistantMessage | None:
@@ -135,6 +138,7 @@ async def _stream_response(
         source = stream_turn(params, messages, specs, stream.turn)
         async for event in relay(source, params.abort):
             if isinstance(event, Withdrawn):
+                stream.spent += stream.assembler.usage
                 stream.assembler = MessageAssembler()
                 stream.tool_uses.clear()
                 stream.needs_follow_up = False
@@ -232,17 +236,19 @@ def _after_tools(params: LoopParams, state: LoopState) -> Finish | None:
     return None
 
 
-def _account(state: LoopState, turn: TurnResult, message: AssistantMessage | None) -> LoopState:
-    """Fold one model call into the state: time spent, usage, and the message if complete."""
-    state = replace(state, api_duration_s=state.api_duration_s + turn.api_duration_s)
+def _account(state: LoopState, stream: _Stream) -> LoopState:
+    """Fold one model call into the state: time, every token billed (abandoned attempts and
+    partial answers included), and the message if it completed.
+    """
+    state = replace(
+        state,
+        api_duration_s=state.api_duration_s + stream.turn.api_duration_s,
+        usage=state.usage + stream.spent + stream.assembler.usage,
+    )
+    message = stream.complete_message
     if message is None:
         return state
-    return replace(
-        state,
-        messages=(*state.messages, message),
-        usage=state.usage + message.usage,
-        stop_reason=message.stop_reason,
-    )
+    return replace(state, messages=(*state.messages, message), stop_reason=message.stop_reason)
 
 
 def _close_interrupted_stream(state: LoopState, stream: _Stream) -> LoopState:
