@@ -22,6 +22,7 @@ from stayer.events import (
     Event,
     Finished,
     MessageCompleted,
+    MessageStarted,
     PermissionDenial,
     RequestStarted,
     StreamEvent,
@@ -142,6 +143,8 @@ async def _stream_response(
                 stream.assembler = MessageAssembler()
                 stream.tool_uses.clear()
                 stream.needs_follow_up = False
+            elif isinstance(event, MessageStarted):
+                params.tools.preload()  # the request is out: load the tools while it is answered
             elif isinstance(event, BlockCompleted) and isinstance(event.block, ToolUseBlock):
                 stream.needs_follow_up = True
                 stream.tool_uses.append(event.block)

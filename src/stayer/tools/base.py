@@ -8,6 +8,7 @@ progress through `ToolContext.progress`.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -109,6 +110,7 @@ class Toolbox:
         self.specs = tuple(specs)
         self._load = load
         self._tools: dict[str, Tool[Any]] | None = None
+        self._lock = threading.Lock()
 
     @classmethod
     def of(cls, tools: Sequence[Tool[Any]]) -> Toolbox:
@@ -123,6 +125,21 @@ class Toolbox:
 
     def tools(self) -> dict[str, Tool[Any]]:
         """The implementations by name, loading them the first time."""
-        if self._tools is None:
-            self._tools = {tool.name: tool for tool in self._load()}
-        return self._tools
+        with self._lock:
+            if self._tools is None:
+                self._tools = {tool.name: tool for tool in self._load()}
+            return self._tools
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the implementations are in memory."""
+        return self._tools is not None
+
+    def preload(self) -> None:
+        """Load the implementations in a background thread, if nobody has yet.
+
+        Called once the first request is on its way: the import runs while the model thinks,
+        so the first tool call does not wait for it.
+        """
+        if self._tools is None and not self._lock.locked():
+            threading.Thread(target=self.tools, name="stayer-tools", daemon=True).start()

@@ -30,3 +30,16 @@ def test_a_toolbox_loads_only_the_tools_it_offers() -> None:
     box = builtin_toolbox({"Grep", "Write"})
     assert sorted(box.tools()) == ["Grep", "Write"]
     assert box.tools() is box.tools()
+
+
+def test_preloading_loads_the_tools_in_the_background() -> None:
+    import time
+
+    box = builtin_toolbox({"Read"})
+    assert not box.loaded
+    box.preload()
+    deadline = time.monotonic() + 10
+    while not box.loaded and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert box.loaded
+    assert list(box.tools()) == ["Read"]
