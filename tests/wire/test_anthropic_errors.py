@@ -33,7 +33,7 @@ from tests.fakes.sse import (
     garbage_error,
     garbage_frame,
 )
-from tests.wire.helpers import closed_port, failure, make_request
+from tests.wire.helpers import closed_port, collect, failure, make_request
 
 
 async def test_rate_limit_carries_retry_after_seconds(
@@ -310,3 +310,20 @@ async def test_a_base_url_that_is_not_http_is_an_invalid_request() -> None:
     finally:
         await provider.aclose()
     assert "ANTHROPIC_BASE_URL" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("status", "header", "retryable"), [(500, "false", False), (400, "true", True)]
+)
+async def test_the_servers_x_should_retry_overrides_the_status(
+    server: FakeModelServer,
+    anthropic: AnthropicProvider,
+    status: int,
+    header: str,
+    retryable: bool,
+) -> None:
+    body = b'{"type":"error","error":{"type":"api_error","message":"hmm"}}'
+    server.enqueue(HttpError(status, body, headers={"x-should-retry": header}))
+    with pytest.raises(ModelError) as caught:
+        await collect(anthropic, make_request())
+    assert caught.value.retryable is retryable

@@ -315,7 +315,12 @@ def http_error(
         location = headers.get("location", "elsewhere")
         detail = f"redirected to {location}"
     retry = retry_after_s(headers) if kind == "rate_limited" else None
-    return _build_error(kind, str(status), detail, endpoint, status=status, retry=retry)
+    failure = _build_error(kind, str(status), detail, endpoint, status=status, retry=retry)
+    # The server may know better than the status code whether trying again can help.
+    should_retry = headers.get("x-should-retry", "").strip().lower()
+    if should_retry in ("true", "false"):
+        failure.retryable = should_retry == "true"
+    return failure
 
 
 def stream_error(error: ApiError, endpoint: Endpoint) -> ModelError:
