@@ -138,3 +138,33 @@ def test_a_reader_that_goes_away_is_not_a_traceback(
         err = process.stderr.read().decode()
     assert "Traceback" not in err
     assert process.returncode == 141
+
+
+def test_a_second_signal_kills_a_stubborn_command_and_exits_at_once(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    marker = tmp_path / "survived"
+    stubborn = f"trap '' TERM INT HUP; sleep 3; touch {marker}"
+    server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": stubborn})))
+    with subprocess.Popen(
+        [sys.executable, "-m", "stayer", "-p", "wait", "--output-format", "stream-json",
+         "--verbose", "--dangerously-skip-permissions"],
+        cwd=tmp_path,
+        env=clean_env(server.env()),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:  # fmt: skip
+        assert process.stdout is not None
+        for raw in process.stdout:
+            if json.loads(raw)["type"] == "assistant":
+                break
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+    assert process.returncode == 128 + signal.SIGTERM
+    time.sleep(3.5)
+    assert not marker.exists(), "the command outlived stayer"

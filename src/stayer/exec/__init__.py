@@ -6,10 +6,18 @@ or `run_argv`, so timeouts, output caps and process-group cleanup live in one pl
 
 from stayer.exec.process import (
     CommandResult,
+    kill_everything_now,
     omission_marker,
     run_argv,
     run_command,
     truncate_middle,
 )
 
-__all__ = ["CommandResult", "omission_marker", "run_argv", "run_command", "truncate_middle"]
+__all__ = [
+    "CommandResult",
+    "kill_everything_now",
+    "omission_marker",
+    "run_argv",
+    "run_command",
+    "truncate_middle",
+]

@@ -215,6 +215,7 @@ async def run_argv(
         start_new_session=True,
     )
     pgid = transport.get_pid()
+    _LIVE_GROUPS.add(pgid)
     timed_out = False
     try:
         try:
@@ -228,6 +229,7 @@ async def run_argv(
         await _stop_group(pgid, collector.exited)
         raise
     finally:
+        _LIVE_GROUPS.discard(pgid)
         returncode = transport.get_returncode()
         transport.close()
     stdout, stderr, truncated = collector.output()
@@ -248,6 +250,18 @@ def _exit_code(returncode: int | None) -> tuple[int, bool]:
     if returncode < 0:
         return 128 - returncode, True
     return returncode, False
+
+
+_LIVE_GROUPS: set[int] = set()
+"""Process groups started and not yet reaped, for `kill_everything_now`."""
+
+
+def kill_everything_now() -> None:
+    """SIGKILL every process group still running, without waiting: the last resort before the
+    process itself must exit (a second Ctrl+C, SIGTERM). Safe to call from a signal handler.
+    """
+    for pgid in list(_LIVE_GROUPS):
+        _signal_group(pgid, signal.SIGKILL)
 
 
 async def _stop_group(pgid: int, exited: asyncio.Event) -> None:

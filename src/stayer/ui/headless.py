@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from stayer.events import Event, Finished, Terminal
+from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
 from .live import LiveView
@@ -60,32 +62,33 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 @contextlib.contextmanager
 def interrupt_aborts(abort: AbortSignal) -> Iterator[Interrupts]:
     """The first stop signal interrupts the run cleanly (tools stopped, history closed, a result
-    printed); a second one stops the process at once.
+    printed); a second one kills every running command and exits at once.
+
+    Plain `signal.signal` handlers, not the event loop's: they run even while the loop is stuck
+    (a write to a full pipe nobody reads), which is exactly when a second signal must work.
     """
     loop = asyncio.get_running_loop()
     caught = Interrupts()
 
-    def on_signal(signum: int) -> None:
-        if abort.aborted:
-            for each in STOP_SIGNALS:
-                loop.remove_signal_handler(each)
-            signal.raise_signal(signum)
-            return
+    def on_signal(signum: int, _frame: object) -> None:
+        if caught.signum is not None:
+            kill_everything_now()
+            os._exit(128 + signum)
         caught.signum = signum
-        abort.abort(f"interrupted by {signal.Signals(signum).name}")
+        reason = f"interrupted by {signal.Signals(signum).name}"
+        loop.call_soon_threadsafe(abort.abort, reason)
 
-    installed = []
+    previous: dict[int, Any] = {}
     for signum in STOP_SIGNALS:
         try:
-            loop.add_signal_handler(signum, on_signal, signum)
-            installed.append(signum)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            previous[signum] = signal.signal(signum, on_signal)
+        except ValueError:  # not the main thread: the caller handles signals
             break
     try:
         yield caught
     finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 async def print_run(
