@@ -17,13 +17,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias, cast, get_args
 
 from stayer.errors import ConfigError
+
+from .shell import command_parts, program_forms
 
 PermissionMode: TypeAlias = Literal[
     "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"
@@ -71,10 +72,13 @@ class Rule:
             return True
         if subject is None:
             return False
-        if self.specifier.endswith(":*"):
-            return subject.startswith(self.specifier[:-2])
+        if self.specifier.endswith(":*"):  # the legacy prefix form ends at a word boundary
+            prefix = self.specifier[:-2]
+            return subject == prefix or subject.startswith(prefix + " ")
         pattern = self.specifier
         if path:
+            if pattern.startswith("//"):  # Claude Code's spelling of an absolute path
+                pattern = pattern[1:]
             pattern = os.path.normpath(cwd / Path(pattern).expanduser())
         return fnmatch.fnmatchcase(subject, pattern)
 
@@ -129,28 +133,6 @@ class PermissionPolicy:
         return any(rule.tool == tool and rule.specifier is None for rule in self.deny)
 
 
-def command_parts(command: str) -> list[str] | None:
-    """The simple commands in a shell command line, or None when they cannot be told apart."""
-    if "$(" in command or "`" in command or "<(" in command or ">(" in command:
-        return None
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|\n")
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    parts: list[str] = []
-    words: list[str] = []
-    try:
-        for token in lexer:
-            if token and set(token) <= set(";&|\n"):
-                parts.append(" ".join(words))
-                words = []
-            else:
-                words.append(token)
-    except ValueError:  # unbalanced quotes
-        return None
-    parts.append(" ".join(words))
-    return [part for part in parts if part]
-
-
 def _covered(
     rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, path: bool
 ) -> bool:
@@ -164,10 +146,16 @@ def _covered(
 
 
 def _hit(rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, path: bool) -> bool:
-    """A deny rule needs to match the whole command or only one of its parts."""
+    """A deny rule needs to match the whole command or only one of its parts; a command whose
+    parts cannot be told apart is denied by any Bash rule with a pattern.
+    """
     candidates = [subject]
     if tool == "Bash" and subject is not None:
-        candidates += command_parts(subject) or []
+        parts = command_parts(subject)
+        if parts is None:
+            return any(rule.tool == "Bash" for rule in rules)
+        for part in parts:
+            candidates += [part, *program_forms(part)]
     return any(rule.matches(tool, c, cwd, path=path) for rule in rules for c in candidates)
 
 
@@ -179,12 +167,15 @@ def evaluate(
     read_only: bool,
     cwd: Path,
     subject_is_path: bool = False,
+    aliases: tuple[str, ...] = (),
 ) -> Decision:
     """Decide one call. Deny rules win, then bypass, allow rules, read-only, accept-edits.
 
-    A path `subject` must already be resolved (see `resolve_subject`).
+    A path `subject` must already be resolved (see `resolve_subject`); `aliases` are other
+    names of the same thing (the path as written, before symlinks), which deny rules also see.
     """
-    if _hit(policy.deny, tool, subject, cwd, subject_is_path):
+    denied = (subject, *aliases)
+    if any(_hit(policy.deny, tool, name, cwd, subject_is_path) for name in denied):
         return Decision("deny", f"Permission to use {tool} has been denied by a deny rule.")
     if policy.mode == "bypassPermissions":
         return Decision("allow")
@@ -218,5 +209,9 @@ def _inside(subject: str | None, cwd: Path) -> bool:
 
 def resolve_subject(path: str | None, cwd: Path) -> str:
     """A path as permission rules see it: absolute, `~` expanded, symlinks and `..` resolved."""
-    candidate = Path(path or ".").expanduser()
-    return str((candidate if candidate.is_absolute() else cwd / candidate).resolve())
+    return str(Path(lexical_subject(path, cwd)).resolve())
+
+
+def lexical_subject(path: str | None, cwd: Path) -> str:
+    """A path made absolute as written: `~` expanded and `..` folded, symlinks left alone."""
+    return os.path.normpath(cwd / Path(path or ".").expanduser())

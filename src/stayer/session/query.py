@@ -22,6 +22,7 @@ from stayer.permissions import (
     Decision,
     PermissionPolicy,
     evaluate,
+    lexical_subject,
     parse_mode,
     parse_rules,
     resolve_subject,
@@ -129,7 +130,9 @@ def prepare(options: QueryOptions) -> Setup:
 
     async def can_use_tool(call: ToolCall) -> Decision:
         subject = call.tool.permission_subject(call.input)
+        aliases: tuple[str, ...] = ()
         if call.tool.subject_is_path:
+            aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
         return evaluate(
             policy,
@@ -138,6 +141,7 @@ def prepare(options: QueryOptions) -> Setup:
             read_only=call.tool.is_read_only(call.input),
             cwd=cwd,
             subject_is_path=call.tool.subject_is_path,
+            aliases=aliases,
         )
 
     system = build_system_prompt(

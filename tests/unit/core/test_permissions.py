@@ -10,12 +10,13 @@ from stayer.errors import ConfigError
 from stayer.permissions import (
     PermissionPolicy,
     Rule,
-    command_parts,
     evaluate,
+    lexical_subject,
     parse_mode,
     parse_rules,
     resolve_subject,
 )
+from stayer.permissions.shell import command_parts
 
 PATH_TOOLS = {"Read", "Write", "Edit", "Glob", "Grep"}
 
@@ -116,3 +117,68 @@ def test_paths_are_judged_where_they_really_point() -> None:
     strict = PermissionPolicy(allow=parse_rules(["Write(notes/*)"]))
     assert decide(strict, "Write", "notes/today.md", False) == "allow"
     assert decide(strict, "Write", "notes/../secrets.md", False) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status #\ntouch X",  # a comment does not swallow the next line
+        "git status x#y\ntouch X",
+        "git status $\\\n(touch X)",  # backslash-newline joins into $( ... )
+        "git status $'\\'\ntouch X\n#'",  # ANSI-C quoting
+        "git status ${x:=$(touch X)}${x@P}",
+        "git status > ~/.bashrc",  # a redirection writes a file
+        "git status < /etc/shadow",
+        "git status & touch X",
+        "git status |& sh",
+        "(git status; touch X)",
+        "{ git status; touch X; }",
+        "git statusfoo",  # the prefix form ends at a word boundary
+        "git status\\\n; touch X",
+    ],
+)
+def test_allow_rules_cannot_be_stretched_over_other_commands(command: str) -> None:
+    policy = PermissionPolicy(allow=parse_rules(["Bash(git status:*)"]))
+    assert decide(policy, "Bash", command, False) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git status", "git status --short", "git status 2>&1", "git status >/dev/null 2>&1",
+     "git status && git status -s", 'git status -- "a (quoted) name"'],
+)  # fmt: skip
+def test_allow_rules_still_cover_ordinary_commands(command: str) -> None:
+    policy = PermissionPolicy(allow=parse_rules(["Bash(git status:*)"]))
+    assert decide(policy, "Bash", command, False) == "allow", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["FOO=1 rm x", "/bin/rm x", "command rm x", "env rm x", "(rm x)", "echo $(rm -rf x)",
+     "ls #\nrm x", "sudo rm -rf /"],
+)  # fmt: skip
+def test_deny_rules_see_through_prefixes_and_opaque_commands(command: str) -> None:
+    policy = PermissionPolicy(mode="bypassPermissions", deny=parse_rules(["Bash(rm:*)"]))
+    assert decide(policy, "Bash", command, False) == "deny", command
+
+
+def test_deny_rules_also_see_the_path_as_written(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "prod.env").write_text("SECRET=1")
+    (tmp_path / ".env").symlink_to(tmp_path / "config" / "prod.env")
+    policy = PermissionPolicy(deny=parse_rules(["Read(.env)", "Read(//etc/**)"]))
+
+    def read(path: str) -> str:
+        return evaluate(
+            policy,
+            tool="Read",
+            subject=resolve_subject(path, tmp_path),
+            read_only=True,
+            cwd=tmp_path,
+            subject_is_path=True,
+            aliases=(lexical_subject(path, tmp_path),),
+        ).behavior
+
+    assert read(".env") == "deny"
+    assert read("/etc/hosts") == "deny"
+    assert read("config/prod.env") == "allow"
