@@ -243,6 +243,12 @@ def run(argv: Sequence[str]) -> int:
 
         return asyncio.run(_demo())
     args, unknown = build_parser().parse_known_args(list(argv))
+    strays = [item for item in unknown if not item.startswith("-")]
+    if strays:
+        raise ConfigError(
+            f"unexpected argument {strays[0]!r}: give the prompt as one quoted argument, "
+            "and each flag that takes a value one value (repeat the flag for more)"
+        )
     _warn_unsupported(args, unknown)
     if args.version:
         print(f"{CLAUDE_CODE_COMPAT_VERSION} (stayer {__version__})")

@@ -29,6 +29,13 @@ def test_values_of_flags_stayer_does_not_act_on_are_not_taken_for_the_prompt(
     assert "say hi" in json.dumps(server.requests[0].messages[-1])
 
 
+def test_a_stray_argument_is_an_error_not_a_silent_prompt(tmp_path: Path) -> None:
+    done = stayer("-p", "--add-dir", "/a", "/b", "say hi", cwd=tmp_path)
+    assert done.status == 2
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert "unexpected argument 'say hi'" in line
+
+
 def test_session_id_is_used_when_given(server: FakeModelServer, tmp_path: Path) -> None:
     server.enqueue(reply("ok"))
     done = stayer(

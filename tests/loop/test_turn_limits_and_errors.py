@@ -10,12 +10,14 @@ from stayer.errors import AuthenticationFailed, Overloaded, RateLimited, ScriptE
 from stayer.events import (
     Event,
     Finished,
+    MessageCompleted,
     PermissionDenial,
     Retrying,
     StreamEvent,
     Terminal,
     TextDelta,
     ToolCallFinished,
+    ToolResultsAppended,
     Withdrawn,
 )
 from stayer.loop.abort import AbortSignal
@@ -177,7 +179,31 @@ async def test_interrupting_while_the_model_streams_ends_with_aborted_streaming(
     assert isinstance(end, Finished)
     assert end.terminal is Terminal.ABORTED_STREAMING
     assert len([e for e in events if isinstance(e, Finished)]) == 1
-    assert end.messages[-1] == UserMessage((TextBlock("[Request interrupted by user]"),))
+    # Nothing complete streamed, so the marker joins the prompt: roles keep alternating.
+    assert end.messages[-1] == UserMessage(
+        (TextBlock("go"), TextBlock("[Request interrupted by user]"))
+    )
+
+
+async def test_interrupting_before_the_tools_of_a_complete_answer_closes_them(
+    tmp_path: Path,
+) -> None:
+    abort = AbortSignal()
+    model = ScriptedProvider([tool_call("Echo", {"text": "x"}, id="t1")])
+    params = make_params(model, [Echo()], tmp_path, abort=abort)
+    events: list[Event] = []
+    async for event in query(params, (UserMessage.of_text("go"),)):
+        events.append(event)
+        if isinstance(event, MessageCompleted):
+            abort.abort()
+
+    end = events[-1]
+    assert isinstance(end, Finished) and end.terminal is Terminal.ABORTED_STREAMING
+    closed = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [(e.tool_use_id, e.status) for e in closed] == [("t1", "failed")]
+    appended = [e for e in events if isinstance(e, ToolResultsAppended)]
+    assert len(appended) == 1 and appended[0].message == end.messages[-1]
+    assert [type(b).__name__ for b in end.messages[-1].content] == ["ToolResultBlock", "TextBlock"]
 
 
 async def test_deltas_reach_the_caller_before_the_response_completes(tmp_path: Path) -> None:

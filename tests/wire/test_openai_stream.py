@@ -357,3 +357,18 @@ async def test_azure_opening_chunk_and_usage_alongside_finish(
     assert [e for e in events if isinstance(e, MessageDelta)] == [
         MessageDelta("end_turn", Usage(input_tokens=8, output_tokens=2))
     ]
+
+
+async def test_calls_sharing_one_id_are_kept_apart(
+    server: FakeModelServer, openai: OpenAIChatProvider
+) -> None:
+    server.enqueue(
+        openai_tool_calls(
+            ToolCall("call_0", "get_weather", {"city": "Quito"}),
+            ToolCall("call_0", "get_weather", {"city": "Lima"}),
+        )
+    )
+    message = await final_message(openai, make_request(model="m", tools=[WEATHER_TOOL]))
+    ids = [block.id for block in message.tool_uses]
+    assert len(set(ids)) == 2 and ids[0] == "call_0"
+    assert [block.input for block in message.tool_uses] == [{"city": "Quito"}, {"city": "Lima"}]

@@ -85,7 +85,14 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
             yield event
         state = _account(state, stream)
         if params.abort.aborted:
-            state = _close_interrupted_stream(state, stream)
+            state = _keep_partial(state, stream)
+            round_ = _ToolRound(stream.tool_uses)  # none of them ran
+            for closed in round_.unanswered():
+                round_.note(closed)
+                yield closed
+            results = round_.message(marker=INTERRUPTED_MARKER)
+            yield ToolResultsAppended(results, round_.data())
+            state = replace(state, messages=_append_user(state.messages, results))
             yield _finished(params, state, ABORTED_WHILE_STREAMING, started)
             return
         if stream.failure is not None:
@@ -98,7 +105,7 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         round_ = _ToolRound(stream.tool_uses)
         async for tool_event in _run_tools(params, round_):
             yield tool_event
-        results = round_.message(interrupted=params.abort.aborted)
+        results = round_.message(marker=INTERRUPTED_TOOLS_MARKER if params.abort.aborted else None)
         yield ToolResultsAppended(results, round_.data())
         state = replace(
             state, messages=(*state.messages, results), denials=(*state.denials, *round_.denials())
@@ -194,11 +201,11 @@ class _ToolRound:
                 closed.append(ToolCallFinished(block.id, block.name, "failed", result, 0.0))
         return closed
 
-    def message(self, *, interrupted: bool) -> UserMessage:
-        """One user message answering every tool_use, in order (SPEC §1.5)."""
+    def message(self, *, marker: str | None) -> UserMessage:
+        """One user message answering every tool_use, in order (SPEC §1.5), then `marker`."""
         blocks: list[ContentBlock] = [self.results[b.id].result for b in self.tool_uses]
-        if interrupted:
-            blocks.append(TextBlock(INTERRUPTED_TOOLS_MARKER))
+        if marker is not None:
+            blocks.append(TextBlock(marker))
         return UserMessage(tuple(blocks))
 
     def data(self) -> tuple[dict[str, JSON], ...]:
@@ -254,18 +261,20 @@ def _account(state: LoopState, stream: _Stream) -> LoopState:
     return replace(state, messages=(*state.messages, message), stop_reason=message.stop_reason)
 
 
-def _close_interrupted_stream(state: LoopState, stream: _Stream) -> LoopState:
-    """Keep what streamed completely, answer its tool calls, and mark the interruption."""
+def _keep_partial(state: LoopState, stream: _Stream) -> LoopState:
+    """Keep the blocks of an interrupted answer that streamed completely."""
     partial = stream.assembler.message()
-    messages = state.messages
-    closing: list[ContentBlock] = []
-    if partial.content and stream.complete_message is None:
-        messages = (*messages, partial)
-    last = messages[-1]
-    if isinstance(last, AssistantMessage):
-        closing.extend(synthetic_result(block, NOT_RUN_TEXT) for block in last.tool_uses)
-    closing.append(TextBlock(INTERRUPTED_MARKER))
-    return replace(state, messages=(*messages, UserMessage(tuple(closing))))
+    if stream.complete_message is not None or not partial.content:
+        return state
+    return replace(state, messages=(*state.messages, partial))
+
+
+def _append_user(messages: tuple[Message, ...], message: UserMessage) -> tuple[Message, ...]:
+    """Add a user message, merging it into a user message already last (roles alternate)."""
+    last = messages[-1] if messages else None
+    if isinstance(last, UserMessage):
+        return (*messages[:-1], UserMessage((*last.content, *message.content)))
+    return (*messages, message)
 
 
 def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:

@@ -405,6 +405,9 @@ class _Decoder:
             events.extend(self._close_run())
             # Some local servers send no id; the history still needs one to pair the result.
             call_id = str(fragment.get("id") or f"call_{uuid.uuid4().hex[:24]}")
+            if any(other.id == call_id for other in self.calls.values()):
+                # Some servers number every call alike; results are paired by id, so keep apart.
+                call_id = f"{call_id}_{len(self.calls)}"
             call = _ToolCall(self._new_index(), call_id, str(function.get("name") or ""))
             self.calls[key] = call
             events.append(BlockStarted(call.index, "tool_use", call.id, call.name))
