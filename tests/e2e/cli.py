@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,3 +59,28 @@ def stayer(
         timeout=timeout,
     )
     return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def start_tool_run(cwd: Path, env: Mapping[str, str]) -> tuple[subprocess.Popen[str], list[Any]]:
+    """Start `stayer -p` with stream-json output and wait until its tool is running.
+
+    Returns the process and the lines read so far; the caller signals it and collects the rest.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stayer", "-p", "wait", "--output-format", "stream-json",
+         "--verbose", "--dangerously-skip-permissions"],
+        cwd=cwd,
+        env=clean_env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    lines: list[Any] = []
+    for raw in process.stdout:
+        lines.append(json.loads(raw))
+        if lines[-1]["type"] == "assistant":
+            break
+    time.sleep(0.5)  # the tool call starts right after its message is printed
+    return process, lines

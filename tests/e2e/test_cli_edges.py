@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.e2e.cli import clean_env, stayer
+from tests.e2e.cli import clean_env, start_tool_run, stayer
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
 
@@ -100,21 +100,7 @@ def test_sigterm_ends_the_run_cleanly_and_stops_the_tool(
 ) -> None:
     marker = tmp_path / "survived"
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": f"sleep 30; touch {marker}"})))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "stayer", "-p", "wait", "--output-format", "stream-json",
-         "--verbose", "--dangerously-skip-permissions"],
-        cwd=tmp_path,
-        env=clean_env(server.env()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    assert process.stdout is not None
-    for raw in process.stdout:
-        if json.loads(raw)["type"] == "assistant":
-            break
-    time.sleep(0.5)
+    process, _ = start_tool_run(tmp_path, server.env())
     process.send_signal(signal.SIGTERM)
     rest, err = process.communicate(timeout=15)
 
@@ -153,21 +139,8 @@ def test_a_second_signal_kills_a_stubborn_command_and_exits_at_once(
     marker = tmp_path / "survived"
     stubborn = f"trap '' TERM INT HUP; sleep 3; touch {marker}"
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": stubborn})))
-    with subprocess.Popen(
-        [sys.executable, "-m", "stayer", "-p", "wait", "--output-format", "stream-json",
-         "--verbose", "--dangerously-skip-permissions"],
-        cwd=tmp_path,
-        env=clean_env(server.env()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:  # fmt: skip
-        assert process.stdout is not None
-        for raw in process.stdout:
-            if json.loads(raw)["type"] == "assistant":
-                break
-        time.sleep(0.5)
+    process, _ = start_tool_run(tmp_path, server.env())
+    with process:
         process.send_signal(signal.SIGTERM)
         time.sleep(0.1)
         process.send_signal(signal.SIGTERM)

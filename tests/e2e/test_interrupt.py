@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.e2e.cli import clean_env
+from tests.e2e.cli import start_tool_run
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
 
@@ -20,23 +18,7 @@ def test_interrupt_during_a_tool_ends_with_aborted_tools(
     marker = tmp_path / "still-running"
     command = f"sleep 30 && touch {marker}"
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": command})))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "stayer", "-p", "wait", "--output-format", "stream-json",
-         "--verbose", "--dangerously-skip-permissions"],
-        cwd=tmp_path,
-        env=clean_env(server.env()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    assert process.stdout is not None
-    lines = []
-    for raw in process.stdout:
-        lines.append(json.loads(raw))
-        if lines[-1]["type"] == "assistant":
-            break
-    time.sleep(0.5)  # let the tool start
+    process, lines = start_tool_run(tmp_path, server.env())
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
     rest, _ = process.communicate(timeout=15)
