@@ -16,7 +16,7 @@ from stayer.context.prompt import Environment, build_system_prompt
 from stayer.errors import ConfigError
 from stayer.events import Event, SessionStarted
 from stayer.loop.run import query as loop_query
-from stayer.loop.state import LoopParams, RetryPolicy, ToolCall
+from stayer.loop.state import CanUseTool, LoopParams, RetryPolicy, ToolCall
 from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
 from stayer.permissions import (
     Decision,
@@ -109,6 +109,28 @@ def _max_tokens(options: QueryOptions, env: Mapping[str, str], model: str) -> in
     return max(1, min(wanted, ceiling))
 
 
+def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
+    """The loop's permission callback: the policy applied to each call's resolved subject."""
+
+    async def can_use_tool(call: ToolCall) -> Decision:
+        subject = call.tool.permission_subject(call.input)
+        aliases: tuple[str, ...] = ()
+        if call.tool.subject_is_path:
+            aliases = (lexical_subject(subject, cwd),)
+            subject = resolve_subject(subject, cwd)
+        return evaluate(
+            policy,
+            tool=call.tool.name,
+            subject=subject,
+            read_only=call.tool.is_read_only(call.input),
+            cwd=cwd,
+            subject_is_path=call.tool.subject_is_path,
+            aliases=aliases,
+        )
+
+    return can_use_tool
+
+
 def prepare(options: QueryOptions) -> Setup:
     """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
     env = _env(options)
@@ -128,22 +150,6 @@ def prepare(options: QueryOptions) -> Setup:
     tools = _toolbox(options, policy)
     provider, model, owns = _provider(options, env)
 
-    async def can_use_tool(call: ToolCall) -> Decision:
-        subject = call.tool.permission_subject(call.input)
-        aliases: tuple[str, ...] = ()
-        if call.tool.subject_is_path:
-            aliases = (lexical_subject(subject, cwd),)
-            subject = resolve_subject(subject, cwd)
-        return evaluate(
-            policy,
-            tool=call.tool.name,
-            subject=subject,
-            read_only=call.tool.is_read_only(call.input),
-            cwd=cwd,
-            subject_is_path=call.tool.subject_is_path,
-            aliases=aliases,
-        )
-
     system = build_system_prompt(
         Environment.detect(cwd, model),
         tool_names=tools.names,
@@ -156,7 +162,7 @@ def prepare(options: QueryOptions) -> Setup:
         system_prompt=system,
         tools=tools,
         tool_context=ToolContext(cwd=cwd, env=dict(env)),
-        can_use_tool=can_use_tool,
+        can_use_tool=_permission_check(policy, cwd),
         abort=options.abort,
         max_turns=options.max_turns,
         retry=_retry(options, env),
