@@ -246,6 +246,8 @@ def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
 def dumps(line: Line) -> str:
     """One line of JSON, cut to fit the SDK's line limit when a tool's output is huge."""
     text = _compact(line)
+    if len(text) * 4 <= MAX_LINE_BYTES:  # no UTF-8 character takes more than 4 bytes
+        return text
     limit = 20_000
     while len(text.encode()) > MAX_LINE_BYTES and limit >= 100:
         text = _compact(_shrink(line, limit))
