@@ -9,7 +9,10 @@ A Bash command is judged by its parts: ``git status; rm -rf x`` is two commands,
 rule must cover every part, while a deny rule needs to match only one. A command whose parts
 cannot be told apart (command substitution, unbalanced quotes) is never allowed by a rule.
 File paths arrive resolved (absolute, ``~`` expanded, ``..`` gone); path specifiers are resolved
-against the working directory the same way before matching.
+against the working directory the same way before matching. A call with a path subject that is
+not read-only writes that path: `acceptEdits` allows it inside the working directories (the
+run's own and those added with ``--add-dir``), and no mode allows it on a protected path
+(`protected.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Literal, TypeAlias, cast, get_args
 
 from stayer.errors import ConfigError
 
+from .protected import protected_part
 from .shell import command_parts, program_forms
 
 PermissionMode: TypeAlias = Literal[
@@ -32,8 +36,6 @@ PermissionMode: TypeAlias = Literal[
 PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 MODE_ALIASES = {"manual": "default"}
 """Newer Claude Code names `default` `manual`; both are accepted."""
-
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.\-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
@@ -75,12 +77,20 @@ class Rule:
         if self.specifier.endswith(":*"):  # the legacy prefix form ends at a word boundary
             prefix = self.specifier[:-2]
             return subject == prefix or subject.startswith(prefix + " ")
-        pattern = self.specifier
-        if path:
-            if pattern.startswith("//"):  # Claude Code's spelling of an absolute path
-                pattern = pattern[1:]
-            pattern = os.path.normpath(cwd / Path(pattern).expanduser())
-        return fnmatch.fnmatchcase(subject, pattern)
+        if not path:
+            return fnmatch.fnmatchcase(subject, self.specifier)
+        pattern = self.path_pattern(cwd)
+        # As in gitignore, `**/` also stands for no directory at all.
+        return fnmatch.fnmatchcase(subject, pattern) or fnmatch.fnmatchcase(
+            subject, pattern.replace("/**/", "/")
+        )
+
+    def path_pattern(self, cwd: Path) -> str:
+        """The specifier as an absolute path pattern (``//`` is Claude Code's absolute form)."""
+        pattern = self.specifier or "**"
+        if pattern.startswith("//"):
+            pattern = pattern[1:]
+        return os.path.normpath(cwd / Path(pattern).expanduser())
 
 
 def parse_rules(values: Iterable[str]) -> tuple[Rule, ...]:
@@ -127,6 +137,8 @@ class PermissionPolicy:
     mode: PermissionMode = "default"
     allow: tuple[Rule, ...] = ()
     deny: tuple[Rule, ...] = ()
+    directories: tuple[Path, ...] = ()
+    """Working directories besides the run's own (``--add-dir``), resolved."""
 
     def hides(self, tool: str) -> bool:
         """Whether a whole-tool deny rule removes `tool` from what the model is shown."""
@@ -169,21 +181,30 @@ def evaluate(
     subject_is_path: bool = False,
     aliases: tuple[str, ...] = (),
 ) -> Decision:
-    """Decide one call. Deny rules win, then bypass, allow rules, read-only, accept-edits.
+    """Decide one call. Deny rules win, then protected paths, bypass, allow rules, read-only,
+    accept-edits.
 
     A path `subject` must already be resolved (see `resolve_subject`); `aliases` are other
-    names of the same thing (the path as written, before symlinks), which deny rules also see.
+    names of the same thing (the path as written, before symlinks), which deny rules and the
+    protected-path check also see. A call with a path subject that is not read-only writes
+    that path.
     """
-    denied = (subject, *aliases)
-    if any(_hit(policy.deny, tool, name, cwd, subject_is_path) for name in denied):
+    names = (subject, *aliases)
+    if any(_hit(policy.deny, tool, name, cwd, subject_is_path) for name in names):
         return Decision("deny", f"Permission to use {tool} has been denied by a deny rule.")
+    writes = subject_is_path and not read_only
+    if writes and subject is not None:
+        guarded = next((found for n in names if n and (found := protected_part(n))), None)
+        if guarded is not None:
+            return _protected(policy, tool, subject, aliases, cwd, guarded)
     if policy.mode == "bypassPermissions":
         return Decision("allow")
     if _covered(policy.allow, tool, subject, cwd, subject_is_path):
         return Decision("allow")
     if read_only:
         return Decision("allow")
-    if policy.mode == "acceptEdits" and tool in EDIT_TOOLS and _inside(subject, cwd):
+    inside = _inside(subject, (cwd, *policy.directories))
+    if policy.mode == "acceptEdits" and writes and inside:
         return Decision("allow")
     if policy.mode == "plan":
         return Decision(
@@ -191,6 +212,8 @@ def evaluate(
             f"Permission to use {tool} has been denied: plan mode allows only read-only tools. "
             "Finish the plan and present it instead.",
         )
+    if writes and subject is not None and not inside:
+        return _outside(policy, tool, subject, cwd)
     return Decision(
         "deny",
         f"Permission to use {tool} has been denied: nobody is here to approve it in "
@@ -200,11 +223,73 @@ def evaluate(
     )
 
 
-def _inside(subject: str | None, cwd: Path) -> bool:
-    """Whether a resolved path lies in the working directory."""
+def _protected(
+    policy: PermissionPolicy,
+    tool: str,
+    subject: str,
+    aliases: tuple[str, ...],
+    cwd: Path,
+    guarded: tuple[str, str],
+) -> Decision:
+    """Only an allow rule that names the protected place itself lets a write through."""
+    explicit = tuple(
+        rule
+        for rule in policy.allow
+        if rule.specifier is not None and protected_part(rule.path_pattern(cwd))
+    )
+    if _covered(explicit, tool, subject, cwd, True):
+        return Decision("allow")
+    part, why = guarded
+    written = next((alias for alias in aliases if alias != subject), None)
+    shown = f"{written} (which is {subject})" if written else subject
+    return Decision(
+        "deny",
+        f"Permission to use {tool} on {shown} has been denied: {part} is protected ({why}), "
+        "so no permission mode allows writing it, not even bypassPermissions. Do not try "
+        "another way to change it; if the change is needed, stop and say so (the user can "
+        f'allow exactly this path with --allowedTools "{tool}({rule_path(subject, cwd)})").',
+    )
+
+
+def _outside(policy: PermissionPolicy, tool: str, subject: str, cwd: Path) -> Decision:
+    """A write outside every working directory: say so, and how the user can widen them."""
+    roots = ", ".join(str(root) for root in (cwd, *policy.directories))
+    rule = f'--allowedTools "{tool}({rule_path(subject, cwd)})"'
+    add_dir = f"--add-dir {Path(subject).parent}"
+    if policy.mode == "acceptEdits":
+        why = f"acceptEdits allows edits only inside the working directories ({roots})"
+        how = f"add its directory with {add_dir}, or allow this path with {rule}"
+    else:
+        why = (
+            f"nobody is here to approve it in {policy.mode} mode, and it is outside the "
+            f"working directories ({roots})"
+        )
+        how = f"allow this path with {rule}, or add its directory with {add_dir} and use "
+        how += "--permission-mode acceptEdits"
+    return Decision(
+        "deny",
+        f"Permission to use {tool} on {subject} has been denied: {why}. Work inside them; if "
+        f"this file is essential, stop and say so (the user can {how}).",
+    )
+
+
+def rule_path(path: str, cwd: Path) -> str:
+    """How a rule names `path`: relative inside the working directory, `~/` under home,
+    `//` (Claude Code's absolute form) elsewhere."""
+    resolved = Path(path)
+    if resolved.is_relative_to(cwd):
+        return str(resolved.relative_to(cwd))
+    home = Path.home()
+    if resolved.is_relative_to(home):
+        return "~/" + str(resolved.relative_to(home))
+    return "/" + str(resolved)
+
+
+def _inside(subject: str | None, roots: tuple[Path, ...]) -> bool:
+    """Whether a resolved path lies in one of the working directories."""
     if subject is None or not subject.startswith("/"):
         return False
-    return Path(subject).is_relative_to(cwd)
+    return any(Path(subject).is_relative_to(root) for root in roots)
 
 
 def resolve_subject(path: str | None, cwd: Path) -> str:

@@ -1,0 +1,61 @@
+"""Paths no permission mode may write: they make other programs run code or change the rules.
+
+An edit to `.git/config` can set `core.fsmonitor`, which runs a command on the user's next
+`git status`; a file in `.git/hooks/` runs on the next commit; `.claude/settings.json`,
+`.stayer/` and `.mcp.json` change what the agent itself may do next time; `.vscode/tasks.json`
+and `.idea/` run tasks in the user's editor; shell start-up files run in every new terminal.
+A mode (`acceptEdits`, even `bypassPermissions`) never allows a file tool to write these. Only
+an allow rule whose pattern names the protected place itself does (`Edit(.git/config)`,
+`Write(.claude/**)`); a rule as broad as `Edit(**)` does not. Claude Code guards the same kinds
+of path and asks even in bypass mode.
+
+Names are compared case-insensitively, since macOS and Windows file systems are.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+PROTECTED_DIRECTORIES: dict[str, str] = {
+    ".git": "git runs what its config and hooks say",
+    ".stayer": "it holds stayer's own settings",
+    ".claude": "it holds the agent's settings, hooks and commands",
+    ".vscode": "the editor runs its tasks and settings",
+    ".idea": "the IDE runs its run configurations",
+}
+
+PROTECTED_FILES: dict[str, str] = {
+    ".mcp.json": "it starts MCP servers for the agent",
+    ".claude.json": "it holds the agent's settings",
+    ".gitconfig": "git runs what its config says",
+    ".gitmodules": "git fetches and checks out what it names",
+    ".envrc": "direnv runs it on entering the directory",
+    ".ripgreprc": "the search tool reads its options",
+    **dict.fromkeys(
+        (
+            ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+            ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+            ".cshrc", ".tcshrc", ".kshrc", ".mkshrc", "config.fish",
+        ),
+        "the shell runs it at start-up",
+    ),
+}  # fmt: skip
+
+
+def protected_part(path: str) -> tuple[str, str] | None:
+    """The protected directory or file in `path` and why it is protected; None if none is.
+
+    Any component counts for directories (`src/.git/hooks/x` is inside a `.git`), the last one
+    for files.
+    """
+    parts = [part.lower() for part in PurePath(path).parts]
+    for part in parts[:-1] if parts else ():
+        if part in PROTECTED_DIRECTORIES:
+            return part + "/", PROTECTED_DIRECTORIES[part]
+    if parts:
+        name = parts[-1]
+        if name in PROTECTED_DIRECTORIES:  # the directory itself
+            return name + "/", PROTECTED_DIRECTORIES[name]
+        if name in PROTECTED_FILES:
+            return name, PROTECTED_FILES[name]
+    return None

@@ -1,0 +1,164 @@
+"""No mode writes a protected path; only an allow rule that names it does (and deny still wins).
+
+These paths make other programs run code (`.git/config`'s core.fsmonitor, git hooks, editor
+tasks, shell start-up files) or change what the agent may do next time (`.claude/`, `.stayer/`,
+`.mcp.json`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from stayer.permissions import (
+    Decision,
+    PermissionMode,
+    PermissionPolicy,
+    evaluate,
+    lexical_subject,
+    parse_rules,
+    resolve_subject,
+)
+
+CWD = Path("/w")
+HOME = Path.home()
+MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "bypassPermissions", "dontAsk")
+
+
+def write(policy: PermissionPolicy, path: str, tool: str = "Edit", cwd: Path = CWD) -> Decision:
+    """Decide a write as the session does: the path resolved, and also as written."""
+    return evaluate(
+        policy,
+        tool=tool,
+        subject=resolve_subject(path, cwd),
+        read_only=False,
+        cwd=cwd,
+        subject_is_path=True,
+        aliases=(lexical_subject(path, cwd),),
+    )
+
+
+PROTECTED = [
+    ("/w/.git/config", ".git/", "Edit(.git/config)"),
+    (".git/hooks/pre-commit", ".git/", "Edit(.git/hooks/pre-commit)"),
+    ("/w/vendor/lib/.git/config", ".git/", "Edit(vendor/lib/.git/config)"),
+    ("/w/.GIT/CONFIG", ".git/", "Edit(.GIT/CONFIG)"),
+    ("/w/.claude/settings.json", ".claude/", "Edit(.claude/settings.json)"),
+    ("/w/.stayer/settings.json", ".stayer/", "Edit(.stayer/settings.json)"),
+    ("/w/.vscode/tasks.json", ".vscode/", "Edit(.vscode/tasks.json)"),
+    ("/w/.idea/workspace.xml", ".idea/", "Edit(.idea/workspace.xml)"),
+    ("/w/.mcp.json", ".mcp.json", "Edit(.mcp.json)"),
+    ("/w/.git", ".git/", "Edit(.git)"),
+    ("~/.bashrc", ".bashrc", "Edit(~/.bashrc)"),
+    ("~/.zshrc", ".zshrc", "Edit(~/.zshrc)"),
+    ("~/.profile", ".profile", "Edit(~/.profile)"),
+    ("~/.config/fish/config.fish", "config.fish", "Edit(~/.config/fish/config.fish)"),
+    ("/etc/.gitconfig", ".gitconfig", "Edit(//etc/.gitconfig)"),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("path", "part", "rule"), PROTECTED)
+def test_no_mode_writes_a_protected_path(
+    mode: PermissionMode, path: str, part: str, rule: str
+) -> None:
+    decision = write(PermissionPolicy(mode=mode), path)
+
+    assert decision.behavior == "deny"
+    assert f"{part} is protected" in decision.reason
+    assert "not even bypassPermissions" in decision.reason
+    assert f'--allowedTools "{rule}"' in decision.reason
+
+
+@pytest.mark.parametrize(("path", "part", "rule"), PROTECTED)
+def test_the_rule_a_denial_suggests_is_exactly_what_allows_it(
+    path: str, part: str, rule: str
+) -> None:
+    suggested = re.search(r'--allowedTools "([^"]+)"', write(PermissionPolicy(), path).reason)
+    assert suggested is not None and suggested.group(1) == rule
+    policy = PermissionPolicy(mode="bypassPermissions", allow=parse_rules([suggested.group(1)]))
+    assert write(policy, path).behavior == "allow"
+    other = "/w/.idea/other.xml" if part != ".idea/" else "/w/.vscode/other.json"
+    assert write(policy, other).behavior == "deny"
+
+
+def test_only_a_rule_that_names_the_protected_place_counts() -> None:
+    for broad in ("Edit", "Edit(**)", "Edit(*)", "Edit(/w/**)", "Write(.git/config)"):
+        policy = PermissionPolicy(mode="bypassPermissions", allow=parse_rules([broad]))
+        assert write(policy, "/w/.git/config").behavior == "deny", broad
+        assert write(policy, "/w/src/app.py").behavior == "allow", broad
+    for named in ("Edit(.git/**)", "Edit(//w/.git/config)", "Edit(**/.git/config)"):
+        policy = PermissionPolicy(allow=parse_rules([named]))
+        assert write(policy, "/w/.git/config").behavior == "allow", named
+
+
+def test_deny_rules_still_win_over_an_explicit_allow() -> None:
+    policy = PermissionPolicy(
+        mode="bypassPermissions",
+        allow=parse_rules(["Edit(.git/**)"]),
+        deny=parse_rules(["Edit(.git/hooks/*)"]),
+    )
+    assert write(policy, "/w/.git/hooks/pre-commit").behavior == "deny"
+    assert write(policy, "/w/.git/config").behavior == "allow"
+
+
+def test_reading_and_lookalikes_are_not_protected() -> None:
+    policy = PermissionPolicy(mode="acceptEdits")
+    for path in ("/w/.gitignore", "/w/.github/workflows/ci.yml", "/w/src/git/config.py"):
+        assert write(policy, path).behavior == "allow", path
+    read = evaluate(
+        PermissionPolicy(),
+        tool="Read",
+        subject="/w/.git/config",
+        read_only=True,
+        cwd=CWD,
+        subject_is_path=True,
+    )
+    assert read.behavior == "allow"
+
+
+def test_a_symlink_into_git_is_git(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    os.symlink(tmp_path / ".git" / "config", tmp_path / "notes.txt")
+    os.symlink(tmp_path / ".git", tmp_path / "meta")
+    policy = PermissionPolicy(mode="bypassPermissions")
+
+    for path in ("notes.txt", "meta/hooks/pre-commit"):
+        decision = write(policy, path, cwd=tmp_path)
+        assert decision.behavior == "deny", path
+        assert f"{tmp_path / path} (which is {tmp_path / '.git'}" in decision.reason
+
+
+def test_a_symlink_named_like_a_protected_path_is_judged_as_written_too(tmp_path: Path) -> None:
+    """A link called `.bashrc` that points elsewhere is still what the shell runs."""
+    (tmp_path / "innocent").write_text("")
+    os.symlink(tmp_path / "innocent", tmp_path / ".bashrc")
+    assert write(PermissionPolicy(mode="bypassPermissions"), ".bashrc", cwd=tmp_path).behavior == (
+        "deny"
+    )
+
+
+def test_outside_the_working_directories_says_so_and_how_to_add_one() -> None:
+    accept = write(PermissionPolicy(mode="acceptEdits"), "/elsewhere/notes.md", tool="Write")
+    assert accept.behavior == "deny"
+    assert "acceptEdits allows edits only inside the working directories (/w)" in accept.reason
+    assert "--add-dir /elsewhere" in accept.reason
+    assert '--allowedTools "Write(//elsewhere/notes.md)"' in accept.reason
+    assert "--permission-mode acceptEdits" not in accept.reason
+
+    widened = PermissionPolicy(mode="acceptEdits", directories=(Path("/elsewhere"),))
+    assert write(widened, "/elsewhere/notes.md", tool="Write").behavior == "allow"
+    assert write(widened, "/third/notes.md", tool="Write").behavior == "deny"
+
+    default = write(PermissionPolicy(), "/elsewhere/notes.md", tool="Write")
+    assert "outside the working directories (/w)" in default.reason
+    assert "--add-dir /elsewhere and use --permission-mode acceptEdits" in default.reason
+
+
+def test_a_home_path_is_suggested_with_a_tilde() -> None:
+    decision = write(PermissionPolicy(mode="acceptEdits"), str(HOME / "notes" / "a.md"), "Write")
+    assert '--allowedTools "Write(~/notes/a.md)"' in decision.reason
