@@ -7,15 +7,17 @@
     │   ├── RateLimited        too many requests (HTTP 429); carries `retry_after`
     │   ├── ServerError        any other 5xx, 408 or 409
     │   ├── ConnectionLost     could not connect, timed out, or the stream was cut
-    │   ├── BadResponse        the server answered something that is not the protocol
+    │   ├── BadResponse        the server's answer broke off or made no sense
+    │   │   └── ProtocolMismatch   the server does not speak the streaming format at all
     │   ├── PromptTooLong      the conversation no longer fits the model's context window
     │   ├── InvalidRequest     the API refused the request as malformed (400, 404, 413, 422)
     │   └── AuthenticationFailed   the key is missing, wrong, revoked or lacks permission
     └── ScriptError            a scripted model was used other than as scripted (tests, demo)
 
-`ModelError.retryable` says whether sending the same request again may succeed. Errors a model
-can fix (bad tool input, a failing command) are never exceptions: they travel back to the model
-as `is_error` tool results.
+`ModelError.retryable` says whether sending the same request again may succeed, and
+`retry_limit`, when set, caps how often that is worth trying whatever the retry policy allows.
+Errors a model can fix (bad tool input, a failing command) are never exceptions: they travel
+back to the model as `is_error` tool results.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class ModelError(StayerError):
     """A model call failed."""
 
     retryable: bool = False
+    retry_limit: int | None = None
 
     def __init__(
         self, message: str, *, status: int | None = None, retryable: bool | None = None
@@ -77,6 +80,16 @@ class BadResponse(ModelError):
     """The server's answer broke the wire protocol (garbage, truncated JSON, wrong order)."""
 
     retryable = True
+
+
+class ProtocolMismatch(BadResponse):
+    """The server answered HTTP 200 with a stream that is not the expected format.
+
+    A proxy may garble one answer, so it is retried, but only twice: a server that speaks
+    something else will not learn our format by being asked ten times over three minutes.
+    """
+
+    retry_limit = 2
 
 
 class PromptTooLong(ModelError):

@@ -160,6 +160,8 @@ class SessionStarted:
     tools: tuple[str, ...]
     cwd: str
     permission_mode: str
+    context_window: int = 0
+    max_output_tokens: int = 0
     type: Literal["session_started"] = "session_started"
 
 

@@ -19,30 +19,23 @@ def test_values_of_flags_stayer_does_not_act_on_are_not_taken_for_the_prompt(
 ) -> None:
     server.enqueue(reply("hello"))
     done = stayer(
-        "-p", "--fallback-model", "sonnet", "--add-dir", "/x", "-c", "say hi",
-        cwd=tmp_path, env=server.env(),
+        "-p", "--fallback-model", "sonnet", "--agent", "reviewer", "--debug-file", "d.log",
+        "--fork-session", "say hi", cwd=tmp_path, env=server.env(),
     )  # fmt: skip
 
     assert (done.status, done.stdout) == (0, "hello\n"), done.stderr
-    assert "--fallback-model is not supported yet and was ignored" in done.stderr
-    assert "--continue is not supported yet and was ignored" in done.stderr
+    assert done.stderr.splitlines() == [
+        f"stayer: {flag} is not supported yet and was ignored"
+        for flag in ("--fallback-model", "--agent", "--debug-file", "--fork-session")
+    ]
     assert "say hi" in json.dumps(server.requests[0].messages[-1])
 
 
 def test_a_stray_argument_is_an_error_not_a_silent_prompt(tmp_path: Path) -> None:
-    done = stayer("-p", "--add-dir", "/a", "/b", "say hi", cwd=tmp_path)
+    done = stayer("-p", "--fallback-model", "a", "b", "say hi", cwd=tmp_path)
     assert done.status == 2
     (line,) = done.stderr.strip().splitlines()[-1:]
     assert "unexpected argument 'say hi'" in line
-
-
-def test_session_id_is_used_when_given(server: FakeModelServer, tmp_path: Path) -> None:
-    server.enqueue(reply("ok"))
-    done = stayer(
-        "-p", "hi", "--session-id", "my-session", "--output-format", "json",
-        cwd=tmp_path, env=server.env(),
-    )  # fmt: skip
-    assert json.loads(done.stdout)["session_id"] == "my-session"
 
 
 def test_bad_prompt_sources_are_one_line_errors(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ def make_request(
     purpose: str = "main",
     temperature: float | None = None,
     max_tokens: int = 1024,
+    betas: Sequence[str] = (),
 ) -> ModelRequest:
     """A request; with no messages, one user message saying hello."""
     return ModelRequest(
@@ -41,6 +42,7 @@ def make_request(
         purpose=purpose,
         temperature=temperature,
         max_tokens=max_tokens,
+        betas=tuple(betas),
     )
 
 

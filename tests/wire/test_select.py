@@ -9,7 +9,14 @@ from stayer.messages import Usage
 from stayer.providers.anthropic import AnthropicProvider
 from stayer.providers.openai_chat import OpenAIChatProvider
 from stayer.providers.profiles import DEFAULT_PROFILE, cost_usd, profile_for
-from stayer.providers.select import model_configured, resolve_model, select_provider
+from stayer.providers.select import (
+    LONG_CONTEXT_BETA,
+    ModelChoice,
+    choose_model,
+    model_configured,
+    resolve_model,
+    select_provider,
+)
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import anthropic_text, openai_text
 from tests.wire.helpers import final_message, make_request
@@ -110,29 +117,95 @@ async def test_selected_anthropic_provider_uses_the_environment(server: FakeMode
         "ANTHROPIC_AUTH_TOKEN": "tok",
         "API_TIMEOUT_MS": "3000",
     }
-    provider, model = select_provider("haiku", env)
+    provider, choice = select_provider("haiku", env)
     assert isinstance(provider, AnthropicProvider)
     server.enqueue(anthropic_text("hi"))
     try:
-        await final_message(provider, make_request(model=model))
+        await final_message(provider, make_request(model=choice.model))
     finally:
         await provider.aclose()
     request = server.requests[0]
     assert request.body["model"] == "claude-haiku-4-5"
     assert request.headers["authorization"] == "Bearer tok"
+    assert "anthropic-beta" not in request.headers
 
 
 async def test_selected_local_openai_server_needs_no_key(server: FakeModelServer) -> None:
-    provider, model = select_provider("qwen2.5-coder:7b", {"OPENAI_BASE_URL": server.openai_url})
+    provider, choice = select_provider("qwen2.5-coder:7b", {"OPENAI_BASE_URL": server.openai_url})
     assert isinstance(provider, OpenAIChatProvider)
     assert provider.name == "openai"
     server.enqueue(openai_text("ok"))
     try:
-        await final_message(provider, make_request(model=model))
+        await final_message(provider, make_request(model=choice.model))
     finally:
         await provider.aclose()
     assert server.requests[0].body["model"] == "qwen2.5-coder:7b"
     assert "authorization" not in server.requests[0].headers
+
+
+LONG = (LONG_CONTEXT_BETA,)
+
+
+@pytest.mark.parametrize(
+    ("model", "env", "expected"),
+    [
+        (
+            "sonnet[1m]",
+            BOTH,
+            ModelChoice("anthropic", "claude-sonnet-4-5", 1_000_000, 64_000, LONG),
+        ),
+        (
+            "SONNET[1M]",
+            BOTH,
+            ModelChoice("anthropic", "claude-sonnet-4-5", 1_000_000, 64_000, LONG),
+        ),
+        (
+            "anthropic:claude-sonnet-4-20250514[1m]",
+            BOTH,
+            ModelChoice("anthropic", "claude-sonnet-4-20250514", 1_000_000, 64_000, LONG),
+        ),
+        (
+            None,
+            {**ANTHROPIC_ENV, "ANTHROPIC_MODEL": "claude-opus-4-6[1m]"},
+            ModelChoice("anthropic", "claude-opus-4-6", 1_000_000, 64_000, LONG),
+        ),
+        ("sonnet", BOTH, ModelChoice("anthropic", "claude-sonnet-4-5", 200_000, 64_000)),
+        (
+            "sonnet[1m]",
+            {**BOTH, "CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"},
+            ModelChoice("anthropic", "claude-sonnet-4-5", 200_000, 64_000),
+        ),
+    ],
+)
+def test_a_1m_suffix_asks_for_the_long_window_with_its_beta(
+    model: str | None, env: dict[str, str], expected: ModelChoice
+) -> None:
+    assert choose_model(model, env) == expected
+    assert expected.display_name == expected.model + ("[1m]" if expected.betas else "")
+
+
+@pytest.mark.parametrize(
+    ("model", "complaint"),
+    [
+        ("haiku[1m]", "claude-haiku-4-5 has no 1M-token context window"),
+        ("gpt-4.1[1m]", "openai models do not have"),
+    ],
+)
+def test_a_1m_suffix_on_a_model_without_that_window_is_refused(model: str, complaint: str) -> None:
+    with pytest.raises(ConfigError, match=complaint):
+        choose_model(model, BOTH)
+
+
+async def test_a_1m_model_is_sent_bare_with_the_beta_header(server: FakeModelServer) -> None:
+    provider, choice = select_provider("sonnet[1m]", {"ANTHROPIC_BASE_URL": server.url})
+    server.enqueue(anthropic_text("hi"))
+    try:
+        await final_message(provider, make_request(model=choice.model, betas=choice.betas))
+    finally:
+        await provider.aclose()
+    request = server.requests[0]
+    assert request.body["model"] == "claude-sonnet-4-5"
+    assert request.headers["anthropic-beta"] == LONG_CONTEXT_BETA
 
 
 @pytest.mark.parametrize(

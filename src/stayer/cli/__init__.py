@@ -20,112 +20,19 @@ from pathlib import Path
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
 
+from .flags import (
+    build_parser,
+    flatten,
+    output_format_in,
+    refuse_continuation,
+    session_id_in,
+    warn_ignored,
+)
+
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141
 STDIN_WAIT_S = 3.0
 """With a prompt argument, how long to wait for piped input before going on without it."""
-
-# Claude Code flags stayer does not act on yet. Declared with their arity, so their values are
-# never mistaken for the prompt; each use is reported on standard error.
-UNSUPPORTED_WITH_VALUE = (
-    "--fallback-model", "--settings", "--setting-sources", "--add-dir", "--mcp-config",
-    "--resume", "--permission-prompt-tool", "--max-budget-usd", "--max-thinking-tokens",
-    "--betas", "--agents", "--plugin-dir", "--json-schema", "--thinking", "--thinking-display",
-    "--effort", "--task-budget", "--resume-session-at", "--resume-drops-turn",
-)  # fmt: skip
-UNSUPPORTED_SWITCHES = (
-    "--continue", "--fork-session", "--strict-mcp-config", "--include-hook-events",
-    "--replay-user-messages", "--no-session-persistence", "--bare", "--session-mirror",
-)  # fmt: skip
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise ConfigError(f"{message} (see stayer --help)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser, with Claude Code's flag names (and their kebab-case spellings)."""
-    parser = _Parser(
-        prog="stayer",
-        description="An agent harness that keeps going until the work is done.",
-        epilog="Subcommand: `stayer demo` runs a live session on a throwaway repository.",
-    )
-    parser.add_argument("prompt", nargs="?", help="what to do (read from stdin if omitted)")
-    parser.add_argument("-p", "--print", action="store_true", help="run once and print")
-    parser.add_argument(
-        "--output-format",
-        choices=["text", "json", "stream-json"],
-        default="text",
-        help="final text; one JSON result; or one JSON line per message (Claude Code's shapes)",
-    )
-    parser.add_argument("--input-format", choices=["text", "stream-json"], default="text")
-    parser.add_argument("--verbose", action="store_true", help="with json: every message")
-    parser.add_argument(
-        "--include-partial-messages", action="store_true", help="stream-json: add raw deltas"
-    )
-    parser.add_argument("--max-turns", type=int, help="stop after this many tool rounds")
-    parser.add_argument("--model", help="model name, or provider:model (anthropic, openai)")
-    parser.add_argument("--system-prompt", help="replace the base system prompt")
-    parser.add_argument("--system-prompt-file", type=Path, help="the same, from a file")
-    parser.add_argument("--append-system-prompt", help="add to the end of the system prompt")
-    parser.add_argument("--append-system-prompt-file", type=Path, help="the same, from a file")
-    for flag, dest, verb in (
-        ("--allowedTools", "allowed_tools", "allow"),
-        ("--disallowedTools", "disallowed_tools", "deny"),
-    ):
-        kebab = "--" + flag[2:].replace("Tools", "-tools").lower()
-        parser.add_argument(
-            flag,
-            kebab,
-            dest=dest,
-            action="append",
-            nargs="+",
-            default=[],
-            metavar="RULE",
-            help=f"{verb} calls matching rules such as Bash or 'Bash(git diff:*)'",
-        )
-    parser.add_argument(
-        "--tools", action="append", nargs="+", metavar="TOOL", help="offer only these tools"
-    )
-    parser.add_argument(
-        "--permission-mode",
-        default="default",
-        help="default, acceptEdits, plan, bypassPermissions or dontAsk",
-    )
-    parser.add_argument(
-        "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
-    )
-    parser.add_argument("--session-id", help="use this session id instead of a new one")
-    parser.add_argument("-v", "--version", action="store_true", help="print the version")
-    unsupported = parser.add_argument_group("accepted for compatibility, not acted on yet")
-    for flag in UNSUPPORTED_WITH_VALUE:
-        unsupported.add_argument(flag, dest=_dest(flag), action="append", help=argparse.SUPPRESS)
-    for flag in UNSUPPORTED_SWITCHES:
-        unsupported.add_argument(
-            flag, dest=_dest(flag), action="store_true", help=argparse.SUPPRESS
-        )
-    unsupported.add_argument("-r", dest=_dest("--resume"), action="append", help=argparse.SUPPRESS)
-    unsupported.add_argument(
-        "-c", dest=_dest("--continue"), action="store_true", help=argparse.SUPPRESS
-    )
-    return parser
-
-
-def _dest(flag: str) -> str:
-    return "unsupported_" + flag.lstrip("-").replace("-", "_")
-
-
-def _warn_unsupported(args: argparse.Namespace, unknown: Sequence[str]) -> None:
-    for flag in (*UNSUPPORTED_WITH_VALUE, *UNSUPPORTED_SWITCHES):
-        if getattr(args, _dest(flag)):
-            print(f"stayer: {flag} is not supported yet and was ignored", file=sys.stderr)
-    for flag in unknown:
-        print(f"stayer: ignoring unknown option {flag}", file=sys.stderr)
-
-
-def _flatten(groups: Sequence[Sequence[str]] | None) -> list[str]:
-    return [item for group in groups or () for item in group]
 
 
 def _read_text_file(path: Path | None) -> str | None:
@@ -193,9 +100,11 @@ async def _headless(args: argparse.Namespace) -> int:
         system_prompt=system_prompt,
         append_system_prompt=append,
         max_turns=args.max_turns,
-        tools=_flatten(args.tools) if args.tools else None,
-        allowed_tools=_flatten(args.allowed_tools),
-        disallowed_tools=_flatten(args.disallowed_tools),
+        tools=flatten(args.tools) if args.tools else None,
+        allowed_tools=flatten(args.allowed_tools),
+        disallowed_tools=flatten(args.disallowed_tools),
+        add_dirs=flatten(args.add_dirs),
+        betas=[beta for item in flatten(args.betas) for beta in item.split(",") if beta],
         permission_mode=mode,
         session_id=args.session_id,
     )
@@ -246,13 +155,15 @@ def run(argv: Sequence[str]) -> int:
     strays = [item for item in unknown if not item.startswith("-")]
     if strays:
         raise ConfigError(
-            f"unexpected argument {strays[0]!r}: give the prompt as one quoted argument, "
-            "and each flag that takes a value one value (repeat the flag for more)"
+            f"unexpected argument {strays[0]!r}: give the prompt as one quoted argument; "
+            "if it is the value of an option stayer does not know, write --option=value"
         )
-    _warn_unsupported(args, unknown)
+    for line in warn_ignored(args, unknown):
+        print(line, file=sys.stderr)
     if args.version:
         print(f"{CLAUDE_CODE_COMPAT_VERSION} (stayer {__version__})")
         return 0
+    refuse_continuation(args)
     import asyncio  # imported late: `--version` and `--help` need not pay for it
 
     if not args.print and args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
@@ -263,15 +174,27 @@ def run(argv: Sequence[str]) -> int:
     return asyncio.run(_headless(args))
 
 
+def _report(error: StayerError, argv: Sequence[str]) -> None:
+    """One line on standard error; for json and stream-json also one error `result` object on
+    standard output, so a program reading it is not left with nothing."""
+    print(f"stayer: {error}", file=sys.stderr)
+    if output_format_in(argv) in ("json", "stream-json"):
+        from stayer.ui.error_result import error_result_line
+
+        line = error_result_line(str(error), session_id=session_id_in(argv))
+        print(line, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        status = run(sys.argv[1:] if argv is None else argv)
+        status = run(args)
     except ConfigError as exc:
-        print(f"stayer: {exc}", file=sys.stderr)
+        _report(exc, args)
         status = EXIT_USAGE
     except StayerError as exc:
-        print(f"stayer: {exc}", file=sys.stderr)
+        _report(exc, args)
         status = 1
     except KeyboardInterrupt:
         status = 130

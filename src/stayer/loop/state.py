@@ -64,6 +64,8 @@ class LoopParams:
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_tokens: int = 32_000
+    betas: tuple[str, ...] = ()
+    context_window: int = 200_000
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10

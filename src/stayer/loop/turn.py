@@ -40,8 +40,10 @@ async def stream_turn(
         tools=specs,
         max_tokens=params.max_tokens,
         purpose=params.purpose,
+        betas=params.betas,
     )
     attempt = 0
+    capped = 0  # retries of failures that carry their own, smaller limit
     while True:
         started = time.monotonic()
         partial_id: str | None = None
@@ -54,7 +56,9 @@ async def stream_turn(
                 yield event
             return
         except ModelError as error:
-            if not error.retryable or attempt >= params.retry.max_retries:
+            capped += error.retry_limit is not None
+            number, limit = _retry_number(params, error, attempt + 1, capped)
+            if not error.retryable or number > limit:
                 raise
             failure = error
         finally:
@@ -63,7 +67,16 @@ async def stream_turn(
         if partial_id is not None:
             yield Withdrawn(partial_id, reason=str(failure))
         delay = params.retry.delay(attempt, failure)
-        yield Retrying(attempt, params.retry.max_retries, delay, str(failure), failure.status)
+        yield Retrying(number, limit, delay, str(failure), failure.status)
         await params.abort.sleep(delay)  # waiting is not time spent in the API
         if params.abort.aborted:
             raise failure
+
+
+def _retry_number(
+    params: LoopParams, error: ModelError, attempt: int, capped: int
+) -> tuple[int, int]:
+    """Which retry this would be, and how many this failure may have in all."""
+    if error.retry_limit is None:
+        return attempt, params.retry.max_retries
+    return capped, min(error.retry_limit, params.retry.max_retries)

@@ -31,6 +31,7 @@ from stayer.errors import (
     ModelError,
     Overloaded,
     PromptTooLong,
+    ProtocolMismatch,
     RateLimited,
     ServerError,
 )
@@ -360,8 +361,9 @@ def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
         )
     if isinstance(exc, httpx.ReadTimeout):
         return ConnectionLost(
-            f"{endpoint.provider} sent nothing for {endpoint.read_timeout_s:g} s (read timeout); "
-            "try again, or raise API_TIMEOUT_MS"
+            f"the server at {endpoint.base_url} sent nothing for {endpoint.read_timeout_s:g} s "
+            "(the API_TIMEOUT_MS read timeout), so it may be stalled; lower API_TIMEOUT_MS to "
+            "give up on a stalled server sooner, or raise it if the model needs longer to answer"
         )
     if isinstance(exc, httpx.TimeoutException):
         return ConnectionLost(f"the request to {endpoint.base_url} timed out ({reason}); try again")
@@ -449,17 +451,28 @@ class Connection:
             self._client = None
 
 
+_FORMATS = {"anthropic": "Anthropic Messages", "openai": "OpenAI Chat Completions"}
+
+
+def not_the_protocol(endpoint: Endpoint, what: str) -> ProtocolMismatch:
+    """The error for a 200 answer whose stream is not the format this endpoint speaks."""
+    name = _FORMATS.get(endpoint.provider, endpoint.provider)
+    return ProtocolMismatch(
+        f"the server at {endpoint.base_url} answered something that is not the {name} "
+        f"streaming format ({what}); check {endpoint.url_hint}"
+    )
+
+
 def decode_event_data(data: str, endpoint: Endpoint) -> dict[str, JSON]:
     """The JSON object in one event's data; anything else breaks the protocol."""
     try:
         value = json.loads(data)
     except ValueError:
-        raise BadResponse(
-            f"{endpoint.provider} sent a stream event that is not JSON: {clean_detail(data)!r}"
+        raise not_the_protocol(
+            endpoint, f"an event that is not JSON: {clean_detail(data)!r}"
         ) from None
     if not isinstance(value, dict):
-        raise BadResponse(
-            f"{endpoint.provider} sent a stream event that is not a JSON object: "
-            f"{clean_detail(data)!r}"
+        raise not_the_protocol(
+            endpoint, f"an event that is not a JSON object: {clean_detail(data)!r}"
         )
     return value

@@ -15,7 +15,7 @@ from typing import cast
 
 import httpx
 
-from stayer.errors import BadResponse, ConnectionLost
+from stayer.errors import ConnectionLost
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
@@ -50,6 +50,7 @@ from stayer.providers._http import (
     decode_error_body,
     decode_event_data,
     drain,
+    not_the_protocol,
     stream_error,
 )
 from stayer.providers.base import (
@@ -101,7 +102,7 @@ class AnthropicProvider:
         """Always ``anthropic``."""
         return "anthropic"
 
-    def _headers(self, purpose: str) -> dict[str, str]:
+    def _headers(self, purpose: str, betas: tuple[str, ...]) -> dict[str, str]:
         headers = {
             "anthropic-version": ANTHROPIC_VERSION,
             "content-type": "application/json",
@@ -112,13 +113,17 @@ class AnthropicProvider:
             headers["x-api-key"] = self._api_key
         if self._auth_token:
             headers["authorization"] = f"Bearer {self._auth_token}"
+        if betas:
+            headers["anthropic-beta"] = ",".join(dict.fromkeys(betas))
         return headers
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response, yielding each event as soon as it is decoded."""
         decoder = _Decoder(self._endpoint)
         events = self._connection.events(
-            "/v1/messages", headers=self._headers(request.purpose), body=request_body(request)
+            "/v1/messages",
+            headers=self._headers(request.purpose, request.betas),
+            body=request_body(request),
         )
         async with aclosing(events):
             async for sse in events:
@@ -230,6 +235,10 @@ def _index(data: Mapping[str, JSON]) -> int:
     return index
 
 
+class _OutOfOrder(Exception):
+    """An event the stream's order does not allow; `_Decoder.feed` reports it."""
+
+
 class _Decoder:
     """Folds the named SSE events into stream events, refusing any that break the order."""
 
@@ -260,11 +269,13 @@ class _Decoder:
         if handler is None:  # ping, and event types newer than this client
             return []
         if not self.started and name != "message_start":
-            raise BadResponse(f"anthropic sent {name} before message_start")
+            raise not_the_protocol(self.endpoint, f"{name} before message_start")
         try:
             events = handler(data)
+        except _OutOfOrder as exc:
+            raise not_the_protocol(self.endpoint, str(exc)) from None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise BadResponse(f"anthropic sent a malformed {name} event ({exc!r})") from None
+            raise not_the_protocol(self.endpoint, f"a malformed {name} event: {exc!r}") from None
         for event in events:
             if not isinstance(event, MessageCompleted):
                 self.assembler.feed(event)
@@ -272,7 +283,7 @@ class _Decoder:
 
     def _message_start(self, data: dict[str, JSON]) -> list[StreamEvent]:
         if self.started:
-            raise BadResponse("anthropic sent a second message_start in one stream")
+            raise _OutOfOrder("a second message_start in one stream")
         self.started = True
         message = data["message"]
         usage = message.get("usage") or {}
@@ -288,7 +299,7 @@ class _Decoder:
     def _block_start(self, data: dict[str, JSON]) -> list[StreamEvent]:
         index = _index(data)
         if index in self.seen:
-            raise BadResponse(f"anthropic started content block {index} twice")
+            raise _OutOfOrder(f"content block {index} started twice")
         self.seen.add(index)
         raw = data["content_block"]
         kind = raw["type"]
@@ -328,7 +339,7 @@ class _Decoder:
         if expected is None:  # citations and newer delta kinds
             return []
         if block.kind != expected:
-            raise BadResponse(f"anthropic sent a {kind} for {block.kind} block {index}")
+            raise _OutOfOrder(f"a {kind} for {block.kind} block {index}")
         match kind:
             case "text_delta":
                 block.parts.append(str(delta["text"]))
@@ -355,14 +366,12 @@ class _Decoder:
     def _open_block(self, index: int, event: str) -> _OpenBlock:
         block = self.open.get(index)
         if block is None:
-            raise BadResponse(
-                f"anthropic sent {event} for content block {index}, which is not open"
-            )
+            raise _OutOfOrder(f"{event} for content block {index}, which is not open")
         return block
 
     def _require_closed(self, event: str) -> None:
         if self.open:
-            raise BadResponse(f"anthropic sent {event} while block {min(self.open)} was open")
+            raise _OutOfOrder(f"{event} while block {min(self.open)} was open")
 
     def _message_delta(self, data: dict[str, JSON]) -> list[StreamEvent]:
         self._require_closed("message_delta")

@@ -52,6 +52,8 @@ class ModelRequest:
     max_tokens: int = 32_000
     purpose: str = "main"
     temperature: float | None = None
+    betas: tuple[str, ...] = ()
+    """Anthropic beta features to turn on (the ``anthropic-beta`` header); others ignore it."""
 
 
 class Provider(Protocol):

@@ -25,13 +25,24 @@ class ModelProfile:
     cache_read_usd_per_mtok: float
     cache_write_usd_per_mtok: float
     known: bool = True
+    long_context_window: int | None = None
+    """The window with Anthropic's 1M-context beta (``sonnet[1m]``), for models that offer it."""
 
 
 def _claude(
-    family: str, window: int, output: int, price_in: float, price_out: float
+    family: str, window: int, output: int, price_in: float, price_out: float, *, long: bool = False
 ) -> ModelProfile:
     # Anthropic bills cache reads at a tenth of input and five-minute cache writes at 1.25x.
-    return ModelProfile(family, window, output, price_in, price_out, price_in / 10, price_in * 1.25)
+    return ModelProfile(
+        family,
+        window,
+        output,
+        price_in,
+        price_out,
+        price_in / 10,
+        price_in * 1.25,
+        long_context_window=LONG_CONTEXT_WINDOW if long else None,
+    )
 
 
 def _openai(
@@ -41,14 +52,16 @@ def _openai(
     return ModelProfile(family, window, output, price_in, price_out, cached, price_in)
 
 
+LONG_CONTEXT_WINDOW = 1_000_000
+
 _PROFILES: dict[str, ModelProfile] = {
-    "claude-opus-4-6": _claude("claude-opus-4-6", 200_000, 64_000, 5.0, 25.0),
+    "claude-opus-4-6": _claude("claude-opus-4-6", 200_000, 64_000, 5.0, 25.0, long=True),
     "claude-opus-4-5": _claude("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0),
     "claude-opus-4-1": _claude("claude-opus-4-1", 200_000, 32_000, 15.0, 75.0),
     "claude-opus-4": _claude("claude-opus-4", 200_000, 32_000, 15.0, 75.0),
-    "claude-sonnet-4-6": _claude("claude-sonnet-4-6", 200_000, 64_000, 3.0, 15.0),
-    "claude-sonnet-4-5": _claude("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0),
-    "claude-sonnet-4": _claude("claude-sonnet-4", 200_000, 64_000, 3.0, 15.0),
+    "claude-sonnet-4-6": _claude("claude-sonnet-4-6", 200_000, 64_000, 3.0, 15.0, long=True),
+    "claude-sonnet-4-5": _claude("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0, long=True),
+    "claude-sonnet-4": _claude("claude-sonnet-4", 200_000, 64_000, 3.0, 15.0, long=True),
     "claude-haiku-4-5": _claude("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0),
     "claude-3-7-sonnet": _claude("claude-3-7-sonnet", 200_000, 64_000, 3.0, 15.0),
     "claude-3-5-haiku": _claude("claude-3-5-haiku", 200_000, 8_192, 0.8, 4.0),

@@ -8,7 +8,9 @@ clients themselves are imported only when one is built, to keep start-up light.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 from stayer.errors import ConfigError
@@ -24,6 +26,10 @@ ALIASES: dict[str, str] = {
     "haiku": "claude-haiku-4-5",
 }
 """Short names a person may type for the current Claude models."""
+
+LONG_CONTEXT_BETA = "context-1m-2025-08-07"
+"""The Anthropic beta that opens the 1M-token window; `[1m]` after a model name asks for it."""
+_LONG_CONTEXT = re.compile(r"\s*\[1m\]\s*$", re.IGNORECASE)
 
 _ANTHROPIC_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
 _OPENAI_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
@@ -55,6 +61,53 @@ def _default_model(env: Mapping[str, str]) -> tuple[ProviderName, str]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """The model a name stands for: who serves it, the id sent, and its context window."""
+
+    provider: str
+    model: str
+    context_window: int
+    max_output_tokens: int
+    betas: tuple[str, ...] = ()
+
+    @property
+    def display_name(self) -> str:
+        """The id as people and logs see it, `[1m]` included when the 1M window is on."""
+        return self.model + ("[1m]" if LONG_CONTEXT_BETA in self.betas else "")
+
+
+def choose_model(model: str | None, env: Mapping[str, str]) -> ModelChoice:
+    """Resolve `model` (see `resolve_model`) and its `[1m]` suffix; raises `ConfigError`.
+
+    As in Claude Code, `sonnet[1m]` (or any Claude id with `[1m]`) is sent as the bare id with
+    the 1M-context beta header, and sized with the 1M window. The suffix is refused for a model
+    that does not offer that window, and dropped when CLAUDE_CODE_DISABLE_1M_CONTEXT is set.
+    """
+    from stayer.providers.profiles import profile_for
+
+    given = (model or "").strip() or _get(env, "ANTHROPIC_MODEL") or ""
+    long = _LONG_CONTEXT.search(given) is not None
+    provider, bare = resolve_model(model, env)
+    profile = profile_for(bare)
+    if not long or _get(env, "CLAUDE_CODE_DISABLE_1M_CONTEXT"):
+        return ModelChoice(provider, bare, profile.context_window, profile.max_output_tokens)
+    if provider != "anthropic":
+        raise ConfigError(
+            f"{given!r}: [1m] asks for Anthropic's 1M-token context window, which {provider} "
+            "models do not have; leave [1m] out"
+        )
+    if profile.long_context_window is None:
+        raise ConfigError(
+            f"{given!r}: {bare} has no 1M-token context window; use [1m] with sonnet or "
+            "opus (Claude Sonnet 4 and later, Claude Opus 4.6), or leave it out"
+        )
+    window = profile.long_context_window
+    return ModelChoice(
+        provider, bare, window, profile.max_output_tokens, betas=(LONG_CONTEXT_BETA,)
+    )
+
+
 def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderName, str]:
     """The provider that serves `model` and the bare model id; raises `ConfigError`.
 
@@ -62,9 +115,9 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderNa
     Anthropic when it came from ANTHROPIC_MODEL or only Anthropic settings exist (gateways
     serving other models behind ANTHROPIC_BASE_URL), to OpenAI when only OpenAI settings exist.
     """
-    given = (model or "").strip()
-    name = given or _get(env, "ANTHROPIC_MODEL")
-    if name is None:
+    given = _LONG_CONTEXT.sub("", (model or "").strip())  # the window is `choose_model`'s
+    name = given or _LONG_CONTEXT.sub("", _get(env, "ANTHROPIC_MODEL") or "")
+    if not name:
         return _default_model(env)
     if not given:
         return "anthropic", ALIASES.get(name.lower(), name)
@@ -143,10 +196,10 @@ def _build_openai(env: Mapping[str, str], read_timeout_s: float | None) -> Provi
     )
 
 
-def select_provider(model: str | None, env: Mapping[str, str]) -> tuple[Provider, str]:
-    """The provider for `model` (None: the configured default) and the bare model id."""
-    provider_name, bare = resolve_model(model, env)
+def select_provider(model: str | None, env: Mapping[str, str]) -> tuple[Provider, ModelChoice]:
+    """The provider for `model` (None: the configured default) and what the name stands for."""
+    choice = choose_model(model, env)
     read_timeout_s = _read_timeout_s(env)
-    if provider_name == "anthropic":
-        return _build_anthropic(env, read_timeout_s), bare
-    return _build_openai(env, read_timeout_s), bare
+    if choice.provider == "anthropic":
+        return _build_anthropic(env, read_timeout_s), choice
+    return _build_openai(env, read_timeout_s), choice

@@ -19,7 +19,8 @@ class QueryOptions:
     `provider` injects a model client (the scripted model, say) instead of choosing one from
     `model` and the environment. `abort` lets the caller interrupt the run; an aborted signal
     stays aborted, so give each run its own. Tool lists accept a name, a comma-separated
-    string, or a sequence of them.
+    string, or a sequence of them. `add_dirs` are further working directories (`--add-dir`);
+    `betas` are Anthropic beta names sent with every request (`--betas`).
     """
 
     model: str | None = None
@@ -31,6 +32,8 @@ class QueryOptions:
     allowed_tools: str | Sequence[str] = ()
     disallowed_tools: str | Sequence[str] = ()
     permission_mode: str = "default"
+    add_dirs: Sequence[Path | str] = ()
+    betas: Sequence[str] = ()
     provider: Provider | None = None
     env: Mapping[str, str] | None = None
     abort: AbortSignal = field(default_factory=AbortSignal)

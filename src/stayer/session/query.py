@@ -28,6 +28,7 @@ from stayer.permissions import (
     resolve_subject,
 )
 from stayer.providers.base import Provider
+from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
 
 from .options import QueryOptions
@@ -49,13 +50,20 @@ def _env(options: QueryOptions) -> Mapping[str, str]:
     return os.environ if options.env is None else options.env
 
 
-def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, str, bool]:
+def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, ModelChoice, bool]:
     if options.provider is not None:
-        return options.provider, options.model or options.provider.name, False
+        from stayer.providers.profiles import profile_for
+
+        name = options.model or options.provider.name
+        profile = profile_for(name)
+        choice = ModelChoice(
+            options.provider.name, name, profile.context_window, profile.max_output_tokens
+        )
+        return options.provider, choice, False
     from stayer.providers.select import select_provider
 
-    provider, model = select_provider(options.model, env)
-    return provider, model, True
+    provider, choice = select_provider(options.model, env)
+    return provider, choice, True
 
 
 def _toolbox(options: QueryOptions, policy: PermissionPolicy) -> Toolbox:
@@ -91,12 +99,9 @@ def _retry(options: QueryOptions, env: Mapping[str, str]) -> RetryPolicy:
         raise ConfigError(f"CLAUDE_CODE_MAX_RETRIES must be a whole number, not {raw!r}") from None
 
 
-def _max_tokens(options: QueryOptions, env: Mapping[str, str], model: str) -> int:
+def _max_tokens(options: QueryOptions, env: Mapping[str, str], ceiling: int) -> int:
     if options.max_tokens is not None:
         return options.max_tokens
-    from stayer.providers.profiles import profile_for
-
-    ceiling = profile_for(model).max_output_tokens
     raw = env.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS")
     if raw is None:
         return min(ceiling, DEFAULT_MAX_OUTPUT_TOKENS)
@@ -107,6 +112,17 @@ def _max_tokens(options: QueryOptions, env: Mapping[str, str], model: str) -> in
             f"CLAUDE_CODE_MAX_OUTPUT_TOKENS must be a whole number, not {raw!r}"
         ) from None
     return max(1, min(wanted, ceiling))
+
+
+def _directories(given: Sequence[Path | str], cwd: Path) -> tuple[Path, ...]:
+    """The extra working directories, resolved; each must exist."""
+    found: list[Path] = []
+    for item in given:
+        path = (cwd / Path(item).expanduser()).resolve()
+        if not path.is_dir():
+            raise ConfigError(f"--add-dir {item}: {path} is not a directory; give one that exists")
+        found.append(path)
+    return tuple(dict.fromkeys(found))
 
 
 def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
@@ -144,11 +160,13 @@ def prepare(options: QueryOptions) -> Setup:
         mode=parse_mode(options.permission_mode),
         allow=parse_rules(_listed(options.allowed_tools)),
         deny=parse_rules(_listed(options.disallowed_tools)),
+        directories=_directories(options.add_dirs, cwd),
     )
     if options.max_turns is not None and options.max_turns < 1:
         raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
     tools = _toolbox(options, policy)
-    provider, model, owns = _provider(options, env)
+    provider, choice, owns = _provider(options, env)
+    model = choice.model
 
     system = build_system_prompt(
         Environment.detect(cwd, model),
@@ -166,17 +184,27 @@ def prepare(options: QueryOptions) -> Setup:
         abort=options.abort,
         max_turns=options.max_turns,
         retry=_retry(options, env),
-        max_tokens=_max_tokens(options, env, model),
+        max_tokens=_max_tokens(options, env, choice.max_output_tokens),
+        betas=(*choice.betas, *_betas(options.betas)),
+        context_window=choice.context_window,
     )
     started = SessionStarted(
         session_id=options.session_id or str(uuid.uuid4()),
-        model=model,
+        model=choice.display_name,
         provider=provider.name,
         tools=tools.names,
         cwd=str(cwd),
         permission_mode=policy.mode,
+        context_window=choice.context_window,
+        max_output_tokens=params.max_tokens,
     )
     return Setup(params, started, owns)
+
+
+def _betas(given: Sequence[str]) -> tuple[str, ...]:
+    return tuple(
+        beta.strip() for item in _listed(given) for beta in item.split(",") if beta.strip()
+    )
 
 
 def user_message(prompt: str | Sequence[ContentBlock]) -> UserMessage:

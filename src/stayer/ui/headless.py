@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
-from stayer.events import Event, Finished, Terminal
+from stayer.events import Event, Finished, Retrying, Terminal
 from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
@@ -91,6 +91,16 @@ def interrupt_aborts(abort: AbortSignal) -> Iterator[Interrupts]:
             signal.signal(number, handler)
 
 
+def retry_line(event: Retrying) -> str:
+    """What a person waiting on standard error sees for one retry, like Claude Code's
+    "Retrying in Ns… (attempt n/m)", with the reason."""
+    delay = f"{event.delay_s:.1f}" if event.delay_s < 10 else f"{event.delay_s:.0f}"
+    return (
+        f"stayer: retrying in {delay} s (attempt {event.attempt}/{event.max_retries}): "
+        f"{event.error}"
+    )
+
+
 async def print_run(
     events: AsyncIterator[Event], printer: Printer, abort: AbortSignal, out: TextIO = sys.stdout
 ) -> int:
@@ -102,6 +112,8 @@ async def print_run(
     finished: Finished | None = None
     with interrupt_aborts(abort) as caught:
         async for event in events:
+            if isinstance(event, Retrying) and printer.output_format != "stream-json":
+                print(retry_line(event), file=sys.stderr, flush=True)
             lines = writer.lines(event)
             if printer.output_format == "stream-json":
                 for line in lines:

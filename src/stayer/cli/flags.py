@@ -1,0 +1,232 @@
+"""Claude Code's command-line flags: the ones stayer acts on, and the ones it only tolerates.
+
+Scripts and claude-agent-sdk pass Claude Code's flags, so every flag Claude Code has is known
+here with its arity, even the ones stayer does not act on yet: their values are never taken for
+the prompt, and each use is reported on standard error. Abbreviations are off (argparse would
+otherwise read `--dang` as `--dangerously-skip-permissions`). Flags whose silent omission would
+lose the user's work (`--resume`, `--continue`) are refused instead of ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from stayer.errors import ConfigError
+
+# Claude Code flags stayer does not act on yet, by arity.
+IGNORED_WITH_VALUE = (
+    "--fallback-model", "--settings", "--setting-sources", "--permission-prompt-tool",
+    "--permission-prompts", "--max-budget-usd", "--max-thinking-tokens", "--agents", "--agent",
+    "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
+    "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
+)  # fmt: skip
+IGNORED_MANY_VALUES = ("--mcp-config", "--plugin-dir", "--file")
+IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
+IGNORED_SWITCHES = (
+    "--fork-session", "--strict-mcp-config", "--include-hook-events", "--replay-user-messages",
+    "--no-session-persistence", "--bare", "--session-mirror", "--mcp-debug", "--ide",
+    "--chrome", "--no-chrome", "--tmux", "--disable-slash-commands",
+    "--allow-dangerously-skip-permissions", "--exclude-dynamic-system-prompt-sections",
+)  # fmt: skip
+IGNORED_SHORT = {"-n": "--name", "-w": "--worktree", "-d": "--debug"}
+
+# Claude Code flags that continue an earlier conversation. Running a fresh session instead
+# would silently lose the history a script asked for, so they are refused until sessions
+# persist.
+REFUSED = ("--resume", "--continue", "--resume-session-at", "--resume-drops-turn")
+_REFUSED_WITH_VALUE = frozenset({"--resume-session-at", "--resume-drops-turn"})
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ConfigError(f"{message} (see stayer --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, with Claude Code's flag names (and their kebab-case spellings)."""
+    parser = _Parser(
+        prog="stayer",
+        description="An agent harness that keeps going until the work is done.",
+        epilog="Subcommand: `stayer demo` runs a live session on a throwaway repository.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("prompt", nargs="?", help="what to do (read from stdin if omitted)")
+    parser.add_argument("-p", "--print", action="store_true", help="run once and print")
+    _output_flags(parser)
+    _model_flags(parser)
+    _permission_flags(parser)
+    parser.add_argument(
+        "--session-id", type=_session_id, help="use this session id (a UUID) instead of a new one"
+    )
+    parser.add_argument("-v", "--version", action="store_true", help="print the version")
+    _tolerated_flags(parser)
+    return parser
+
+
+def _output_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="final text; one JSON result; or one JSON line per message (Claude Code's shapes)",
+    )
+    parser.add_argument("--input-format", choices=["text", "stream-json"], default="text")
+    parser.add_argument("--verbose", action="store_true", help="with json: every message")
+    parser.add_argument(
+        "--include-partial-messages", action="store_true", help="stream-json: add raw deltas"
+    )
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-turns", type=int, help="stop after this many tool rounds")
+    parser.add_argument(
+        "--model", help="model name (sonnet, sonnet[1m], claude-…, gpt-…) or provider:model"
+    )
+    parser.add_argument(
+        "--betas",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="BETA",
+        help="Anthropic beta headers to send with every request",
+    )
+    parser.add_argument("--system-prompt", help="replace the base system prompt")
+    parser.add_argument("--system-prompt-file", type=Path, help="the same, from a file")
+    parser.add_argument("--append-system-prompt", help="add to the end of the system prompt")
+    parser.add_argument("--append-system-prompt-file", type=Path, help="the same, from a file")
+
+
+def _permission_flags(parser: argparse.ArgumentParser) -> None:
+    for flag, dest, verb in (
+        ("--allowedTools", "allowed_tools", "allow"),
+        ("--disallowedTools", "disallowed_tools", "deny"),
+    ):
+        kebab = "--" + flag[2:].replace("Tools", "-tools").lower()
+        parser.add_argument(
+            flag,
+            kebab,
+            dest=dest,
+            action="append",
+            nargs="+",
+            default=[],
+            metavar="RULE",
+            help=f"{verb} calls matching rules such as Bash or 'Bash(git diff:*)'",
+        )
+    parser.add_argument(
+        "--tools", action="append", nargs="+", metavar="TOOL", help="offer only these tools"
+    )
+    parser.add_argument(
+        "--add-dir",
+        dest="add_dirs",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="another working directory the model may edit in (acceptEdits)",
+    )
+    parser.add_argument(
+        "--permission-mode",
+        default="default",
+        help="default, acceptEdits, plan, bypassPermissions or dontAsk",
+    )
+    parser.add_argument(
+        "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
+    )
+
+
+def _tolerated_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("accepted for compatibility, not acted on yet")
+    hidden = argparse.SUPPRESS
+    for flag in IGNORED_WITH_VALUE:
+        shorts = [s for s, long in IGNORED_SHORT.items() if long == flag]
+        group.add_argument(*shorts, flag, dest=dest(flag), action="append", help=hidden)
+    for flag in IGNORED_MANY_VALUES:
+        group.add_argument(flag, dest=dest(flag), action="append", nargs="+", help=hidden)
+    for flag in IGNORED_OPTIONAL_VALUE:
+        shorts = [s for s, long in IGNORED_SHORT.items() if long == flag]
+        group.add_argument(
+            *shorts, flag, dest=dest(flag), action="append", nargs="?", const="", help=hidden
+        )
+    for flag in IGNORED_SWITCHES:
+        group.add_argument(flag, dest=dest(flag), action="store_true", help=hidden)
+    group.add_argument(
+        "-r", "--resume", dest=dest("--resume"), action="append", nargs="?", const="", help=hidden
+    )
+    group.add_argument(
+        "-c", "--continue", dest=dest("--continue"), action="store_true", help=hidden
+    )
+    for flag in _REFUSED_WITH_VALUE:
+        group.add_argument(flag, dest=dest(flag), action="append", help=hidden)
+
+
+def dest(flag: str) -> str:
+    """Where argparse keeps a tolerated or refused flag."""
+    return "compat_" + flag.lstrip("-").replace("-", "_")
+
+
+def _session_id(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a UUID; give one such as {uuid.uuid4()}, or leave the flag out"
+        ) from None
+
+
+def refuse_continuation(args: argparse.Namespace) -> None:
+    """Raise `ConfigError` for a flag that asks to continue an earlier session."""
+    for flag in REFUSED:
+        if getattr(args, dest(flag)):
+            raise ConfigError(
+                f"{flag} is not supported yet: stayer does not keep sessions on disk, so it "
+                "cannot continue one; run without it to start a new session"
+            )
+
+
+def warn_ignored(args: argparse.Namespace, unknown: Sequence[str]) -> list[str]:
+    """The lines to print for tolerated flags that were used and for unknown options."""
+    lines = []
+    tolerated = (
+        *IGNORED_WITH_VALUE, *IGNORED_MANY_VALUES, *IGNORED_OPTIONAL_VALUE, *IGNORED_SWITCHES
+    )  # fmt: skip
+    for flag in tolerated:
+        if getattr(args, dest(flag)):
+            lines.append(f"stayer: {flag} is not supported yet and was ignored")
+    lines += [f"stayer: ignoring unknown option {flag}" for flag in unknown]
+    return lines
+
+
+def flatten(groups: Sequence[Sequence[str]] | None) -> list[str]:
+    """The values of a repeatable many-valued flag, in order."""
+    return [item for group in groups or () for item in group]
+
+
+def output_format_in(argv: Sequence[str]) -> str:
+    """The `--output-format` asked for, read straight off `argv` (for reporting errors that
+    happen before, or while, the arguments are parsed)."""
+    found = "text"
+    for index, item in enumerate(argv):
+        if item == "--output-format" and index + 1 < len(argv):
+            found = argv[index + 1]
+        elif item.startswith("--output-format="):
+            found = item.partition("=")[2]
+    return found
+
+
+def session_id_in(argv: Sequence[str]) -> str | None:
+    """A valid `--session-id` in `argv`, if one is there (for the same reports)."""
+    for index, item in enumerate(argv):
+        value = None
+        if item == "--session-id" and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif item.startswith("--session-id="):
+            value = item.partition("=")[2]
+        if value is not None:
+            try:
+                return str(uuid.UUID(value))
+            except ValueError:
+                return None
+    return None

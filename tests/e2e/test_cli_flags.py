@@ -1,0 +1,178 @@
+"""Claude Code's flags mean what they say: no abbreviations, no silent fresh sessions, and a
+program reading JSON always gets a result to parse."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cli import stayer
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import ToolCall, reply
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--continue",),
+        ("-c",),
+        ("--resume", "3f1e9b6c-8c61-4d6a-9d0b-5c2a3e7f1a20"),
+        ("--resume=abc",),
+        ("-r", "abc"),
+        ("--resume",),
+        ("--resume-session-at", "msg_1"),
+    ],
+)
+def test_continuing_a_session_is_refused_rather_than_silently_starting_afresh(
+    server: FakeModelServer, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    done = stayer("-p", *flags, "--", "go on", cwd=tmp_path, env=server.env())
+
+    assert done.status == 2
+    (line,) = done.stderr.splitlines()
+    named = {"-c": "--continue", "-r": "--resume"}.get(flags[0], flags[0].split("=")[0])
+    assert line.startswith(f"stayer: {named} is not supported yet")
+    assert "start a new session" in line
+    assert server.requests == []
+
+
+def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) -> None:
+    """`--dang` once meant --dangerously-skip-permissions: the model could run anything."""
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "touch pwned"})), reply("could not")
+    )
+    done = stayer("-p", "--dang", "make a file", cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    assert "stayer: ignoring unknown option --dang" in done.stderr
+    assert not (tmp_path / "pwned").exists()
+    first, second = server.requests
+    assert "make a file" in json.dumps(first.messages[-1])
+    assert "has been denied" in json.dumps(second.messages[-1])
+
+
+@pytest.mark.parametrize(
+    ("flags", "reported"),
+    [
+        (("--agent", "reviewer"), "--agent"),
+        (("--agents", '{"r": {"description": "d", "prompt": "p"}}'), "--agents"),
+        (("--debug-file", "debug.log"), "--debug-file"),
+        (("--mcp-config", "a.json", "b.json"), "--mcp-config"),
+        (("--name", "auth-refactor"), "--name"),
+        (("-n", "auth-refactor"), "--name"),
+        (("--effort", "high"), "--effort"),
+        (("--fallback-model", "haiku"), "--fallback-model"),
+        (("--setting-sources=user,project",), "--setting-sources"),
+        (("--fork-session",), "--fork-session"),
+    ],
+)
+def test_claude_code_flags_with_values_are_reported_and_their_values_kept_from_the_prompt(
+    server: FakeModelServer, tmp_path: Path, flags: tuple[str, ...], reported: str
+) -> None:
+    server.enqueue(reply("hello"))
+    # Many-valued flags take every word after them, as in Claude Code: the prompt goes first.
+    done = stayer("-p", "say hi", *flags, cwd=tmp_path, env=server.env())
+
+    assert (done.status, done.stdout) == (0, "hello\n"), done.stderr
+    assert done.stderr.splitlines() == [f"stayer: {reported} is not supported yet and was ignored"]
+    (request,) = server.requests
+    assert request.messages[-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "say hi", "cache_control": {"type": "ephemeral"}}],
+    }
+
+
+def test_session_id_must_be_a_uuid(server: FakeModelServer, tmp_path: Path) -> None:
+    done = stayer("-p", "hi", "--session-id", "my-session", cwd=tmp_path, env=server.env())
+    assert done.status == 2
+    (line,) = done.stderr.splitlines()
+    assert "--session-id" in line and "'my-session' is not a UUID" in line
+    assert server.requests == []
+
+    wanted = str(uuid.uuid4())
+    server.enqueue(reply("ok"))
+    done = stayer(
+        "-p", "hi", f"--session-id={wanted}", "--output-format", "json",
+        cwd=tmp_path, env=server.env(),
+    )  # fmt: skip
+    assert done.status == 0, done.stderr
+    assert json.loads(done.stdout)["session_id"] == wanted
+
+
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+@pytest.mark.parametrize(
+    ("flags", "env", "complaint"),
+    [
+        ((), {}, "no model provider is configured"),
+        (("--model", "anthropic:"), {"ANTHROPIC_API_KEY": "k"}, "names no model"),
+        (("--session-id", "x"), {"ANTHROPIC_API_KEY": "k"}, "is not a UUID"),
+        (("--continue",), {"ANTHROPIC_API_KEY": "k"}, "--continue is not supported yet"),
+        (("--permission-mode", "yolo"), {"ANTHROPIC_API_KEY": "k"}, "unknown permission mode"),
+    ],
+)
+def test_a_configuration_error_still_prints_one_json_result(
+    tmp_path: Path,
+    output_format: str,
+    flags: tuple[str, ...],
+    env: dict[str, str],
+    complaint: str,
+) -> None:
+    done = stayer(
+        "-p", "hi", "--output-format", output_format, "--verbose", *flags, cwd=tmp_path, env=env
+    )
+
+    assert done.status == 2
+    (stderr_line,) = done.stderr.splitlines()
+    assert complaint in stderr_line
+    (result,) = done.json_lines()
+    message = stderr_line.removeprefix("stayer: ")
+    assert result == {
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": True,
+        "duration_ms": 0,
+        "duration_api_ms": 0,
+        "num_turns": 0,
+        "result": message,
+        "stop_reason": None,
+        "terminal_reason": "turn_setup_failed",
+        "session_id": result["session_id"],
+        "total_cost_usd": 0.0,
+        "usage": {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+        },
+        "modelUsage": {},
+        "permission_denials": [],
+        "errors": [message],
+        "uuid": result["uuid"],
+    }
+    assert uuid.UUID(result["session_id"]) and uuid.UUID(result["uuid"])
+
+
+def test_text_mode_configuration_errors_leave_stdout_empty(tmp_path: Path) -> None:
+    done = stayer("-p", "hi", cwd=tmp_path, env={})
+    assert (done.status, done.stdout) == (2, "")
+    assert "no model provider is configured" in done.stderr
+
+
+def test_a_1m_model_alias_goes_out_bare_with_the_long_context_beta(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("ok"))
+    done = stayer(
+        "-p", "hi", "--model", "sonnet[1m]", "--betas", "extra-beta-1", "--output-format",
+        "stream-json", "--verbose", cwd=tmp_path, env=server.env(),
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    (request,) = server.requests
+    assert request.body["model"] == "claude-sonnet-4-5"
+    assert request.headers["anthropic-beta"] == "context-1m-2025-08-07,extra-beta-1"
+    init = done.json_lines()[0]
+    assert init["model"] == "claude-sonnet-4-5[1m]"
