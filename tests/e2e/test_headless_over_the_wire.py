@@ -51,10 +51,25 @@ def test_tool_use_with_end_turn_runs_and_stream_json_carries_every_field(
     assert [(line["type"], line.get("subtype")) for line in lines] == [
         ("system", "init"),
         ("assistant", None),
+        ("assistant", None),
         ("user", None),
         ("assistant", None),
         ("result", "success"),
     ]
+    said, call = (line["message"] for line in lines[1:3])
+    assert [said["content"], call["content"]] == [
+        [{"type": "text", "text": "Let me check."}],
+        [
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "Bash",
+                "input": {"command": "echo hello from bash"},
+            }
+        ],
+    ]
+    assert said["id"] == call["id"] and said["usage"] == call["usage"]
+    assert (said["stop_reason"], call["stop_reason"]) == (None, "end_turn")
     session = lines[0]["session_id"]
     assert all(line["session_id"] == session for line in lines)
     result = lines[-1]
@@ -66,7 +81,7 @@ def test_tool_use_with_end_turn_runs_and_stream_json_carries_every_field(
     )
     assert (result["terminal_reason"], result["stop_reason"]) == ("completed", "end_turn")
     assert result["usage"]["input_tokens"] == 24 and result["usage"]["output_tokens"] == 14
-    assert lines[2]["tool_use_result"]["stdout"] == "hello from bash\n"
+    assert lines[3]["tool_use_result"]["stdout"] == "hello from bash\n"
     first, second = server.requests
     (answer,) = tool_results(second)
     assert (answer["tool_use_id"], result_text(answer)) == ("toolu_1", "hello from bash")

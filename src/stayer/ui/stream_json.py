@@ -3,34 +3,70 @@
 Shapes follow what claude-agent-sdk parses (`system`/`init`, `assistant`, `user`, `stream_event`,
 `system`/`api_retry`, `result`); see shared/reference/protocols.md §1.6. Every line stays under
 1 MiB, the SDK's default line limit: oversized tool output is cut, with a note saying so.
+
+Assistant messages are printed as Claude Code prints them: one `assistant` line per content
+block, each holding the API message with `content` narrowed to that one block (a message with no
+blocks still gets one line, with empty `content`). Claude Code prints each line at the block's
+`content_block_stop`; stayer prints them all when the message completes, because a retry can
+still withdraw a partial message after some of its blocks were complete (`Withdrawn`), and a
+consumer must never be shown blocks the conversation does not hold. An answer the user
+interrupts never completes, yet the loop keeps its complete blocks in the conversation: they are
+printed (with no stop reason) just before the tool results that close its calls. The blocks of
+an answer that failed are not kept, and not printed.
+
+What each line of one message carries, and why:
+
+* `id` and `model` on every line: all lines of a message share its id, as in Claude Code;
+* `usage` on every line, the message's final usage: each line is the message, and consumers of
+  Claude Code already count usage once per message id, since its lines repeat it too;
+* `stop_reason` only on the last line, null before it: Claude Code fills in the stop reason of a
+  message's last block when `message_delta` arrives, so a non-null stop reason marks the line that
+  ends the message.
+
+With `--include-partial-messages`, every server event the SDK documents is relayed as a
+`stream_event` in Anthropic's shape, whichever provider answered: `message_start`,
+`content_block_start`, `content_block_delta` (text, input JSON, thinking, and the signature of a
+thinking block once the block is complete), `content_block_stop`, `message_delta` and
+`message_stop`. `MessageCompleted` is where the server's `message_stop` sits in our events; the
+message's `assistant` lines come just before it, so, as with Claude Code, a message's lines are
+all out by its `message_stop`. A redacted thinking block is complete at its start (Anthropic
+sends its `data` there), so its `content_block_start` waits for the block and carries the data.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, assert_never
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
+    Continuing,
     Event,
     Finished,
     MessageCompleted,
     MessageDelta,
     MessageStarted,
+    RequestStarted,
     Retrying,
     SessionStarted,
+    StreamEvent,
     Terminal,
     TextDelta,
     ThinkingDelta,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
     ToolInputDelta,
     ToolResultsAppended,
     Withdrawn,
 )
 from stayer.messages import (
+    AssistantMessage,
+    RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -39,6 +75,7 @@ from stayer.messages import (
     message_to_wire,
     usage_to_wire,
 )
+from stayer.providers.base import MessageAssembler
 
 MAX_LINE_BYTES = 1_000_000
 """A little under claude-agent-sdk's 1 MiB default buffer."""
@@ -76,29 +113,65 @@ class StreamJsonWriter:
     api_key_source: str = "none"
     session_id: str = ""
     model: str = ""
-    _lines: list[Line] = field(default_factory=list[Line])
+    _streaming: MessageAssembler | None = None
+    """The response streaming now, until it completes or is withdrawn."""
 
     def lines(self, event: Event) -> list[Line]:
         """The lines one event produces (often none)."""
+        if isinstance(event, StreamEvent):
+            return self._stream_lines(event)
         match event:
             case SessionStarted():
                 self.session_id, self.model = event.session_id, event.model
                 return [self._init(event)]
-            case MessageCompleted(message=message):
-                return [self._frame("assistant", message=message_to_wire(message))]
             case ToolResultsAppended():
-                return self._tool_results(event)
+                return [*self._interrupted_answer(), *self._tool_results(event)]
             case Retrying():
                 return [self._retry(event)]
-            case Finished():
-                return [result_line(event, self.session_id, self.model)]
-            case Withdrawn() if self.include_partial:
+            case Withdrawn():
+                self._streaming = None
+                if not self.include_partial:
+                    return []  # nothing of the withdrawn message was printed
                 return [self._frame("system", subtype="withdrawn", message_id=event.message_id)]
-            case _ if self.include_partial:
-                raw = anthropic_event(event)
-                return [] if raw is None else [self._frame("stream_event", event=raw)]
+            case Finished():
+                self._streaming = None  # a failed answer is not in the conversation
+                return [result_line(event, self.session_id, self.model)]
+            case (
+                RequestStarted()
+                | ToolCallStarted()
+                | ToolCallProgress()
+                | ToolCallFinished()
+                | Continuing()
+            ):
+                return []  # no line of their own: calls show as assistant and user lines
             case _:
-                return []
+                assert_never(event)
+
+    def _stream_lines(self, event: StreamEvent) -> list[Line]:
+        lines: list[Line] = []
+        if isinstance(event, MessageCompleted):
+            self._streaming = None
+            lines = self._assistant(event.message)
+        else:
+            if isinstance(event, MessageStarted):
+                self._streaming = MessageAssembler()
+            if self._streaming is not None:
+                self._streaming.feed(event)
+        if self.include_partial:
+            lines.extend(self._frame("stream_event", event=raw) for raw in anthropic_events(event))
+        return lines
+
+    def _assistant(self, message: AssistantMessage) -> list[Line]:
+        return [self._frame("assistant", message=wire) for wire in per_block(message)]
+
+    def _interrupted_answer(self) -> list[Line]:
+        """The complete blocks of an answer the user interrupted: the loop keeps them in the
+        conversation, and the tool results about to be printed answer its tool calls.
+        """
+        streaming, self._streaming = self._streaming, None
+        if streaming is None or not streaming.blocks:
+            return []
+        return self._assistant(streaming.message())
 
     def _frame(self, kind: str, **fields: Any) -> Line:
         frame: Line = {"type": kind, **fields}
@@ -194,8 +267,23 @@ def _model_usage(event: Finished) -> dict[str, Any]:
     }
 
 
-def anthropic_event(event: Event) -> dict[str, Any] | None:
-    """A stream event in the Anthropic SSE shape (what `stream_event` lines carry)."""
+def per_block(message: AssistantMessage) -> list[dict[str, Any]]:
+    """The message once per content block, as Claude Code prints it (see the module docstring)."""
+    wire = message_to_wire(message)
+    blocks: list[Any] = wire["content"]
+    if not blocks:
+        return [wire]  # the model said nothing: still one valid message
+    last = len(blocks) - 1
+    return [
+        {**wire, "content": [block], "stop_reason": wire["stop_reason"] if i == last else None}
+        for i, block in enumerate(blocks)
+    ]
+
+
+def anthropic_events(event: StreamEvent) -> list[dict[str, Any]]:
+    """The raw Anthropic server events one stream event stands for (what `stream_event` lines
+    carry), in the order the server sends them.
+    """
     match event:
         case MessageStarted(message_id=message_id, model=model, usage=usage):
             message: dict[str, Any] = {
@@ -205,28 +293,45 @@ def anthropic_event(event: Event) -> dict[str, Any] | None:
                 "model": model,
                 "content": [],
                 "stop_reason": None,
+                "stop_sequence": None,
                 "usage": usage_to_wire(usage),
             }
-            return {"type": "message_start", "message": message}
+            return [{"type": "message_start", "message": message}]
+        case BlockStarted(block_type="redacted_thinking"):
+            return []  # its start carries its data, known when the block completes
         case BlockStarted(index=index, block_type=kind, tool_use_id=tool_id, name=name):
-            return {
-                "type": "content_block_start",
-                "index": index,
-                "content_block": _empty(kind, tool_id, name),
-            }
+            return [_block_start(index, _empty(kind, tool_id, name))]
         case TextDelta(index=index, text=text):
-            return _delta(index, {"type": "text_delta", "text": text})
+            return [_delta(index, {"type": "text_delta", "text": text})]
         case ThinkingDelta(index=index, thinking=thinking):
-            return _delta(index, {"type": "thinking_delta", "thinking": thinking})
+            return [_delta(index, {"type": "thinking_delta", "thinking": thinking})]
         case ToolInputDelta(index=index, partial_json=partial):
-            return _delta(index, {"type": "input_json_delta", "partial_json": partial})
-        case BlockCompleted(index=index):
-            return {"type": "content_block_stop", "index": index}
+            return [_delta(index, {"type": "input_json_delta", "partial_json": partial})]
+        case BlockCompleted():
+            return _block_end(event)
         case MessageDelta(stop_reason=stop_reason, usage=usage):
             delta = {"stop_reason": stop_reason, "stop_sequence": None}
-            return {"type": "message_delta", "delta": delta, "usage": usage_to_wire(usage)}
+            return [{"type": "message_delta", "delta": delta, "usage": usage_to_wire(usage)}]
+        case MessageCompleted():
+            return [{"type": "message_stop"}]
         case _:
-            return None
+            assert_never(event)
+
+
+def _block_end(event: BlockCompleted) -> list[dict[str, Any]]:
+    stop = {"type": "content_block_stop", "index": event.index}
+    match event.block:
+        case ThinkingBlock(signature=signature):
+            signed = _delta(event.index, {"type": "signature_delta", "signature": signature})
+            return [signed, stop]
+        case RedactedThinkingBlock():
+            return [_block_start(event.index, block_to_wire(event.block)), stop]
+        case _:
+            return [stop]
+
+
+def _block_start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
 
 
 def _empty(kind: str, tool_id: str, name: str) -> dict[str, Any]:

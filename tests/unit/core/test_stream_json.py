@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from stayer.events import Finished, Terminal
-from stayer.messages import Usage
-from stayer.providers.scripted import ScriptedProvider, text, tool_call
+from stayer.errors import RateLimited
+from stayer.events import BlockCompleted, Event, Finished, StreamEvent, Terminal
+from stayer.loop.abort import AbortSignal
+from stayer.loop.state import RetryPolicy
+from stayer.messages import TextBlock, ThinkingBlock, ToolUseBlock, Usage
+from stayer.providers.base import ModelRequest
+from stayer.providers.scripted import Reply, ScriptedProvider, Step, text, tool_call
 from stayer.session.options import QueryOptions
 from stayer.session.query import query
+from stayer.ui.headless import Printer, print_run
 from stayer.ui.stream_json import MAX_LINE_BYTES, StreamJsonWriter, dumps, result_line
 
 RESULT_FIELDS = {
@@ -20,6 +27,13 @@ RESULT_FIELDS = {
 }  # fmt: skip
 
 
+SDK_BLOCK_FIELDS = {
+    "text": {"text"},
+    "thinking": {"thinking", "signature"},
+    "tool_use": {"id", "name", "input"},
+}
+
+
 def check_sdk_shape(line: dict[str, Any]) -> None:
     """The fields claude-agent-sdk's parser requires, by message type."""
     kind = line["type"]
@@ -27,15 +41,19 @@ def check_sdk_shape(line: dict[str, Any]) -> None:
     if kind == "system":
         assert "subtype" in line
     elif kind == "assistant":
-        assert isinstance(line["message"]["content"], list)
+        content = line["message"]["content"]
+        assert isinstance(content, list)
+        assert len(content) <= 1, "Claude Code prints one content block per assistant line"
         assert "model" in line["message"]
-        for block in line["message"]["content"]:
-            required = {"text": {"text"}, "tool_use": {"id", "name", "input"}}
-            assert required.get(block["type"], set()) <= set(block)
+        for block in content:
+            assert SDK_BLOCK_FIELDS.get(block["type"], set()) <= set(block)
     elif kind == "user":
         for block in line["message"]["content"]:
             if block["type"] == "tool_result":
                 assert block["tool_use_id"]
+    elif kind == "stream_event":
+        assert isinstance(line["uuid"], str) and line["uuid"]
+        assert isinstance(line["event"], dict) and isinstance(line["event"]["type"], str)
     elif kind == "result":
         assert set(line) >= RESULT_FIELDS
     else:
@@ -131,3 +149,193 @@ def test_huge_lines_are_cut_to_fit_the_sdk_buffer() -> None:
     assert len(printed.encode()) < MAX_LINE_BYTES
     assert "characters cut to fit the output line limit" in printed
     assert json.loads(printed)["type"] == "user"
+
+
+# --- assistant messages: one line per content block, printed once the message is complete ----
+
+
+class BreaksOnce:
+    """A model whose first answer breaks (retryably) after `after_blocks` complete blocks; every
+    call plays the next step of `script`, so the retry gets the script's next answer.
+    """
+
+    name = "breaks-once"
+
+    def __init__(self, script: ScriptedProvider, *, after_blocks: int) -> None:
+        self.script = script
+        self.after_blocks = after_blocks
+        self.broke = False
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        blocks = 0
+        async for event in self.script.stream(request):
+            if not self.broke and blocks == self.after_blocks:
+                self.broke = True
+                raise RateLimited("the connection dropped", retry_after=0.0)
+            blocks += isinstance(event, BlockCompleted)
+            yield event
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def printed(
+    model: ScriptedProvider | BreaksOnce,
+    cwd: Path,
+    *,
+    partial: bool = False,
+    abort_when: Callable[[Event], bool] | None = None,
+) -> list[dict[str, Any]]:
+    """Every line a real run on `model` prints, each checked against the SDK's parser."""
+    writer = StreamJsonWriter(include_partial=partial)
+    options = QueryOptions(cwd=cwd, provider=model, session_id="sess-1")
+    lines: list[dict[str, Any]] = []
+    async for event in query("go", options=options):
+        if abort_when is not None and abort_when(event):
+            options.abort.abort()
+        lines.extend(json.loads(dumps(line)) for line in writer.lines(event))
+    for line in lines:
+        check_sdk_shape(line)
+    return lines
+
+
+def assistant_messages(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [line["message"] for line in lines if line["type"] == "assistant"]
+
+
+THOUGHT = ThinkingBlock("Look first.", "sig-1")
+GLOB = ToolUseBlock("toolu_g", "Glob", {"pattern": "*.txt"})
+NO_RETRIES = RetryPolicy(max_retries=0)
+VARYING = {"uuid", "duration_ms", "duration_api_ms"}
+"""Fields that differ between two runs of one script."""
+USAGE = {
+    "input_tokens": 100,
+    "output_tokens": 20,
+    "cache_read_input_tokens": 0,
+    "cache_creation_input_tokens": 0,
+}
+
+
+def api_message(block: dict[str, Any] | None, stop_reason: str | None, number: int = 1) -> Any:
+    return {
+        "role": "assistant",
+        "content": [] if block is None else [block],
+        "id": f"msg_scripted_{number}",
+        "type": "message",
+        "model": "scripted",
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": USAGE,
+    }
+
+
+async def test_each_content_block_is_its_own_assistant_line(tmp_path: Path) -> None:
+    model = ScriptedProvider([Reply((THOUGHT, TextBlock("Let me look."), GLOB)), text("None.")])
+    lines = await printed(model, tmp_path)
+
+    assert [line["type"] for line in lines] == [
+        "system", "assistant", "assistant", "assistant", "user", "assistant", "result",
+    ]  # fmt: skip
+    thinking = {"type": "thinking", "thinking": "Look first.", "signature": "sig-1"}
+    said = {"type": "text", "text": "Let me look."}
+    call = {"type": "tool_use", "id": "toolu_g", "name": "Glob", "input": {"pattern": "*.txt"}}
+    assert assistant_messages(lines) == [
+        api_message(thinking, None),
+        api_message(said, None),
+        api_message(call, "tool_use"),
+        api_message({"type": "text", "text": "None."}, "end_turn", number=2),
+    ]
+    assert lines[-1]["result"] == "None."
+
+
+async def test_an_answer_with_no_blocks_still_prints_one_valid_line(tmp_path: Path) -> None:
+    lines = await printed(ScriptedProvider([Reply(())]), tmp_path)
+
+    assert [line["type"] for line in lines] == ["system", "assistant", "result"]
+    assert assistant_messages(lines) == [api_message(None, "end_turn")]
+    assert (lines[-1]["subtype"], lines[-1]["result"]) == ("success", "")
+
+
+async def test_blocks_of_an_answer_a_retry_replaced_are_never_printed(tmp_path: Path) -> None:
+    for partial in (False, True):
+        script = ScriptedProvider([Reply((TextBlock("First try."), GLOB)), text("Second try.")])
+        lines = await printed(BreaksOnce(script, after_blocks=1), tmp_path, partial=partial)
+
+        assert assistant_messages(lines) == [
+            api_message({"type": "text", "text": "Second try."}, "end_turn", number=2)
+        ]
+        kinds = [(line["type"], line.get("subtype")) for line in lines]
+        if partial:  # the raw events of the broken answer did go out: they are withdrawn
+            withdrawn = kinds.index(("system", "withdrawn"))
+            assert lines[withdrawn]["message_id"] == "msg_scripted_1"
+            assert withdrawn < kinds.index(("assistant", None))
+        else:
+            assert kinds == [
+                ("system", "init"),
+                ("system", "api_retry"),
+                ("assistant", None),
+                ("result", "success"),
+            ]
+
+
+async def test_an_interrupted_answer_prints_its_complete_blocks_before_their_results(
+    tmp_path: Path,
+) -> None:
+    long_text = TextBlock("and then some more words " * 40)
+    model = ScriptedProvider([Reply((GLOB, long_text))], chunk_delay_s=0.01)
+
+    def tool_use_done(event: Event) -> bool:
+        return isinstance(event, BlockCompleted) and isinstance(event.block, ToolUseBlock)
+
+    lines = await printed(model, tmp_path, abort_when=tool_use_done)
+
+    assert [line["type"] for line in lines] == ["system", "assistant", "user", "user", "result"]
+    (message,) = assistant_messages(lines)
+    assert message["content"] == [
+        {"type": "tool_use", "id": "toolu_g", "name": "Glob", "input": {"pattern": "*.txt"}}
+    ]
+    assert (message["id"], message["stop_reason"]) == ("msg_scripted_1", None)
+    assert lines[2]["message"]["content"][0]["tool_use_id"] == "toolu_g"
+    assert lines[-1]["terminal_reason"] == "aborted_streaming"
+
+
+async def test_a_failed_answer_prints_no_blocks(tmp_path: Path) -> None:
+    script = ScriptedProvider([Reply((TextBlock("Half an answer."), GLOB))])
+    model = BreaksOnce(script, after_blocks=1)
+    writer = StreamJsonWriter()
+    options = QueryOptions(cwd=tmp_path, provider=model, session_id="s", retry=NO_RETRIES)
+    lines = [line async for event in query("go", options=options) for line in writer.lines(event)]
+
+    assert [line["type"] for line in lines] == ["system", "result"]
+    assert lines[-1]["terminal_reason"] == "model_error"
+
+
+async def test_big_blocks_each_fit_a_line_of_their_own(tmp_path: Path) -> None:
+    halves = (TextBlock("x" * 600_000), TextBlock("y" * 600_000))
+    lines = await printed(ScriptedProvider([Reply(halves)]), tmp_path)
+
+    texts = [message["content"][0]["text"] for message in assistant_messages(lines)]
+    assert texts == ["x" * 600_000, "y" * 600_000]
+
+
+async def test_json_verbose_collects_the_lines_stream_json_prints(tmp_path: Path) -> None:
+    def script() -> list[Step]:
+        return [Reply((THOUGHT, TextBlock("Let me look."), GLOB)), text("None.")]
+
+    async def output(printer: Printer) -> list[dict[str, Any]]:
+        options = QueryOptions(cwd=tmp_path, provider=ScriptedProvider(script()), session_id="s")
+        out = io.StringIO()
+        status = await print_run(query("go", options=options), printer, AbortSignal(), out)
+        assert status == 0
+        written = out.getvalue()
+        lines = (
+            json.loads(written)
+            if printer.output_format == "json"
+            else [json.loads(line) for line in written.splitlines()]
+        )
+        return [{k: v for k, v in line.items() if k not in VARYING} for line in lines]
+
+    streamed = await output(Printer(output_format="stream-json", verbose=True))
+    collected = await output(Printer(output_format="json", verbose=True))
+    assert collected == streamed
+    assert [line["type"] for line in collected].count("assistant") == 4
