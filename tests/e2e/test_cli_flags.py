@@ -174,5 +174,20 @@ def test_a_1m_model_alias_goes_out_bare_with_the_long_context_beta(
     (request,) = server.requests
     assert request.body["model"] == "claude-sonnet-4-5"
     assert request.headers["anthropic-beta"] == "context-1m-2025-08-07,extra-beta-1"
-    init = done.json_lines()[0]
+    init, *_, result = done.json_lines()
     assert init["model"] == "claude-sonnet-4-5[1m]"
+    usage = result["modelUsage"]["claude-sonnet-4-5[1m]"]
+    assert (usage["contextWindow"], usage["maxOutputTokens"]) == (1_000_000, 32_000)
+
+
+def test_model_usage_reports_the_ordinary_window_without_1m(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("ok"))
+    done = stayer(
+        "-p", "hi", "--model", "haiku", "--output-format", "json", cwd=tmp_path, env=server.env()
+    )
+    assert done.status == 0, done.stderr
+    assert "anthropic-beta" not in server.requests[0].headers
+    usage = json.loads(done.stdout)["modelUsage"]["claude-haiku-4-5"]
+    assert (usage["contextWindow"], usage["maxOutputTokens"]) == (200_000, 32_000)

@@ -20,7 +20,7 @@ from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
 from .live import LiveView
-from .stream_json import Line, StreamJsonWriter, dumps, result_line
+from .stream_json import Line, StreamJsonWriter, dumps
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -139,7 +139,7 @@ def _print_outcome(
         if printer.verbose:
             out.write("[" + ",".join(dumps(line) for line in collected) + "]\n")
         else:
-            out.write(dumps(result_line(finished, writer.session_id, writer.model)) + "\n")
+            out.write(dumps(writer.result(finished)) + "\n")
     elif printer.output_format == "text":
         if finished.terminal is Terminal.COMPLETED:
             out.write(finished.result_text.rstrip("\n") + "\n")

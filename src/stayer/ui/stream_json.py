@@ -113,6 +113,7 @@ class StreamJsonWriter:
     api_key_source: str = "none"
     session_id: str = ""
     model: str = ""
+    limits: ModelLimits | None = None
     _streaming: MessageAssembler | None = None
     """The response streaming now, until it completes or is withdrawn."""
 
@@ -123,6 +124,7 @@ class StreamJsonWriter:
         match event:
             case SessionStarted():
                 self.session_id, self.model = event.session_id, event.model
+                self.limits = ModelLimits(event.context_window, event.max_output_tokens)
                 return [self._init(event)]
             case ToolResultsAppended():
                 return [*self._interrupted_answer(), *self._tool_results(event)]
@@ -135,7 +137,7 @@ class StreamJsonWriter:
                 return [self._frame("system", subtype="withdrawn", message_id=event.message_id)]
             case Finished():
                 self._streaming = None  # a failed answer is not in the conversation
-                return [result_line(event, self.session_id, self.model)]
+                return [self.result(event)]
             case (
                 RequestStarted()
                 | ToolCallStarted()
@@ -172,6 +174,10 @@ class StreamJsonWriter:
         if streaming is None or not streaming.blocks:
             return []
         return self._assistant(streaming.message())
+
+    def result(self, event: Finished) -> Line:
+        """The closing `result` line of this run."""
+        return result_line(event, self.session_id, self.model, self.limits)
 
     def _frame(self, kind: str, **fields: Any) -> Line:
         frame: Line = {"type": kind, **fields}
@@ -225,7 +231,17 @@ class StreamJsonWriter:
         )
 
 
-def result_line(event: Finished, session_id: str, model: str) -> Line:
+@dataclass(frozen=True, slots=True)
+class ModelLimits:
+    """The model's context window and output limit, as `modelUsage` reports them."""
+
+    context_window: int = 0
+    max_output_tokens: int = 0
+
+
+def result_line(
+    event: Finished, session_id: str, model: str, limits: ModelLimits | None = None
+) -> Line:
     """The closing `result` message."""
     subtype = result_subtype(event.terminal)
     line: Line = {
@@ -241,7 +257,7 @@ def result_line(event: Finished, session_id: str, model: str) -> Line:
         "session_id": session_id,
         "total_cost_usd": event.cost_usd,
         "usage": usage_to_wire(event.usage),
-        "modelUsage": {model: _model_usage(event)} if model else {},
+        "modelUsage": {model: _model_usage(event, limits or ModelLimits())} if model else {},
         "permission_denials": [
             {"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}
             for d in event.permission_denials
@@ -255,7 +271,7 @@ def result_line(event: Finished, session_id: str, model: str) -> Line:
     return line
 
 
-def _model_usage(event: Finished) -> dict[str, Any]:
+def _model_usage(event: Finished, limits: ModelLimits) -> dict[str, Any]:
     usage = event.usage
     return {
         "inputTokens": usage.input_tokens,
@@ -264,6 +280,8 @@ def _model_usage(event: Finished) -> dict[str, Any]:
         "cacheCreationInputTokens": usage.cache_creation_input_tokens,
         "webSearchRequests": 0,
         "costUSD": event.cost_usd,
+        "contextWindow": limits.context_window,
+        "maxOutputTokens": limits.max_output_tokens,
     }
 
 
