@@ -4,7 +4,7 @@
     ├── ConfigError            a setting, flag or environment variable is wrong or missing
     ├── ModelError             a model call failed (after the provider decoded the failure)
     │   ├── Overloaded         the service is over capacity (HTTP 529, `overloaded_error`)
-    │   ├── RateLimited        too many requests (HTTP 429); carries `retry_after`
+    │   ├── RateLimited        too many requests (HTTP 429)
     │   ├── ServerError        any other 5xx, 408 or 409
     │   ├── ConnectionLost     could not connect, timed out, or the stream was cut
     │   ├── BadResponse        the server answered something that is not the protocol
@@ -13,7 +13,9 @@
     │   └── AuthenticationFailed   the key is missing, wrong, revoked or lacks permission
     └── ScriptError            a scripted model was used other than as scripted (tests, demo)
 
-`ModelError.retryable` says whether sending the same request again may succeed. Errors a model
+`ModelError.retryable` says whether sending the same request again may succeed, and
+`ModelError.retry_after` how long the server asked us to wait first (any status may carry it:
+429, 529, 503). Errors a model
 can fix (bad tool input, a failing command) are never exceptions: they travel back to the model
 as `is_error` tool results.
 """
@@ -35,10 +37,17 @@ class ModelError(StayerError):
     retryable: bool = False
 
     def __init__(
-        self, message: str, *, status: int | None = None, retryable: bool | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait before trying again; None if it did not say."""
         if retryable is not None:  # this instance knows better than its class
             self.retryable = retryable
 
@@ -57,8 +66,7 @@ class RateLimited(ModelError):
     def __init__(
         self, message: str, *, status: int | None = 429, retry_after: float | None = None
     ) -> None:
-        super().__init__(message, status=status)
-        self.retry_after = retry_after
+        super().__init__(message, status=status, retry_after=retry_after)
 
 
 class ServerError(ModelError):
