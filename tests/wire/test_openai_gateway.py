@@ -13,22 +13,31 @@ from pathlib import Path
 
 import pytest
 
-from stayer.errors import ModelError, Overloaded, RateLimited, ServerError
+from stayer.errors import ConnectionLost, ModelError, Overloaded, RateLimited, ServerError
 from stayer.events import (
+    BlockCompleted,
     Event,
     Retrying,
+    Terminal,
+    ToolCallFinished,
+    Withdrawn,
 )
 from stayer.loop.state import RetryPolicy
+from stayer.messages import (
+    ToolUseBlock,
+)
+from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.openai_chat import OpenAIChatProvider
 from tests.fakes.loop_harness import finished, make_params, run
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import (
     ToolCall,
     openai_error,
+    openai_stream,
     reply,
 )
 from tests.fakes.tools import Echo
-from tests.wire.helpers import failure, make_request
+from tests.wire.helpers import failure, final_message, make_request
 
 ECHO_HI = ToolCall("call_1", "Echo", {"text": "hi"})
 CUT_ARGUMENTS = '{"text": "hel'
@@ -58,6 +67,87 @@ async def _session(
 def _call(arguments: str) -> dict[str, object]:
     function = {"name": "Echo", "arguments": arguments}
     return {"id": "call_1", "type": "function", "function": function}
+
+
+# --- 13: tool arguments that are not JSON --------------------------------------------------
+
+
+async def test_a_session_goes_on_after_the_model_wrote_bad_tool_arguments(
+    gateway: FakeModelServer, client: OpenAIChatProvider, tmp_path: Path
+) -> None:
+    gateway.enqueue(
+        reply(ToolCall("call_1", "Echo", raw_input='{"text": "hi" "there"}')),
+        reply("Sorry, fixed."),
+    )
+    events = await _session(client, tmp_path)
+
+    assert finished(events).terminal is Terminal.COMPLETED
+    assert finished(events).result_text == "Sorry, fixed."
+    assistant, result = gateway.requests[1].messages[2:4]
+    assert assistant == {"role": "assistant", "content": None, "tool_calls": [_call("{}")]}
+    assert result == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "InputValidationError: the input was not a JSON object (Expecting ',' "
+        "delimiter at line 1 column 15), so Echo did not run. Call it again with the whole "
+        'input as one JSON object. The input as received:\n{"text": "hi" "there"}',
+    }
+
+
+async def test_stop_inside_the_arguments_is_a_cut_stream(
+    gateway: FakeModelServer, client: OpenAIChatProvider
+) -> None:
+    gateway.enqueue(
+        openai_stream(ToolCall("call_1", "Echo", raw_input=CUT_ARGUMENTS), finish_reason="stop")
+    )
+    error, seen = await failure(client, make_request(model="m"), ConnectionLost)
+    assert str(error) == (
+        "the openai stream stopped inside the arguments of its Echo call (Unterminated string "
+        "starting at line 1 column 10), so the response was cut short; try again"
+    )
+    assert error.retryable
+    assert not any(isinstance(event, BlockCompleted) for event in seen)
+
+
+async def test_a_session_retries_a_stream_cut_inside_the_arguments(
+    gateway: FakeModelServer, client: OpenAIChatProvider, tmp_path: Path
+) -> None:
+    cut = ToolCall("call_1", "Echo", raw_input=CUT_ARGUMENTS)
+    gateway.enqueue(openai_stream(cut, finish_reason="stop"), reply(ECHO_HI), reply("Done."))
+    events = await _session(client, tmp_path)
+
+    assert finished(events).terminal is Terminal.COMPLETED
+    (retrying,) = [e for e in events if isinstance(e, Retrying)]
+    assert (retrying.attempt, retrying.status) == (1, None)
+    assert "stopped inside the arguments of its Echo call" in retrying.error
+    assert len([e for e in events if isinstance(e, Withdrawn)]) == 1
+    (ran,) = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert (ran.status, ran.result.text) == ("completed", "hi")
+    first, again, _ = gateway.requests
+    assert first.body == again.body
+
+
+@pytest.mark.parametrize(("finish", "stop"), [("tool_calls", "tool_use"), ("length", "max_tokens")])
+async def test_bad_arguments_under_other_finish_reasons_are_the_model_s(
+    gateway: FakeModelServer, client: OpenAIChatProvider, finish: str, stop: str
+) -> None:
+    gateway.enqueue(
+        openai_stream(ToolCall("call_1", "Echo", raw_input=CUT_ARGUMENTS), finish_reason=finish)
+    )
+    message = await final_message(client, make_request(model="m"))
+    assert message.content == (ToolUseBlock("call_1", "Echo", {UNPARSED_INPUT_KEY: CUT_ARGUMENTS}),)
+    assert message.stop_reason == stop
+
+
+async def test_stop_after_arguments_that_parse_still_runs_the_tool(
+    gateway: FakeModelServer, client: OpenAIChatProvider
+) -> None:
+    gateway.enqueue(openai_stream(ECHO_HI, finish_reason="stop"))
+    message = await final_message(client, make_request(model="m"))
+    assert (message.tool_uses, message.stop_reason) == (
+        (ToolUseBlock("call_1", "Echo", {"text": "hi"}),),
+        "tool_use",
+    )
 
 
 # --- 14: the server's requested wait, under any name and any retryable status -------------

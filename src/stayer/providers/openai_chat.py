@@ -58,6 +58,7 @@ from stayer.providers.base import (
     UNPARSED_INPUT_KEY,
     MessageAssembler,
     ModelRequest,
+    json_problem,
     parse_tool_input,
 )
 
@@ -192,7 +193,10 @@ def chat_messages(request: ModelRequest) -> list[JSON]:
 def _tool_arguments(block: ToolUseBlock) -> str:
     unparsed = block.input.get(UNPARSED_INPUT_KEY)
     if isinstance(unparsed, str) and len(block.input) == 1:
-        return unparsed  # send back what the model wrote, not our wrapper around it
+        # The protocol wants a JSON object here, and a gateway that translates to Anthropic
+        # parses it and refuses the whole request when it is not one. What the model wrote,
+        # and why the call did not run, reaches the model in the call's error result.
+        return "{}"
     return json.dumps(dict(block.input), ensure_ascii=False)
 
 
@@ -432,6 +436,25 @@ class _Decoder:
         self.finished = True
         stop = _FINISH_REASONS.get(reason)
         if stop == "end_turn" and self.calls:
+            self._refuse_cut_arguments()
             stop = "tool_use"  # some local servers say "stop" after calling tools
         self.stop_reason = stop
         return [*self._close_all(), MessageDelta(stop, self.usage)]
+
+    def _refuse_cut_arguments(self) -> None:
+        """A "stop" that leaves a call's arguments unparseable is a cut stream, not an answer.
+
+        LiteLLM reports a stream that broke inside the arguments as finished with "stop", so
+        the loop retries it as it would a stream that lost its end. A server that says
+        "tool_calls" (or "length") means what it sent; bad JSON there goes to the executor,
+        which tells the model.
+        """
+        for call in sorted(self.calls.values(), key=lambda c: c.index):
+            raw = "".join(call.arguments)
+            problem = json_problem(raw) if raw.strip() else None
+            if problem is not None:
+                raise ConnectionLost(
+                    f"the {self.endpoint.provider} stream stopped inside the arguments of its "
+                    f"{call.name or 'tool'} call ({problem}), so the response was cut short; "
+                    "try again"
+                )
