@@ -16,28 +16,48 @@ import pytest
 from stayer.errors import ConnectionLost, ModelError, Overloaded, RateLimited, ServerError
 from stayer.events import (
     BlockCompleted,
+    BlockStarted,
     Event,
+    MessageCompleted,
+    MessageDelta,
+    MessageStarted,
     Retrying,
     Terminal,
+    TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
+    ToolInputDelta,
     Withdrawn,
 )
 from stayer.loop.state import RetryPolicy
 from stayer.messages import (
+    AssistantMessage,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
     ToolUseBlock,
+    Usage,
+    UserMessage,
 )
 from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.openai_chat import OpenAIChatProvider
 from tests.fakes.loop_harness import finished, make_params, run
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import (
+    RedactedThinking,
+    Reply,
+    Stream,
+    Thinking,
     ToolCall,
+    litellm_thinking_delta,
+    openai_chunk,
+    openai_done,
     openai_error,
     openai_stream,
     reply,
 )
 from tests.fakes.tools import Echo
-from tests.wire.helpers import failure, final_message, make_request
+from tests.wire.helpers import collect, failure, final_message, make_request
 
 ECHO_HI = ToolCall("call_1", "Echo", {"text": "hi"})
 CUT_ARGUMENTS = '{"text": "hel'
@@ -225,3 +245,134 @@ async def test_the_server_s_wait_is_capped_whatever_the_status(
 
     (retrying,) = [e for e in events if isinstance(e, Retrying)]
     assert retrying.delay_s == 0.02
+
+
+# --- 15: thinking through Chat Completions ---------------------------------------------------
+
+
+async def test_thinking_blocks_become_one_signed_thinking_block(
+    gateway: FakeModelServer, client: OpenAIChatProvider
+) -> None:
+    thought = Thinking("Rain, so ask.", signature="sig-A")
+    gateway.enqueue(Reply((thought, ECHO_HI), message_id="chatcmpl-gw"))
+    events = await collect(client, make_request(model="m"))
+    thinking = ThinkingBlock("Rain, so ask.", "sig-A")
+    call = ToolUseBlock("call_1", "Echo", {"text": "hi"})
+    usage = Usage(input_tokens=12, output_tokens=7)
+    assert [e for e in events if not isinstance(e, ToolInputDelta)] == [
+        MessageStarted("chatcmpl-gw", "m", Usage()),
+        BlockStarted(0, "thinking"),
+        ThinkingDelta(0, "Rain, "),
+        ThinkingDelta(0, "so "),
+        ThinkingDelta(0, "ask."),
+        BlockCompleted(0, thinking),
+        BlockStarted(1, "tool_use", "call_1", "Echo"),
+        BlockCompleted(1, call),
+        MessageDelta("tool_use", Usage()),
+        MessageDelta("tool_use", usage),
+        MessageCompleted(
+            AssistantMessage(
+                (thinking, call), id="chatcmpl-gw", model="m", stop_reason="tool_use", usage=usage
+            )
+        ),
+    ]
+
+
+async def test_signature_only_repeated_text_and_redacted_thinking(
+    gateway: FakeModelServer, client: OpenAIChatProvider
+) -> None:
+    frames = (
+        openai_chunk({"role": "assistant", "content": ""}),
+        openai_chunk(litellm_thinking_delta(signature="sig-omitted")),  # thinking shown as omitted
+        openai_chunk(litellm_thinking_delta(data="ENC==")),
+        openai_chunk(litellm_thinking_delta("one ")),
+        openai_chunk(litellm_thinking_delta("two")),
+        openai_chunk(litellm_thinking_delta("one two", signature="sig-2")),  # the text again
+        openai_chunk({"content": "Answer."}),
+        openai_chunk({}, finish_reason="stop"),
+        openai_done(),
+    )
+    gateway.enqueue(Stream(frames, protocol="openai"))
+    events = await collect(client, make_request(model="m"))
+    message = events[-1]
+    assert isinstance(message, MessageCompleted)
+    assert message.message.content == (
+        ThinkingBlock("", "sig-omitted"),
+        RedactedThinkingBlock("ENC=="),
+        ThinkingBlock("one two", "sig-2"),
+        TextBlock("Answer."),
+    )
+    assert [e.thinking for e in events if isinstance(e, ThinkingDelta)] == ["one ", "two"]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Answer."]
+
+
+async def test_the_gateway_gets_its_thinking_back_after_a_tool_call(
+    gateway: FakeModelServer, client: OpenAIChatProvider, tmp_path: Path
+) -> None:
+    gateway.enqueue(
+        reply(Thinking("Echo it.", signature="sig-1"), RedactedThinking("ENC=="), ECHO_HI),
+        reply("Echoed."),
+    )
+    events = await _session(client, tmp_path)
+
+    assert finished(events).result_text == "Echoed."
+    assert gateway.requests[1].messages[2] == {
+        "role": "assistant",
+        "content": None,
+        "thinking_blocks": [
+            {"type": "thinking", "thinking": "Echo it.", "signature": "sig-1"},
+            {"type": "redacted_thinking", "data": "ENC=="},
+        ],
+        "tool_calls": [_call('{"text": "hi"}')],
+    }
+
+
+async def test_plain_openai_never_sees_thinking_blocks(
+    server: FakeModelServer, openai: OpenAIChatProvider, tmp_path: Path
+) -> None:
+    # Plain servers stream reasoning_content, which comes back unsigned: it stays with us.
+    server.enqueue(reply(Thinking("Echo it."), ECHO_HI), reply("Echoed."))
+    events = await _session(openai, tmp_path)
+
+    assert finished(events).result_text == "Echoed."
+    thought = finished(events).messages[1]
+    assert isinstance(thought, AssistantMessage)
+    assert thought.content[0] == ThinkingBlock("Echo it.", "")
+    assert server.requests[1].messages[2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [_call('{"text": "hi"}')],
+    }
+
+
+async def test_signed_thinking_goes_back_only_once_the_server_has_sent_some(
+    gateway: FakeModelServer, client: OpenAIChatProvider
+) -> None:
+    # As after resuming a conversation held with Anthropic itself: the blocks are signed, but
+    # nothing yet says this server wants them.
+    earlier = AssistantMessage((ThinkingBlock("Old thought.", "sig-old"), TextBlock("Hello.")))
+    history = (UserMessage.of_text("hi"), earlier, UserMessage.of_text("again"))
+    gateway.enqueue(reply("Plain answer."), reply(Thinking("New.", signature="sig-new"), "Hm."))
+    gateway.enqueue(reply("Last."))
+    for _ in range(3):
+        await collect(client, make_request(*history, model="m"))
+
+    sent = [request.messages[2] for request in gateway.requests]
+    old = {"type": "thinking", "thinking": "Old thought.", "signature": "sig-old"}
+    assert sent == [
+        {"role": "assistant", "content": "Hello."},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "assistant", "content": "Hello.", "thinking_blocks": [old]},
+    ]
+
+
+async def test_unsigned_thinking_stays_behind_even_on_the_gateway(
+    gateway: FakeModelServer, client: OpenAIChatProvider
+) -> None:
+    gateway.enqueue(reply(Thinking("Now.", signature="sig-now"), "Hm."), reply("Fine."))
+    await collect(client, make_request(model="m"))
+    local = AssistantMessage((ThinkingBlock("From a local model.", ""), TextBlock("Hello.")))
+    await collect(
+        client, make_request(UserMessage.of_text("hi"), local, UserMessage.of_text("go"), model="m")
+    )
+    assert gateway.requests[1].messages[2] == {"role": "assistant", "content": "Hello."}

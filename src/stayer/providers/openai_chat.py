@@ -1,10 +1,11 @@
 """The OpenAI-compatible Chat Completions client (OpenAI, Ollama, vLLM, llama.cpp and others).
 
 Owns the translation of our Anthropic-shaped conversation into chat messages (tool results
-become `tool` messages, images a following user message, thinking is dropped), the decoding of
-data-only SSE chunks into our stream events, and the error mapping, shared with the Anthropic
-client through `_http`. Chat chunks carry no block structure, so this module assigns block
-indexes itself: one per run of text or reasoning, one per tool call.
+become `tool` messages, images a following user message, thinking goes back only to a gateway
+that streamed it as `thinking_blocks`), the decoding of data-only SSE chunks into our stream
+events, and the error mapping, shared with the Anthropic client through `_http`. Chat chunks
+carry no block structure, so this module assigns block indexes itself: one per run of text or
+reasoning, one per tool call, one per redacted thinking block.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from stayer.messages import (
     AssistantMessage,
     ContentBlock,
     ImageBlock,
+    RedactedThinkingBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
@@ -99,6 +101,12 @@ class OpenAIChatProvider:
             connect_timeout_s=connect_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)
+        # Thinking goes back as `thinking_blocks` only once this server has streamed some: plain
+        # OpenAI refuses the field, and a conversation resumed from an Anthropic transcript
+        # carries signed thinking too, so the blocks alone cannot say where they may go. The
+        # price: a session resumed through a gateway sends its old thinking from the gateway's
+        # first thinking answer on. Which blocks go is `_thinking_blocks`' rule.
+        self._send_thinking = False
 
     @property
     def name(self) -> str:
@@ -119,7 +127,7 @@ class OpenAIChatProvider:
         """The JSON body of one streaming chat completion."""
         body: dict[str, JSON] = {
             "model": request.model,
-            "messages": chat_messages(request),
+            "messages": chat_messages(request, thinking_blocks=self._send_thinking),
             "stream": True,
             "stream_options": {"include_usage": True},
             self._limit_key: request.max_tokens,
@@ -159,6 +167,7 @@ class OpenAIChatProvider:
                     break
                 for event in decoder.feed(decode_event_data(sse.data, self._endpoint)):
                     yield event
+                self._send_thinking = self._send_thinking or decoder.saw_thinking_blocks
         for event in decoder.finish(saw_done=saw_done):
             yield event
 
@@ -177,14 +186,17 @@ def _host(url: str) -> str:
 # --- request ----------------------------------------------------------------------------------
 
 
-def chat_messages(request: ModelRequest) -> list[JSON]:
-    """Our conversation as chat messages, the system prompt first."""
+def chat_messages(request: ModelRequest, *, thinking_blocks: bool = False) -> list[JSON]:
+    """Our conversation as chat messages, the system prompt first.
+
+    With `thinking_blocks`, assistant turns carry the thinking a gateway hands back to Anthropic.
+    """
     out: list[JSON] = []
     if request.system:
         out.append({"role": "system", "content": request.system})
     for message in request.messages:
         if isinstance(message, AssistantMessage):
-            out.append(_assistant_message(message))
+            out.append(_assistant_message(message, thinking_blocks=thinking_blocks))
         else:
             out.extend(_user_messages(message))
     return out
@@ -200,8 +212,28 @@ def _tool_arguments(block: ToolUseBlock) -> str:
     return json.dumps(dict(block.input), ensure_ascii=False)
 
 
-def _assistant_message(message: AssistantMessage) -> dict[str, JSON]:
+def _thinking_blocks(message: AssistantMessage) -> list[JSON]:
+    """The turn's thinking in LiteLLM's `thinking_blocks` shape, for the model behind it.
+
+    Only blocks Anthropic can check go: signed thinking and redacted thinking. Unsigned
+    reasoning (`reasoning_content` from DeepSeek, vLLM, Ollama) was never meant to come back.
+    """
+    blocks: list[JSON] = []
+    for block in message.content:
+        if isinstance(block, ThinkingBlock) and block.signature:
+            blocks.append(
+                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            )
+        elif isinstance(block, RedactedThinkingBlock):
+            blocks.append({"type": "redacted_thinking", "data": block.data})
+    return blocks
+
+
+def _assistant_message(message: AssistantMessage, *, thinking_blocks: bool) -> dict[str, JSON]:
     wire: dict[str, JSON] = {"role": "assistant", "content": message.text}
+    thinking = _thinking_blocks(message) if thinking_blocks else []
+    if thinking:
+        wire["thinking_blocks"] = thinking
     calls = [
         {
             "id": block.id,
@@ -268,10 +300,11 @@ class _TextRun:
     index: int
     kind: str
     parts: list[str] = field(default_factory=list[str])
+    signature: str = ""
 
     def complete(self) -> ContentBlock:
         joined = "".join(self.parts)
-        return TextBlock(joined) if self.kind == "text" else ThinkingBlock(joined, "")
+        return TextBlock(joined) if self.kind == "text" else ThinkingBlock(joined, self.signature)
 
 
 def _usage(data: Mapping[str, JSON]) -> Usage:
@@ -298,6 +331,7 @@ class _Decoder:
         self.calls: dict[int, _ToolCall] = {}
         self.stop_reason: StopReason | None = None
         self.usage = Usage()
+        self.saw_thinking_blocks = False
 
     def feed(self, chunk: dict[str, JSON]) -> list[StreamEvent]:
         """The stream events one chunk stands for; raises `ModelError` on an error chunk."""
@@ -354,10 +388,18 @@ class _Decoder:
 
     def _delta(self, delta: Mapping[str, JSON]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
-        # vLLM and DeepSeek call it reasoning_content, Ollama and newer vLLM reasoning.
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            events.extend(self._text("thinking", reasoning))
+        thinking_blocks = delta.get("thinking_blocks")
+        if isinstance(thinking_blocks, list) and thinking_blocks:
+            # LiteLLM sends each piece of Anthropic thinking twice, here and as
+            # reasoning_content; only this copy carries signatures and redacted blocks.
+            self.saw_thinking_blocks = True
+            for block in thinking_blocks:
+                events.extend(self._thinking_block(block))
+        else:
+            # vLLM and DeepSeek call it reasoning_content, Ollama and newer vLLM reasoning.
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                events.extend(self._text("thinking", reasoning))
         for key in ("content", "refusal"):
             text = delta.get(key)
             if isinstance(text, str) and text:
@@ -370,15 +412,49 @@ class _Decoder:
         self.next_index += 1
         return self.next_index - 1
 
-    def _text(self, kind: str, text: str) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
+    def _run_for(self, kind: str, events: list[StreamEvent]) -> _TextRun:
+        """The open run of `kind`, started (and the other kind closed) if need be."""
         if self.run is None or self.run.kind != kind:
             events.extend(self._close_run())
             self.run = _TextRun(self._new_index(), kind)
             events.append(BlockStarted(self.run.index, kind))
-        self.run.parts.append(text)
-        index = self.run.index
+        return self.run
+
+    def _text(self, kind: str, text: str) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        run = self._run_for(kind, events)
+        run.parts.append(text)
+        index = run.index
         events.append(TextDelta(index, text) if kind == "text" else ThinkingDelta(index, text))
+        return events
+
+    def _thinking_block(self, block: Mapping[str, JSON]) -> list[StreamEvent]:
+        """One entry of LiteLLM's `thinking_blocks`.
+
+        It is a piece of thinking, the signature that ends the block, or a whole redacted block.
+        """
+        events: list[StreamEvent] = []
+        if block.get("type") == "redacted_thinking":
+            events.extend(self._close_run())
+            index = self._new_index()
+            redacted = RedactedThinkingBlock(str(block.get("data") or ""))
+            return [
+                *events,
+                BlockStarted(index, "redacted_thinking"),
+                BlockCompleted(index, redacted),
+            ]
+        if block.get("type") != "thinking":
+            return events
+        text = str(block.get("thinking") or "")
+        signature = str(block.get("signature") or "")
+        open_run = self.run if self.run is not None and self.run.kind == "thinking" else None
+        # Some versions repeat the whole text beside the signature; it is not new thinking.
+        repeated = bool(signature) and open_run is not None and text == "".join(open_run.parts)
+        if text and not repeated:
+            events.extend(self._text("thinking", text))
+        if signature:  # the block is complete; a signature alone is a block shown as omitted
+            self._run_for("thinking", events).signature = signature
+            events.extend(self._close_run())
         return events
 
     def _close_run(self) -> list[StreamEvent]:
