@@ -15,9 +15,8 @@
 
 `ModelError.retryable` says whether sending the same request again may succeed, and
 `ModelError.retry_after` how long the server asked us to wait first (any status may carry it:
-429, 529, 503). Errors a model
-can fix (bad tool input, a failing command) are never exceptions: they travel back to the model
-as `is_error` tool results.
+429, 529, 503). Errors a model can fix (bad tool input, a failing command) are never
+exceptions: they travel back to the model as `is_error` tool results.
 """
 
 from __future__ import annotations

@@ -43,7 +43,14 @@ MAX_RESULT_CHARS = 100_000
 MAX_ECHOED_INPUT_CHARS = 2_000
 """The most of an unparseable tool input its error result repeats (the middle goes first)."""
 
-_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number"}
+_JSON_KINDS: dict[type, str] = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
 
 
 def empty_placeholder(name: str) -> str:
@@ -90,7 +97,7 @@ def _unparsed(name: str, raw: str) -> str:
     """Why the input the model wrote was refused, and the input itself, so it can be fixed."""
     problem = json_problem(raw)
     if problem is None:
-        kind = _JSON_KINDS.get(type(json.loads(raw)), "a literal")
+        kind = _JSON_KINDS.get(type(json.loads(raw)), "something else")
         problem = f"it is {kind}"
     shown, _ = truncate_middle(raw, MAX_ECHOED_INPUT_CHARS)
     return (

@@ -83,7 +83,9 @@ def _usage(data: Mapping[str, JSON]) -> Usage:
 
 
 class ChunkDecoder:
-    """Folds chat chunks into stream events, giving each text run and tool call a block."""
+    """Folds chat chunks into stream events, giving each text run, tool call and redacted
+    thinking block a block index of its own.
+    """
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
