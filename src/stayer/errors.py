@@ -4,7 +4,7 @@
     ├── ConfigError            a setting, flag or environment variable is wrong or missing
     ├── ModelError             a model call failed (after the provider decoded the failure)
     │   ├── Overloaded         the service is over capacity (HTTP 529, `overloaded_error`)
-    │   ├── RateLimited        too many requests (HTTP 429); carries `retry_after`
+    │   ├── RateLimited        too many requests (HTTP 429)
     │   ├── ServerError        any other 5xx, 408 or 409
     │   ├── ConnectionLost     could not connect, timed out, or the stream was cut
     │   ├── BadResponse        the server's answer broke off or made no sense
@@ -14,10 +14,11 @@
     │   └── AuthenticationFailed   the key is missing, wrong, revoked or lacks permission
     └── ScriptError            a scripted model was used other than as scripted (tests, demo)
 
-`ModelError.retryable` says whether sending the same request again may succeed, and
-`retry_limit`, when set, caps how often that is worth trying whatever the retry policy allows.
-Errors a model can fix (bad tool input, a failing command) are never exceptions: they travel
-back to the model as `is_error` tool results.
+`ModelError.retryable` says whether sending the same request again may succeed;
+`retry_limit`, when set, caps how often that is worth trying whatever the retry policy allows;
+`retry_after` is how long the server asked us to wait first (any status may carry it: 429,
+529, 503). Errors a model can fix (bad tool input, a failing command) are never exceptions:
+they travel back to the model as `is_error` tool results.
 """
 
 from __future__ import annotations
@@ -38,10 +39,17 @@ class ModelError(StayerError):
     retry_limit: int | None = None
 
     def __init__(
-        self, message: str, *, status: int | None = None, retryable: bool | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait before trying again; None if it did not say."""
         if retryable is not None:  # this instance knows better than its class
             self.retryable = retryable
 
@@ -60,8 +68,7 @@ class RateLimited(ModelError):
     def __init__(
         self, message: str, *, status: int | None = 429, retry_after: float | None = None
     ) -> None:
-        super().__init__(message, status=status)
-        self.retry_after = retry_after
+        super().__init__(message, status=status, retry_after=retry_after)
 
 
 class ServerError(ModelError):

@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import Stream, WireProtocol, garbage_frame, openai_chunk, reply
+from tests.fakes.sse import Frame, Stream, WireProtocol, garbage_frame, openai_chunk, reply
 
 RETRY_LINE = re.compile(r"^stayer: retrying in (\d+(?:\.\d)?) s \(attempt (\d+)/(\d+)\): (.+)$")
 
@@ -125,3 +125,19 @@ def test_one_garbled_answer_is_retried_and_the_run_goes_on(
     assert (done.status, done.stdout) == (0, "hello\n"), done.stderr
     (retry,) = done.stderr.splitlines()
     assert RETRY_LINE.match(retry)
+
+
+def test_json_that_is_not_a_chat_chunk_is_a_protocol_mismatch_too(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    odd = Stream(frames=(Frame('{"id": "x", "choices": "none today"}'),), protocol="openai")
+    server.enqueue(odd, odd, odd)
+    done = stayer("-p", "hi", cwd=tmp_path, env=server.env("openai"))
+
+    assert done.status == 1
+    *retries, final = done.stderr.splitlines()
+    assert len(retries) == 2 and all(RETRY_LINE.match(line) for line in retries)
+    assert final.startswith(
+        f"stayer: model_error: the server at {server.openai_url} answered something that is "
+        "not the OpenAI Chat Completions streaming format (a malformed chunk: "
+    )

@@ -6,7 +6,11 @@ serving while a sync test blocks, an async test awaits, or a CLI subprocess talk
 starting one free and keeps tests apart.
 
 Every request is recorded and its history checked against the API's pairing rules; a
-violation is answered with the API's own 400 text and kept in `server.violations`. A request
+violation is answered with the API's own 400 text and kept in `server.violations`.
+`FakeModelServer(gateway="litellm")` poses, on the OpenAI endpoint, as the LiteLLM proxy in
+front of Anthropic: it checks what translating to Anthropic needs (tool arguments that are JSON
+objects, signed `thinking_blocks`), streams thinking as LiteLLM does, and passes the headers of
+scripted errors on renamed, as LiteLLM passes on the provider's. A request
 with nothing scripted gets a 500 and lands in `server.unexpected`. Leaving the `with` block
 fails the test on violations, unexpected requests, or scripted responses nobody asked for.
 
@@ -26,14 +30,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
 import uvicorn
 
 from stayer.messages import JSON
-from tests.fakes.sse import HttpError, Reply, Response, Stream, WireProtocol
+from tests.fakes.sse import Gateway, HttpError, Reply, Response, Stream, WireProtocol
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -174,11 +178,39 @@ def anthropic_history_problem(body: JSON) -> str | None:
     return _anthropic_shape_problem(body) or _anthropic_pairing_problem(body["messages"])
 
 
-def openai_history_problem(body: JSON) -> str | None:
-    """The API's 400 message for a chat request whose tool messages do not pair up, or None."""
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-        return "'messages' is a required property"
-    messages: list[JSON] = body["messages"]
+# What plain OpenAI accepts on each message; anything else is refused, `thinking_blocks` too.
+_OPENAI_MESSAGE_KEYS: dict[str, frozenset[str]] = {
+    "system": frozenset({"role", "content", "name"}),
+    "developer": frozenset({"role", "content", "name"}),
+    "user": frozenset({"role", "content", "name"}),
+    "assistant": frozenset(
+        {"role", "content", "name", "refusal", "tool_calls", "function_call", "audio"}
+    ),
+    "tool": frozenset({"role", "content", "tool_call_id"}),
+}
+# LiteLLM also takes the thinking an Anthropic model streamed through it.
+_LITELLM_EXTRA_KEYS: dict[str, frozenset[str]] = {"assistant": frozenset({"thinking_blocks"})}
+_LITELLM_400 = "litellm.BadRequestError: AnthropicException -"
+
+
+def _openai_shape_problem(messages: list[JSON], gateway: Gateway | None) -> str | None:
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        allowed = _OPENAI_MESSAGE_KEYS.get(role)
+        if allowed is None:
+            return f"Invalid value: '{role}'. Supported values are: {sorted(_OPENAI_MESSAGE_KEYS)}."
+        if gateway == "litellm":
+            allowed = allowed | _LITELLM_EXTRA_KEYS.get(role, frozenset())
+        extra = sorted(set(message) - allowed)
+        if extra:
+            return (
+                f"Additional properties are not allowed ('{extra[0]}' was unexpected) - "
+                f"'messages.{i}'"
+            )
+    return None
+
+
+def _openai_pairing_problem(messages: list[JSON]) -> str | None:
     i = 0
     while i < len(messages):
         message = messages[i]
@@ -212,6 +244,64 @@ def openai_history_problem(body: JSON) -> str | None:
     return None
 
 
+def _litellm_arguments_problem(call: Mapping[str, JSON]) -> str | None:
+    """LiteLLM parses each call's arguments into Anthropic's `tool_use.input`, an object."""
+    arguments = call.get("function", {}).get("arguments")
+    if not isinstance(arguments, str) or not arguments:
+        return None  # it sends an empty input for these
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return f"{_LITELLM_400} {exc}"
+    if not isinstance(value, dict):
+        return f"{_LITELLM_400} tool_use.input: Input should be a valid dictionary"
+    return None
+
+
+def _litellm_thinking_problem(index: int, blocks: JSON) -> str | None:
+    """Anthropic refuses thinking that comes back unsigned, and redacted thinking without data."""
+    if not isinstance(blocks, list):
+        return f"messages.{index}.thinking_blocks: Input should be a valid list"
+    for k, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, dict) else None
+        needed = {"thinking": "signature", "redacted_thinking": "data"}.get(str(kind))
+        if needed is None:
+            return f"messages.{index}.content.{k}: Input tag '{kind}' does not match any tag"
+        if not isinstance(block.get(needed), str) or not block[needed]:
+            return f"messages.{index}.content.{k}.{kind}.{needed}: Field required"
+    return None
+
+
+def _litellm_problem(messages: list[JSON]) -> str | None:
+    for i, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            problem = _litellm_arguments_problem(call)
+            if problem is not None:
+                return problem
+        if "thinking_blocks" in message:
+            problem = _litellm_thinking_problem(i, message["thinking_blocks"])
+            if problem is not None:
+                return problem
+    return None
+
+
+def openai_history_problem(body: JSON, gateway: Gateway | None = None) -> str | None:
+    """The 400 message for a chat request that plain OpenAI (or `gateway`) refuses, or None.
+
+    Plain OpenAI refuses unknown message fields and tool messages that do not pair up; a
+    gateway adds what translating to its provider needs.
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return "'messages' is a required property"
+    messages: list[JSON] = body["messages"]
+    problem = _openai_shape_problem(messages, gateway) or _openai_pairing_problem(messages)
+    if problem is None and gateway == "litellm":
+        problem = _litellm_problem(messages)
+    return problem
+
+
 def _api_error_body(protocol: WireProtocol | None, message: str, error_type: str) -> bytes:
     if protocol == "openai":
         error = {"message": message, "type": error_type, "param": None, "code": None}
@@ -242,9 +332,15 @@ class FakeModelServer:
     """
 
     def __init__(
-        self, *, instant: bool = False, pacing_s: float = 0.001, allow_unused: bool = False
+        self,
+        *,
+        instant: bool = False,
+        pacing_s: float = 0.001,
+        allow_unused: bool = False,
+        gateway: Gateway | None = None,
     ) -> None:
         self.instant = instant
+        self.gateway = gateway
         self.pacing_s = 0.0 if instant else pacing_s
         self.allow_unused = allow_unused
         self._id = secrets.token_hex(4)
@@ -399,12 +495,16 @@ class FakeModelServer:
         body = _api_error_body(request.protocol, f"fake model server: {reason}", "api_error")
         return HttpError(500, body, protocol=request.protocol)
 
+    def _history_problem(self, request: RecordedRequest) -> str | None:
+        if request.protocol == "anthropic":
+            return anthropic_history_problem(request.body)
+        return openai_history_problem(request.body, self.gateway)
+
     def _plan(self, request: RecordedRequest) -> Stream | HttpError:
         protocol = request.protocol
         if protocol is None:
             return self._reject(request, f"no fake endpoint for {request.method} {request.path}")
-        check = anthropic_history_problem if protocol == "anthropic" else openai_history_problem
-        problem = check(request.body)
+        problem = self._history_problem(request)
         if problem is not None:
             with self._lock:
                 self._violations.append(problem)
@@ -413,10 +513,16 @@ class FakeModelServer:
         response = self._next(request)
         if isinstance(response, str):
             return self._reject(request, response)
+        gateway = self.gateway if protocol == "openai" else None
         if isinstance(response, Reply):
-            return response.render(protocol, request_model=request.model)
+            return response.render(protocol, request_model=request.model, gateway=gateway)
         if response.protocol not in (None, protocol):
             return self._reject(request, f"a {response.protocol} response was scripted")
+        if gateway == "litellm":
+            # What a test scripts is what the provider behind the gateway said; LiteLLM hands
+            # the provider's headers on, each renamed with a prefix.
+            renamed = {f"llm_provider-{k}": v for k, v in response.headers.items()}
+            return replace(response, headers=renamed)
         return response
 
     async def handle(self, request: RecordedRequest, receive: Receive, send: Send) -> None:

@@ -2,9 +2,10 @@
 
 Three kinds of response can be queued on a `FakeModelServer`:
 
-* `Reply` — protocol-neutral content (`Text`, `Thinking`, `ToolCall` blocks) that the server
-  renders as an Anthropic or an OpenAI stream depending on which endpoint was called; the
-  easiest way to script multi-turn loop and CLI sessions;
+* `Reply` — protocol-neutral content (`Text`, `Thinking`, `RedactedThinking`, `ToolCall`
+  blocks) that the server renders as an Anthropic or an OpenAI stream depending on which
+  endpoint was called (and, for OpenAI, on the `Gateway` the server poses as); the easiest way
+  to script multi-turn loop and CLI sessions;
 * `Stream` — exact SSE frames built with the `anthropic_*` / `openai_*` helpers, plus faults:
   stall before headers or before a frame, pause until the test resumes, cut the connection;
 * `HttpError` — a status with a JSON or garbage body and headers such as retry-after.
@@ -22,6 +23,8 @@ from typing import Any, Literal, TypeAlias
 from stayer.messages import JSON, Usage
 
 WireProtocol: TypeAlias = Literal["anthropic", "openai"]
+Gateway: TypeAlias = Literal["litellm"]
+"""A proxy that speaks Chat Completions in front of Anthropic, with its own habits."""
 
 
 DEFAULT_USAGE = Usage(input_tokens=12, output_tokens=7)
@@ -157,6 +160,13 @@ class Thinking:
 
 
 @dataclass(frozen=True, slots=True)
+class RedactedThinking:
+    """An encrypted thinking block of a `Reply` (plain OpenAI servers have no way to send it)."""
+
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """A tool call of a `Reply`; `raw_input` sends those exact JSON characters instead."""
 
@@ -171,7 +181,7 @@ class ToolCall:
         return self.raw_input if self.raw_input is not None else json.dumps(dict(self.input))
 
 
-Block: TypeAlias = Text | Thinking | ToolCall
+Block: TypeAlias = Text | Thinking | RedactedThinking | ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +197,13 @@ class Reply:
     message_id: str | None = None
     model: str | None = None
 
-    def render(self, protocol: WireProtocol, *, request_model: str = "") -> Stream:
-        """This reply as a stream of `protocol`, echoing the requested model by default."""
+    def render(
+        self, protocol: WireProtocol, *, request_model: str = "", gateway: Gateway | None = None
+    ) -> Stream:
+        """This reply as a stream of `protocol`, echoing the requested model by default.
+
+        For OpenAI, thinking is sent as plain compatible servers send it, or as `gateway` does.
+        """
         model = self.model or request_model or "fake-model"
         if protocol == "anthropic":
             return anthropic_stream(
@@ -204,6 +219,7 @@ class Reply:
             usage=self.usage,
             chunk_id=self.message_id,
             model=model,
+            gateway=gateway,
         )
 
 
@@ -276,6 +292,9 @@ def anthropic_block(index: int, block: Block) -> list[Frame]:
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": p} for p in _words(block.thinking)]
         deltas.append({"type": "signature_delta", "signature": block.signature})
+    elif isinstance(block, RedactedThinking):
+        start = {"type": "redacted_thinking", "data": block.data}
+        deltas = []
     else:
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
         # The API's first input fragment is usually empty; clients must cope.
@@ -424,11 +443,45 @@ def openai_error_chunk(
     return Frame(json.dumps({"error": {"message": message, "type": error_type, "code": code}}))
 
 
-def _openai_block(call_index: int, block: Block) -> list[dict[str, JSON]]:
+def litellm_thinking_delta(
+    thinking: str = "", signature: str = "", *, data: str | None = None
+) -> dict[str, JSON]:
+    """One delta as LiteLLM streams Anthropic thinking: the piece of text twice over (as
+    `reasoning_content` and in `thinking_blocks`), the signature alone in a last delta, and a
+    redacted block (`data`) whole in one delta with no `reasoning_content`.
+    """
+    block: dict[str, JSON]
+    if data is not None:
+        block = {"type": "redacted_thinking", "data": data}
+    else:
+        block = {"type": "thinking", "thinking": thinking, "signature": signature}
+    delta: dict[str, JSON] = {
+        "content": "",
+        "thinking_blocks": [block],
+        "provider_specific_fields": {"thinking_blocks": [block]},
+    }
+    if data is None:
+        delta["reasoning_content"] = thinking
+    return delta
+
+
+def _openai_thinking(block: Thinking | RedactedThinking, gateway: Gateway | None) -> list[JSON]:
+    if isinstance(block, RedactedThinking):
+        return [litellm_thinking_delta(data=block.data)] if gateway == "litellm" else []
+    pieces = _words(block.thinking) if block.thinking else []
+    if gateway != "litellm":
+        return [{"reasoning_content": piece} for piece in pieces]
+    return [
+        *(litellm_thinking_delta(piece) for piece in pieces),
+        litellm_thinking_delta(signature=block.signature),
+    ]
+
+
+def _openai_block(call_index: int, block: Block, gateway: Gateway | None) -> list[JSON]:
     if isinstance(block, Text):
         return [{"content": piece} for piece in _words(block.text)]
-    if isinstance(block, Thinking):
-        return [{"reasoning_content": piece} for piece in _words(block.thinking)]
+    if isinstance(block, Thinking | RedactedThinking):
+        return _openai_thinking(block, gateway)
     first = {
         "index": call_index,
         "id": block.id,
@@ -445,15 +498,19 @@ def openai_stream(
     usage: Usage | None = DEFAULT_USAGE,
     chunk_id: str | None = None,
     model: str = "gpt-fake",
+    gateway: Gateway | None = None,
 ) -> Stream:
-    """A complete chat stream: role chunk, deltas, finish, usage chunk, [DONE]."""
+    """A complete chat stream: role chunk, deltas, finish, usage chunk, [DONE].
+
+    Thinking goes as plain compatible servers send it (`reasoning_content`) or as `gateway` does.
+    """
     ident = chunk_id or _fresh_id("chatcmpl-fake-")
     frames: list[Chunk] = [
         openai_chunk({"role": "assistant", "content": ""}, chunk_id=ident, model=model)
     ]
     calls = 0
     for block in blocks:
-        for delta in _openai_block(calls, block):
+        for delta in _openai_block(calls, block, gateway):
             frames.append(openai_chunk(delta, chunk_id=ident, model=model))
         calls += isinstance(block, ToolCall)
     finish = finish_reason or _OPENAI_FINISH[_default_stop(blocks)]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from stayer.events import Terminal, ToolCallFinished, ToolCallStarted, ToolResultsAppended
+from stayer.loop.tool_exec import MAX_ECHOED_INPUT_CHARS
 from stayer.messages import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Boom, Echo, Refuse, Rendezvous, Silent
@@ -90,14 +92,50 @@ async def test_each_kind_of_failure_comes_back_as_an_error_and_the_loop_goes_on(
     assert statuses == ["failed", "failed", "failed", "failed", "completed"]
 
 
-async def test_unparseable_tool_input_is_reported_to_the_model(tmp_path: Path) -> None:
-    broken = Reply((ToolUseBlock("t1", "Echo", {"__stayer_unparsed_input__": '{"text": "hi'}),))
-    model = ScriptedProvider([broken, text("retrying differently")])
+def _unparsed(raw: str) -> Reply:
+    return Reply((ToolUseBlock("t1", "Echo", {UNPARSED_INPUT_KEY: raw}),))
+
+
+async def test_unparseable_tool_input_is_shown_to_the_model_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([_unparsed('{"text": "hi" "there"}'), text("retrying differently")])
     await run(make_params(model, [Echo()], tmp_path))
 
     (result,) = results_in(model.requests[1].messages[-1])
     assert result.is_error
-    assert result.text == 'InputValidationError: the input was not valid JSON: {"text": "hi'
+    assert result.text == (
+        "InputValidationError: the input was not a JSON object (Expecting ',' delimiter at "
+        "line 1 column 15), so Echo did not run. Call it again with the whole input as one "
+        'JSON object. The input as received:\n{"text": "hi" "there"}'
+    )
+
+
+async def test_json_that_is_not_an_object_is_reported_as_what_it_is(tmp_path: Path) -> None:
+    model = ScriptedProvider([_unparsed('["hi"]'), text("I see")])
+    await run(make_params(model, [Echo()], tmp_path))
+
+    (result,) = results_in(model.requests[1].messages[-1])
+    assert result.text.startswith(
+        "InputValidationError: the input was not a JSON object (it is an array), so Echo"
+    )
+    assert result.text.endswith('The input as received:\n["hi"]')
+
+
+async def test_a_long_unparseable_input_is_shown_by_its_ends(tmp_path: Path) -> None:
+    raw = '{"text": "' + "".join(f"line {n}\\n" for n in range(2_000))  # cut off, unterminated
+    model = ScriptedProvider([_unparsed(raw), text("shorter next time")])
+    await run(make_params(model, [Echo()], tmp_path))
+
+    (result,) = results_in(model.requests[1].messages[-1])
+    assert "(Unterminated string starting at line 1 column 10)" in result.text
+    shown = result.text.split("The input as received:\n", 1)[1]
+    head, rest = shown.split("\n\n... [", 1)
+    count, tail = rest.split(" characters omitted] ...\n\n", 1)
+    assert raw.startswith(head) and raw.endswith(tail)
+    assert head.startswith('{"text": "line 0') and tail.endswith("line 1999\\n")
+    assert len(head) + len(tail) == MAX_ECHOED_INPUT_CHARS
+    assert int(count) == len(raw) - MAX_ECHOED_INPUT_CHARS
 
 
 async def test_a_tool_that_hangs_times_out_as_an_error(tmp_path: Path) -> None:

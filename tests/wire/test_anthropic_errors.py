@@ -79,6 +79,15 @@ async def test_529_is_overloaded(server: FakeModelServer, anthropic: AnthropicPr
     assert str(error) == "anthropic is overloaded (529): Overloaded; try again shortly"
 
 
+async def test_529_carries_the_wait_the_server_asked_for(
+    server: FakeModelServer, anthropic: AnthropicProvider
+) -> None:
+    headers = {"retry-after": "12"}
+    server.enqueue(anthropic_error(529, "overloaded_error", "Overloaded", headers=headers))
+    error, _ = await failure(anthropic, make_request(), Overloaded)
+    assert (error.status, error.retry_after) == (529, 12.0)
+
+
 async def test_overloaded_error_type_wins_over_a_plain_5xx(
     server: FakeModelServer, anthropic: AnthropicProvider
 ) -> None:

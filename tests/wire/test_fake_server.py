@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 import httpx
@@ -11,6 +12,7 @@ import pytest
 from stayer.errors import InvalidRequest, ServerError
 from stayer.messages import (
     AssistantMessage,
+    RedactedThinkingBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -24,7 +26,17 @@ from tests.fakes.model_server import (
     anthropic_history_problem,
     openai_history_problem,
 )
-from tests.fakes.sse import Reply, Text, ToolCall, anthropic_text, openai_text, reply
+from tests.fakes.sse import (
+    RedactedThinking,
+    Reply,
+    Text,
+    Thinking,
+    ToolCall,
+    anthropic_text,
+    openai_error,
+    openai_text,
+    reply,
+)
 from tests.wire.helpers import failure, final_message, make_request
 
 CALL = AssistantMessage(content=(ToolUseBlock("toolu_9", "get_weather", {"city": "Nice"}),))
@@ -142,6 +154,109 @@ def test_openai_history_rules() -> None:
     )
 
 
+def test_plain_openai_refuses_fields_it_does_not_know_and_the_gateway_takes_thinking() -> None:
+    user = {"role": "user", "content": "hi"}
+    signed = {"type": "thinking", "thinking": "t", "signature": "sig"}
+    thinking = {"role": "assistant", "content": "yo", "thinking_blocks": [signed]}
+    assert openai_history_problem({"messages": [user, thinking]}) == (
+        "Additional properties are not allowed ('thinking_blocks' was unexpected) - 'messages.1'"
+    )
+    assert openai_history_problem({"messages": [user, thinking]}, "litellm") is None
+    assert openai_history_problem({"messages": [{"role": "robot", "content": "x"}]}) == (
+        "Invalid value: 'robot'. Supported values are: "
+        "['assistant', 'developer', 'system', 'tool', 'user']."
+    )
+
+
+def test_the_gateway_refuses_what_anthropic_would() -> None:
+    def call(arguments: str) -> dict[str, object]:
+        function = {"name": "f", "arguments": arguments}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+        }
+
+    def body(assistant: dict[str, object]) -> dict[str, object]:
+        answer = {"role": "tool", "tool_call_id": "c1", "content": "ok"}
+        return {"messages": [{"role": "user", "content": "hi"}, assistant, answer]}
+
+    assert openai_history_problem(body(call('{"a": 1}')), "litellm") is None
+    assert openai_history_problem(body(call("")), "litellm") is None
+    assert openai_history_problem(body(call('{"a": 1 "b": 2}')), "litellm") == (
+        "litellm.BadRequestError: AnthropicException - "
+        "Expecting ',' delimiter: line 1 column 9 (char 8)"
+    )
+    assert openai_history_problem(body(call("[1]")), "litellm") == (
+        "litellm.BadRequestError: AnthropicException - "
+        "tool_use.input: Input should be a valid dictionary"
+    )
+    assert openai_history_problem(body(call('{"a": 1 "b": 2}'))) is None  # OpenAI does not look
+    unsigned = {**call("{}"), "thinking_blocks": [{"type": "thinking", "thinking": "t"}]}
+    assert openai_history_problem(body(unsigned), "litellm") == (
+        "messages.1.content.0.thinking.signature: Field required"
+    )
+    empty = {**call("{}"), "thinking_blocks": [{"type": "redacted_thinking", "data": ""}]}
+    assert openai_history_problem(body(empty), "litellm") == (
+        "messages.1.content.0.redacted_thinking.data: Field required"
+    )
+
+
+def _chat(url: str) -> httpx.Response:
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    return httpx.post(f"{url}/chat/completions", json=body)
+
+
+def test_the_gateway_hands_on_the_provider_s_headers_renamed() -> None:
+    with FakeModelServer(gateway="litellm") as gateway, FakeModelServer() as plain:
+        for fake in (gateway, plain):
+            fake.enqueue(openai_error(429, "slow down", headers={"retry-after": "3"}))
+        renamed, direct = _chat(gateway.openai_url), _chat(plain.openai_url)
+    assert renamed.headers["llm_provider-retry-after"] == "3"
+    assert "retry-after" not in renamed.headers
+    assert direct.headers["retry-after"] == "3"
+
+
+def test_the_gateway_streams_thinking_as_litellm_does() -> None:
+    answer = reply(Thinking("a b", signature="sig-1"), RedactedThinking("ENC=="), "done")
+    with FakeModelServer(gateway="litellm") as gateway, FakeModelServer() as plain:
+        gateway.enqueue(answer)
+        plain.enqueue(answer)
+        streams = [_chat(fake.openai_url).text for fake in (gateway, plain)]
+    litellm, openai = (
+        [
+            json.loads(line[6:])["choices"][0]["delta"]
+            for line in text.splitlines()
+            if line.startswith("data: {") and '"delta"' in line
+        ]
+        for text in streams
+    )
+
+    def delta(**fields: object) -> dict[str, object]:
+        return {"content": "", **fields}
+
+    def thinking(text: str, signature: str = "") -> dict[str, object]:
+        block = {"type": "thinking", "thinking": text, "signature": signature}
+        fields = {
+            "thinking_blocks": [block],
+            "provider_specific_fields": {"thinking_blocks": [block]},
+        }
+        return delta(**fields, reasoning_content=text)
+
+    redacted = {"type": "redacted_thinking", "data": "ENC=="}
+    assert litellm[1:5] == [
+        thinking("a "),
+        thinking("b"),
+        thinking("", "sig-1"),
+        delta(thinking_blocks=[redacted], provider_specific_fields={"thinking_blocks": [redacted]}),
+    ]
+    assert openai[1:4] == [
+        {"reasoning_content": "a "},
+        {"reasoning_content": "b"},
+        {"content": "done"},
+    ]
+
+
 async def test_openai_missing_tool_message_gets_the_api_400(
     server: FakeModelServer, openai: OpenAIChatProvider
 ) -> None:
@@ -197,6 +312,14 @@ async def test_reply_renders_for_either_protocol(server: FakeModelServer) -> Non
         await openai.aclose()
     assert one.content == two.content
     assert (one.stop_reason, two.stop_reason) == ("tool_use", "tool_use")
+
+
+async def test_reply_renders_redacted_thinking_for_anthropic(
+    server: FakeModelServer, anthropic: AnthropicProvider
+) -> None:
+    server.enqueue(reply(RedactedThinking("ENC=="), "After."))
+    message = await final_message(anthropic, make_request())
+    assert message.content == (RedactedThinkingBlock("ENC=="), TextBlock("After."))
 
 
 async def test_responder_builds_answers_from_requests(server: FakeModelServer) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from stayer.errors import ModelError, RateLimited
+from stayer.errors import ModelError
 from stayer.events import Continue, PermissionDenial
 from stayer.messages import Message, StopReason, Usage
 from stayer.permissions import Decision
@@ -44,8 +44,12 @@ class RetryPolicy:
     max_retry_after_s: float = 120.0
 
     def delay(self, attempt: int, error: ModelError) -> float:
-        """Seconds to wait before retry `attempt` (1-based): the server's word, or backoff."""
-        if isinstance(error, RateLimited) and error.retry_after is not None:
+        """Seconds to wait before retry `attempt` (1-based): the server's word, or backoff.
+
+        The server's requested wait counts whatever the failure (a 529 or 503 may carry one as
+        well as a 429), as Claude Code does; `max_retry_after_s` caps it.
+        """
+        if error.retry_after is not None:
             return min(float(error.retry_after), self.max_retry_after_s)
         backoff: float = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
         return backoff * (1 + 0.25 * random.random())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
 from stayer.exec import truncate_middle
 from stayer.messages import TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
-from stayer.providers.base import UNPARSED_INPUT_KEY
+from stayer.providers.base import UNPARSED_INPUT_KEY, json_problem
 from stayer.tools.base import Tool, ToolFailure, ToolOutput
 
 from .state import LoopParams, ToolCall
@@ -38,6 +39,18 @@ NOT_RUN_TEXT = "[Tool call not run: the user interrupted the turn before it star
 
 MAX_RESULT_CHARS = 100_000
 """The most text one tool result may put in front of the model."""
+
+MAX_ECHOED_INPUT_CHARS = 2_000
+"""The most of an unparseable tool input its error result repeats (the middle goes first)."""
+
+_JSON_KINDS: dict[type, str] = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
 
 
 def empty_placeholder(name: str) -> str:
@@ -68,8 +81,7 @@ def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
         names = ", ".join(sorted(tools)) or "none"
         return _Prepared(block, None, f"Error: no tool named {block.name!r}. Available: {names}.")
     if UNPARSED_INPUT_KEY in block.input:
-        raw = str(block.input[UNPARSED_INPUT_KEY])[:200]
-        return _Prepared(block, None, f"InputValidationError: the input was not valid JSON: {raw}")
+        return _Prepared(block, None, _unparsed(block.name, str(block.input[UNPARSED_INPUT_KEY])))
     from pydantic import ValidationError  # loaded with the tools, not at start-up
 
     try:
@@ -79,6 +91,20 @@ def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
     except Exception as exc:  # a validator that raised something other than a ValueError
         return _Prepared(block, None, f"InputValidationError: {type(exc).__name__}: {exc}")
     return _Prepared(block, ToolCall(tool, block.id, parsed))
+
+
+def _unparsed(name: str, raw: str) -> str:
+    """Why the input the model wrote was refused, and the input itself, so it can be fixed."""
+    problem = json_problem(raw)
+    if problem is None:
+        kind = _JSON_KINDS.get(type(json.loads(raw)), "something else")
+        problem = f"it is {kind}"
+    shown, _ = truncate_middle(raw, MAX_ECHOED_INPUT_CHARS)
+    return (
+        f"InputValidationError: the input was not a JSON object ({problem}), so {name} did not "
+        f"run. Call it again with the whole input as one JSON object. The input as received:\n"
+        f"{shown}"
+    )
 
 
 def _describe(exc: pydantic.ValidationError) -> str:

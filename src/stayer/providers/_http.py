@@ -163,17 +163,13 @@ def decode_error_body(raw: bytes | str | Mapping[str, JSON]) -> ApiError | None:
     )
 
 
-def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """The server's requested wait: `retry-after-ms`, else `retry-after` (seconds or a date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
+# Gateways pass the provider's headers on renamed: LiteLLM prefixes each with `llm_provider-`.
+# The server we talk to speaks first (a gateway's own rate limit), then the provider behind it.
+_RETRY_AFTER_PREFIXES = ("", "llm_provider-")
+
+
+def _seconds(value: str) -> float | None:
+    """A `retry-after` value (seconds, or an HTTP date) as seconds from now; None if neither."""
     try:
         return max(0.0, float(value))
     except ValueError:
@@ -183,6 +179,24 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """The server's requested wait: `retry-after-ms`, else `retry-after` (seconds or a date).
+
+    Either may arrive under its own name or as a gateway renamed it (`llm_provider-retry-after`).
+    """
+    for prefix in _RETRY_AFTER_PREFIXES:
+        millis = headers.get(f"{prefix}retry-after-ms")
+        if millis is not None:
+            try:
+                return max(0.0, float(millis) / 1000.0)
+            except ValueError:
+                pass
+        value = headers.get(f"{prefix}retry-after")
+        if value is not None and (seconds := _seconds(value)) is not None:
+            return seconds
+    return None
 
 
 def clean_detail(text: str) -> str:
@@ -267,6 +281,7 @@ def _build_error(
             return Overloaded(
                 f"{endpoint.provider} is overloaded ({tag}): {detail}; try again shortly",
                 status=status,
+                retry_after=retry,
             )
         case "rate_limited":
             wait = f"retry after {retry:g} s" if retry is not None else "wait and retry"
@@ -288,6 +303,7 @@ def _build_error(
             return ServerError(
                 f"{endpoint.provider} server error ({tag}): {detail}; try again shortly",
                 status=status,
+                retry_after=retry,
             )
         case "invalid":
             advice = _invalid_advice(status or 400, endpoint)
@@ -315,7 +331,8 @@ def http_error(
     if kind == "bad" and 300 <= status < 400:
         location = headers.get("location", "elsewhere")
         detail = f"redirected to {location}"
-    retry = retry_after_s(headers) if kind == "rate_limited" else None
+    # Any status may carry the server's wait (a 529 or 503 as well as a 429); the loop honours it.
+    retry = retry_after_s(headers)
     failure = _build_error(kind, str(status), detail, endpoint, status=status, retry=retry)
     # The server may know better than the status code whether trying again can help.
     should_retry = headers.get("x-should-retry", "").strip().lower()

@@ -73,6 +73,16 @@ class Provider(Protocol):
         ...
 
 
+def json_problem(raw: str) -> str | None:
+    """Why `raw` is not JSON, in the parser's words with line and column; None if it parses."""
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        at = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at"
+        return f"{exc.msg}{at} line {exc.lineno} column {exc.colno}"
+    return None
+
+
 def parse_tool_input(raw: str) -> dict[str, JSON]:
     """Decode streamed tool input; unparseable or non-object JSON is kept for the executor."""
     if not raw.strip():

@@ -1,74 +1,44 @@
 """The OpenAI-compatible Chat Completions client (OpenAI, Ollama, vLLM, llama.cpp and others).
 
 Owns the translation of our Anthropic-shaped conversation into chat messages (tool results
-become `tool` messages, images a following user message, thinking is dropped), the decoding of
-data-only SSE chunks into our stream events, and the error mapping, shared with the Anthropic
-client through `_http`. Chat chunks carry no block structure, so this module assigns block
-indexes itself: one per run of text or reasoning, one per tool call.
+become `tool` messages, images a following user message, thinking goes back only to a gateway
+that streamed it as `thinking_blocks`) and the streaming call itself; `openai_chunks` decodes
+the data-only SSE chunks into our stream events, and `_http` maps errors as it does for the
+Anthropic client.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass, field
 
 import httpx
 
-from stayer.errors import BadResponse, ConnectionLost
-from stayer.events import (
-    BlockCompleted,
-    BlockStarted,
-    MessageCompleted,
-    MessageDelta,
-    MessageStarted,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolInputDelta,
-)
+from stayer.events import StreamEvent
 from stayer.messages import (
     JSON,
     AssistantMessage,
-    ContentBlock,
     ImageBlock,
-    StopReason,
+    RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
     UserMessage,
 )
 from stayer.providers._http import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_READ_TIMEOUT_S,
-    ApiError,
     Connection,
     Endpoint,
-    decode_error_body,
     decode_event_data,
     drain,
-    stream_error,
 )
-from stayer.providers.base import (
-    PURPOSE_HEADER,
-    UNPARSED_INPUT_KEY,
-    MessageAssembler,
-    ModelRequest,
-    parse_tool_input,
-)
+from stayer.providers.base import PURPOSE_HEADER, UNPARSED_INPUT_KEY, ModelRequest
+from stayer.providers.openai_chunks import ChunkDecoder
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_FINISH_REASONS: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "content_filter": "refusal",
-}
 
 
 class OpenAIChatProvider:
@@ -98,6 +68,12 @@ class OpenAIChatProvider:
             connect_timeout_s=connect_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)
+        # Thinking goes back as `thinking_blocks` only once this server has streamed some: plain
+        # OpenAI refuses the field, and a conversation resumed from an Anthropic transcript
+        # carries signed thinking too, so the blocks alone cannot say where they may go. The
+        # price: a session resumed through a gateway sends its old thinking from the gateway's
+        # first thinking answer on. Which blocks go is `_thinking_blocks`' rule.
+        self._send_thinking = False
 
     @property
     def name(self) -> str:
@@ -118,7 +94,7 @@ class OpenAIChatProvider:
         """The JSON body of one streaming chat completion."""
         body: dict[str, JSON] = {
             "model": request.model,
-            "messages": chat_messages(request),
+            "messages": chat_messages(request, thinking_blocks=self._send_thinking),
             "stream": True,
             "stream_options": {"include_usage": True},
             self._limit_key: request.max_tokens,
@@ -141,7 +117,7 @@ class OpenAIChatProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response, yielding each event as soon as it is decoded."""
-        decoder = _Decoder(self._endpoint)
+        decoder = ChunkDecoder(self._endpoint)
         saw_done = False
         events = self._connection.events(
             "/chat/completions",
@@ -158,6 +134,7 @@ class OpenAIChatProvider:
                     break
                 for event in decoder.feed(decode_event_data(sse.data, self._endpoint)):
                     yield event
+                self._send_thinking = self._send_thinking or decoder.saw_thinking_blocks
         for event in decoder.finish(saw_done=saw_done):
             yield event
 
@@ -176,14 +153,17 @@ def _host(url: str) -> str:
 # --- request ----------------------------------------------------------------------------------
 
 
-def chat_messages(request: ModelRequest) -> list[JSON]:
-    """Our conversation as chat messages, the system prompt first."""
+def chat_messages(request: ModelRequest, *, thinking_blocks: bool = False) -> list[JSON]:
+    """Our conversation as chat messages, the system prompt first.
+
+    With `thinking_blocks`, assistant turns carry the thinking a gateway hands back to Anthropic.
+    """
     out: list[JSON] = []
     if request.system:
         out.append({"role": "system", "content": request.system})
     for message in request.messages:
         if isinstance(message, AssistantMessage):
-            out.append(_assistant_message(message))
+            out.append(_assistant_message(message, thinking_blocks=thinking_blocks))
         else:
             out.extend(_user_messages(message))
     return out
@@ -192,12 +172,35 @@ def chat_messages(request: ModelRequest) -> list[JSON]:
 def _tool_arguments(block: ToolUseBlock) -> str:
     unparsed = block.input.get(UNPARSED_INPUT_KEY)
     if isinstance(unparsed, str) and len(block.input) == 1:
-        return unparsed  # send back what the model wrote, not our wrapper around it
+        # The protocol wants a JSON object here, and a gateway that translates to Anthropic
+        # parses it and refuses the whole request when it is not one. What the model wrote,
+        # and why the call did not run, reaches the model in the call's error result.
+        return "{}"
     return json.dumps(dict(block.input), ensure_ascii=False)
 
 
-def _assistant_message(message: AssistantMessage) -> dict[str, JSON]:
+def _thinking_blocks(message: AssistantMessage) -> list[JSON]:
+    """The turn's thinking in LiteLLM's `thinking_blocks` shape, for the model behind it.
+
+    Only blocks Anthropic can check go: signed thinking and redacted thinking. Unsigned
+    reasoning (`reasoning_content` from DeepSeek, vLLM, Ollama) was never meant to come back.
+    """
+    blocks: list[JSON] = []
+    for block in message.content:
+        if isinstance(block, ThinkingBlock) and block.signature:
+            blocks.append(
+                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            )
+        elif isinstance(block, RedactedThinkingBlock):
+            blocks.append({"type": "redacted_thinking", "data": block.data})
+    return blocks
+
+
+def _assistant_message(message: AssistantMessage, *, thinking_blocks: bool) -> dict[str, JSON]:
     wire: dict[str, JSON] = {"role": "assistant", "content": message.text}
+    thinking = _thinking_blocks(message) if thinking_blocks else []
+    if thinking:
+        wire["thinking_blocks"] = thinking
     calls = [
         {
             "id": block.id,
@@ -243,195 +246,3 @@ def _user_messages(message: UserMessage) -> list[JSON]:
     else:
         user = {"role": "user", "content": parts}
     return [*tool_messages, user]
-
-
-# --- response ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _ToolCall:
-    index: int
-    id: str
-    name: str
-    arguments: list[str] = field(default_factory=list[str])
-
-    def complete(self) -> ToolUseBlock:
-        return ToolUseBlock(self.id, self.name, parse_tool_input("".join(self.arguments)))
-
-
-@dataclass
-class _TextRun:
-    index: int
-    kind: str
-    parts: list[str] = field(default_factory=list[str])
-
-    def complete(self) -> ContentBlock:
-        joined = "".join(self.parts)
-        return TextBlock(joined) if self.kind == "text" else ThinkingBlock(joined, "")
-
-
-def _usage(data: Mapping[str, JSON]) -> Usage:
-    details = data.get("prompt_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or 0)
-    prompt = int(data.get("prompt_tokens") or 0)
-    return Usage(
-        input_tokens=max(0, prompt - cached),
-        output_tokens=int(data.get("completion_tokens") or 0),
-        cache_read_input_tokens=cached,
-    )
-
-
-class _Decoder:
-    """Folds chat chunks into stream events, giving each text run and tool call a block."""
-
-    def __init__(self, endpoint: Endpoint) -> None:
-        self.endpoint = endpoint
-        self.assembler = MessageAssembler()
-        self.started = False
-        self.finished = False
-        self.next_index = 0
-        self.run: _TextRun | None = None
-        self.calls: dict[int, _ToolCall] = {}
-        self.stop_reason: StopReason | None = None
-        self.usage = Usage()
-
-    def feed(self, chunk: dict[str, JSON]) -> list[StreamEvent]:
-        """The stream events one chunk stands for; raises `ModelError` on an error chunk."""
-        if "error" in chunk:
-            error = decode_error_body(chunk) or ApiError(message="no details given")
-            raise stream_error(error, self.endpoint)
-        try:
-            events = self._chunk(chunk)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise BadResponse(f"openai sent a malformed chunk ({exc!r})") from None
-        return self._fold(events)
-
-    def finish(self, *, saw_done: bool) -> list[StreamEvent]:
-        """The closing events once the stream ends; a stream cut short raises."""
-        if not self.started:
-            raise BadResponse("openai ended the stream without sending a message; try again")
-        events: list[StreamEvent] = []
-        if not self.finished:
-            if not saw_done:
-                raise ConnectionLost(
-                    "the openai stream ended before the message was complete; try again"
-                )
-            events = [*self._close_all(), MessageDelta(None, self.usage)]
-        return [*self._fold(events), MessageCompleted(self.assembler.message())]
-
-    def _fold(self, events: list[StreamEvent]) -> list[StreamEvent]:
-        for event in events:
-            self.assembler.feed(event)
-        return events
-
-    def _chunk(self, chunk: dict[str, JSON]) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        if not self.started:
-            if not chunk.get("choices") and not chunk.get("usage"):
-                return events  # Azure opens with a content-filter report that names nothing
-            self.started = True
-            message_id, model = str(chunk.get("id") or ""), str(chunk.get("model") or "")
-            events.append(MessageStarted(message_id, model, Usage()))
-        # Usage first: servers that send it with finish_reason should report it there.
-        usage = chunk.get("usage")
-        usage_after_finish = isinstance(usage, dict) and self.finished
-        if isinstance(usage, dict):
-            self.usage = _usage(usage)
-        for choice in chunk.get("choices") or []:
-            if choice.get("index", 0) != 0 or self.finished:
-                continue  # we ask for one choice; anything after finish_reason is noise
-            events.extend(self._delta(choice.get("delta") or {}))
-            reason = choice.get("finish_reason")
-            if reason:
-                events.extend(self._finish(str(reason)))
-        if usage_after_finish:
-            events.append(MessageDelta(self.stop_reason, self.usage))
-        return events
-
-    def _delta(self, delta: Mapping[str, JSON]) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        # vLLM and DeepSeek call it reasoning_content, Ollama and newer vLLM reasoning.
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            events.extend(self._text("thinking", reasoning))
-        for key in ("content", "refusal"):
-            text = delta.get(key)
-            if isinstance(text, str) and text:
-                events.extend(self._text("text", text))
-        for fragment in delta.get("tool_calls") or []:
-            events.extend(self._tool_fragment(fragment))
-        return events
-
-    def _new_index(self) -> int:
-        self.next_index += 1
-        return self.next_index - 1
-
-    def _text(self, kind: str, text: str) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        if self.run is None or self.run.kind != kind:
-            events.extend(self._close_run())
-            self.run = _TextRun(self._new_index(), kind)
-            events.append(BlockStarted(self.run.index, kind))
-        self.run.parts.append(text)
-        index = self.run.index
-        events.append(TextDelta(index, text) if kind == "text" else ThinkingDelta(index, text))
-        return events
-
-    def _close_run(self) -> list[StreamEvent]:
-        if self.run is None:
-            return []
-        run, self.run = self.run, None
-        return [BlockCompleted(run.index, run.complete())]
-
-    def _call_key(self, fragment: Mapping[str, JSON]) -> int:
-        key = fragment.get("index")
-        if isinstance(key, int):
-            return key
-        # Some servers leave out the index: a new id starts a call, anything else continues one.
-        call_id = fragment.get("id")
-        for existing_key, call in self.calls.items():
-            if call_id and call.id == call_id:
-                return existing_key
-        if call_id or not self.calls:
-            return len(self.calls)
-        return max(self.calls)
-
-    def _tool_fragment(self, fragment: Mapping[str, JSON]) -> list[StreamEvent]:
-        key = self._call_key(fragment)
-        function = fragment.get("function") or {}
-        events: list[StreamEvent] = []
-        call = self.calls.get(key)
-        if call is None:
-            events.extend(self._close_run())
-            # Some local servers send no id; the history still needs one to pair the result.
-            call_id = str(fragment.get("id") or f"call_{uuid.uuid4().hex[:24]}")
-            if any(other.id == call_id for other in self.calls.values()):
-                # Some servers number every call alike; results are paired by id, so keep apart.
-                call_id = f"{call_id}_{len(self.calls)}"
-            call = _ToolCall(self._new_index(), call_id, str(function.get("name") or ""))
-            self.calls[key] = call
-            events.append(BlockStarted(call.index, "tool_use", call.id, call.name))
-        elif not call.name and function.get("name"):
-            call.name = str(function["name"])
-        arguments = function.get("arguments")
-        if isinstance(arguments, dict):
-            arguments = json.dumps(arguments)
-        if isinstance(arguments, str) and arguments:
-            call.arguments.append(arguments)
-            events.append(ToolInputDelta(call.index, arguments))
-        return events
-
-    def _close_all(self) -> list[StreamEvent]:
-        events = self._close_run()
-        for call in sorted(self.calls.values(), key=lambda c: c.index):
-            events.append(BlockCompleted(call.index, call.complete()))
-        self.calls.clear()
-        return sorted(events, key=lambda e: e.index if isinstance(e, BlockCompleted) else 0)
-
-    def _finish(self, reason: str) -> list[StreamEvent]:
-        self.finished = True
-        stop = _FINISH_REASONS.get(reason)
-        if stop == "end_turn" and self.calls:
-            stop = "tool_use"  # some local servers say "stop" after calling tools
-        self.stop_reason = stop
-        return [*self._close_all(), MessageDelta(stop, self.usage)]
