@@ -55,15 +55,17 @@ def omission_marker(omitted_chars: int) -> str:
 
 
 def truncate_middle(text: str, max_chars: int) -> tuple[str, int]:
-    """`text` cut to about `max_chars` by dropping its middle; returns it and the count dropped.
+    """`text` cut to at most `max_chars` (the marker included) by dropping its middle; returns
+    it and the count dropped.
 
     The cut snaps to line boundaries when one is near, so the result does not start or end
     mid-line.
     """
     if len(text) <= max_chars:
         return text, 0
-    head_len = max_chars // 2
-    tail_len = max_chars - head_len
+    room = max(0, max_chars - len(omission_marker(len(text))))
+    head_len = room // 2
+    tail_len = room - head_len
     head = text[:head_len]
     tail = text[len(text) - tail_len :]
     newline = head.rfind("\n")

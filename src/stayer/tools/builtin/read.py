@@ -30,8 +30,6 @@ from stayer.tools.builtin import (
 )
 
 DEFAULT_LIMIT = 2000
-MAX_OUTPUT_CHARS = 100_000
-"""A page of text stops early at this size (about 25k tokens) and says where to go on."""
 
 MAX_IMAGE_BYTES = 3_750_000
 """The largest image sent as is: base64 makes it about 5 MB, the API's limit per image."""
@@ -96,6 +94,9 @@ class ReadTool(Tool[ReadInput]):
     input_model = ReadInput
     subject_is_path = True
     read_only = True
+    # A page stops early at `max_result_chars`, notes included, and says where to go on; a cut
+    # made after it by the executor could only hide lines, never shorten the page honestly.
+    bounds_own_results = True
     description = (
         "Reads a file from the local filesystem and returns it with line numbers, like "
         "`cat -n`: each line is its number, a tab, then the text.\n\n"
@@ -121,12 +122,14 @@ class ReadTool(Tool[ReadInput]):
 
     async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(tool_input.file_path)
-        output, mtime_ns = await asyncio.to_thread(_read, path, tool_input, ctx.cwd)
+        output, mtime_ns = await asyncio.to_thread(
+            _read, path, tool_input, ctx.cwd, self.max_result_chars
+        )
         record_read(ctx, path, mtime_ns)
         return output
 
 
-def _read(path: Path, tool_input: ReadInput, cwd: Path) -> tuple[ToolOutput, int]:
+def _read(path: Path, tool_input: ReadInput, cwd: Path, max_chars: int) -> tuple[ToolOutput, int]:
     info = _stat(path, cwd)
     suffix = path.suffix.lower()
     if suffix in IMAGE_TYPES:
@@ -135,10 +138,10 @@ def _read(path: Path, tool_input: ReadInput, cwd: Path) -> tuple[ToolOutput, int
     start = max(tool_input.offset or 1, 1)
     try:
         with path.open(encoding="utf-8", errors="replace") as stream:
-            page = _page(stream, start, tool_input.limit or DEFAULT_LIMIT)
+            page = _page(stream, start, tool_input.limit or DEFAULT_LIMIT, max_chars)
     except OSError as exc:
         raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
-    return _text_output(path, page), info.st_mtime_ns
+    return _text_output(path, page, max_chars), info.st_mtime_ns
 
 
 def _stat(path: Path, cwd: Path) -> os.stat_result:
@@ -253,7 +256,19 @@ def _skip_line(stream: TextIO) -> int:
     return skipped
 
 
-def _page(stream: TextIO, start: int, limit: int) -> _Page:
+def _numbered_len(number: int, line: str) -> int:
+    """The length of `line` as `number_lines` shows it: the number, at least six wide, a tab."""
+    return max(6, len(str(number))) + 1 + len(line)
+
+
+def _page(stream: TextIO, start: int, limit: int, max_chars: int) -> _Page:
+    """Up to `limit` lines from `start`, stopping early so the rendered page fits `max_chars`."""
+    # Room for the longest closing note this page could get: its numbers grow with the last
+    # line shown, which is at most `start + limit - 1`.
+    last = start + limit - 1
+    room = max_chars - max(
+        len(_closing_note(start, last, cut=cut, max_chars=max_chars)) for cut in (False, True)
+    )
     shown: list[str] = []
     size = 0
     seen = 0
@@ -263,15 +278,28 @@ def _page(stream: TextIO, start: int, limit: int) -> _Page:
             continue
         if len(shown) >= limit:
             return _Page(shown, start, seen, more=True, hit_size_cap=False)
-        if shown and size + len(line) > MAX_OUTPUT_CHARS:
+        rendered = _numbered_len(number, line) + (1 if shown else 0)  # a newline before it
+        if shown and size + rendered > room:
             return _Page(shown, start, seen, more=True, hit_size_cap=True)
         shown.append(line)
-        size += len(line) + 8
+        size += rendered
         seen = number
     return _Page(shown, start, seen, more=False, hit_size_cap=False)
 
 
-def _text_output(path: Path, page: _Page) -> ToolOutput:
+def _closing_note(start: int, end: int, *, cut: bool, max_chars: int) -> str:
+    if cut:
+        return (
+            f"\n\n(Stopped after line {end} to keep this under {max_chars} characters; "
+            f"the file goes on. Read again with offset={end + 1} to continue.)"
+        )
+    return (
+        f"\n\n(Showing lines {start}-{end}; the file goes on. Read again with "
+        f"offset={end + 1} to continue.)"
+    )
+
+
+def _text_output(path: Path, page: _Page, max_chars: int) -> ToolOutput:
     data = {"type": "text", "file_path": str(path), "start_line": page.start}
     if not page.lines:
         if page.lines_before == 0:
@@ -284,14 +312,6 @@ def _text_output(path: Path, page: _Page) -> ToolOutput:
         return ToolOutput(content=text, data={**data, "num_lines": 0})
     text = number_lines(page.lines, page.start)
     end = page.start + len(page.lines) - 1
-    if page.hit_size_cap:
-        text += (
-            f"\n\n(Stopped after line {end} to keep this under {MAX_OUTPUT_CHARS} characters; "
-            f"the file goes on. Read again with offset={end + 1} to continue.)"
-        )
-    elif page.more:
-        text += (
-            f"\n\n(Showing lines {page.start}-{end}; the file goes on. Read again with "
-            f"offset={end + 1} to continue.)"
-        )
+    if page.more:
+        text += _closing_note(page.start, end, cut=page.hit_size_cap, max_chars=max_chars)
     return ToolOutput(content=text, data={**data, "num_lines": len(page.lines)})
