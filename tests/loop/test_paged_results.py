@@ -1,5 +1,6 @@
-"""A result that pages itself reaches the model whole: no line between its start and the offset
-it names is lost, and following that offset reaches the end of the file (SPEC §5.5).
+"""A result that bounds itself reaches the model whole: no line between a page's start and the
+offset it names is lost, following that offset reaches the end of the file, and a command's cut
+output keeps its one true marker (SPEC §5.5).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from stayer.messages import ToolResultBlock, UserMessage
 from stayer.providers.base import ModelRequest
 from stayer.providers.scripted import Reply, ScriptedProvider, Step, text, tool_call
 from stayer.tools.base import MAX_RESULT_CHARS
+from stayer.tools.builtin.bash import BashTool
 from stayer.tools.builtin.read import ReadTool
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Overflowing
@@ -96,3 +98,22 @@ async def test_a_self_bounded_result_over_the_cap_keeps_its_start_and_says_so(
         "was left out. Any note about where to continue was among them: go on from the last "
         "line shown.]"
     )
+
+
+async def test_a_command_printing_5_mb_reaches_the_model_with_one_true_marker(
+    tmp_path: Path,
+) -> None:
+    command = "seq -f '%099g' 1 50000"  # 5,000,000 characters
+    model = ScriptedProvider([tool_call("Bash", {"command": command}, id="t1"), text("ok")])
+    await run(make_params(model, [BashTool()], tmp_path))
+
+    (answer,) = results_in(model.requests[1].messages[-1])
+    printed = "".join(f"{n:099d}\n" for n in range(1, 50_001)).rstrip()
+    match = re.fullmatch(
+        r"(?s)(.*)\n\n\.\.\. \[(\d+) characters of stdout omitted\] \.\.\.\n\n(.*)", answer.text
+    )
+    assert match is not None, answer.text[-300:]
+    head, omitted, tail = match.groups()
+    assert "omitted" not in head + tail and "were cut" not in tail
+    assert printed.startswith(head) and printed.endswith(tail)
+    assert int(omitted) == len(printed) - len(head) - len(tail)
