@@ -176,3 +176,21 @@ class Huge(Tool[EmptyInput]):
 
     async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput("\n".join(f"line {i}" for i in range(100_000)))
+
+
+class Overflowing(Tool[EmptyInput]):
+    """Claims to bound its own results, then returns more than any result may hold."""
+
+    name = "Overflowing"
+    description = "Break the size promise."
+    input_model = EmptyInput
+    read_only = True
+    bounds_own_results = True
+
+    @staticmethod
+    def text() -> str:
+        """The whole output: numbered lines, well over the cap."""
+        return "\n".join(f"row {i} " + "y" * 40 for i in range(5_000)) + "\n(continue at 5000)"
+
+    async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(self.text())

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from stayer.events import Terminal, ToolCallFinished
 from stayer.loop.abort import AbortSignal
 from stayer.loop.state import ToolCall
-from stayer.loop.tool_exec import INTERRUPTED_TEXT, MAX_RESULT_CHARS, NOT_RUN_TEXT
+from stayer.loop.tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT
 from stayer.messages import ToolUseBlock
 from stayer.permissions import Decision
 from stayer.providers.scripted import Reply, ScriptedProvider, text
+from stayer.tools.base import MAX_RESULT_CHARS
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Echo, Huge, Overlap, Sleep
 
@@ -92,12 +94,28 @@ async def test_a_broken_permission_callback_fails_the_call_not_the_run(tmp_path:
     assert finished(events).terminal is Terminal.COMPLETED
 
 
-async def test_a_huge_result_is_cut_before_it_reaches_the_model(tmp_path: Path) -> None:
-    model = ScriptedProvider([Reply((ToolUseBlock("t1", "Huge", {}),)), text("ok")])
-    await run(make_params(model, [Huge()], tmp_path))
+class Tight(Huge):
+    """Huge output from a tool that allows itself only 2,000 characters."""
 
-    (answer,) = results_in(model.requests[1].messages[-1])
-    assert len(answer.text) < MAX_RESULT_CHARS + 500
-    assert answer.text.startswith("line 0\n")
-    assert answer.text.rstrip().endswith("narrow the request to see them]")
-    assert "line 99999" in answer.text
+    name = "Tight"
+    max_result_chars = 2_000
+
+
+async def test_a_huge_result_loses_its_middle_with_true_counts(tmp_path: Path) -> None:
+    for tool, limit in ((Huge(), MAX_RESULT_CHARS), (Tight(), 2_000)):
+        model = ScriptedProvider([Reply((ToolUseBlock("t1", tool.name, {}),)), text("ok")])
+        await run(make_params(model, [tool], tmp_path))
+
+        (answer,) = results_in(model.requests[1].messages[-1])
+        full = "\n".join(f"line {i}" for i in range(100_000))
+        assert len(answer.text) <= limit
+        match = re.fullmatch(
+            r"(?s)(.*)\n\n\.\.\. \[(\d+) characters omitted\] \.\.\.\n\n(.*)"
+            r"\n\[(\d+) characters of this result were cut; narrow the request to see them\]",
+            answer.text,
+        )
+        assert match is not None
+        head, omitted, tail, noted = match.groups()
+        assert full.startswith(head) and head.startswith("line 0\n")
+        assert full.endswith(tail) and tail.endswith("line 99999")
+        assert int(omitted) == int(noted) == len(full) - len(head) - len(tail)

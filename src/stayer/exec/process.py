@@ -2,7 +2,8 @@
 
 Every process gets its own session (so its own process group), stdin from /dev/null and pipes
 for stdout and stderr. Output is decoded as it arrives, handed to an optional callback, and kept
-in memory only up to a cap (the start and the end survive; the middle is counted and dropped).
+in memory only up to a cap (the start and the end survive; the middle is counted and dropped,
+see `capture`).
 On timeout and on cancellation the whole group is stopped: SIGTERM, a short grace, then SIGKILL,
 and the direct child is always reaped before we return.
 
@@ -21,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stayer.exec.capture import Captured, HeadTail
+
 KILL_GRACE_S = 2.0
 """How long a stopped process group may take to exit after SIGTERM before it gets SIGKILL."""
 
@@ -38,87 +41,29 @@ class CommandResult:
 
     `exit_code` follows the shell's convention: a death by signal N is ``128 + N``.
     `interrupted` means a signal ended the process without us timing it out (someone else
-    killed it); `truncated` means output was over the cap and its middle was dropped.
+    killed it). Each stream is kept up to the cap, its middle counted and dropped beyond it.
     """
 
-    stdout: str
-    stderr: str
+    stdout_capture: Captured
+    stderr_capture: Captured
     exit_code: int
     timed_out: bool = False
     interrupted: bool = False
-    truncated: bool = False
 
+    @property
+    def stdout(self) -> str:
+        """Standard output as kept, with a marker where its middle was dropped."""
+        return self.stdout_capture.text
 
-def omission_marker(omitted_chars: int) -> str:
-    """The line that stands where `omitted_chars` characters of output were dropped."""
-    return f"\n\n... [{omitted_chars} characters omitted] ...\n\n"
+    @property
+    def stderr(self) -> str:
+        """Standard error as kept, with a marker where its middle was dropped."""
+        return self.stderr_capture.text
 
-
-def truncate_middle(text: str, max_chars: int) -> tuple[str, int]:
-    """`text` cut to about `max_chars` by dropping its middle; returns it and the count dropped.
-
-    The cut snaps to line boundaries when one is near, so the result does not start or end
-    mid-line.
-    """
-    if len(text) <= max_chars:
-        return text, 0
-    head_len = max_chars // 2
-    tail_len = max_chars - head_len
-    head = text[:head_len]
-    tail = text[len(text) - tail_len :]
-    newline = head.rfind("\n")
-    if newline >= head_len // 2:
-        head = head[: newline + 1]
-    newline = tail.find("\n")
-    if 0 <= newline < tail_len // 2:
-        tail = tail[newline + 1 :]
-    omitted = len(text) - len(head) - len(tail)
-    return head + omission_marker(omitted) + tail, omitted
-
-
-class _HeadTail:
-    """Keeps the first and last characters of a stream, counting what falls between."""
-
-    def __init__(self, limit: int) -> None:
-        self._head_limit = limit // 2
-        self._tail_limit = limit - self._head_limit
-        self._head: list[str] = []
-        self._head_len = 0
-        self._tail: list[str] = []
-        self._tail_len = 0
-        self._dropped = 0
-
-    def add(self, text: str) -> None:
-        room = self._head_limit - self._head_len
-        if room > 0:
-            taken = text[:room]
-            self._head.append(taken)
-            self._head_len += len(taken)
-            text = text[room:]
-        if not text:
-            return
-        self._tail.append(text)
-        self._tail_len += len(text)
-        # Compacting only when the tail doubles keeps the cost linear in the output size.
-        if self._tail_len > 2 * self._tail_limit:
-            self._keep_tail()
-
-    def _keep_tail(self) -> None:
-        joined = "".join(self._tail)
-        kept = joined[len(joined) - self._tail_limit :] if self._tail_limit else ""
-        self._dropped += len(joined) - len(kept)
-        self._tail = [kept]
-        self._tail_len = len(kept)
-
-    def text(self) -> tuple[str, int]:
-        """Everything kept, with a marker where output was dropped, and the count dropped."""
-        if self._tail_len > self._tail_limit:
-            self._keep_tail()
-        head = "".join(self._head)
-        tail = "".join(self._tail)
-        if not self._dropped:
-            return head + tail, 0
-        return head + omission_marker(self._dropped) + tail, self._dropped
+    @property
+    def truncated(self) -> bool:
+        """Whether either stream was over the cap and lost its middle."""
+        return bool(self.stdout_capture.omitted or self.stderr_capture.omitted)
 
 
 class _Collector(asyncio.SubprocessProtocol):
@@ -126,7 +71,7 @@ class _Collector(asyncio.SubprocessProtocol):
 
     def __init__(self, max_chars: int, on_output: Callable[[str], None] | None) -> None:
         self._on_output = on_output
-        self._buffers = {1: _HeadTail(max_chars), 2: _HeadTail(max_chars)}
+        self._buffers = {1: HeadTail(max_chars), 2: HeadTail(max_chars)}
         self._decoders = {
             fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in (1, 2)
         }
@@ -158,13 +103,11 @@ class _Collector(asyncio.SubprocessProtocol):
         if not self._open:
             self.pipes_closed.set()
 
-    def output(self) -> tuple[str, str, bool]:
-        """Stdout, stderr, and whether either lost its middle; ends reading for good."""
+    def output(self) -> tuple[Captured, Captured]:
+        """Stdout and stderr as kept; ends reading for good."""
         for fd in (1, 2):
             self._finish(fd)
-        stdout, cut_out = self._buffers[1].text()
-        stderr, cut_err = self._buffers[2].text()
-        return stdout, stderr, bool(cut_out or cut_err)
+        return self._buffers[1].captured(), self._buffers[2].captured()
 
 
 async def run_command(
@@ -232,15 +175,14 @@ async def run_argv(
         _LIVE_GROUPS.discard(pgid)
         returncode = transport.get_returncode()
         transport.close()
-    stdout, stderr, truncated = collector.output()
+    stdout, stderr = collector.output()
     exit_code, by_signal = _exit_code(returncode)
     return CommandResult(
-        stdout=stdout,
-        stderr=stderr,
+        stdout_capture=stdout,
+        stderr_capture=stderr,
         exit_code=exit_code,
         timed_out=timed_out,
         interrupted=by_signal and not timed_out,
-        truncated=truncated,
     )
 
 

@@ -4,6 +4,9 @@ Consecutive concurrency-safe calls run together (at most `max_concurrent_tools` 
 other call runs alone, in order. Every failure becomes an `is_error` result the model can act on
 (SPEC §6.3): an unknown tool, input that fails the schema, a denial, an exception, a timeout.
 Events are yielded as they happen; results are returned in tool_use order by the caller.
+
+Every text result is held to its tool's size limit here (SPEC §5.5): a tool that bounds its own
+results is trusted to, and one that still overflows keeps its start, never loses its middle.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, T
 from stayer.exec import truncate_middle
 from stayer.messages import TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
 from stayer.providers.base import UNPARSED_INPUT_KEY, json_problem
-from stayer.tools.base import Tool, ToolFailure, ToolOutput
+from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolFailure, ToolOutput
 
 from .state import LoopParams, ToolCall
 
@@ -36,9 +39,6 @@ INTERRUPTED_TEXT = (
 )
 NOT_RUN_TEXT = "[Tool call not run: the user interrupted the turn before it started.]"
 
-
-MAX_RESULT_CHARS = 100_000
-"""The most text one tool result may put in front of the model."""
 
 MAX_ECHOED_INPUT_CHARS = 2_000
 """The most of an unparseable tool input its error result repeats (the middle goes first)."""
@@ -167,7 +167,7 @@ async def _run_one(params: LoopParams, item: _Prepared, emit: Callable[[ToolEven
     except Exception as exc:  # a permission callback or tool helper that broke
         status = "failed"
         output = ToolOutput(f"Error running {block.name}: {type(exc).__name__}: {exc}", True)
-    emit(_finished(block, started, status, output))
+    emit(_finished(block, started, status, output, item.call.tool if item.call else None))
 
 
 async def _outcome(
@@ -201,12 +201,18 @@ async def _call(params: LoopParams, call: ToolCall, report: Callable[[str], None
 
 
 def _finished(
-    block: ToolUseBlock, started: float, status: ToolStatus, output: ToolOutput
+    block: ToolUseBlock,
+    started: float,
+    status: ToolStatus,
+    output: ToolOutput,
+    tool: Tool[Any] | None,
 ) -> ToolCallFinished:
     content = output.content
     if isinstance(content, str):
         content = (TextBlock(content),) if content.strip() else ()
-    content = tuple(_capped(part) for part in content)
+    limit = min(tool.max_result_chars, MAX_RESULT_CHARS) if tool else MAX_RESULT_CHARS
+    self_bounded = tool is not None and tool.bounds_own_results
+    content = tuple(_capped(part, block.name, limit, self_bounded=self_bounded) for part in content)
     if not content:
         content = (TextBlock(empty_placeholder(block.name)),)
     result = ToolResultBlock(block.id, content, is_error=output.is_error)
@@ -214,13 +220,42 @@ def _finished(
     return ToolCallFinished(block.id, block.name, status, result, duration_ms, dict(output.data))
 
 
-def _capped(part: ToolResultContent) -> ToolResultContent:
-    """Keep one result from flooding the context: very long text loses its middle."""
-    if not isinstance(part, TextBlock) or len(part.text) <= MAX_RESULT_CHARS:
+def _capped(
+    part: ToolResultContent, name: str, limit: int, *, self_bounded: bool
+) -> ToolResultContent:
+    """Keep one result within `limit` characters, saying what was cut and where."""
+    if not isinstance(part, TextBlock) or len(part.text) <= limit:
         return part
-    text, omitted = truncate_middle(part.text, MAX_RESULT_CHARS)
-    note = f"\n[{omitted} characters of this result were cut; narrow the request to see them]"
-    return TextBlock(text + note)
+    if self_bounded:
+        return TextBlock(_head_only(part.text, name, limit))
+    # The note's count has at most as many digits as the whole length: reserve that much.
+    text, omitted = truncate_middle(part.text, limit - len(_cut_note(len(part.text))))
+    return TextBlock(text + _cut_note(omitted))
+
+
+def _cut_note(omitted: int) -> str:
+    return f"\n[{omitted} characters of this result were cut; narrow the request to see them]"
+
+
+def _head_only(text: str, name: str, limit: int) -> str:
+    """A self-bounded result that broke its bound: its whole-line start and a plain note.
+
+    Its middle is never cut, since a page's own closing note (where to continue) would then
+    sit after a gap the model cannot see; keeping only the start leaves nothing unsaid inside.
+    """
+
+    def note(dropped: int) -> str:
+        return (
+            f"\n\n[{name} returned {len(text)} characters, more than the {limit} one result may "
+            f"hold, so its last {dropped} characters were dropped here; nothing above was left "
+            "out. Any note about where to continue was among them: go on from the last line "
+            "shown.]"
+        )
+
+    room = max(0, limit - len(note(len(text))))
+    end = text.rfind("\n", 0, room + 1)
+    kept = text[: end if end > 0 else room]
+    return kept + note(len(text) - len(kept))
 
 
 def synthetic_result(block: ToolUseBlock, text: str) -> ToolResultBlock:

@@ -3,7 +3,9 @@
 Defaults fail closed (SPEC §7.2, DESIGN "one tool contract"): a tool is assumed to change
 things, to be unsafe to run beside others, and to need permission, unless it says otherwise.
 Tools never render anything and never print; they return a `ToolOutput` and may report live
-progress through `ToolContext.progress`.
+progress through `ToolContext.progress`. The size of a result is part of the contract too: the
+executor cuts what is longer than the tool's `max_result_chars`, unless the tool bounds its own
+results (see `Tool.bounds_own_results`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from stayer.messages import JSON, ToolResultContent, ToolSpec
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
     from pydantic import BaseModel
+
+
+MAX_RESULT_CHARS = 100_000
+"""The most text one tool result may put in front of the model (about 25k tokens)."""
 
 
 def _no_progress(_text: str) -> None:
@@ -74,6 +80,16 @@ class Tool(ABC, Generic[InputT]):
     read_only: ClassVar[bool] = False
     subject_is_path: ClassVar[bool] = False
     """Whether `permission_subject` is a file path (rules then match the resolved path)."""
+    max_result_chars: ClassVar[int] = MAX_RESULT_CHARS
+    """The longest text one result of this tool may have; never more than `MAX_RESULT_CHARS`."""
+    bounds_own_results: ClassVar[bool] = False
+    """Whether the tool keeps every result within `max_result_chars` itself and says in it
+    what it left out (Read's pages, Bash's omission marker).
+
+    The executor then never cuts such a result in its middle, where a cut could hide lines
+    between a page's start and the offset it says to continue from. By default (fail closed)
+    the executor does cut: a longer result loses its middle, with a note.
+    """
 
     def is_read_only(self, tool_input: InputT) -> bool:
         """Whether this call only looks and never changes anything."""

@@ -116,7 +116,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="Read",
-        description="Reads a file from the local filesystem and returns it with line numbers, like `cat -n`: each line is its number, a tab, then the text.\n\n- Reads up to 2000 lines from the start by default. For long files pass `offset` (1-based line number) and `limit` to read a slice; the result says where to continue when more remains.\n- Lines longer than 2000 characters are cut.\n- Images (png, jpg, jpeg, gif, webp) come back as images you can look at.\n- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob for directories.\n- The line-number prefix is not part of the file: leave it out when you copy text into an Edit.\n- You must Read a file before you Edit or overwrite it. When several files may be useful, read them together in one turn.\n- Reading a path that does not exist is an error that suggests similar names.",
+        description="Reads a file from the local filesystem and returns it with line numbers, like `cat -n`: each line is its number, a tab, then the text.\n\n- Reads up to 2000 lines from the start by default. For long files pass `offset` (1-based line number) and `limit` to read a slice; the result says where to continue when more remains.\n- Lines longer than 2000 characters are cut.\n- A file that is not UTF-8 is decoded as its byte-order mark says, or else with a guess at its encoding; the result then names the encoding used.\n- Images (png, jpg, jpeg, gif, webp) come back as images you can look at.\n- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob for directories.\n- The line-number prefix is not part of the file: leave it out when you copy text into an Edit.\n- You must Read a file before you Edit or overwrite it. When several files may be useful, read them together in one turn.\n- Reading a path that does not exist is an error that suggests similar names.",
         input_schema={
             "additionalProperties": False,
             "properties": {
@@ -141,7 +141,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="Edit",
-        description="Replaces exact text in a file: old_string becomes new_string.\n\n- Read the file first; an edit to a file that was not read, or that changed since, is refused.\n- Copy old_string exactly as the file has it, with the same indentation, and without the line-number prefix Read shows (everything up to and including its tab).\n- old_string must occur exactly once. If it occurs more often, add surrounding lines to make it unique, or set replace_all to change every occurrence (useful for renaming).\n- Keep edits small and targeted; use Write only to replace a whole file.\n- An empty old_string creates the file with new_string as its contents, if it does not exist yet.\n- The result shows the edited region with line numbers.",
+        description="Replaces exact text in a file: old_string becomes new_string.\n\n- Read the file first; an edit to a file that was not read, or that changed since, is refused.\n- Copy old_string exactly as the file has it, with the same indentation, and without the line-number prefix Read shows (everything up to and including its tab).\n- old_string must occur exactly once. If it occurs more often, add surrounding lines to make it unique, or set replace_all to change every occurrence (useful for renaming).\n- Keep edits small and targeted; use Write only to replace a whole file.\n- The file keeps its encoding and its line endings.\n- An empty old_string creates the file with new_string as its contents, if it does not exist yet.\n- The result shows the edited region with line numbers.",
         input_schema={
             "additionalProperties": False,
             "properties": {
@@ -169,7 +169,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="Write",
-        description="Writes a file, replacing it entirely if it exists.\n\n- To overwrite an existing file you must have read it with Read first, and it must not have changed since; otherwise the write is refused.\n- To change part of an existing file, prefer Edit: it sends only the change.\n- Create new files only when the task needs them; do not write documentation or README files unless asked.\n- Parent directories are created as needed. The content is written exactly as given (UTF-8, line endings untouched).",
+        description="Writes a file, replacing it entirely if it exists.\n\n- To overwrite an existing file you must have read it with Read first, and it must not have changed since; otherwise the write is refused.\n- To change part of an existing file, prefer Edit: it sends only the change.\n- Create new files only when the task needs them; do not write documentation or README files unless asked.\n- Parent directories are created as needed. The content is written exactly as given, line endings untouched: as UTF-8 for a new file, in its own encoding for a file that exists.",
         input_schema={
             "additionalProperties": False,
             "properties": {

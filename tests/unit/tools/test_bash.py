@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from pathlib import Path
 
 import pytest
 
-from stayer.tools.base import ToolContext, ToolFailure
-from stayer.tools.builtin.bash import BashInput, BashTool
+from stayer.tools.base import MAX_RESULT_CHARS, ToolContext, ToolFailure
+from stayer.tools.builtin.bash import DEFAULT_MAX_OUTPUT_CHARS, BashInput, BashTool
 from tests.unit.tools.helpers import is_running, run_tool, text_of
 
 
@@ -79,14 +80,70 @@ async def test_progress_receives_output_as_it_comes(tmp_path: Path) -> None:
     assert sorted("".join(chunks).split()) == ["one", "two"]
 
 
-async def test_long_output_keeps_start_and_end(tmp_path: Path) -> None:
-    ctx = ToolContext(cwd=tmp_path, env={"BASH_MAX_OUTPUT_LENGTH": "1000"})
-    output = await run_tool(BashTool(), ctx, command="seq 1 100000")
+def _numbered(width: int, count: int) -> str:
+    """What ``seq -f '%0{width}g' 1 {count}`` prints: lines of `width` digits."""
+    return "".join(f"{n:0{width}d}\n" for n in range(1, count + 1))
+
+
+def _one_cut(text: str) -> tuple[str, str, str]:
+    """The text before the only omission marker, what the marker says, and the text after."""
+    parts = re.split(r"\n\n\.\.\. \[([^]]*)\] \.\.\.\n\n", text)
+    assert len(parts) == 3, f"expected exactly one marker, found {len(parts) // 2}"
+    return parts[0], parts[1], parts[2]
+
+
+async def test_five_megabytes_of_output_are_cut_once_with_the_true_count(
+    ctx: ToolContext,
+) -> None:
+    stdout = _numbered(99, 50_000)  # 5,000,000 characters
+    output = await run_tool(BashTool(), ctx, command="seq -f '%099g' 1 50000")
     text = text_of(output)
-    assert text.startswith("1\n2\n3\n")
-    assert text.endswith("99999\n100000")
-    assert "characters omitted" in text
-    assert len(text) < 1100
+    head, marker, tail = _one_cut(text)
+    assert len(text) <= DEFAULT_MAX_OUTPUT_CHARS
+    assert stdout.startswith(head) and head.startswith("0" * 98 + "1\n")
+    assert stdout.rstrip().endswith(tail) and tail.endswith("0" * 94 + "50000")
+    omitted = len(stdout.rstrip()) - len(head) - len(tail)
+    assert marker == f"{omitted} characters of stdout omitted"
+    assert len(head) + len(tail) > DEFAULT_MAX_OUTPUT_CHARS - 300  # the room is used
+
+
+async def test_a_cut_through_both_streams_counts_each(ctx: ToolContext) -> None:
+    stdout, stderr = _numbered(99, 30_000), _numbered(49, 60_000)
+    output = await run_tool(
+        BashTool(), ctx, command="seq -f '%099g' 1 30000; seq -f '%049g' 1 60000 >&2"
+    )
+    head, marker, tail = _one_cut(text_of(output))
+    assert stdout.startswith(head) and stderr.rstrip().endswith(tail)
+    from_stdout = len(stdout.rstrip()) - len(head)
+    from_stderr = len(stderr.rstrip()) - len(tail)
+    assert marker == (
+        f"{from_stdout + from_stderr} characters omitted: "
+        f"{from_stdout} of stdout, {from_stderr} of stderr"
+    )
+
+
+async def test_a_cut_in_stdout_keeps_stderr_and_the_exit_code_within_the_limit(
+    tmp_path: Path,
+) -> None:
+    ctx = ToolContext(cwd=tmp_path, env={"BASH_MAX_OUTPUT_LENGTH": "5000"})
+    stdout = _numbered(99, 50_000)
+    output = await run_tool(
+        BashTool(), ctx, command="seq -f '%099g' 1 50000; echo 'it broke' >&2; exit 3"
+    )
+    text = text_of(output)
+    head, marker, tail = _one_cut(text)
+    assert len(text) <= 5000
+    assert tail.endswith("\nit broke\nExit code 3")
+    shown_of_stdout = tail.removesuffix("\nit broke\nExit code 3")
+    assert stdout.rstrip().endswith(shown_of_stdout)
+    omitted = len(stdout.rstrip()) - len(head) - len(shown_of_stdout)
+    assert marker == f"{omitted} characters of stdout omitted"
+
+
+async def test_the_output_limit_never_passes_the_result_cap(tmp_path: Path) -> None:
+    ctx = ToolContext(cwd=tmp_path, env={"BASH_MAX_OUTPUT_LENGTH": "150000"})
+    text = text_of(await run_tool(BashTool(), ctx, command="seq -f '%099g' 1 50000"))
+    assert MAX_RESULT_CHARS - 300 < len(text) <= MAX_RESULT_CHARS
 
 
 async def test_working_directory_persists_between_calls(ctx: ToolContext) -> None:

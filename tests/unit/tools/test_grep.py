@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stayer.tools.base import ToolContext, ToolFailure
-from stayer.tools.builtin.grep import GrepInput, GrepTool, split_globs
+from stayer.tools.base import MAX_RESULT_CHARS, ToolContext, ToolFailure
+from stayer.tools.builtin.grep import PAGE_MAX_CHARS, GrepInput, GrepTool, split_globs
 from tests.unit.tools.helpers import run_tool, text_of
 
 
@@ -114,6 +114,40 @@ async def test_head_limit_and_offset_page_through_results(ctx: ToolContext) -> N
         GrepTool(), ctx, pattern="hit", output_mode="content", path=str(path), offset=9
     )
     assert text_of(past) == "No results at offset 9: there are only 7 lines. Use a smaller offset."
+
+
+async def test_a_page_of_long_lines_fits_the_result_cap_and_says_where_to_go_on(
+    ctx: ToolContext,
+) -> None:
+    lines = [f"hit {n:03d} " + "z" * 470 for n in range(1, 301)]
+    path = _write(ctx.cwd / "wide.txt", "".join(line + "\n" for line in lines))
+    numbered = [f"{n}:{line}" for n, line in enumerate(lines, start=1)]
+    shown: list[str] = []
+    offset = 0
+    for _ in range(3):
+        page = text_of(
+            await run_tool(
+                GrepTool(),
+                ctx,
+                pattern="hit",
+                output_mode="content",
+                path=str(path),
+                head_limit=0,
+                offset=offset,
+            )
+        )
+        assert len(page) <= MAX_RESULT_CHARS
+        body, _, note = page.rpartition("\n")
+        if not note.startswith("(Showing"):
+            shown += page.split("\n")
+            break
+        shown += body.split("\n")
+        assert note == (
+            f"(Showing lines {offset + 1}-{len(shown)} of 300, as many as fit in "
+            f"{PAGE_MAX_CHARS} characters. Pass offset={len(shown)} to see more.)"
+        )
+        offset = len(shown)
+    assert shown == numbered
 
 
 async def test_multiline_matches_across_lines(ctx: ToolContext, tree: dict[str, Path]) -> None:

@@ -57,6 +57,23 @@ async def test_default_page_is_2000_lines(ctx: ToolContext) -> None:
     assert "2001\t" not in text
 
 
+async def test_a_page_fits_the_result_cap_when_line_numbers_grow_past_six_digits(
+    ctx: ToolContext,
+) -> None:
+    # Lines 999,000-999,999 take 6 columns for their number, the rest 7; all are empty.
+    (ctx.cwd / "a.txt").write_bytes(b"\n" * 1_040_000)
+    tool = ReadTool()
+    text = text_of(await run_tool(tool, ctx, file_path="a.txt", offset=999_000, limit=50_000))
+    body, note = text.split("\n\n")
+    last = int(body.rsplit("\n", 1)[1].split("\t")[0])
+    assert body.split("\n") == [f"{n:>6}\t" for n in range(999_000, last + 1)]
+    assert note == (
+        f"(Stopped after line {last} to keep this under {tool.max_result_chars} characters; the "
+        f"file goes on. Read again with offset={last + 1} to continue.)"
+    )
+    assert len(text) <= tool.max_result_chars < len(text) + len(f"\n{last + 1}\t")
+
+
 async def test_long_lines_are_cut(ctx: ToolContext) -> None:
     (ctx.cwd / "a.txt").write_text("y" * 5000 + "\nshort\n")
     text = text_of(await run_tool(ReadTool(), ctx, file_path="a.txt"))

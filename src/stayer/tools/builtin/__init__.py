@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from stayer.exec import CommandResult, run_argv
 from stayer.tools.base import ToolContext, ToolFailure
+from stayer.tools.builtin.textfile import UTF8, TextEncoding, encode_for
 
 MAX_LINE_CHARS = 2000
 """Lines longer than this are cut when shown to the model (Read, Edit snippets)."""
@@ -150,20 +151,18 @@ def require_fresh_read(ctx: ToolContext, path: Path, action: str) -> None:
         )
 
 
-def save_text(ctx: ToolContext, path: Path, text: str) -> None:
-    """Write `text` as UTF-8 exactly as given, creating parent directories, and remember it.
+def save_text(ctx: ToolContext, path: Path, text: str, encoding: TextEncoding = UTF8) -> None:
+    """Write `text` exactly as given, in `encoding` (the file's own; UTF-8 for a new one),
+    creating parent directories, and remember it.
 
     Recording the new modification time lets the model edit its own result again without
     another Read.
     """
+    data = encode_for(path, text, encoding)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
+        path.write_bytes(data)
         record_read(ctx, path, path.stat().st_mtime_ns)
-    except UnicodeEncodeError as exc:
-        raise ToolFailure(
-            f"Could not write {path}: the text is not valid Unicode ({exc})."
-        ) from None
     except OSError as exc:
         raise ToolFailure(f"Could not write {path}: {exc.strerror or exc}.") from None
 

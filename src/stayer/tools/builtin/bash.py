@@ -14,14 +14,18 @@ from pathlib import Path
 
 from pydantic import Field
 
-from stayer.exec import CommandResult, run_command, truncate_middle
-from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.exec import CommandResult, cut_streams, run_command
+from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, env_value, tool_env
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 DEFAULT_MAX_OUTPUT_CHARS = 30_000
-MAX_OUTPUT_CHARS_CEILING = 150_000
+MAX_OUTPUT_CHARS_CEILING = MAX_RESULT_CHARS
+"""Claude Code allows 150,000, but saves a result over its per-tool limit to a file and shows a
+preview; until stayer does, one result must fit the executor's cap."""
+MIN_OUTPUT_CHARS = 1_000
+"""Room for a little output besides the omission marker and the exit note."""
 
 # Commands run without a terminal; an editor opened by git would wait for the timeout.
 _NON_INTERACTIVE_DEFAULTS = {"GIT_EDITOR": "true"}
@@ -53,6 +57,9 @@ class BashTool(Tool[BashInput]):
 
     name = "Bash"
     input_model = BashInput
+    # Output is cut once, here, to BASH_MAX_OUTPUT_LENGTH with a marker counting what was left
+    # out; a second cut by the executor would swallow that marker.
+    bounds_own_results = True
     description = (
         "Runs a shell command with bash and returns what it printed (stdout, then stderr).\n\n"
         "Use it for things only a shell can do: running tests, builds, git, package managers, "
@@ -136,19 +143,18 @@ def _output_limit(ctx: ToolContext) -> int:
         value = int(raw) if raw else DEFAULT_MAX_OUTPUT_CHARS
     except ValueError:
         value = DEFAULT_MAX_OUTPUT_CHARS
-    return max(1, min(value, MAX_OUTPUT_CHARS_CEILING))
+    return max(MIN_OUTPUT_CHARS, min(value, MAX_OUTPUT_CHARS_CEILING))
 
 
 def _to_output(result: CommandResult, *, limit: int, timeout_ms: int) -> ToolOutput:
-    parts = [text.rstrip() for text in (result.stdout, result.stderr) if text.strip()]
-    text, _ = truncate_middle("\n".join(parts), limit)
-    notes: list[str] = []
-    if result.timed_out:
-        notes.append(f"Command timed out after {timeout_ms / 1000:g} s and was stopped.")
-    elif result.interrupted:
-        notes.append(f"Command was killed by a signal (exit code {result.exit_code}).")
-    elif result.exit_code != 0:
-        notes.append(f"Exit code {result.exit_code}")
+    """Stdout then stderr, cut once to fit `limit` together with the notes after them."""
+    notes = _notes(result, timeout_ms)
+    streams = [
+        (name, captured.rstrip())
+        for name, captured in (("stdout", result.stdout_capture), ("stderr", result.stderr_capture))
+        if not captured.blank
+    ]
+    text, _ = cut_streams(streams, limit - sum(len(note) + 1 for note in notes))
     content = "\n".join(part for part in (text, *notes) if part)
     return ToolOutput(
         content=content,
@@ -160,3 +166,14 @@ def _to_output(result: CommandResult, *, limit: int, timeout_ms: int) -> ToolOut
             "interrupted": result.interrupted,
         },
     )
+
+
+def _notes(result: CommandResult, timeout_ms: int) -> list[str]:
+    notes: list[str] = []
+    if result.timed_out:
+        notes.append(f"Command timed out after {timeout_ms / 1000:g} s and was stopped.")
+    elif result.interrupted:
+        notes.append(f"Command was killed by a signal (exit code {result.exit_code}).")
+    elif result.exit_code != 0:
+        notes.append(f"Exit code {result.exit_code}")
+    return notes

@@ -1,7 +1,8 @@
 """The Edit tool: replace an exact piece of text in a file the model has read.
 
 Line endings are kept: in a file whose lines all end in CRLF, the model's text (which Read showed
-without carriage returns) is matched and written back with CRLF.
+without carriage returns) is matched and written back with CRLF. So is the encoding: the file is
+decoded as Read decoded it and written back in the same encoding, or not at all (`textfile`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from stayer.tools.builtin import (
     require_fresh_read,
     save_text,
 )
+from stayer.tools.builtin.textfile import TextEncoding, kept_note, load_text
 
 SNIPPET_CONTEXT_LINES = 4
 SNIPPET_MAX_LINES = 40
@@ -73,6 +75,7 @@ class EditTool(Tool[EditInput]):
         "to make it unique, or set replace_all to change every occurrence (useful for "
         "renaming).\n"
         "- Keep edits small and targeted; use Write only to replace a whole file.\n"
+        "- The file keeps its encoding and its line endings.\n"
         "- An empty old_string creates the file with new_string as its contents, if it does "
         "not exist yet.\n"
         "- The result shows the edited region with line numbers."
@@ -93,16 +96,16 @@ class EditTool(Tool[EditInput]):
         if not path.exists():
             return _create(ctx, path, old, new)
         require_fresh_read(ctx, path, "edit")
-        current = _load(path)
+        current, encoding = load_text(path)
         if not old:
-            return _fill_empty(ctx, path, current, new)
+            return _fill_empty(ctx, path, current, new, encoding)
         edit = _apply(path, current, old, new, replace_all=tool_input.replace_all)
-        save_text(ctx, path, edit.on_disk)
+        save_text(ctx, path, edit.on_disk, encoding)
         how = plural(edit.count, "occurrence")
         shown = " (the first is shown)" if edit.count > 1 else ""
         return ToolOutput(
-            content=f"Edited {path}: replaced {how}{shown}. The region now reads:\n"
-            + _snippet(edit),
+            content=f"Edited {path}: replaced {how}{shown}.{kept_note(encoding)} The region now "
+            "reads:\n" + _snippet(edit),
             data={"file_path": str(path), "replacements": edit.count},
         )
 
@@ -120,28 +123,19 @@ def _create(ctx: ToolContext, path: Path, old: str, new: str) -> ToolOutput:
     )
 
 
-def _fill_empty(ctx: ToolContext, path: Path, current: str, new: str) -> ToolOutput:
+def _fill_empty(
+    ctx: ToolContext, path: Path, current: str, new: str, encoding: TextEncoding
+) -> ToolOutput:
     if current.strip():
         raise ToolFailure(
             f"old_string is empty, which only creates a file or fills an empty one, but {path} "
             "already has content. Put the exact text to replace in old_string."
         )
-    save_text(ctx, path, new)
+    save_text(ctx, path, new, encoding)
     return ToolOutput(
-        content=f"Updated {path} ({plural(count_lines(new), 'line')}).",
+        content=f"Updated {path} ({plural(count_lines(new), 'line')}).{kept_note(encoding)}",
         data={"file_path": str(path), "replacements": 1},
     )
-
-
-def _load(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolFailure(
-            f"{path} is not UTF-8 text, so Edit cannot change it safely. Use Bash instead."
-        ) from None
-    except OSError as exc:
-        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}.") from None
 
 
 def _apply(path: Path, text: str, old: str, new: str, *, replace_all: bool) -> _Edit:

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from stayer.exec import CommandResult
-from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     VCS_DIRECTORIES,
     ToolInput,
@@ -28,8 +28,10 @@ OutputMode = Literal["content", "files_with_matches", "count"]
 
 DEFAULT_HEAD_LIMIT = 250
 MAX_COLUMNS = 500
-MAX_RESULT_CHARS = 100_000
+PAGE_MAX_CHARS = MAX_RESULT_CHARS - 2_000
+"""A page of results stops early at this size; the rest of the cap is room for its notes."""
 RG_OUTPUT_MAX_CHARS = 10_000_000
+_WARNING_MAX_CHARS = 500
 
 _REGEX_HELP = (
     " The pattern is a Rust regular expression: escape literal characters such as ( ) [ ] "
@@ -115,6 +117,7 @@ class _Window:
     items: list[str]
     total: int
     first: int  # 0-based index of items[0] among all results
+    full: bool = False  # stopped at PAGE_MAX_CHARS before head_limit
 
     @property
     def next_offset(self) -> int | None:
@@ -129,6 +132,8 @@ class GrepTool(Tool[GrepInput]):
     input_model = GrepInput
     subject_is_path = True
     read_only = True
+    # Pages stop at PAGE_MAX_CHARS and say which offset continues them (see `_window`).
+    bounds_own_results = True
     description = (
         "Searches file contents with ripgrep (regular expressions), respecting .gitignore.\n\n"
         "- Always use this tool for content search instead of running grep or rg through "
@@ -224,9 +229,16 @@ def split_globs(text: str) -> list[str]:
 
 
 def _window(items: list[str], tool_input: GrepInput) -> _Window:
+    """The page `offset` and `head_limit` ask for, stopping early where it would pass
+    PAGE_MAX_CHARS (a page always holds at least one item)."""
     first = tool_input.offset or 0
     limit = DEFAULT_HEAD_LIMIT if tool_input.head_limit is None else tool_input.head_limit
-    end = len(items) if limit == 0 else first + limit
+    end = len(items) if limit == 0 else min(len(items), first + limit)
+    size = 0
+    for index in range(first, end):
+        size += len(items[index]) + 1
+        if size > PAGE_MAX_CHARS and index > first:
+            return _Window(items[first:index], len(items), first, full=True)
     return _Window(items[first:end], len(items), first)
 
 
@@ -239,8 +251,9 @@ def _page_note(window: _Window, noun: str, nouns: str) -> str:
     if window.next_offset is None:
         return ""
     last = window.first + len(window.items)
+    why = f", as many as fit in {PAGE_MAX_CHARS} characters" if window.full else ""
     return (
-        f"(Showing {nouns} {window.first + 1}-{last} of {window.total}. "
+        f"(Showing {nouns} {window.first + 1}-{last} of {window.total}{why}. "
         f"Pass offset={last} to see more.)"
     )
 
@@ -293,17 +306,8 @@ def _count_output(lines: list[str], tool_input: GrepInput) -> ToolOutput:
 def _content_output(lines: list[str], tool_input: GrepInput) -> ToolOutput:
     window = _window(lines, tool_input)
     text = "\n".join(window.items)
-    if len(text) > MAX_RESULT_CHARS:
-        cut = text.rfind("\n", 0, MAX_RESULT_CHARS)
-        text = text[: cut if cut > 0 else MAX_RESULT_CHARS]
-        shown = text.count("\n") + 1
-        text += (
-            f"\n(Output cut after {shown} lines to stay under {MAX_RESULT_CHARS} characters. "
-            f"Pass offset={window.first + shown} to see more, or narrow the search.)"
-        )
-    else:
-        note = _page_note(window, "line", "lines")
-        text = "\n".join(part for part in (text, note) if part)
+    note = _page_note(window, "line", "lines")
+    text = "\n".join(part for part in (text, note) if part)
     return ToolOutput(
         content=text,
         data={"mode": "content", "num_lines": len(window.items), "content": text},
@@ -313,7 +317,7 @@ def _content_output(lines: list[str], tool_input: GrepInput) -> ToolOutput:
 def _with_warnings(output: ToolOutput, result: CommandResult) -> ToolOutput:
     notes: list[str] = []
     if result.exit_code == 2 and result.stderr.strip():
-        first = result.stderr.strip().splitlines()[0].removeprefix("rg: ")
+        first = result.stderr.strip().splitlines()[0].removeprefix("rg: ")[:_WARNING_MAX_CHARS]
         notes.append(f"(Some paths could not be searched: {first})")
     if result.truncated:
         notes.append("(The search produced too much output to keep in full; narrow it.)")

@@ -2,7 +2,8 @@
 
 Reading records the file's modification time in `ToolContext.read_files`; Edit and Write use it
 to refuse changes to files the model has not seen as they are now. Text is streamed line by line
-with a bounded line length, so a huge file or a huge line never has to fit in memory.
+with a bounded line length, so a huge file or a huge line never has to fit in memory. A file that
+is not plain UTF-8 is decoded as `textfile` decides, and the page says which encoding that was.
 """
 
 from __future__ import annotations
@@ -26,12 +27,20 @@ from stayer.tools.builtin import (
     ToolInput,
     clipped,
     number_lines,
+    plural,
     record_read,
+)
+from stayer.tools.builtin.textfile import (
+    UNDECODABLE,
+    TextEncoding,
+    decodes_throughout,
+    encoding_of,
+    marked_encoding,
+    open_text,
+    read_sample,
 )
 
 DEFAULT_LIMIT = 2000
-MAX_OUTPUT_CHARS = 100_000
-"""A page of text stops early at this size (about 25k tokens) and says where to go on."""
 
 MAX_IMAGE_BYTES = 3_750_000
 """The largest image sent as is: base64 makes it about 5 MB, the API's limit per image."""
@@ -87,6 +96,7 @@ class _Page:
     lines_before: int
     more: bool
     hit_size_cap: bool
+    undecodable: int  # bytes on the page that did not decode, shown as U+FFFD
 
 
 class ReadTool(Tool[ReadInput]):
@@ -96,6 +106,9 @@ class ReadTool(Tool[ReadInput]):
     input_model = ReadInput
     subject_is_path = True
     read_only = True
+    # A page stops early at `max_result_chars`, notes included, and says where to go on; a cut
+    # made after it by the executor could only hide lines, never shorten the page honestly.
+    bounds_own_results = True
     description = (
         "Reads a file from the local filesystem and returns it with line numbers, like "
         "`cat -n`: each line is its number, a tab, then the text.\n\n"
@@ -103,6 +116,8 @@ class ReadTool(Tool[ReadInput]):
         "`offset` (1-based line number) and `limit` to read a slice; the result says where "
         "to continue when more remains.\n"
         f"- Lines longer than {MAX_LINE_CHARS} characters are cut.\n"
+        "- A file that is not UTF-8 is decoded as its byte-order mark says, or else with a "
+        "guess at its encoding; the result then names the encoding used.\n"
         "- Images (png, jpg, jpeg, gif, webp) come back as images you can look at.\n"
         "- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob "
         "for directories.\n"
@@ -121,24 +136,35 @@ class ReadTool(Tool[ReadInput]):
 
     async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(tool_input.file_path)
-        output, mtime_ns = await asyncio.to_thread(_read, path, tool_input, ctx.cwd)
+        output, mtime_ns = await asyncio.to_thread(
+            _read, path, tool_input, ctx.cwd, self.max_result_chars
+        )
         record_read(ctx, path, mtime_ns)
         return output
 
 
-def _read(path: Path, tool_input: ReadInput, cwd: Path) -> tuple[ToolOutput, int]:
+def _read(path: Path, tool_input: ReadInput, cwd: Path, max_chars: int) -> tuple[ToolOutput, int]:
     info = _stat(path, cwd)
     suffix = path.suffix.lower()
     if suffix in IMAGE_TYPES:
         return _read_image(path, suffix), info.st_mtime_ns
-    _refuse_binary(path, suffix)
-    start = max(tool_input.offset or 1, 1)
     try:
-        with path.open(encoding="utf-8", errors="replace") as stream:
-            page = _page(stream, start, tool_input.limit or DEFAULT_LIMIT)
+        sample = read_sample(path)
     except OSError as exc:
         raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
-    return _text_output(path, page), info.st_mtime_ns
+    _refuse_binary(path, suffix, sample)
+    encoding = encoding_of(sample)
+    start = max(tool_input.offset or 1, 1)
+    limit = tool_input.limit or DEFAULT_LIMIT
+    room = max_chars - _notes_room(
+        start, limit, max_chars, encoding, clean=decodes_throughout(sample, encoding)
+    )
+    try:
+        with open_text(path, encoding) as stream:
+            page = _page(stream, start, limit, room)
+    except OSError as exc:
+        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
+    return _text_output(path, page, max_chars, encoding), info.st_mtime_ns
 
 
 def _stat(path: Path, cwd: Path) -> os.stat_result:
@@ -182,15 +208,12 @@ def _similar_names(name: str, directory: Path) -> list[str]:
     return list(dict.fromkeys(candidates))[:_MAX_SUGGESTIONS]
 
 
-def _refuse_binary(path: Path, suffix: str) -> None:
+def _refuse_binary(path: Path, suffix: str, sample: bytes) -> None:
     reason = f"its extension is {suffix}" if suffix in BINARY_EXTENSIONS else None
-    if reason is None:
-        try:
-            with path.open("rb") as stream:
-                if b"\0" in stream.read(_SNIFF_BYTES):
-                    reason = "it contains NUL bytes"
-        except OSError as exc:
-            raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
+    marked = marked_encoding(sample)
+    wide = marked is not None and marked.codec != "utf-8"  # UTF-16 and UTF-32 hold NUL bytes
+    if reason is None and not wide and b"\0" in sample[:_SNIFF_BYTES]:
+        reason = "it contains NUL bytes"
     if reason is not None:
         raise ToolFailure(
             f"{path} looks like a binary file ({reason}); Read shows only text files and "
@@ -253,25 +276,84 @@ def _skip_line(stream: TextIO) -> int:
     return skipped
 
 
-def _page(stream: TextIO, start: int, limit: int) -> _Page:
+def _numbered_len(number: int, line: str) -> int:
+    """The length of `line` as `number_lines` shows it: the number, at least six wide, a tab."""
+    return max(6, len(str(number))) + 1 + len(line)
+
+
+def _page(stream: TextIO, start: int, limit: int, room: int) -> _Page:
+    """Up to `limit` lines from `start`, stopping early so the numbered lines fit `room`."""
     shown: list[str] = []
-    size = 0
-    seen = 0
+    size = seen = undecodable = 0
+    more = False
     for number, line in enumerate(_lines(stream), start=1):
         if number < start:
             seen = number
             continue
-        if len(shown) >= limit:
-            return _Page(shown, start, seen, more=True, hit_size_cap=False)
-        if shown and size + len(line) > MAX_OUTPUT_CHARS:
-            return _Page(shown, start, seen, more=True, hit_size_cap=True)
+        rendered = _numbered_len(number, line) + (1 if shown else 0)  # a newline before it
+        if len(shown) >= limit or (shown and size + rendered > room):
+            more = True
+            break
+        if UNDECODABLE in line:
+            undecodable += line.count(UNDECODABLE)
+            line = line.replace(UNDECODABLE, "\ufffd")
         shown.append(line)
-        size += len(line) + 8
+        size += rendered
         seen = number
-    return _Page(shown, start, seen, more=False, hit_size_cap=False)
+    cut = more and len(shown) < limit
+    return _Page(shown, start, seen, more=more, hit_size_cap=cut, undecodable=undecodable)
 
 
-def _text_output(path: Path, page: _Page) -> ToolOutput:
+def _notes_room(
+    start: int, limit: int, max_chars: int, encoding: TextEncoding, *, clean: bool
+) -> int:
+    """Room for the longest notes this page could get: their numbers grow with the last line
+    shown (at most `start + limit - 1`) and with the bytes that did not decode (none when the
+    file is known to be `clean`)."""
+    last = start + limit - 1
+    closing = max(
+        len(_closing_note(start, last, cut=cut, max_chars=max_chars)) for cut in (False, True)
+    )
+    undecodable = 0 if clean else len(_undecodable_note(max_chars, encoding))
+    return len(_encoding_note(encoding)) + undecodable + closing
+
+
+def _closing_note(start: int, end: int, *, cut: bool, max_chars: int) -> str:
+    if cut:
+        return (
+            f"\n\n(Stopped after line {end} to keep this under {max_chars} characters; "
+            f"the file goes on. Read again with offset={end + 1} to continue.)"
+        )
+    return (
+        f"\n\n(Showing lines {start}-{end}; the file goes on. Read again with "
+        f"offset={end + 1} to continue.)"
+    )
+
+
+def _encoding_note(encoding: TextEncoding) -> str:
+    if encoding.is_plain_utf8:
+        return ""
+    if encoding.guessed:
+        return (
+            f"\n\n(This file is not UTF-8. It was decoded as {encoding.name}, a guess from its "
+            "bytes, so some characters may show wrongly. Edit and Write keep it in "
+            f"{encoding.name}.)"
+        )
+    return f"\n\n(This file is {encoding.described}; Edit and Write keep it that way.)"
+
+
+def _undecodable_note(count: int, encoding: TextEncoding) -> str:
+    if not count:
+        return ""
+    verb, them = ("is", "it") if count == 1 else ("are", "them")
+    return (
+        f"\n\n({plural(count, 'byte')} shown as \ufffd on this page {verb} not valid "
+        f"{encoding.name}, so Edit will not change this file (it would lose {them}); Write can "
+        "still replace it whole.)"
+    )
+
+
+def _text_output(path: Path, page: _Page, max_chars: int, encoding: TextEncoding) -> ToolOutput:
     data = {"type": "text", "file_path": str(path), "start_line": page.start}
     if not page.lines:
         if page.lines_before == 0:
@@ -283,15 +365,8 @@ def _text_output(path: Path, page: _Page) -> ToolOutput:
             )
         return ToolOutput(content=text, data={**data, "num_lines": 0})
     text = number_lines(page.lines, page.start)
-    end = page.start + len(page.lines) - 1
-    if page.hit_size_cap:
-        text += (
-            f"\n\n(Stopped after line {end} to keep this under {MAX_OUTPUT_CHARS} characters; "
-            f"the file goes on. Read again with offset={end + 1} to continue.)"
-        )
-    elif page.more:
-        text += (
-            f"\n\n(Showing lines {page.start}-{end}; the file goes on. Read again with "
-            f"offset={end + 1} to continue.)"
-        )
+    text += _encoding_note(encoding) + _undecodable_note(page.undecodable, encoding)
+    if page.more:
+        end = page.start + len(page.lines) - 1
+        text += _closing_note(page.start, end, cut=page.hit_size_cap, max_chars=max_chars)
     return ToolOutput(content=text, data={**data, "num_lines": len(page.lines)})

@@ -1,4 +1,7 @@
-"""The Write tool: create a file, or replace one the model has read, with given contents."""
+"""The Write tool: create a file, or replace one the model has read, with given contents.
+
+A new file is UTF-8; a file that exists keeps its encoding (see `textfile`), as in Claude Code.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from stayer.tools.builtin import (
     require_fresh_read,
     save_text,
 )
+from stayer.tools.builtin.textfile import UTF8, encoding_of, kept_note, read_sample
 
 
 class WriteInput(ToolInput):
@@ -37,8 +41,9 @@ class WriteTool(Tool[WriteInput]):
         "- To change part of an existing file, prefer Edit: it sends only the change.\n"
         "- Create new files only when the task needs them; do not write documentation or "
         "README files unless asked.\n"
-        "- Parent directories are created as needed. The content is written exactly as given "
-        "(UTF-8, line endings untouched)."
+        "- Parent directories are created as needed. The content is written exactly as given, "
+        "line endings untouched: as UTF-8 for a new file, in its own encoding for a file that "
+        "exists."
     )
 
     def permission_subject(self, tool_input: WriteInput) -> str | None:
@@ -49,12 +54,17 @@ class WriteTool(Tool[WriteInput]):
         if path.is_dir():
             raise ToolFailure(f"{path} is a directory; give the path of a file to write.")
         existed = path.exists()
+        encoding = UTF8
         if existed:
             require_fresh_read(ctx, path, "overwrite")
-        save_text(ctx, path, tool_input.content)
+            try:
+                encoding = encoding_of(read_sample(path))
+            except OSError as exc:
+                raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}.") from None
+        save_text(ctx, path, tool_input.content, encoding)
         lines = plural(count_lines(tool_input.content), "line")
         verb = "Updated" if existed else "Created"
         return ToolOutput(
-            content=f"{verb} {path} ({lines}).",
+            content=f"{verb} {path} ({lines}).{kept_note(encoding)}",
             data={"type": "update" if existed else "create", "file_path": str(path)},
         )
