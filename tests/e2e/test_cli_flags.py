@@ -85,14 +85,27 @@ def test_claude_code_flags_with_values_are_reported_and_their_values_kept_from_t
     }
 
 
-def test_session_id_must_be_a_uuid(server: FakeModelServer, tmp_path: Path) -> None:
-    done = stayer("-p", "hi", "--session-id", "my-session", cwd=tmp_path, env=server.env())
+@pytest.mark.parametrize(
+    "given",
+    [
+        "my-session",
+        uuid.uuid4().hex,  # Python's UUID takes these spellings; Claude Code does not
+        f"{{{uuid.uuid4()}}}",
+        f"urn:uuid:{uuid.uuid4()}",
+    ],
+)
+def test_session_id_must_be_a_uuid_as_written(
+    server: FakeModelServer, tmp_path: Path, given: str
+) -> None:
+    done = stayer("-p", "hi", "--session-id", given, cwd=tmp_path, env=server.env())
     assert done.status == 2
     (line,) = done.stderr.splitlines()
-    assert "--session-id" in line and "'my-session' is not a UUID" in line
+    assert "--session-id" in line and f"{given!r} is not a UUID" in line
     assert server.requests == []
 
-    wanted = str(uuid.uuid4())
+
+def test_a_session_id_is_reported_exactly_as_given(server: FakeModelServer, tmp_path: Path) -> None:
+    wanted = str(uuid.uuid4()).upper()
     server.enqueue(reply("ok"))
     done = stayer(
         "-p", "hi", f"--session-id={wanted}", "--output-format", "json",

@@ -4,6 +4,7 @@ plant a git fsmonitor, a hook, agent settings or an editor task; an explicit rul
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -125,3 +126,27 @@ def test_an_add_dir_that_is_not_a_directory_is_a_one_line_error(tmp_path: Path) 
         f"stayer: --add-dir missing: {tmp_path / 'missing'} is not a directory; give one that "
         "exists"
     )
+    done = stayer(
+        "-p", "hi", "--output-format", "json", "--add-dir", "~nosuchuser9/x", cwd=tmp_path,
+        env={"ANTHROPIC_API_KEY": "k"},
+    )  # fmt: skip
+    assert done.status == 2
+    assert done.stderr == "stayer: --add-dir ~nosuchuser9/x: no such home directory; give a path\n"
+    assert done.json_lines()[0]["is_error"] is True
+
+
+def test_a_cloned_symlink_into_git_does_not_open_a_way_in(
+    server: FakeModelServer, repo: Path
+) -> None:
+    os.symlink(repo / ".git" / "hooks", repo / "docs")
+    planted = str(repo / "docs" / ".." / "hooks" / "pre-commit")
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Write", {"file_path": planted, "content": "#!/bin/sh\n"})),
+        reply("ok"),
+    )
+    done = stayer("-p", "go", "--permission-mode", "acceptEdits", cwd=repo, env=server.env())
+
+    assert done.status == 0, done.stderr
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    (denial,) = tool_results(server.requests[1])
+    assert ".git/ is protected" in result_text(denial)

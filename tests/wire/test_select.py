@@ -170,6 +170,17 @@ LONG = (LONG_CONTEXT_BETA,)
             ModelChoice("anthropic", "claude-opus-4-6", 1_000_000, 64_000, LONG),
         ),
         ("sonnet", BOTH, ModelChoice("anthropic", "claude-sonnet-4-5", 200_000, 64_000)),
+        # Models stayer does not know get the beta, and the server decides.
+        (
+            "claude-opus-7[1m]",
+            BOTH,
+            ModelChoice("anthropic", "claude-opus-7", 1_000_000, 32_000, LONG),
+        ),
+        (
+            "gateway-model[1m]",
+            {"ANTHROPIC_BASE_URL": "http://gw"},
+            ModelChoice("anthropic", "gateway-model", 1_000_000, 8_192, LONG),
+        ),
         (
             "sonnet[1m]",
             {**BOTH, "CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"},
@@ -189,6 +200,8 @@ def test_a_1m_suffix_asks_for_the_long_window_with_its_beta(
     [
         ("haiku[1m]", "claude-haiku-4-5 has no 1M-token context window"),
         ("gpt-4.1[1m]", "openai models do not have"),
+        ("[1m]", "names no model"),
+        ("claude-3-5-haiku-latest[1m]", "claude-3-5-haiku-latest has no 1M-token context window"),
     ],
 )
 def test_a_1m_suffix_on_a_model_without_that_window_is_refused(model: str, complaint: str) -> None:

@@ -10,6 +10,7 @@ lose the user's work (`--resume`, `--continue`) are refused instead of ignored.
 from __future__ import annotations
 
 import argparse
+import re
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -167,13 +168,17 @@ def dest(flag: str) -> str:
     return "compat_" + flag.lstrip("-").replace("-", "_")
 
 
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE)
+
+
 def _session_id(value: str) -> str:
-    try:
-        return str(uuid.UUID(value))
-    except ValueError:
+    """A session id in the standard 8-4-4-4-12 form, kept exactly as given (Python's `UUID`
+    also takes braces, `urn:uuid:` and bare hex, and would report another spelling)."""
+    if not _UUID.match(value):
         raise argparse.ArgumentTypeError(
             f"{value!r} is not a UUID; give one such as {uuid.uuid4()}, or leave the flag out"
-        ) from None
+        )
+    return value
 
 
 def refuse_continuation(args: argparse.Namespace) -> None:
@@ -225,8 +230,5 @@ def session_id_in(argv: Sequence[str]) -> str | None:
         elif item.startswith("--session-id="):
             value = item.partition("=")[2]
         if value is not None:
-            try:
-                return str(uuid.UUID(value))
-            except ValueError:
-                return None
+            return value if _UUID.match(value) else None
     return None

@@ -27,7 +27,7 @@ from typing import Literal, TypeAlias, cast, get_args
 
 from stayer.errors import ConfigError
 
-from .protected import protected_part
+from .protected import protected_parts
 from .shell import command_parts, program_forms
 
 PermissionMode: TypeAlias = Literal[
@@ -90,7 +90,7 @@ class Rule:
         pattern = self.specifier or "**"
         if pattern.startswith("//"):
             pattern = pattern[1:]
-        return os.path.normpath(cwd / Path(pattern).expanduser())
+        return os.path.normpath(cwd / _expanded(pattern))
 
 
 def parse_rules(values: Iterable[str]) -> tuple[Rule, ...]:
@@ -194,9 +194,9 @@ def evaluate(
         return Decision("deny", f"Permission to use {tool} has been denied by a deny rule.")
     writes = subject_is_path and not read_only
     if writes and subject is not None:
-        guarded = next((found for n in names if n and (found := protected_part(n))), None)
-        if guarded is not None:
-            return _protected(policy, tool, subject, aliases, cwd, guarded)
+        guarded = [n for n in names if n and protected_parts(n)]
+        if guarded:
+            return _protected(policy, tool, subject, aliases, cwd, guarded[0])
     if policy.mode == "bypassPermissions":
         return Decision("allow")
     if _covered(policy.allow, tool, subject, cwd, subject_is_path):
@@ -229,17 +229,21 @@ def _protected(
     subject: str,
     aliases: tuple[str, ...],
     cwd: Path,
-    guarded: tuple[str, str],
+    guarded: str,
 ) -> Decision:
-    """Only an allow rule that names the protected place itself lets a write through."""
+    """Only an allow rule that names every protected place on the path lets a write through:
+    `Edit(.vscode/**)` opens `.vscode/`, not a `.git/` someone put inside it."""
+    names = (subject, *aliases)
+    needed = {part for name in names for part, _ in protected_parts(name)}
     explicit = tuple(
         rule
         for rule in policy.allow
-        if rule.specifier is not None and protected_part(rule.path_pattern(cwd))
+        if rule.specifier is not None
+        and needed <= {part for part, _ in protected_parts(rule.path_pattern(cwd))}
     )
-    if _covered(explicit, tool, subject, cwd, True):
+    if any(_covered(explicit, tool, name, cwd, True) for name in names):
         return Decision("allow")
-    part, why = guarded
+    part, why = protected_parts(guarded)[0]
     written = next((alias for alias in aliases if alias != subject), None)
     shown = f"{written} (which is {subject})" if written else subject
     return Decision(
@@ -247,7 +251,7 @@ def _protected(
         f"Permission to use {tool} on {shown} has been denied: {part} is protected ({why}), "
         "so no permission mode allows writing it, not even bypassPermissions. Do not try "
         "another way to change it; if the change is needed, stop and say so (the user can "
-        f'allow exactly this path with --allowedTools "{tool}({rule_path(subject, cwd)})").',
+        f'allow exactly this path with --allowedTools "{tool}({rule_path(guarded, cwd)})").',
     )
 
 
@@ -293,10 +297,20 @@ def _inside(subject: str | None, roots: tuple[Path, ...]) -> bool:
 
 
 def resolve_subject(path: str | None, cwd: Path) -> str:
-    """A path as permission rules see it: absolute, `~` expanded, symlinks and `..` resolved."""
-    return str(Path(lexical_subject(path, cwd)).resolve())
+    """A path as the file system will take it: absolute, `~` expanded, and each component
+    resolved in order, so `link/..` goes where the link points, not back where it stands."""
+    return str((cwd / _expanded(path)).resolve())
 
 
 def lexical_subject(path: str | None, cwd: Path) -> str:
     """A path made absolute as written: `~` expanded and `..` folded, symlinks left alone."""
-    return os.path.normpath(cwd / Path(path or ".").expanduser())
+    return os.path.normpath(cwd / _expanded(path))
+
+
+def _expanded(path: str | None) -> Path:
+    """`path` with `~` expanded; a `~user` that does not exist stays as written."""
+    candidate = Path(path or ".")
+    try:
+        return candidate.expanduser()
+    except RuntimeError:  # no such user, or no home directory to be found
+        return candidate

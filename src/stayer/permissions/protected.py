@@ -9,7 +9,7 @@ an allow rule whose pattern names the protected place itself does (`Edit(.git/co
 `Write(.claude/**)`); a rule as broad as `Edit(**)` does not. Claude Code guards the same kinds
 of path and asks even in bypass mode.
 
-Names are compared case-insensitively, since macOS and Windows file systems are.
+Names are compared case-insensitively (case-folded), since macOS and Windows file systems are.
 """
 
 from __future__ import annotations
@@ -42,20 +42,23 @@ PROTECTED_FILES: dict[str, str] = {
 }  # fmt: skip
 
 
-def protected_part(path: str) -> tuple[str, str] | None:
-    """The protected directory or file in `path` and why it is protected; None if none is.
+def protected_parts(path: str) -> list[tuple[str, str]]:
+    """Every protected directory or file in `path`, outermost first, each with why.
 
     Any component counts for directories (`src/.git/hooks/x` is inside a `.git`), the last one
-    for files.
+    for files. Names are case-folded, as case-insensitive file systems compare them (`ſ` is `s`
+    there, which `lower()` would miss).
     """
-    parts = [part.lower() for part in PurePath(path).parts]
-    for part in parts[:-1] if parts else ():
-        if part in PROTECTED_DIRECTORIES:
-            return part + "/", PROTECTED_DIRECTORIES[part]
-    if parts:
-        name = parts[-1]
-        if name in PROTECTED_DIRECTORIES:  # the directory itself
-            return name + "/", PROTECTED_DIRECTORIES[name]
-        if name in PROTECTED_FILES:
-            return name, PROTECTED_FILES[name]
-    return None
+    parts = [part.casefold() for part in PurePath(path).parts]
+    found = [
+        (part + "/", PROTECTED_DIRECTORIES[part]) for part in parts if part in PROTECTED_DIRECTORIES
+    ]
+    if parts and parts[-1] in PROTECTED_FILES:
+        found.append((parts[-1], PROTECTED_FILES[parts[-1]]))
+    return found
+
+
+def protected_part(path: str) -> tuple[str, str] | None:
+    """The outermost protected place in `path` and why; None if there is none."""
+    found = protected_parts(path)
+    return found[0] if found else None

@@ -81,13 +81,17 @@ def choose_model(model: str | None, env: Mapping[str, str]) -> ModelChoice:
     """Resolve `model` (see `resolve_model`) and its `[1m]` suffix; raises `ConfigError`.
 
     As in Claude Code, `sonnet[1m]` (or any Claude id with `[1m]`) is sent as the bare id with
-    the 1M-context beta header, and sized with the 1M window. The suffix is refused for a model
-    that does not offer that window, and dropped when CLAUDE_CODE_DISABLE_1M_CONTEXT is set.
+    the 1M-context beta header, and sized with the 1M window. The suffix is refused only for a
+    model known to lack that window (a model stayer does not know, say a newer one or one behind
+    a gateway, gets the beta and the server decides), and dropped when
+    CLAUDE_CODE_DISABLE_1M_CONTEXT is set.
     """
-    from stayer.providers.profiles import profile_for
+    from stayer.providers.profiles import LONG_CONTEXT_WINDOW, profile_for
 
     given = (model or "").strip() or _get(env, "ANTHROPIC_MODEL") or ""
     long = _LONG_CONTEXT.search(given) is not None
+    if long and not _LONG_CONTEXT.sub("", given):
+        raise ConfigError(f"{given!r} names no model: write it as MODEL[1m], e.g. sonnet[1m]")
     provider, bare = resolve_model(model, env)
     profile = profile_for(bare)
     if not long or _get(env, "CLAUDE_CODE_DISABLE_1M_CONTEXT"):
@@ -97,12 +101,13 @@ def choose_model(model: str | None, env: Mapping[str, str]) -> ModelChoice:
             f"{given!r}: [1m] asks for Anthropic's 1M-token context window, which {provider} "
             "models do not have; leave [1m] out"
         )
-    if profile.long_context_window is None:
+    known_without = profile.known and profile.family != "claude"  # not the catch-all
+    if profile.long_context_window is None and known_without:
         raise ConfigError(
             f"{given!r}: {bare} has no 1M-token context window; use [1m] with sonnet or "
             "opus (Claude Sonnet 4 and later, Claude Opus 4.6), or leave it out"
         )
-    window = profile.long_context_window
+    window = profile.long_context_window or LONG_CONTEXT_WINDOW
     return ModelChoice(
         provider, bare, window, profile.max_output_tokens, betas=(LONG_CONTEXT_BETA,)
     )

@@ -118,7 +118,10 @@ def _directories(given: Sequence[Path | str], cwd: Path) -> tuple[Path, ...]:
     """The extra working directories, resolved; each must exist."""
     found: list[Path] = []
     for item in given:
-        path = (cwd / Path(item).expanduser()).resolve()
+        try:
+            path = (cwd / Path(item).expanduser()).resolve()
+        except RuntimeError:  # `~name` for a user that does not exist
+            raise ConfigError(f"--add-dir {item}: no such home directory; give a path") from None
         if not path.is_dir():
             raise ConfigError(f"--add-dir {item}: {path} is not a directory; give one that exists")
         found.append(path)

@@ -19,9 +19,10 @@ What each line of one message carries, and why:
 * `id` and `model` on every line: all lines of a message share its id, as in Claude Code;
 * `usage` on every line, the message's final usage: each line is the message, and consumers of
   Claude Code already count usage once per message id, since its lines repeat it too;
-* `stop_reason` only on the last line, null before it: Claude Code fills in the stop reason of a
-  message's last block when `message_delta` arrives, so a non-null stop reason marks the line that
-  ends the message.
+* `stop_reason` only on the last line, null before it: Claude Code creates its lines with a null
+  stop reason and fills it in later, when `message_delta` arrives, so whether a consumer sees it
+  depends on timing; stayer prints the lines once the stop reason is known and puts it on the
+  last one, so a non-null stop reason reliably marks the line that ends the message.
 
 With `--include-partial-messages`, every server event the SDK documents is relayed as a
 `stream_event` in Anthropic's shape, whichever provider answered: `message_start`,

@@ -162,3 +162,50 @@ def test_outside_the_working_directories_says_so_and_how_to_add_one() -> None:
 def test_a_home_path_is_suggested_with_a_tilde() -> None:
     decision = write(PermissionPolicy(mode="acceptEdits"), str(HOME / "notes" / "a.md"), "Write")
     assert '--allowedTools "Write(~/notes/a.md)"' in decision.reason
+
+
+def test_a_symlink_followed_by_dotdot_goes_where_the_link_points(tmp_path: Path) -> None:
+    """`docs -> .git/hooks` is a link a cloned repository can carry: `docs/../hooks/x` is
+    `.git/hooks/x` to the file system, however `..` reads as text."""
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    os.symlink(tmp_path / ".git" / "hooks", tmp_path / "docs")
+    policy = PermissionPolicy(mode="acceptEdits")
+
+    hook = write(policy, "docs/../hooks/pre-commit", tool="Write", cwd=tmp_path)
+    config = write(policy, "docs/../config", cwd=tmp_path)
+
+    assert (hook.behavior, config.behavior) == ("deny", "deny")
+    assert f"which is {tmp_path / '.git' / 'hooks' / 'pre-commit'}" in hook.reason
+    assert ".git/ is protected" in config.reason
+
+
+def test_a_symlink_followed_by_dotdot_cannot_leave_the_working_directory(tmp_path: Path) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside" / "deep"
+    work.mkdir()
+    outside.mkdir(parents=True)
+    os.symlink(outside, work / "link")
+    decision = write(PermissionPolicy(mode="acceptEdits"), "link/../x.txt", "Write", cwd=work)
+    assert decision.behavior == "deny"
+    assert "allows edits only inside the working directories" in decision.reason
+
+
+@pytest.mark.parametrize("path", ["/w/.vſcode/taſks.json", "~/.baſhrc", "/w/.ſtayer/x"])
+def test_names_are_case_folded_as_case_insensitive_file_systems_fold_them(path: str) -> None:
+    assert write(PermissionPolicy(mode="bypassPermissions"), path).behavior == "deny"
+
+
+def test_a_rule_for_one_protected_place_does_not_open_another_inside_it() -> None:
+    policy = PermissionPolicy(allow=parse_rules(["Edit(.vscode/**)"]))
+    assert write(policy, "/w/.vscode/tasks.json").behavior == "allow"
+    nested = write(policy, "/w/.vscode/.git/hooks/pre-commit")
+    assert nested.behavior == "deny"
+    both = PermissionPolicy(allow=parse_rules(["Edit(.vscode/.git/**)"]))
+    assert write(both, "/w/.vscode/.git/hooks/pre-commit").behavior == "allow"
+
+
+def test_an_unknown_home_in_a_rule_or_a_path_is_taken_as_written() -> None:
+    policy = PermissionPolicy(mode="acceptEdits", allow=parse_rules(["Edit(~nosuchuser9/**)"]))
+    assert write(policy, "/w/src/app.py").behavior == "allow"
+    assert write(policy, "/w/.git/config").behavior == "deny"
+    assert write(policy, "~nosuchuser9/.bashrc").behavior == "deny"
