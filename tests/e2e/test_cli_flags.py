@@ -67,6 +67,7 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
         (("--fallback-model", "haiku"), "--fallback-model"),
         (("--setting-sources=user,project",), "--setting-sources"),
         (("--fork-session",), "--fork-session"),
+        (("--agent-name", "bob"), "--agent-name"),
     ],
 )
 def test_claude_code_flags_with_values_are_reported_and_their_values_kept_from_the_prompt(

@@ -23,6 +23,9 @@ IGNORED_WITH_VALUE = (
     "--permission-prompts", "--max-budget-usd", "--max-thinking-tokens", "--agents", "--agent",
     "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
+    # what Claude Code passes the teammates of an agent team
+    "--agent-id", "--agent-name", "--team-name", "--agent-color", "--parent-session-id",
+    "--teammate-mode",
 )  # fmt: skip
 IGNORED_MANY_VALUES = ("--mcp-config", "--plugin-dir", "--file")
 IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
