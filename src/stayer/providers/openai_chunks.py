@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from stayer.errors import BadResponse, ConnectionLost
+from stayer.errors import BadResponse, ConnectionLost, ToolInputCut
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
@@ -290,19 +290,55 @@ class ChunkDecoder:
         return [*self._close_all(), MessageDelta(stop, self.usage)]
 
     def _refuse_cut_arguments(self) -> None:
-        """A "stop" that leaves a call's arguments unparseable is a cut stream, not an answer.
+        """A "stop" that leaves a call's arguments broken off is a cut stream, not an answer.
 
         LiteLLM reports a stream that broke inside the arguments as finished with "stop", so
-        the loop retries it as it would a stream that lost its end. A server that says
-        "tool_calls" (or "length") means what it sent; bad JSON there goes to the executor,
+        the loop retries it as it would a stream that lost its end. But some local servers say
+        "stop" after every tool call, so arguments that are whole but invalid JSON (a trailing
+        comma) are the model's, as under "tool_calls" or "length": they go to the executor,
         which tells the model.
         """
         for call in sorted(self.calls.values(), key=lambda c: c.index):
             raw = "".join(call.arguments)
-            problem = json_problem(raw) if raw.strip() else None
-            if problem is not None:
-                raise ConnectionLost(
+            if raw.strip() and looks_cut(raw):
+                raise ToolInputCut(
                     f"the {self.endpoint.provider} stream stopped inside the arguments of its "
-                    f"{call.name or 'tool'} call ({problem}), so the response was cut short; "
-                    "try again"
+                    f"{call.name or 'tool'} call ({json_problem(raw)}), so the response was cut "
+                    "short; try again"
                 )
+
+
+def looks_cut(raw: str) -> bool:
+    """Whether JSON text that does not parse reads as the start of a value that broke off:
+    the parser ran out of text, a string is unterminated, or a bracket is still open."""
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        # An unterminated string is reported at its opening quote, not at the end.
+        return (
+            exc.pos >= len(raw.rstrip())
+            or exc.msg.startswith("Unterminated string")
+            or _left_open(raw)
+        )
+    return False
+
+
+def _left_open(raw: str) -> bool:
+    """Whether a brace or bracket is still open at the end (strings skipped); a closer that
+    does not match means the text is malformed rather than cut."""
+    closers = {"{": "}", "[": "]"}
+    expected: list[str] = []
+    in_string = escaped = False
+    for char in raw:
+        if escaped:
+            escaped = False
+        elif in_string:
+            escaped = char == "\\"
+            in_string = char != '"'
+        elif char == '"':
+            in_string = True
+        elif char in closers:
+            expected.append(closers[char])
+        elif char in "}]" and (not expected or expected.pop() != char):
+            return False
+    return bool(expected)
