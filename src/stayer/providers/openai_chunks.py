@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from stayer.errors import BadResponse, ConnectionLost, ToolInputCut
+from stayer.errors import ConnectionLost, ToolInputCut
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
@@ -53,6 +53,8 @@ _FINISH_REASONS: dict[str, StopReason] = {
     "content_filter": "refusal",
 }
 
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
 
 @dataclass
 class _ToolCall:
@@ -88,6 +90,11 @@ def _usage(data: Mapping[str, JSON]) -> Usage:
     )
 
 
+def _is_usage(value: JSON) -> bool:
+    """Whether `value` is a Chat Completions usage object (not, say, Anthropic's)."""
+    return isinstance(value, dict) and any(key in value for key in _USAGE_KEYS)
+
+
 class ChunkDecoder:
     """Folds chat chunks into stream events, giving each text run, tool call and redacted
     thinking block a block index of its own.
@@ -119,7 +126,8 @@ class ChunkDecoder:
     def finish(self, *, saw_done: bool) -> list[StreamEvent]:
         """The closing events once the stream ends; a stream cut short raises."""
         if not self.started:
-            raise BadResponse("openai ended the stream without sending a message; try again")
+            # HTML, JSON that names no choices, another API's events: not a message cut short.
+            raise not_the_protocol(self.endpoint, "no chat completion chunk in the stream")
         events: list[StreamEvent] = []
         if not self.finished:
             if not saw_done:
@@ -137,8 +145,10 @@ class ChunkDecoder:
     def _chunk(self, chunk: dict[str, JSON]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if not self.started:
-            if not chunk.get("choices") and not chunk.get("usage"):
-                return events  # Azure opens with a content-filter report that names nothing
+            if not chunk.get("choices") and not _is_usage(chunk.get("usage")):
+                # Azure opens with a content-filter report that names nothing; Anthropic's
+                # events (usage without prompt_tokens) begin no chat message either.
+                return events
             self.started = True
             message_id, model = str(chunk.get("id") or ""), str(chunk.get("model") or "")
             events.append(MessageStarted(message_id, model, Usage()))
