@@ -333,7 +333,6 @@ async def test_thinking_blocks_become_one_signed_thinking_block(
         BlockCompleted(0, thinking),
         BlockStarted(1, "tool_use", "call_1", "Echo"),
         BlockCompleted(1, call),
-        MessageDelta("tool_use", Usage()),
         MessageDelta("tool_use", usage),
         MessageCompleted(
             AssistantMessage(

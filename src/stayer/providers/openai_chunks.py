@@ -105,6 +105,7 @@ class ChunkDecoder:
         self.assembler = MessageAssembler()
         self.started = False
         self.finished = False
+        self.reported = False  # the one MessageDelta has gone out
         self.next_index = 0
         self.run: _TextRun | None = None
         self.calls: dict[int, _ToolCall] = {}
@@ -134,8 +135,17 @@ class ChunkDecoder:
                 raise ConnectionLost(
                     "the openai stream ended before the message was complete; try again"
                 )
-            events = [*self._close_all(), MessageDelta(None, self.usage)]
+            self.finished = True
+            events = self._close_all()
+        events.extend(self._report())
         return [*self._fold(events), MessageCompleted(self.assembler.message())]
+
+    def _report(self) -> list[StreamEvent]:
+        """The message's one MessageDelta, once: stop reason and final usage together."""
+        if self.reported:
+            return []
+        self.reported = True
+        return [MessageDelta(self.stop_reason, self.usage)]
 
     def _fold(self, events: list[StreamEvent]) -> list[StreamEvent]:
         for event in events:
@@ -152,9 +162,7 @@ class ChunkDecoder:
             self.started = True
             message_id, model = str(chunk.get("id") or ""), str(chunk.get("model") or "")
             events.append(MessageStarted(message_id, model, Usage()))
-        # Usage first: servers that send it with finish_reason should report it there.
         usage = chunk.get("usage")
-        usage_after_finish = isinstance(usage, dict) and self.finished
         if isinstance(usage, dict):
             self.usage = _usage(usage)
         for choice in chunk.get("choices") or []:
@@ -164,8 +172,10 @@ class ChunkDecoder:
             reason = choice.get("finish_reason")
             if reason:
                 events.extend(self._finish(str(reason)))
-        if usage_after_finish:
-            events.append(MessageDelta(self.stop_reason, self.usage))
+        # Usage comes in a chunk after finish_reason, or beside it, or never: the delta waits
+        # for it (or the stream's end), so one MessageDelta carries both, as Anthropic sends.
+        if self.finished and isinstance(usage, dict):
+            events.extend(self._report())
         return events
 
     def _delta(self, delta: Mapping[str, JSON]) -> list[StreamEvent]:
@@ -297,7 +307,7 @@ class ChunkDecoder:
             self._refuse_cut_arguments()
             stop = "tool_use"  # some local servers say "stop" after calling tools
         self.stop_reason = stop
-        return [*self._close_all(), MessageDelta(stop, self.usage)]
+        return self._close_all()
 
     def _refuse_cut_arguments(self) -> None:
         """A "stop" that leaves a call's arguments broken off is a cut stream, not an answer.
