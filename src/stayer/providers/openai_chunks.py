@@ -4,7 +4,8 @@ Chat chunks carry no block structure, so the decoder assigns block indexes itsel
 of text or reasoning, one per tool call, one per redacted thinking block. It knows the dialects
 of compatible servers: reasoning as `reasoning_content` or `reasoning` (vLLM, DeepSeek, Ollama),
 Anthropic thinking as LiteLLM's `thinking_blocks`, tool calls without index or id, Azure's
-opening report, usage beside the finish reason.
+opening report, "stop" after tool calls, usage beside the finish reason or after it (either way
+a message gets one `MessageDelta`, as from Anthropic).
 """
 
 from __future__ import annotations
@@ -320,7 +321,7 @@ class ChunkDecoder:
         """
         for call in sorted(self.calls.values(), key=lambda c: c.index):
             raw = "".join(call.arguments)
-            if raw.strip() and looks_cut(raw):
+            if raw.strip() and _looks_cut(raw):
                 raise ToolInputCut(
                     f"the {self.endpoint.provider} stream stopped inside the arguments of its "
                     f"{call.name or 'tool'} call ({json_problem(raw)}), so the response was cut "
@@ -328,7 +329,7 @@ class ChunkDecoder:
                 )
 
 
-def looks_cut(raw: str) -> bool:
+def _looks_cut(raw: str) -> bool:
     """Whether JSON text that does not parse reads as the start of a value that broke off:
     the parser ran out of text, a string is unterminated, or a bracket is still open."""
     try:
