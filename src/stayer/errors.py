@@ -7,6 +7,7 @@
     │   ├── RateLimited        too many requests (HTTP 429)
     │   ├── ServerError        any other 5xx, 408 or 409
     │   ├── ConnectionLost     could not connect, timed out, or the stream was cut
+    │   │   └── ToolInputCut   a stream said it was done inside a tool call's arguments
     │   ├── BadResponse        the server's answer broke off or made no sense
     │   │   └── ProtocolMismatch   the server does not speak the streaming format at all
     │   ├── PromptTooLong      the conversation no longer fits the model's context window
@@ -81,6 +82,16 @@ class ConnectionLost(ModelError):
     """The connection could not be made, timed out, or was cut mid-stream."""
 
     retryable = True
+
+
+class ToolInputCut(ConnectionLost):
+    """The stream said it was finished, but a tool call's arguments break off mid-JSON.
+
+    Some gateways report a stream that broke inside the arguments as a normal end. It is
+    retried as a cut stream, but only twice: a server that always cuts them will not stop.
+    """
+
+    retry_limit = 2
 
 
 class BadResponse(ModelError):

@@ -11,7 +11,19 @@ import pytest
 
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import Frame, Stream, WireProtocol, garbage_frame, openai_chunk, reply
+from tests.fakes.sse import (
+    Chunk,
+    Frame,
+    RawBytes,
+    Stream,
+    Text,
+    WireProtocol,
+    anthropic_stream,
+    garbage_frame,
+    openai_chunk,
+    openai_stream,
+    reply,
+)
 
 RETRY_LINE = re.compile(r"^stayer: retrying in (\d+(?:\.\d)?) s \(attempt (\d+)/(\d+)\): (.+)$")
 
@@ -109,6 +121,46 @@ def test_a_stream_that_is_not_the_protocol_is_retried_twice_then_named(
         f"stayer: model_error: the server at {base} answered something that is not the "
         f"{format_name} streaming format (an event that is not JSON: 'gateway says "
         f"hi'); check {hint}"
+    )
+    assert len(server.requests) == 3
+
+
+HTML = RawBytes(b"<!DOCTYPE html>\n<html><body><h1>Welcome to nginx!</h1></body></html>\n")
+OPENAI_CHUNKS = openai_stream(Text("hi")).frames[:-1]  # some servers send no [DONE]
+ANTHROPIC_EVENTS = anthropic_stream(Text("hi")).frames
+NEVER_BEGAN = {
+    "anthropic": ("Anthropic Messages", "message_start", "ANTHROPIC_BASE_URL"),
+    "openai": ("OpenAI Chat Completions", "chat completion chunk", "OPENAI_BASE_URL"),
+}
+
+
+@pytest.mark.parametrize(
+    ("protocol", "frames"),
+    [
+        pytest.param("anthropic", (HTML,), id="html-as-anthropic"),
+        pytest.param("openai", (HTML,), id="html-as-openai"),
+        pytest.param("anthropic", (Frame('{"hello": "world"}'),), id="json-without-a-type"),
+        pytest.param("openai", (Frame('{"hello": "world"}'),), id="json-without-choices"),
+        pytest.param("anthropic", OPENAI_CHUNKS, id="openai-chunks-at-the-anthropic-url"),
+        pytest.param("openai", ANTHROPIC_EVENTS, id="anthropic-events-at-the-openai-url"),
+    ],
+)
+def test_a_stream_that_never_begins_a_message_is_retried_twice_then_named(
+    server: FakeModelServer, tmp_path: Path, protocol: WireProtocol, frames: tuple[Chunk, ...]
+) -> None:
+    stream = Stream(frames=frames)  # no protocol: the fake serves it on either URL
+    server.enqueue(stream, stream, stream)
+    done = stayer("-p", "hi", cwd=tmp_path, env=server.env(protocol))
+
+    assert done.status == 1
+    *retries, final = done.stderr.splitlines()
+    parsed = [RETRY_LINE.match(line) for line in retries]
+    assert [(m.group(2), m.group(3)) for m in parsed if m] == [("1", "2"), ("2", "2")], retries
+    base = server.url if protocol == "anthropic" else server.openai_url
+    name, what, hint = NEVER_BEGAN[protocol]
+    assert final == (
+        f"stayer: model_error: the server at {base} answered something that is not the {name} "
+        f"streaming format (no {what} in the stream); check {hint}"
     )
     assert len(server.requests) == 3
 

@@ -14,6 +14,7 @@ from stayer.errors import (
     ModelError,
     Overloaded,
     PromptTooLong,
+    ProtocolMismatch,
     RateLimited,
     ServerError,
 )
@@ -182,11 +183,12 @@ async def test_done_without_finish_reason_completes(
     assert events[-1].type == "message_completed"
 
 
-async def test_empty_stream_is_a_bad_response(
+async def test_an_empty_stream_is_not_the_protocol(
     server: FakeModelServer, openai: OpenAIChatProvider
 ) -> None:
     server.enqueue(Stream((openai_done(),), protocol="openai"))
-    await failure(openai, REQUEST, BadResponse)
+    error, _ = await failure(openai, REQUEST, ProtocolMismatch)
+    assert "(no chat completion chunk in the stream)" in str(error)
 
 
 async def test_garbage_data_line(server: FakeModelServer, openai: OpenAIChatProvider) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.errors import ConnectionLost, ModelError, Overloaded, RateLimited, ServerError
+from stayer.errors import ModelError, Overloaded, RateLimited, ServerError, ToolInputCut
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
@@ -39,7 +39,7 @@ from stayer.messages import (
     Usage,
     UserMessage,
 )
-from stayer.providers.base import UNPARSED_INPUT_KEY
+from stayer.providers.base import UNPARSED_INPUT_KEY, json_problem
 from stayer.providers.openai_chat import OpenAIChatProvider
 from tests.fakes.loop_harness import finished, make_params, run
 from tests.fakes.model_server import FakeModelServer
@@ -114,18 +114,25 @@ async def test_a_session_goes_on_after_the_model_wrote_bad_tool_arguments(
     }
 
 
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (CUT_ARGUMENTS, "Unterminated string starting at line 1 column 10"),
+        ('{"text": "hi", "n": 1', "Expecting ',' delimiter at line 1 column 22"),
+        ('{"text": "hi", "n":', "Expecting value at line 1 column 20"),
+        ('{"text": "hi" "n": [1', "Expecting ',' delimiter at line 1 column 15"),  # left open
+    ],
+)
 async def test_stop_inside_the_arguments_is_a_cut_stream(
-    gateway: FakeModelServer, client: OpenAIChatProvider
+    gateway: FakeModelServer, client: OpenAIChatProvider, raw: str, problem: str
 ) -> None:
-    gateway.enqueue(
-        openai_stream(ToolCall("call_1", "Echo", raw_input=CUT_ARGUMENTS), finish_reason="stop")
-    )
-    error, seen = await failure(client, make_request(model="m"), ConnectionLost)
+    gateway.enqueue(openai_stream(ToolCall("call_1", "Echo", raw_input=raw), finish_reason="stop"))
+    error, seen = await failure(client, make_request(model="m"), ToolInputCut)
     assert str(error) == (
-        "the openai stream stopped inside the arguments of its Echo call (Unterminated string "
-        "starting at line 1 column 10), so the response was cut short; try again"
+        f"the openai stream stopped inside the arguments of its Echo call ({problem}), so the "
+        "response was cut short; try again"
     )
-    assert error.retryable
+    assert (error.retryable, error.retry_limit) == (True, 2)
     assert not any(isinstance(event, BlockCompleted) for event in seen)
 
 
@@ -138,13 +145,71 @@ async def test_a_session_retries_a_stream_cut_inside_the_arguments(
 
     assert finished(events).terminal is Terminal.COMPLETED
     (retrying,) = [e for e in events if isinstance(e, Retrying)]
-    assert (retrying.attempt, retrying.status) == (1, None)
+    assert (retrying.attempt, retrying.max_retries, retrying.status) == (1, 2, None)
     assert "stopped inside the arguments of its Echo call" in retrying.error
     assert len([e for e in events if isinstance(e, Withdrawn)]) == 1
     (ran,) = [e for e in events if isinstance(e, ToolCallFinished)]
     assert (ran.status, ran.result.text) == ("completed", "hi")
     first, again, _ = gateway.requests
     assert first.body == again.body
+
+
+async def test_a_server_that_always_cuts_the_arguments_is_given_up_on_after_two_retries(
+    gateway: FakeModelServer, client: OpenAIChatProvider, tmp_path: Path
+) -> None:
+    cut = openai_stream(ToolCall("call_1", "Echo", raw_input=CUT_ARGUMENTS), finish_reason="stop")
+    gateway.enqueue(cut, cut, cut)
+    events = await _session(client, tmp_path)
+
+    assert finished(events).terminal is Terminal.MODEL_ERROR
+    assert "stopped inside the arguments of its Echo call" in finished(events).message
+    retries = [(e.attempt, e.max_retries) for e in events if isinstance(e, Retrying)]
+    assert retries == [(1, 2), (2, 2)]
+    assert len(gateway.requests) == 3
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ('{"text": "hi", }', "Expecting property name enclosed in double quotes"),
+        ('{"text": "hi"}}', "Extra data"),
+        ('{"text": ["hi"}', "Expecting ',' delimiter"),
+        ('{"text": "hi" "there"}', "Expecting ',' delimiter"),
+        ("hi", "Expecting value"),
+    ],
+)
+async def test_whole_but_invalid_arguments_under_stop_are_the_model_s(
+    gateway: FakeModelServer, client: OpenAIChatProvider, raw: str, problem: str
+) -> None:
+    # Some local servers say "stop" after every tool call: arguments that end where a value
+    # would are what the model wrote, not a cut stream.
+    assert problem in str(json_problem(raw))
+    gateway.enqueue(openai_stream(ToolCall("call_1", "Echo", raw_input=raw), finish_reason="stop"))
+    message = await final_message(client, make_request(model="m"))
+    assert (message.content, message.stop_reason) == (
+        (ToolUseBlock("call_1", "Echo", {UNPARSED_INPUT_KEY: raw}),),
+        "tool_use",
+    )
+
+
+async def test_a_trailing_comma_under_stop_goes_back_to_the_model_and_the_session_goes_on(
+    gateway: FakeModelServer, client: OpenAIChatProvider, tmp_path: Path
+) -> None:
+    trailing = ToolCall("call_1", "Echo", raw_input='{"text": "hi", }')
+    gateway.enqueue(openai_stream(trailing, finish_reason="stop"), reply("Sorry, fixed."))
+    events = await _session(client, tmp_path)
+
+    assert finished(events).terminal is Terminal.COMPLETED
+    assert finished(events).result_text == "Sorry, fixed."
+    assert not any(isinstance(e, Retrying) for e in events)
+    assert gateway.requests[1].messages[3] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "InputValidationError: the input was not a JSON object (Expecting property "
+        "name enclosed in double quotes at line 1 column 16), so Echo did not run. Call it "
+        "again with the whole input as one JSON object. The input as received:\n"
+        '{"text": "hi", }',
+    }
 
 
 @pytest.mark.parametrize(("finish", "stop"), [("tool_calls", "tool_use"), ("length", "max_tokens")])
@@ -268,7 +333,6 @@ async def test_thinking_blocks_become_one_signed_thinking_block(
         BlockCompleted(0, thinking),
         BlockStarted(1, "tool_use", "call_1", "Echo"),
         BlockCompleted(1, call),
-        MessageDelta("tool_use", Usage()),
         MessageDelta("tool_use", usage),
         MessageCompleted(
             AssistantMessage(

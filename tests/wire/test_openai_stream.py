@@ -126,7 +126,6 @@ async def test_parallel_tool_calls_with_interleaved_fragments(
         ToolInputDelta(1, ' "Quito"}'),
         BlockCompleted(1, quito),
         BlockCompleted(2, lima),
-        MessageDelta("tool_use", Usage()),
         MessageDelta("tool_use", usage),
         MessageCompleted(
             AssistantMessage(
@@ -372,3 +371,44 @@ async def test_calls_sharing_one_id_are_kept_apart(
     ids = [block.id for block in message.tool_uses]
     assert len(set(ids)) == 2 and ids[0] == "call_0"
     assert [block.input for block in message.tool_uses] == [{"city": "Quito"}, {"city": "Lima"}]
+
+
+_USAGE = {"prompt_tokens": 8, "completion_tokens": 2}
+_FINISH = openai_chunk({}, finish_reason="stop", chunk_id="c1", model="m")
+_USAGE_CHUNK = openai_chunk(None, chunk_id="c1", model="m", usage=_USAGE)
+_FINISH_WITH_USAGE = openai_chunk({}, finish_reason="stop", chunk_id="c1", model="m", usage=_USAGE)
+
+
+@pytest.mark.parametrize(
+    ("tail", "stop", "usage"),
+    [
+        pytest.param((_FINISH, _USAGE_CHUNK, openai_done()), "end_turn", True, id="usage-after"),
+        pytest.param((_FINISH_WITH_USAGE, openai_done()), "end_turn", True, id="usage-beside"),
+        pytest.param((_FINISH, _USAGE_CHUNK), "end_turn", True, id="usage-after-no-done"),
+        pytest.param((_FINISH, openai_done()), "end_turn", False, id="no-usage"),
+        pytest.param((_FINISH,), "end_turn", False, id="no-usage-no-done"),
+        pytest.param((_USAGE_CHUNK, openai_done()), None, True, id="done-without-finish"),
+    ],
+)
+async def test_one_message_delta_carries_the_stop_reason_and_the_final_usage(
+    server: FakeModelServer,
+    openai: OpenAIChatProvider,
+    tail: tuple[Frame, ...],
+    stop: StopReason | None,
+    usage: bool,
+) -> None:
+    # Anthropic sends one message_delta per message, and stream-json relays ours as it.
+    frames = (openai_chunk({"role": "assistant", "content": "hi"}, chunk_id="c1", model="m"), *tail)
+    server.enqueue(Stream(frames, protocol="openai"))
+    events = await collect(openai, make_request(model="m"))
+    final = Usage(input_tokens=8, output_tokens=2) if usage else Usage()
+    assert events == [
+        MessageStarted("c1", "m", Usage()),
+        BlockStarted(0, "text"),
+        TextDelta(0, "hi"),
+        BlockCompleted(0, TextBlock("hi")),
+        MessageDelta(stop, final),
+        MessageCompleted(
+            AssistantMessage((TextBlock("hi"),), id="c1", model="m", stop_reason=stop, usage=final)
+        ),
+    ]

@@ -137,6 +137,9 @@ class AnthropicProvider:
                 if decoder.done:
                     await drain(events)
                     return
+        if not decoder.started:
+            # HTML, JSON without a type, another API's chunks: not a message that broke off.
+            raise not_the_protocol(self._endpoint, "no message_start in the stream")
         raise ConnectionLost(
             "the anthropic stream ended before the message was complete; try again"
         )

@@ -4,7 +4,8 @@ Chat chunks carry no block structure, so the decoder assigns block indexes itsel
 of text or reasoning, one per tool call, one per redacted thinking block. It knows the dialects
 of compatible servers: reasoning as `reasoning_content` or `reasoning` (vLLM, DeepSeek, Ollama),
 Anthropic thinking as LiteLLM's `thinking_blocks`, tool calls without index or id, Azure's
-opening report, usage beside the finish reason.
+opening report, "stop" after tool calls, usage beside the finish reason or after it (either way
+a message gets one `MessageDelta`, as from Anthropic).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from stayer.errors import BadResponse, ConnectionLost
+from stayer.errors import ConnectionLost, ToolInputCut
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
@@ -53,6 +54,8 @@ _FINISH_REASONS: dict[str, StopReason] = {
     "content_filter": "refusal",
 }
 
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
 
 @dataclass
 class _ToolCall:
@@ -88,6 +91,11 @@ def _usage(data: Mapping[str, JSON]) -> Usage:
     )
 
 
+def _is_usage(value: JSON) -> bool:
+    """Whether `value` is a Chat Completions usage object (not, say, Anthropic's)."""
+    return isinstance(value, dict) and any(key in value for key in _USAGE_KEYS)
+
+
 class ChunkDecoder:
     """Folds chat chunks into stream events, giving each text run, tool call and redacted
     thinking block a block index of its own.
@@ -98,6 +106,7 @@ class ChunkDecoder:
         self.assembler = MessageAssembler()
         self.started = False
         self.finished = False
+        self.reported = False  # the one MessageDelta has gone out
         self.next_index = 0
         self.run: _TextRun | None = None
         self.calls: dict[int, _ToolCall] = {}
@@ -119,15 +128,25 @@ class ChunkDecoder:
     def finish(self, *, saw_done: bool) -> list[StreamEvent]:
         """The closing events once the stream ends; a stream cut short raises."""
         if not self.started:
-            raise BadResponse("openai ended the stream without sending a message; try again")
+            # HTML, JSON that names no choices, another API's events: not a message cut short.
+            raise not_the_protocol(self.endpoint, "no chat completion chunk in the stream")
         events: list[StreamEvent] = []
         if not self.finished:
             if not saw_done:
                 raise ConnectionLost(
                     "the openai stream ended before the message was complete; try again"
                 )
-            events = [*self._close_all(), MessageDelta(None, self.usage)]
+            self.finished = True
+            events = self._close_all()
+        events.extend(self._report())
         return [*self._fold(events), MessageCompleted(self.assembler.message())]
+
+    def _report(self) -> list[StreamEvent]:
+        """The message's one MessageDelta, once: stop reason and final usage together."""
+        if self.reported:
+            return []
+        self.reported = True
+        return [MessageDelta(self.stop_reason, self.usage)]
 
     def _fold(self, events: list[StreamEvent]) -> list[StreamEvent]:
         for event in events:
@@ -137,14 +156,14 @@ class ChunkDecoder:
     def _chunk(self, chunk: dict[str, JSON]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if not self.started:
-            if not chunk.get("choices") and not chunk.get("usage"):
-                return events  # Azure opens with a content-filter report that names nothing
+            if not chunk.get("choices") and not _is_usage(chunk.get("usage")):
+                # Azure opens with a content-filter report that names nothing; Anthropic's
+                # events (usage without prompt_tokens) begin no chat message either.
+                return events
             self.started = True
             message_id, model = str(chunk.get("id") or ""), str(chunk.get("model") or "")
             events.append(MessageStarted(message_id, model, Usage()))
-        # Usage first: servers that send it with finish_reason should report it there.
         usage = chunk.get("usage")
-        usage_after_finish = isinstance(usage, dict) and self.finished
         if isinstance(usage, dict):
             self.usage = _usage(usage)
         for choice in chunk.get("choices") or []:
@@ -154,8 +173,10 @@ class ChunkDecoder:
             reason = choice.get("finish_reason")
             if reason:
                 events.extend(self._finish(str(reason)))
-        if usage_after_finish:
-            events.append(MessageDelta(self.stop_reason, self.usage))
+        # Usage comes in a chunk after finish_reason, or beside it, or never: the delta waits
+        # for it (or the stream's end), so one MessageDelta carries both, as Anthropic sends.
+        if self.finished and isinstance(usage, dict):
+            events.extend(self._report())
         return events
 
     def _delta(self, delta: Mapping[str, JSON]) -> list[StreamEvent]:
@@ -287,22 +308,58 @@ class ChunkDecoder:
             self._refuse_cut_arguments()
             stop = "tool_use"  # some local servers say "stop" after calling tools
         self.stop_reason = stop
-        return [*self._close_all(), MessageDelta(stop, self.usage)]
+        return self._close_all()
 
     def _refuse_cut_arguments(self) -> None:
-        """A "stop" that leaves a call's arguments unparseable is a cut stream, not an answer.
+        """A "stop" that leaves a call's arguments broken off is a cut stream, not an answer.
 
         LiteLLM reports a stream that broke inside the arguments as finished with "stop", so
-        the loop retries it as it would a stream that lost its end. A server that says
-        "tool_calls" (or "length") means what it sent; bad JSON there goes to the executor,
+        the loop retries it as it would a stream that lost its end. But some local servers say
+        "stop" after every tool call, so arguments that are whole but invalid JSON (a trailing
+        comma) are the model's, as under "tool_calls" or "length": they go to the executor,
         which tells the model.
         """
         for call in sorted(self.calls.values(), key=lambda c: c.index):
             raw = "".join(call.arguments)
-            problem = json_problem(raw) if raw.strip() else None
-            if problem is not None:
-                raise ConnectionLost(
+            if raw.strip() and _looks_cut(raw):
+                raise ToolInputCut(
                     f"the {self.endpoint.provider} stream stopped inside the arguments of its "
-                    f"{call.name or 'tool'} call ({problem}), so the response was cut short; "
-                    "try again"
+                    f"{call.name or 'tool'} call ({json_problem(raw)}), so the response was cut "
+                    "short; try again"
                 )
+
+
+def _looks_cut(raw: str) -> bool:
+    """Whether JSON text that does not parse reads as the start of a value that broke off:
+    the parser ran out of text, a string is unterminated, or a bracket is still open."""
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        # An unterminated string is reported at its opening quote, not at the end.
+        return (
+            exc.pos >= len(raw.rstrip())
+            or exc.msg.startswith("Unterminated string")
+            or _left_open(raw)
+        )
+    return False
+
+
+def _left_open(raw: str) -> bool:
+    """Whether a brace or bracket is still open at the end (strings skipped); a closer that
+    does not match means the text is malformed rather than cut."""
+    closers = {"{": "}", "[": "]"}
+    expected: list[str] = []
+    in_string = escaped = False
+    for char in raw:
+        if escaped:
+            escaped = False
+        elif in_string:
+            escaped = char == "\\"
+            in_string = char != '"'
+        elif char == '"':
+            in_string = True
+        elif char in closers:
+            expected.append(closers[char])
+        elif char in "}]" and (not expected or expected.pop() != char):
+            return False
+    return bool(expected)

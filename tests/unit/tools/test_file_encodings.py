@@ -161,3 +161,27 @@ def test_the_encoding_guesser_loads_only_for_a_file_that_is_not_utf_8(tmp_path: 
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["False", "True"]
+
+
+@pytest.mark.parametrize(("codec", "bom"), [("utf-8", b"\xef\xbb\xbf"), ("utf-16-le", b"\xff\xfe")])
+async def test_an_edit_keeps_a_second_mark_after_the_file_s_own(
+    ctx: ToolContext, codec: str, bom: bytes
+) -> None:
+    # Past the file's own mark, U+FEFF is text like any other, and an unrelated edit keeps it.
+    path = ctx.cwd / "twice.txt"
+    path.write_bytes(bom + bom + "hello\nworld\n".encode(codec))
+    await run_tool(ReadTool(), ctx, file_path="twice.txt")
+    output = await run_tool(
+        EditTool(), ctx, file_path="twice.txt", old_string="world", new_string="there"
+    )
+    assert path.read_bytes() == bom + bom + "hello\nthere\n".encode(codec)
+    assert text_of(output).startswith(f"Edited {path}: replaced 1 occurrence.")
+
+
+async def test_write_to_a_marked_file_writes_its_mark_once(ctx: ToolContext) -> None:
+    path = ctx.cwd / "marked.txt"
+    path.write_bytes(b"\xef\xbb\xbfold\n")
+    await run_tool(ReadTool(), ctx, file_path="marked.txt")
+    output = await run_tool(WriteTool(), ctx, file_path="marked.txt", content="\ufeffnew\n")
+    assert path.read_bytes() == b"\xef\xbb\xbfnew\n"
+    assert text_of(output) == (f"Updated {path} (1 line). It stays UTF-8 with a byte-order mark.")

@@ -25,6 +25,9 @@ UNDECODABLE = "\udcff"
 """What a byte that does not decode turns into while reading (no decoder yields a lone
 surrogate, so it cannot be mistaken for text); Read counts these and shows them as U+FFFD."""
 
+BYTE_ORDER_MARK = "\ufeff"
+"""The character a byte-order mark decodes to; past the file's own mark it is text like any."""
+
 _ERRORS = "stayer.undecodable"
 
 
@@ -61,10 +64,8 @@ class TextEncoding:
         return data[len(self.bom) :].decode(self.codec)
 
     def encode(self, text: str) -> bytes:
-        """The file's bytes for `text`; raises `UnicodeEncodeError` for a character that does
-        not fit. A byte-order mark is written once, even if `text` starts with one."""
-        if self.bom:
-            text = text.removeprefix("\ufeff")
+        """The file's bytes for `text`, the exact inverse of `decode`; raises
+        `UnicodeEncodeError` for a character that does not fit."""
         return self.bom + text.encode(self.codec)
 
 

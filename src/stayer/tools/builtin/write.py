@@ -1,6 +1,7 @@
 """The Write tool: create a file, or replace one the model has read, with given contents.
 
-A new file is UTF-8; a file that exists keeps its encoding (see `textfile`), as in Claude Code.
+A new file is UTF-8; a file that exists keeps its encoding (see `textfile`), as in Claude Code,
+and its byte-order mark, written once even when the new text starts with one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from stayer.tools.builtin import (
     require_fresh_read,
     save_text,
 )
-from stayer.tools.builtin.textfile import UTF8, encoding_of, kept_note, read_sample
+from stayer.tools.builtin.textfile import (
+    BYTE_ORDER_MARK,
+    UTF8,
+    encoding_of,
+    kept_note,
+    read_sample,
+)
 
 
 class WriteInput(ToolInput):
@@ -61,7 +68,12 @@ class WriteTool(Tool[WriteInput]):
                 encoding = encoding_of(read_sample(path))
             except OSError as exc:
                 raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}.") from None
-        save_text(ctx, path, tool_input.content, encoding)
+        content = tool_input.content
+        if encoding.bom:
+            # The file keeps its mark anyway; a model that starts the text with one means that
+            # mark, not a second invisible character after it.
+            content = content.removeprefix(BYTE_ORDER_MARK)
+        save_text(ctx, path, content, encoding)
         lines = plural(count_lines(tool_input.content), "line")
         verb = "Updated" if existed else "Created"
         return ToolOutput(
