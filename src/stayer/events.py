@@ -42,6 +42,9 @@ class Terminal(StrEnum):
     HOOK_STOPPED = "hook_stopped"
     STOP_HOOK_PREVENTED = "stop_hook_prevented"
     BLOCKING_LIMIT = "blocking_limit"
+    MAX_OUTPUT_TOKENS = "max_output_tokens"
+    MALFORMED_TOOL_USE_EXHAUSTED = "malformed_tool_use_exhausted"
+    EMPTY_RESPONSE = "empty_response"
 
 
 class Continue(StrEnum):
@@ -54,6 +57,9 @@ class Continue(StrEnum):
     MAX_OUTPUT_TOKENS_RECOVERY = "max_output_tokens_recovery"
     STOP_HOOK_BLOCKING = "stop_hook_blocking"
     TOKEN_BUDGET_CONTINUATION = "token_budget_continuation"
+    MALFORMED_TOOL_USE_RETRY = "malformed_tool_use_retry"
+    EMPTY_RESPONSE_NUDGE = "empty_response_nudge"
+    EMPTY_RESPONSE_RESEND = "empty_response_resend"
 
 
 # --- stream events: produced by providers, re-yielded by the loop ----------------------------

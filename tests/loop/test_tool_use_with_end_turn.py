@@ -30,12 +30,3 @@ async def test_tool_use_with_end_turn_still_runs_the_tool(tmp_path: Path) -> Non
     assert end.result_text == "Now I am done."
     assert end.num_turns == 2
     model.assert_done()
-
-
-async def test_stop_reason_tool_use_without_a_tool_block_ends_the_run(tmp_path: Path) -> None:
-    model = ScriptedProvider([text("Nothing to run.", stop_reason="tool_use")])
-    events = await run(make_params(model, [Echo()], tmp_path))
-
-    assert finished(events).terminal is Terminal.COMPLETED
-    assert not [e for e in events if isinstance(e, ToolCallFinished)]
-    model.assert_done()

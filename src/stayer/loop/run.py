@@ -3,9 +3,11 @@
 Each iteration streams one model response, yielding every event as it arrives. A tool_use block
 seen in the stream sets `needs_follow_up`; `stop_reason` is never consulted for that (SPEC §1.4).
 With tool calls, the tools run and their results go back as one user message, in tool_use order,
-and the loop goes round (`Continue.NEXT_TURN`). Without, the run ends. The loop leaves only
-through `_finish`, which yields the one `Finished` event; before it, every tool_use in the
-history has a result, so the conversation stays valid for the API whatever happened.
+and the loop goes round (`Continue.NEXT_TURN`). Whether to go on, and why, is `recovery`'s
+decision after each response and each tool round (SPEC §3): this module only streams, runs tools
+and acts on it. The loop leaves only through `_finished`, which makes the one `Finished` event;
+before it, every tool_use in the history has a result, so the conversation stays valid for the
+API whatever happened.
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
-from stayer.errors import BadResponse, ModelError, PromptTooLong, StayerError
+from stayer.errors import ModelError, PromptTooLong, StayerError
 from stayer.events import (
     BlockCompleted,
-    Continue,
     Continuing,
     Event,
     Finished,
@@ -38,14 +39,15 @@ from stayer.messages import (
     ContentBlock,
     Message,
     TextBlock,
-    ToolSpec,
     ToolUseBlock,
     Usage,
     UserMessage,
 )
 from stayer.providers.base import MessageAssembler
 
+from . import recovery
 from .abort import relay
+from .recovery import Finish, Retry
 from .state import LoopParams, LoopState
 from .tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT, batches, prepare, run_batch, synthetic_result
 from .turn import TurnResult, stream_turn
@@ -54,18 +56,10 @@ INTERRUPTED_MARKER = "[Request interrupted by user]"
 INTERRUPTED_TOOLS_MARKER = "[Request interrupted by user for tool use]"
 
 
-@dataclass(frozen=True, slots=True)
-class Finish:
-    """How the run ends: the terminal reason and what to tell the caller."""
-
-    terminal: Terminal
-    message: str = ""
-    error_status: int | None = None
-
-
 ABORTED_WHILE_STREAMING = Finish(
     Terminal.ABORTED_STREAMING, "Interrupted by the user while the model answered."
 )
+INCOMPLETE = Finish(Terminal.MODEL_ERROR, "the model's response ended before it was complete")
 
 
 async def query(params: LoopParams, messages: tuple[Message, ...]) -> AsyncIterator[Event]:
@@ -77,45 +71,65 @@ async def query(params: LoopParams, messages: tuple[Message, ...]) -> AsyncItera
 async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Event]:
     """The `while True` loop; its last event is always `Finished`, exactly once."""
     started = time.monotonic()
-    specs = params.tools.specs
     while True:
         yield RequestStarted(state.turn_count)
         stream = _Stream()
-        async for event in _stream_response(params, state.messages, specs, stream):
+        async for event in _stream_response(params, state, stream):
             yield event
         state = _account(state, stream)
         if params.abort.aborted:
-            state = _keep_partial(state, stream)
-            round_ = _ToolRound(stream.tool_uses)  # none of them ran
-            for closed in round_.unanswered():
-                round_.note(closed)
-                yield closed
-            results = round_.message(marker=INTERRUPTED_MARKER)
-            yield ToolResultsAppended(results, round_.data())
-            state = replace(state, messages=_append_user(state.messages, results))
-            yield _finished(params, state, ABORTED_WHILE_STREAMING, started)
+            async for event in _close_interrupted(params, state, stream, started):
+                yield event
             return
-        if stream.failure is not None:
-            yield _finished(params, state, stream.failure, started)
+        if stream.failure is not None or stream.turn.message is None:
+            yield _finished(params, state, stream.failure or INCOMPLETE, started)
             return
-        if not stream.needs_follow_up:
-            yield _finished(params, state, Finish(Terminal.COMPLETED), started)
+        step = recovery.after_response(params, state, stream.turn.message)
+        if isinstance(step, Finish):
+            yield _finished(params, state, step, started)
             return
+        if isinstance(step, Retry):
+            if step.withdraw is not None:
+                yield Withdrawn(step.withdraw, reason=f"recovering: {step.reason.value}")
+            state = replace(step.state, transition=step.reason)
+            yield Continuing(step.reason)
+            continue
 
         round_ = _ToolRound(stream.tool_uses)
+        for closed in round_.answer_without_running(step.cut):
+            yield closed
         async for tool_event in _run_tools(params, round_):
             yield tool_event
         results = round_.message(marker=INTERRUPTED_TOOLS_MARKER if params.abort.aborted else None)
         yield ToolResultsAppended(results, round_.data())
         state = replace(
-            state, messages=(*state.messages, results), denials=(*state.denials, *round_.denials())
+            step.state,
+            messages=(*step.state.messages, results),
+            denials=(*step.state.denials, *round_.denials()),
         )
-        finish = _after_tools(params, state)
+        finish = recovery.after_tools(params, state, aborted=params.abort.aborted)
         if finish is not None:
             yield _finished(params, state, finish, started)
             return
-        state = replace(state, turn_count=state.turn_count + 1, transition=Continue.NEXT_TURN)
-        yield Continuing(Continue.NEXT_TURN)
+        state = recovery.next_turn(state, cut=bool(step.cut))
+        assert state.transition is not None
+        yield Continuing(state.transition)
+
+
+async def _close_interrupted(
+    params: LoopParams, state: LoopState, stream: _Stream, started: float
+) -> AsyncIterator[Event]:
+    """End a run interrupted while the model answered: keep what streamed completely and close
+    its tool calls, none of which ran."""
+    state = _keep_partial(state, stream)
+    round_ = _ToolRound(stream.tool_uses)
+    for closed in round_.unanswered():
+        round_.note(closed)
+        yield closed
+    results = round_.message(marker=INTERRUPTED_MARKER)
+    yield ToolResultsAppended(results, round_.data())
+    state = replace(state, messages=_append_user(state.messages, results))
+    yield _finished(params, state, ABORTED_WHILE_STREAMING, started)
 
 
 @dataclass
@@ -136,14 +150,17 @@ class _Stream:
 
 
 async def _stream_response(
-    params: LoopParams,
-    messages: tuple[Message, ...],
-    specs: tuple[ToolSpec, ...],
-    stream: _Stream,
+    params: LoopParams, state: LoopState, stream: _Stream
 ) -> AsyncIterator[Event]:
     """Relay one response, noting tool calls the moment their blocks complete (SPEC §1.4)."""
     try:
-        source = stream_turn(params, messages, specs, stream.turn)
+        source = stream_turn(
+            params,
+            state.messages,
+            params.tools.specs,
+            stream.turn,
+            max_tokens=state.max_tokens_override,
+        )
         async for event in relay(source, params.abort):
             if isinstance(event, Withdrawn):
                 stream.spent += stream.assembler.usage
@@ -170,9 +187,6 @@ async def _stream_response(
         detail = f"internal error in the model call: {type(error).__name__}: {error}"
         stream.failure = Finish(Terminal.MODEL_ERROR, detail)
         return
-    if stream.turn.message is None and not params.abort.aborted:
-        incomplete = BadResponse("the model's response ended before it was complete")
-        stream.failure = Finish(Terminal.MODEL_ERROR, str(incomplete))
 
 
 @dataclass
@@ -201,6 +215,17 @@ class _ToolRound:
                 closed.append(ToolCallFinished(block.id, block.name, "failed", result, 0.0))
         return closed
 
+    def answer_without_running(self, answers: tuple[tuple[str, str], ...]) -> list[Event]:
+        """Close these calls with these texts before the round runs; they never start."""
+        closed: list[Event] = []
+        texts = dict(answers)
+        for block in self.tool_uses:
+            if block.id in texts:
+                result = synthetic_result(block, texts[block.id])
+                closed.append(ToolCallFinished(block.id, block.name, "failed", result, 0.0))
+                self.note(closed[-1])
+        return closed
+
     def message(self, *, marker: str | None) -> UserMessage:
         """One user message answering every tool_use, in order (SPEC §1.5), then `marker`."""
         blocks: list[ContentBlock] = [self.results[b.id].result for b in self.tool_uses]
@@ -223,7 +248,8 @@ async def _run_tools(params: LoopParams, round_: _ToolRound) -> AsyncIterator[Ev
     """Run the round's calls batch by batch; every call ends with a `ToolCallFinished`."""
     try:
         tools = params.tools.tools()
-        prepared = [prepare(tools, block) for block in round_.tool_uses]
+        waiting = [block for block in round_.tool_uses if block.id not in round_.results]
+        prepared = [prepare(tools, block) for block in waiting]
         for batch in batches(prepared):
             async for event in relay(run_batch(params, batch), params.abort):
                 round_.note(event)
@@ -235,15 +261,6 @@ async def _run_tools(params: LoopParams, round_: _ToolRound) -> AsyncIterator[Ev
     for closed in round_.unanswered():
         round_.note(closed)
         yield closed
-
-
-def _after_tools(params: LoopParams, state: LoopState) -> Finish | None:
-    """Whether the run must end after a round of tools, and why."""
-    if params.abort.aborted:
-        return Finish(Terminal.ABORTED_TOOLS, "Interrupted by the user while tools ran.")
-    if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
-        return Finish(Terminal.MAX_TURNS, f"Reached maximum number of turns ({params.max_turns})")
-    return None
 
 
 def _account(state: LoopState, stream: _Stream) -> LoopState:
@@ -294,8 +311,16 @@ def _finished(params: LoopParams, state: LoopState, finish: Finish, started: flo
         duration_api_ms=state.api_duration_s * 1000,
         error_status=finish.error_status,
         permission_denials=state.denials,
-        messages=state.messages,
+        messages=_without_empty_last(state.messages),
     )
+
+
+def _without_empty_last(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The conversation to continue from: an empty last answer would be refused once it is no
+    longer last (the API wants content in every assistant turn but the final one)."""
+    if messages and isinstance(messages[-1], AssistantMessage) and not messages[-1].content:
+        return messages[:-1]
+    return messages
 
 
 def _last_assistant(messages: tuple[Message, ...]) -> AssistantMessage | None:

@@ -68,6 +68,8 @@ class LoopParams:
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_tokens: int = 32_000
+    escalated_max_tokens: int | None = None
+    """The larger output limit a cut reply is asked again with, once; None: no escalation."""
     betas: tuple[str, ...] = ()
     context_window: int = 200_000
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -87,3 +89,8 @@ class LoopState:
     stop_reason: StopReason | None = None
     denials: tuple[PermissionDenial, ...] = ()
     transition: Continue | None = None
+    max_tokens_override: int | None = None
+    """The escalated output limit, once a cut reply asked for it (SPEC §3.2)."""
+    output_recoveries: int = 0
+    malformed_retries: int = 0
+    empty_retries: int = 0

@@ -31,14 +31,18 @@ async def stream_turn(
     messages: tuple[Message, ...],
     specs: tuple[ToolSpec, ...],
     result: TurnResult,
+    *,
+    max_tokens: int | None = None,
 ) -> AsyncIterator[Event]:
-    """Stream one response into `result`, retrying retryable failures; raises the final error."""
+    """Stream one response into `result`, retrying retryable failures; raises the final error.
+
+    `max_tokens` overrides the run's output limit for this call (an escalation)."""
     request = ModelRequest(
         model=params.model,
         system=params.system_prompt,
         messages=messages,
         tools=specs,
-        max_tokens=params.max_tokens,
+        max_tokens=max_tokens or params.max_tokens,
         purpose=params.purpose,
         betas=params.betas,
     )

@@ -35,6 +35,9 @@ from .options import QueryOptions
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
 """Output budget per call unless the model allows less or the user asks otherwise."""
+ESCALATED_MAX_TOKENS = 64_000
+"""What a reply cut at the default budget is asked again with, once, where the model allows it
+(Claude Code's figure); never when the user chose the budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,15 @@ def _directories(given: Sequence[Path | str], cwd: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _escalated(
+    options: QueryOptions, env: Mapping[str, str], max_tokens: int, ceiling: int
+) -> int | None:
+    if options.max_tokens is not None or env.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS") is not None:
+        return None
+    larger = min(ESCALATED_MAX_TOKENS, ceiling)
+    return larger if larger > max_tokens else None
+
+
 def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
     """The loop's permission callback: the policy applied to each call's resolved subject."""
 
@@ -177,6 +189,7 @@ def prepare(options: QueryOptions) -> Setup:
         custom=options.system_prompt,
         append=options.append_system_prompt,
     )
+    max_tokens = _max_tokens(options, env, choice.max_output_tokens)
     params = LoopParams(
         provider=provider,
         model=model,
@@ -187,7 +200,8 @@ def prepare(options: QueryOptions) -> Setup:
         abort=options.abort,
         max_turns=options.max_turns,
         retry=_retry(options, env),
-        max_tokens=_max_tokens(options, env, choice.max_output_tokens),
+        max_tokens=max_tokens,
+        escalated_max_tokens=_escalated(options, env, max_tokens, choice.max_output_tokens),
         betas=(*choice.betas, *_betas(options.betas)),
         context_window=choice.context_window,
     )

@@ -32,19 +32,27 @@ thinking block once the block is complete), `content_block_stop`, `message_delta
 message's `assistant` lines come just before it, so, as with Claude Code, a message's lines are
 all out by its `message_stop`. A redacted thinking block is complete at its start (Anthropic
 sends its `data` there), so its `content_block_start` waits for the block and carries the data.
+
+Every way the loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
+plain `next_turn` after tools is not: the `user` tool-result line already says it). When a
+recovery drops an answer whose `assistant` lines are already out (a cut reply asked again with a
+larger limit, an empty reply), a `system` line `{"subtype": "withdrawn", "message_id": ...}`
+says those lines no longer stand; with partial messages it also follows any partial answer a
+retry replaced.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
+    Continue,
     Continuing,
     Event,
     Finished,
@@ -100,6 +108,9 @@ def result_subtype(terminal: Terminal) -> str:
             | Terminal.HOOK_STOPPED
             | Terminal.STOP_HOOK_PREVENTED
             | Terminal.BLOCKING_LIMIT
+            | Terminal.MAX_OUTPUT_TOKENS
+            | Terminal.MALFORMED_TOOL_USE_EXHAUSTED
+            | Terminal.EMPTY_RESPONSE
         ):
             return "error_during_execution"
         case _:
@@ -117,6 +128,8 @@ class StreamJsonWriter:
     limits: ModelLimits | None = None
     _streaming: MessageAssembler | None = None
     """The response streaming now, until it completes or is withdrawn."""
+    _printed: set[str] = field(default_factory=set[str])
+    """Messages whose assistant lines are out: withdrawing one later must be said."""
 
     def lines(self, event: Event) -> list[Line]:
         """The lines one event produces (often none)."""
@@ -133,9 +146,12 @@ class StreamJsonWriter:
                 return [self._retry(event)]
             case Withdrawn():
                 self._streaming = None
-                if not self.include_partial:
+                if not (self.include_partial or event.message_id in self._printed):
                     return []  # nothing of the withdrawn message was printed
-                return [self._frame("system", subtype="withdrawn", message_id=event.message_id)]
+                line = self._frame("system", subtype="withdrawn", message_id=event.message_id)
+                return [{**line, "reason": event.reason}]
+            case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
+                return [self._frame("system", subtype="continuing", reason=reason.value)]
             case Finished():
                 self._streaming = None  # a failed answer is not in the conversation
                 return [self.result(event)]
@@ -165,6 +181,7 @@ class StreamJsonWriter:
         return lines
 
     def _assistant(self, message: AssistantMessage) -> list[Line]:
+        self._printed.add(message.id)
         return [self._frame("assistant", message=wire) for wire in per_block(message)]
 
     def _interrupted_answer(self) -> list[Line]:

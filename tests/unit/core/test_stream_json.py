@@ -249,11 +249,23 @@ async def test_each_content_block_is_its_own_assistant_line(tmp_path: Path) -> N
 
 
 async def test_an_answer_with_no_blocks_still_prints_one_valid_line(tmp_path: Path) -> None:
-    lines = await printed(ScriptedProvider([Reply(())]), tmp_path)
+    lines = await printed(ScriptedProvider([Reply(()), text("Here.")]), tmp_path)
 
-    assert [line["type"] for line in lines] == ["system", "assistant", "result"]
-    assert assistant_messages(lines) == [api_message(None, "end_turn")]
-    assert (lines[-1]["subtype"], lines[-1]["result"]) == ("success", "")
+    kinds = [(line["type"], line.get("subtype"), line.get("reason")) for line in lines]
+    assert kinds == [
+        ("system", "init", None),
+        ("assistant", None, None),
+        ("system", "withdrawn", "recovering: empty_response_nudge"),
+        ("system", "continuing", "empty_response_nudge"),
+        ("assistant", None, None),
+        ("result", "success", None),
+    ]
+    assert lines[2]["message_id"] == "msg_scripted_1"
+    assert assistant_messages(lines) == [
+        api_message(None, "end_turn"),
+        api_message({"type": "text", "text": "Here."}, "end_turn", number=2),
+    ]
+    assert lines[-1]["result"] == "Here."
 
 
 async def test_blocks_of_an_answer_a_retry_replaced_are_never_printed(tmp_path: Path) -> None:

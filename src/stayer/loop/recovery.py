@@ -1,0 +1,241 @@
+"""The exit side of the loop (SPEC §3): after each response, go on (and why) or finish (and why).
+
+"The model called no tool" is a signal to recover from, not proof that the work is done. Each
+branch below is a small pure function of the run's parameters, its state and the response; the
+loop only streams, runs tools and acts on the answer, which is one of:
+
+* `RunTools`: the response asked for tools (some calls may be answered without running);
+* `Retry`: go round again with a new state, for a named `Continue` reason (and, when the answer
+  is dropped from the conversation, the id of the message to withdraw);
+* `Finish`: end with a `Terminal` reason.
+
+The tree for a response without tool calls, in order:
+
+1. output cut (`max_tokens`): ask again with a larger output limit once, where the model allows
+   more (`max_output_tokens_escalate`); then keep the partial answer and ask the model to go on
+   from the cut, up to `MAX_OUTPUT_RECOVERIES` times (`max_output_tokens_recovery`); then end
+   (`max_output_tokens`), keeping what was produced;
+2. a response that says it calls a tool but holds no call: say so and ask again, twice
+   (`malformed_tool_use_retry`), then end (`malformed_tool_use_exhausted`);
+3. a reply with no visible text: nudge once (`empty_response_nudge`), send the same request
+   once more (`empty_response_resend`), then end (`empty_response`), never a `completed` with
+   nothing in it;
+4. otherwise the model is done (`completed`).
+
+A tool call cut inside its JSON input by the output limit never runs and is never reported as
+invalid JSON: its result says the call was cut and how to split the work. Every counter is
+bounded, and the counters reset after an ordinary tool turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from stayer.events import Continue, Terminal
+from stayer.messages import (
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from stayer.providers.base import UNPARSED_INPUT_KEY
+
+from .state import LoopParams, LoopState
+
+MAX_OUTPUT_RECOVERIES = 3
+MAX_MALFORMED_RETRIES = 2
+MAX_EMPTY_RETRIES = 2
+
+OUTPUT_RECOVERY_TEXT = (
+    "[Your reply was cut off by the output limit. Continue exactly where it stopped, "
+    "mid-sentence or mid-code if that is where the cut fell: no apology and no recap of what "
+    "came before. If much remains, do it in smaller pieces.]"
+)
+CUT_CALL_TEXT = (
+    "[This tool call was cut off by the output limit before its input was complete, so it did "
+    "not run. Make it again with less in one call: split long content over several calls "
+    "(for a long file, write the first part, then add the rest with further edits).]"
+)
+MALFORMED_TEXT = (
+    "[Your last reply ended as if it were calling a tool, but no complete tool call came "
+    "through. Make the call again, or answer in text if you meant to stop.]"
+)
+EMPTY_TEXT = (
+    "[Your last reply had no visible text and called no tool. Carry on with the task: call the "
+    "tool you need, or give the user your answer.]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """How the run ends: the terminal reason and what to tell the caller."""
+
+    terminal: Terminal
+    message: str = ""
+    error_status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Go round again from `state`, for `reason`; `withdraw` names a dropped answer."""
+
+    state: LoopState
+    reason: Continue
+    withdraw: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Run the response's tool calls; `cut` maps calls answered without running to their text."""
+
+    state: LoopState
+    cut: tuple[tuple[str, str], ...] = ()
+
+
+Step = Finish | Retry | RunTools
+
+
+def after_response(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+    """What to do with a completed response, already the last message of `state`."""
+    if message.tool_uses:
+        return _with_tools(params, state, message)
+    if message.stop_reason == "max_tokens":
+        return _output_cut(params, state, message)
+    if message.stop_reason == "tool_use":
+        return _malformed(state, message)
+    if not message.text.strip():
+        return _empty(state, message)
+    return Finish(Terminal.COMPLETED)
+
+
+def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finish | None:
+    """Whether the run must end after a round of tools, and why."""
+    if aborted:
+        return Finish(Terminal.ABORTED_TOOLS, "Interrupted by the user while tools ran.")
+    if state.output_recoveries > MAX_OUTPUT_RECOVERIES:
+        return _output_exhausted(state)
+    if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
+        return Finish(Terminal.MAX_TURNS, f"Reached maximum number of turns ({params.max_turns})")
+    return None
+
+
+def next_turn(state: LoopState, *, cut: bool) -> LoopState:
+    """The state for the turn after a tool round; a round with a cut call was a recovery."""
+    if cut:
+        reason = Continue.MAX_OUTPUT_TOKENS_RECOVERY
+        return replace(state, turn_count=state.turn_count + 1, transition=reason)
+    return replace(
+        state,
+        turn_count=state.turn_count + 1,
+        transition=Continue.NEXT_TURN,
+        output_recoveries=0,
+        malformed_retries=0,
+        empty_retries=0,
+    )
+
+
+def _with_tools(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+    cut = [block for block in message.tool_uses if _cut(message, block)]
+    if not cut:
+        return RunTools(state)
+    escalated = _escalate(params, state, message)
+    if escalated is not None:
+        return escalated
+    answers = tuple((block.id, CUT_CALL_TEXT) for block in cut)
+    return RunTools(replace(state, output_recoveries=state.output_recoveries + 1), answers)
+
+
+def _cut(message: AssistantMessage, block: ToolUseBlock) -> bool:
+    """Whether the output limit cut `block` inside its input (then its JSON does not parse)."""
+    return message.stop_reason == "max_tokens" and UNPARSED_INPUT_KEY in block.input
+
+
+def _output_cut(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+    escalated = _escalate(params, state, message)
+    if escalated is not None:
+        return escalated
+    if state.output_recoveries >= MAX_OUTPUT_RECOVERIES:
+        return _output_exhausted(state)
+    nudged = _with_user_text(state.messages, OUTPUT_RECOVERY_TEXT)
+    state = replace(state, messages=nudged, output_recoveries=state.output_recoveries + 1)
+    return Retry(state, Continue.MAX_OUTPUT_TOKENS_RECOVERY)
+
+
+def _escalate(params: LoopParams, state: LoopState, message: AssistantMessage) -> Retry | None:
+    """Ask the same question again with the larger limit, once; the cut answer is dropped."""
+    larger = params.escalated_max_tokens
+    if state.max_tokens_override is not None or larger is None or larger <= params.max_tokens:
+        return None
+    state = replace(state, messages=state.messages[:-1], max_tokens_override=larger)
+    return Retry(state, Continue.MAX_OUTPUT_TOKENS_ESCALATE, withdraw=message.id)
+
+
+def _output_exhausted(state: LoopState) -> Finish:
+    return Finish(
+        Terminal.MAX_OUTPUT_TOKENS,
+        f"The model's reply was cut off by the output limit {MAX_OUTPUT_RECOVERIES + 1} times "
+        "in a row; what it wrote is kept in the conversation. Ask for less at once, or raise "
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS.",
+    )
+
+
+def _malformed(state: LoopState, message: AssistantMessage) -> Step:
+    if state.malformed_retries >= MAX_MALFORMED_RETRIES:
+        return Finish(
+            Terminal.MALFORMED_TOOL_USE_EXHAUSTED,
+            f"The model said it was calling a tool but sent no usable call "
+            f"{MAX_MALFORMED_RETRIES + 1} times in a row.",
+        )
+    messages = _without_empty(state.messages, message)
+    state = replace(
+        state,
+        messages=_with_user_text(messages, MALFORMED_TEXT),
+        malformed_retries=state.malformed_retries + 1,
+    )
+    return Retry(state, Continue.MALFORMED_TOOL_USE_RETRY, withdraw=_withdrawn(message, messages))
+
+
+def _empty(state: LoopState, message: AssistantMessage) -> Step:
+    messages = _without_empty(state.messages, message)
+    withdraw = _withdrawn(message, messages)
+    if state.empty_retries == 0:
+        state = replace(state, messages=_with_user_text(messages, EMPTY_TEXT), empty_retries=1)
+        return Retry(state, Continue.EMPTY_RESPONSE_NUDGE, withdraw=withdraw)
+    if state.empty_retries < MAX_EMPTY_RETRIES:
+        state = replace(state, messages=state.messages[:-1], empty_retries=state.empty_retries + 1)
+        return Retry(state, Continue.EMPTY_RESPONSE_RESEND, withdraw=message.id)
+    return Finish(
+        Terminal.EMPTY_RESPONSE,
+        f"The model gave no visible answer {MAX_EMPTY_RETRIES + 1} times in a row, even when "
+        "asked again.",
+    )
+
+
+def _without_empty(messages: tuple[Message, ...], message: AssistantMessage) -> tuple[Message, ...]:
+    """The conversation without `message` if it holds nothing worth keeping (the API refuses an
+    assistant turn with no content; one with only thinking stays)."""
+    keep = any(_worth_keeping(block) for block in message.content)
+    return messages if keep else messages[:-1]
+
+
+def _worth_keeping(block: ContentBlock) -> bool:
+    if isinstance(block, TextBlock):
+        return bool(block.text.strip())
+    return isinstance(block, ThinkingBlock)
+
+
+def _withdrawn(message: AssistantMessage, messages: tuple[Message, ...]) -> str | None:
+    """The id of `message` when it is no longer in `messages`."""
+    return message.id if not messages or messages[-1] is not message else None
+
+
+def _with_user_text(messages: tuple[Message, ...], text: str) -> tuple[Message, ...]:
+    """Add a user note, merged into a user message already last (roles alternate)."""
+    note = UserMessage((TextBlock(text),))
+    last = messages[-1] if messages else None
+    if isinstance(last, UserMessage):
+        return (*messages[:-1], UserMessage((*last.content, *note.content)))
+    return (*messages, note)

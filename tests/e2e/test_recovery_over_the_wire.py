@@ -1,0 +1,101 @@
+"""The recovery tree as a user meets it: `stayer -p` against the fake server, whose replies are
+cut by the output limit, in text or inside a tool call's input, over both protocols."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stayer.loop.recovery import CUT_CALL_TEXT
+from tests.e2e.cli import stayer
+from tests.e2e.test_headless_over_the_wire import result_text, tool_results
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import ToolCall, WireProtocol, reply
+
+STREAM = ("--output-format", "stream-json", "--verbose")
+
+
+def kinds(lines: list[dict[str, object]]) -> list[tuple[object, ...]]:
+    return [(line["type"], line.get("subtype"), line.get("reason")) for line in lines]
+
+
+def test_a_reply_cut_by_the_output_limit_is_asked_again_with_a_larger_one(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("The answer is", stop_reason="max_tokens"), reply("The answer is 42."))
+    done = stayer("-p", "what is it?", *STREAM, cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    lines = done.json_lines()
+    assert kinds(lines) == [
+        ("system", "init", None),
+        ("assistant", None, None),
+        ("system", "withdrawn", "recovering: max_output_tokens_escalate"),
+        ("system", "continuing", "max_output_tokens_escalate"),
+        ("assistant", None, None),
+        ("result", "success", None),
+    ]
+    assert lines[-1]["result"] == "The answer is 42."
+    first, second = server.requests
+    assert (first.body["max_tokens"], second.body["max_tokens"]) == (32_000, 64_000)
+    assert second.messages == first.messages
+
+
+@pytest.mark.parametrize("protocol", ["anthropic", "openai"])
+def test_a_write_cut_inside_its_input_never_runs_and_the_model_splits_it(
+    server: FakeModelServer, tmp_path: Path, protocol: WireProtocol
+) -> None:
+    target = tmp_path / "notes.md"
+    cut = ToolCall("toolu_1", "Write", raw_input=f'{{"file_path": "{target}", "content": "# No')
+    whole = ToolCall("toolu_2", "Write", {"file_path": str(target), "content": "# Notes\n"})
+    server.enqueue(reply(cut, stop_reason="max_tokens"), reply(whole), reply("Written."))
+    env = {**server.env(protocol), "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "1000"}  # no escalation
+    done = stayer("-p", "write notes", *STREAM, "--permission-mode", "acceptEdits",
+                  cwd=tmp_path, env=env)  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    if protocol == "anthropic":
+        (answer,) = tool_results(server.requests[1])
+        assert (answer["tool_use_id"], result_text(answer)) == ("toolu_1", CUT_CALL_TEXT)
+    else:
+        last = server.requests[1].messages[-1]
+        assert last == {"role": "tool", "tool_call_id": "toolu_1", "content": CUT_CALL_TEXT}
+    assert target.read_text() == "# Notes\n"
+    reasons = [
+        line.get("reason") for line in done.json_lines() if line.get("subtype") == "continuing"
+    ]
+    assert reasons == ["max_output_tokens_recovery"]
+    assert done.json_lines()[-1]["result"] == "Written."
+
+
+def test_an_output_limit_that_keeps_cutting_ends_with_its_own_reason(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    for n in range(4):
+        server.enqueue(reply(f"part {n}", stop_reason="max_tokens"))
+    env = {**server.env(), "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "1000"}
+    done = stayer("-p", "write a novel", "--output-format", "json", cwd=tmp_path, env=env)
+
+    assert done.status == 1
+    (result,) = done.json_lines()
+    assert (result["subtype"], result["terminal_reason"]) == (
+        "error_during_execution",
+        "max_output_tokens",
+    )
+    assert "CLAUDE_CODE_MAX_OUTPUT_TOKENS" in result["result"]
+    assert len(server.requests) == 4
+
+
+def test_the_base_prompt_that_tells_the_model_not_to_give_up_is_sent(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    """SPEC §5.1: the guard is in what the model receives, not only in our source."""
+    server.enqueue(reply("ok"))
+    done = stayer("-p", "hi", cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    system = "".join(block["text"] for block in server.requests[0].body["system"])
+    assert "diagnose before changing course" in system
+    assert "Do not retry the same thing blindly" in system
+    assert "Keep going until the task is actually done" in system
