@@ -9,6 +9,8 @@ from typing import TextIO
 
 from stayer.events import (
     BlockStarted,
+    Continue,
+    Continuing,
     Event,
     Finished,
     Retrying,
@@ -20,6 +22,20 @@ from stayer.events import (
     Withdrawn,
 )
 from stayer.messages import JSON
+
+_RECOVERIES: dict[Continue, str] = {
+    Continue.MAX_OUTPUT_TOKENS_ESCALATE: "cut off by the output limit: asking again, allowing more",
+    Continue.MAX_OUTPUT_TOKENS_RECOVERY: "cut off by the output limit: asking the model to go on",
+    Continue.MALFORMED_TOOL_USE_RETRY: "the reply promised a tool call it never made: asking again",
+    Continue.EMPTY_RESPONSE_NUDGE: "the reply was empty: asking the model to go on",
+    Continue.EMPTY_RESPONSE_RESEND: "the reply was empty again: sending the request once more",
+    Continue.COLLAPSE_DRAIN_RETRY: "the context is too long: clearing old tool output",
+    Continue.REACTIVE_COMPACT_RETRY: "the context is too long: summarising the conversation",
+    Continue.STOP_HOOK_BLOCKING: "a check before stopping failed: the model goes on",
+    Continue.TOKEN_BUDGET_CONTINUATION: "the token budget is not spent: the model goes on",
+    Continue.NEXT_TURN: "",
+}
+"""What a person watching sees when the loop recovers instead of stopping."""
 
 _SUBJECT_FIELDS = ("command", "file_path", "pattern", "path", "url")
 MAX_RESULT_LINES = 6
@@ -81,6 +97,9 @@ class LiveView:
             case Withdrawn():
                 self._newline()
                 self._write(self._style("  (the partial answer above was discarded)\n", "2"))
+            case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
+                self._newline()
+                self._write(self._style(f"  ↻ {_RECOVERIES[reason]}\n", "33"))
             case Finished():
                 self._finished(event)
             case _:
@@ -99,7 +118,8 @@ class LiveView:
     def _finished(self, event: Finished) -> None:
         self._newline()
         tokens = event.usage.total_input_tokens + event.usage.output_tokens
-        facts = f"{event.num_turns} turns · {tokens:,} tokens · ${event.cost_usd:.4f}"
+        turns = f"{event.num_turns} turn" + ("" if event.num_turns == 1 else "s")
+        facts = f"{turns} · {tokens:,} tokens · ${event.cost_usd:.4f}"
         if event.terminal is Terminal.COMPLETED:
             self._write(self._style(f"\n✓ done · {facts}\n", "32"))
         else:

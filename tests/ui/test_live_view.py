@@ -1,0 +1,36 @@
+"""The live terminal view says when the loop recovers instead of stopping."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from stayer.events import Continue
+from stayer.providers.scripted import ScriptedProvider, text
+from stayer.session.options import QueryOptions
+from stayer.session.query import query
+from stayer.ui.live import LiveView
+
+
+async def test_a_recovery_is_shown_as_it_happens(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("The answer", stop_reason="max_tokens"), text(" is 42.")])
+    out = io.StringIO()
+    view = LiveView(out)
+    options = QueryOptions(cwd=tmp_path, provider=model, max_tokens=1000)
+    async for event in query("what is it?", options=options):
+        view.show(event)
+
+    shown = out.getvalue().splitlines()
+    assert shown[1:4] == [
+        "The answer",
+        "  ↻ cut off by the output limit: asking the model to go on",
+        " is 42.",
+    ]
+    assert shown[-1].startswith("✓ done · 1 turn · ")
+
+
+def test_every_recovery_has_words_for_the_person_watching() -> None:
+    from stayer.ui.live import _RECOVERIES
+
+    assert set(_RECOVERIES) == set(Continue)
+    assert all(_RECOVERIES[reason] for reason in Continue if reason is not Continue.NEXT_TURN)
