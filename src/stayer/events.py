@@ -45,6 +45,7 @@ class Terminal(StrEnum):
     MAX_OUTPUT_TOKENS = "max_output_tokens"
     MALFORMED_TOOL_USE_EXHAUSTED = "malformed_tool_use_exhausted"
     EMPTY_RESPONSE = "empty_response"
+    DONE_CHECK_FAILED = "done_check_failed"
 
 
 class Continue(StrEnum):

@@ -99,3 +99,47 @@ def test_the_base_prompt_that_tells_the_model_not_to_give_up_is_sent(
     assert "diagnose before changing course" in system
     assert "Do not retry the same thing blindly" in system
     assert "Keep going until the task is actually done" in system
+
+
+def test_done_when_keeps_the_model_working_until_the_check_passes(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(
+        reply("All done!"),
+        reply(ToolCall("toolu_1", "Bash", {"command": "echo ok > done.txt"})),
+        reply("Now it really is done."),
+    )
+    done = stayer(
+        "-p", "make done.txt", *STREAM, "--dangerously-skip-permissions",
+        "--done-when", "test -f done.txt || { echo 'done.txt is missing'; exit 3; }",
+        cwd=tmp_path, env=server.env(),
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    lines = done.json_lines()
+    reasons = [line["reason"] for line in lines if line.get("subtype") == "continuing"]
+    assert reasons == ["stop_hook_blocking"]
+    told = server.requests[1].messages[-1]
+    assert isinstance(told, dict)
+    note = "".join(block["text"] for block in told["content"] if block["type"] == "text")
+    assert "exited with status 3. Its output:\ndone.txt is missing" in note
+    assert (lines[-1]["subtype"], lines[-1]["result"]) == ("success", "Now it really is done.")
+
+
+def test_a_done_check_that_never_passes_is_never_a_success(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    for _ in range(4):
+        server.enqueue(reply("Done."))
+    done = stayer(
+        "-p", "go", "--output-format", "json", "--done-when", "echo still red; exit 1",
+        cwd=tmp_path, env=server.env(),
+    )  # fmt: skip
+
+    assert done.status == 1
+    (result,) = done.json_lines()
+    assert (result["subtype"], result["terminal_reason"]) == (
+        "error_during_execution",
+        "done_check_failed",
+    )
+    assert result["result"].endswith("exited with status 1. Its output:\nstill red")

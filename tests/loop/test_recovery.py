@@ -4,6 +4,7 @@ events (stream events are left out: they are the scripted replies themselves).""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +21,15 @@ from stayer.events import (
     ToolResultsAppended,
     Withdrawn,
 )
-from stayer.loop.recovery import CUT_CALL_TEXT, EMPTY_TEXT, MALFORMED_TEXT, OUTPUT_RECOVERY_TEXT
+from stayer.loop.abort import AbortSignal
+from stayer.loop.recovery import (
+    CUT_CALL_TEXT,
+    EMPTY_TEXT,
+    MALFORMED_TEXT,
+    OUTPUT_RECOVERY_TEXT,
+    STOP_CHECK_TEXT,
+)
+from stayer.loop.state import StopCheck
 from stayer.messages import (
     AssistantMessage,
     StopReason,
@@ -272,3 +281,73 @@ async def test_a_thinking_only_reply_keeps_its_thinking_and_is_nudged(tmp_path: 
     kept = model.requests[1].messages[1]
     assert isinstance(kept, AssistantMessage) and kept.content == (ThinkingBlock("hmm", "sig"),)
     assert finished(events).result_text == "Here it is."
+
+
+def checks_answering(*reports: str | None) -> tuple[StopCheck, ...]:
+    """One stop check that answers with `reports` in turn, and fails the test past them."""
+    answers = iter(reports)
+
+    async def check() -> str | None:
+        return next(answers)
+
+    return (check,)
+
+
+async def test_a_failing_stop_check_sends_the_model_back_to_work(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("Done!"), tool_call("Echo", {"text": "fix"}), text("Now done.")])
+    params = replace(
+        make_params(model, [Echo()], tmp_path),
+        stop_checks=checks_answering("2 tests failed", None),
+    )
+    events = await run(params)
+
+    assert loop_events(events) == [
+        ("request", 1),
+        Continue.STOP_HOOK_BLOCKING,
+        ("request", 1),
+        ("started", "Echo"),
+        ("finished", "Echo", "completed"),
+        "results",
+        Continue.NEXT_TURN,
+        ("request", 2),
+        Terminal.COMPLETED,
+    ]
+    told = model.requests[1].messages[-1]
+    assert told == UserMessage((TextBlock(f"{STOP_CHECK_TEXT}\n\n2 tests failed"),))
+    assert finished(events).result_text == "Now done."
+
+
+async def test_a_check_that_never_passes_ends_the_run_with_its_last_report(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([text("Done!")] * 4)
+    params = replace(
+        make_params(model, [Echo()], tmp_path),
+        stop_checks=checks_answering("fail 1", "fail 2", "fail 3", "fail 4"),
+    )
+    events = await run(params)
+
+    assert loop_events(events) == [
+        ("request", 1),
+        *[Continue.STOP_HOOK_BLOCKING, ("request", 1)] * 3,
+        Terminal.DONE_CHECK_FAILED,
+    ]
+    end = finished(events)
+    assert end.message.endswith("Its last report: fail 4")
+    assert end.result_text == ""
+
+
+async def test_an_interrupt_while_checking_ends_the_run_cleanly(tmp_path: Path) -> None:
+    abort = AbortSignal()
+
+    async def check() -> str | None:
+        abort.abort()
+        await asyncio.Event().wait()  # a check that would never end on its own
+        return None
+
+    model = ScriptedProvider([text("Done!")])
+    params = replace(make_params(model, [Echo()], tmp_path, abort=abort), stop_checks=(check,))
+    events = await run(params)
+
+    assert loop_events(events) == [("request", 1), Terminal.ABORTED_TOOLS]
+    assert "checking whether the work is done" in finished(events).message

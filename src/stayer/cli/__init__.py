@@ -107,6 +107,7 @@ async def _headless(args: argparse.Namespace) -> int:
         betas=[beta for item in flatten(args.betas) for beta in item.split(",") if beta],
         permission_mode=mode,
         session_id=args.session_id,
+        done_when=args.done_when,
     )
     printer = Printer(
         output_format=args.output_format,

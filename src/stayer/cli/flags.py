@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     _model_flags(parser)
     _permission_flags(parser)
     parser.add_argument(
+        "--done-when",
+        metavar="COMMAND",
+        help="a shell command that must succeed before the run may end (e.g. 'pytest -q')",
+    )
+    parser.add_argument(
         "--session-id", type=_session_id, help="use this session id (a UUID) instead of a new one"
     )
     parser.add_argument("-v", "--version", action="store_true", help="print the version")

@@ -20,7 +20,11 @@ The tree for a response without tool calls, in order:
 3. a reply with no visible text: nudge once (`empty_response_nudge`), send the same request
    once more (`empty_response_resend`), then end (`empty_response`), never a `completed` with
    nothing in it;
-4. otherwise the model is done (`completed`).
+4. otherwise the model would be done; the stop checks (`--done-when`, later Stop hooks) decide:
+   a check that fails sends its output back and the model goes on (`stop_hook_blocking`), at
+   most `LoopParams.max_stop_blocks` times in a run, then the run ends (`done_check_failed`)
+   with the check's last output, never a false `completed`;
+5. `completed`.
 
 A tool call cut inside its JSON input by the output limit never runs and is never reported as
 invalid JSON: its result says the call was cut and how to split the work. Every counter is
@@ -62,6 +66,11 @@ CUT_CALL_TEXT = (
 MALFORMED_TEXT = (
     "[Your last reply ended as if it were calling a tool, but no complete tool call came "
     "through. Make the call again, or answer in text if you meant to stop.]"
+)
+STOP_CHECK_TEXT = (
+    "[You stopped, but the check that decides whether the work is done did not pass, so the "
+    "task is not finished. Read its report below, fix the cause, and only stop when it would "
+    "pass.]"
 )
 EMPTY_TEXT = (
     "[Your last reply had no visible text and called no tool. Carry on with the task: call the "
@@ -109,6 +118,26 @@ def after_response(params: LoopParams, state: LoopState, message: AssistantMessa
     if not message.text.strip():
         return _empty(state, message)
     return Finish(Terminal.COMPLETED)
+
+
+def after_stop_checks(params: LoopParams, state: LoopState, feedback: list[str]) -> Step:
+    """The model would stop: complete, or send the checks' objections back to it."""
+    if not feedback:
+        return Finish(Terminal.COMPLETED)
+    report = "\n\n".join(feedback)
+    if state.stop_blocks >= params.max_stop_blocks:
+        return Finish(
+            Terminal.DONE_CHECK_FAILED,
+            f"The work is not done: the check still fails after {state.stop_blocks} more "
+            f"attempts. Its last report: {report}",
+        )
+    note = f"{STOP_CHECK_TEXT}\n\n{report}"
+    state = replace(
+        state,
+        messages=_with_user_text(state.messages, note),
+        stop_blocks=state.stop_blocks + 1,
+    )
+    return Retry(state, Continue.STOP_HOOK_BLOCKING)
 
 
 def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finish | None:

@@ -47,7 +47,7 @@ from stayer.providers.base import MessageAssembler
 
 from . import recovery
 from .abort import relay
-from .recovery import Finish, Retry
+from .recovery import Finish, Retry, Step
 from .state import LoopParams, LoopState
 from .tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT, batches, prepare, run_batch, synthetic_result
 from .turn import TurnResult, stream_turn
@@ -58,6 +58,9 @@ INTERRUPTED_TOOLS_MARKER = "[Request interrupted by user for tool use]"
 
 ABORTED_WHILE_STREAMING = Finish(
     Terminal.ABORTED_STREAMING, "Interrupted by the user while the model answered."
+)
+ABORTED_WHILE_CHECKING = Finish(
+    Terminal.ABORTED_TOOLS, "Interrupted by the user while checking whether the work is done."
 )
 INCOMPLETE = Finish(Terminal.MODEL_ERROR, "the model's response ended before it was complete")
 
@@ -84,7 +87,7 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         if stream.failure is not None or stream.turn.message is None:
             yield _finished(params, state, stream.failure or INCOMPLETE, started)
             return
-        step = recovery.after_response(params, state, stream.turn.message)
+        step = await _decide(params, state, stream.turn.message)
         if isinstance(step, Finish):
             yield _finished(params, state, step, started)
             return
@@ -114,6 +117,25 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         state = recovery.next_turn(state, cut=bool(step.cut))
         assert state.transition is not None
         yield Continuing(state.transition)
+
+
+async def _decide(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+    """Recovery's answer to a response; when the model would be done, the stop checks' too."""
+    step = recovery.after_response(params, state, message)
+    if not (isinstance(step, Finish) and step.terminal is Terminal.COMPLETED):
+        return step
+    if not params.stop_checks:
+        return step
+    reports = [report async for report in relay(_stop_checks(params), params.abort) if report]
+    if params.abort.aborted:
+        return ABORTED_WHILE_CHECKING
+    return recovery.after_stop_checks(params, state, reports)
+
+
+async def _stop_checks(params: LoopParams) -> AsyncIterator[str | None]:
+    """Each stop check's objection, or None, in order; stops early when the run is aborted."""
+    for check in params.stop_checks:
+        yield await check()
 
 
 async def _close_interrupted(

@@ -28,6 +28,11 @@ class ToolCall:
 
 CanUseTool = Callable[[ToolCall], Awaitable[Decision]]
 
+StopCheck = Callable[[], Awaitable[str | None]]
+"""Runs when the model would stop (SPEC §3.3): returns why the work is not done yet, which goes
+back to the model, or None to let the run complete. `--done-when` is one; Stop hooks plug in
+the same way."""
+
 
 async def allow_everything(_call: ToolCall) -> Decision:
     """A permission callback that allows every call (bypass mode)."""
@@ -70,6 +75,9 @@ class LoopParams:
     max_tokens: int = 32_000
     escalated_max_tokens: int | None = None
     """The larger output limit a cut reply is asked again with, once; None: no escalation."""
+    stop_checks: tuple[StopCheck, ...] = ()
+    max_stop_blocks: int = 3
+    """How often the stop checks may send the model back to work before the run ends."""
     betas: tuple[str, ...] = ()
     context_window: int = 200_000
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -94,3 +102,6 @@ class LoopState:
     output_recoveries: int = 0
     malformed_retries: int = 0
     empty_retries: int = 0
+    stop_blocks: int = 0
+    """Times the stop checks sent the model back; never reset within a run, so a check that
+    can never pass cannot keep it going forever."""

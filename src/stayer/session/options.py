@@ -20,7 +20,8 @@ class QueryOptions:
     `model` and the environment. `abort` lets the caller interrupt the run; an aborted signal
     stays aborted, so give each run its own. Tool lists accept a name, a comma-separated
     string, or a sequence of them. `add_dirs` are further working directories (`--add-dir`);
-    `betas` are Anthropic beta names sent with every request (`--betas`).
+    `betas` are Anthropic beta names sent with every request (`--betas`). `done_when` is a shell
+    command that must succeed before the run may end as completed (`--done-when`).
     """
 
     model: str | None = None
@@ -34,6 +35,7 @@ class QueryOptions:
     permission_mode: str = "default"
     add_dirs: Sequence[Path | str] = ()
     betas: Sequence[str] = ()
+    done_when: str | None = None
     provider: Provider | None = None
     env: Mapping[str, str] | None = None
     abort: AbortSignal = field(default_factory=AbortSignal)

@@ -16,7 +16,7 @@ from stayer.context.prompt import Environment, build_system_prompt
 from stayer.errors import ConfigError
 from stayer.events import Event, SessionStarted
 from stayer.loop.run import query as loop_query
-from stayer.loop.state import CanUseTool, LoopParams, RetryPolicy, ToolCall
+from stayer.loop.state import CanUseTool, LoopParams, RetryPolicy, StopCheck, ToolCall
 from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
 from stayer.permissions import (
     Decision,
@@ -131,6 +131,16 @@ def _directories(given: Sequence[Path | str], cwd: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _stop_checks(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> tuple[StopCheck, ...]:
+    if options.done_when is None:
+        return ()
+    if not options.done_when.strip():
+        raise ConfigError("--done-when needs a command, such as --done-when 'pytest -q'")
+    from .done_check import done_check
+
+    return (done_check(options.done_when, cwd=cwd, env={**os.environ, **env}),)
+
+
 def _escalated(
     options: QueryOptions, env: Mapping[str, str], max_tokens: int, ceiling: int
 ) -> int | None:
@@ -202,6 +212,7 @@ def prepare(options: QueryOptions) -> Setup:
         retry=_retry(options, env),
         max_tokens=max_tokens,
         escalated_max_tokens=_escalated(options, env, max_tokens, choice.max_output_tokens),
+        stop_checks=_stop_checks(options, cwd, env),
         betas=(*choice.betas, *_betas(options.betas)),
         context_window=choice.context_window,
     )

@@ -111,6 +111,7 @@ def result_subtype(terminal: Terminal) -> str:
             | Terminal.MAX_OUTPUT_TOKENS
             | Terminal.MALFORMED_TOOL_USE_EXHAUSTED
             | Terminal.EMPTY_RESPONSE
+            | Terminal.DONE_CHECK_FAILED
         ):
             return "error_during_execution"
         case _:
