@@ -46,6 +46,7 @@ class Terminal(StrEnum):
     MALFORMED_TOOL_USE_EXHAUSTED = "malformed_tool_use_exhausted"
     EMPTY_RESPONSE = "empty_response"
     DONE_CHECK_FAILED = "done_check_failed"
+    BUDGET_EXHAUSTED = "budget_exhausted"
 
 
 class Continue(StrEnum):

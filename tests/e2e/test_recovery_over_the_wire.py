@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from stayer.loop.recovery import CUT_CALL_TEXT
+from stayer.messages import Usage
 from tests.e2e.cli import stayer
 from tests.e2e.test_headless_over_the_wire import result_text, tool_results
 from tests.fakes.model_server import FakeModelServer
@@ -143,3 +144,34 @@ def test_a_done_check_that_never_passes_is_never_a_success(
         "done_check_failed",
     )
     assert result["result"].endswith("exited with status 1. Its output:\nstill red")
+
+
+def test_max_budget_usd_ends_the_run_as_claude_code_reports_it(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    pricey = Usage(input_tokens=1_000_000, output_tokens=0)  # $3 at Sonnet's list price
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "true"}), usage=pricey),
+        reply(ToolCall("toolu_2", "Bash", {"command": "true"}), usage=pricey),
+    )
+    done = stayer(
+        "-p", "go", "--output-format", "json", "--dangerously-skip-permissions",
+        "--max-budget-usd", "5", cwd=tmp_path, env=server.env(),
+    )  # fmt: skip
+
+    assert done.status == 1
+    (result,) = done.json_lines()
+    assert (result["subtype"], result["terminal_reason"]) == (
+        "error_max_budget_usd",
+        "budget_exhausted",
+    )
+    assert result["errors"] == ["Reached maximum budget ($5)"]
+    assert result["total_cost_usd"] == 6.0
+
+
+def test_a_budget_that_is_not_an_amount_is_a_usage_error(tmp_path: Path) -> None:
+    done = stayer(
+        "-p", "go", "--max-budget-usd", "lots", cwd=tmp_path, env={"ANTHROPIC_API_KEY": "k"}
+    )
+    assert done.status == 2
+    assert "'lots' is not a positive amount of US dollars" in done.stderr

@@ -351,3 +351,38 @@ async def test_an_interrupt_while_checking_ends_the_run_cleanly(tmp_path: Path) 
 
     assert loop_events(events) == [("request", 1), Terminal.ABORTED_TOOLS]
     assert "checking whether the work is done" in finished(events).message
+
+
+async def test_a_run_that_passes_its_budget_ends_after_the_round_that_did_it(
+    tmp_path: Path,
+) -> None:
+    # At Sonnet's list prices each scripted call (100 in, 20 out) costs $0.0006.
+    calls = [tool_call("Echo", {"text": str(n)}, id=f"toolu_{n}") for n in range(2)]
+    model = ScriptedProvider(calls)
+    params = replace(
+        make_params(model, [Echo()], tmp_path), model="claude-sonnet-4-5", max_budget_usd=0.001
+    )
+    events = await run(params)
+
+    end = finished(events)
+    assert (end.terminal, end.message) == (
+        Terminal.BUDGET_EXHAUSTED,
+        "Reached maximum budget ($0.001)",
+    )
+    assert len(model.requests) == 2
+    assert end.cost_usd >= 0.001
+
+
+async def test_recoveries_stop_at_the_budget_too(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("cut", stop_reason=CUT)] * 2)
+    params = replace(
+        make_params(model, [Echo()], tmp_path), model="claude-sonnet-4-5", max_budget_usd=0.001
+    )
+    events = await run(params)
+
+    assert loop_events(events) == [
+        ("request", 1),
+        Continue.MAX_OUTPUT_TOKENS_RECOVERY,
+        ("request", 1),
+        Terminal.BUDGET_EXHAUSTED,
+    ]

@@ -108,6 +108,7 @@ async def _headless(args: argparse.Namespace) -> int:
         permission_mode=mode,
         session_id=args.session_id,
         done_when=args.done_when,
+        max_budget_usd=args.max_budget_usd,
     )
     printer = Printer(
         output_format=args.output_format,

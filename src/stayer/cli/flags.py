@@ -20,7 +20,7 @@ from stayer.errors import ConfigError
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
     "--fallback-model", "--settings", "--setting-sources", "--permission-prompt-tool",
-    "--permission-prompts", "--max-budget-usd", "--max-thinking-tokens", "--agents", "--agent",
+    "--permission-prompts", "--max-thinking-tokens", "--agents", "--agent",
     "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
     # what Claude Code passes the teammates of an agent team
@@ -91,6 +91,12 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
 
 def _model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-turns", type=int, help="stop after this many tool rounds")
+    parser.add_argument(
+        "--max-budget-usd",
+        type=_dollars,
+        metavar="USD",
+        help="stop once the run has cost this much at list prices (error_max_budget_usd)",
+    )
     parser.add_argument(
         "--model", help="model name (sonnet, sonnet[1m], claude-…, gpt-…) or provider:model"
     )
@@ -187,6 +193,16 @@ def _session_id(value: str) -> str:
             f"{value!r} is not a UUID; give one such as {uuid.uuid4()}, or leave the flag out"
         )
     return value
+
+
+def _dollars(value: str) -> float:
+    try:
+        amount = float(value)
+    except ValueError:
+        amount = -1.0
+    if not amount > 0 or amount == float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive amount of US dollars")
+    return amount
 
 
 def refuse_continuation(args: argparse.Namespace) -> None:

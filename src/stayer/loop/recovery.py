@@ -148,7 +148,17 @@ def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finis
         return _output_exhausted(state)
     if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
         return Finish(Terminal.MAX_TURNS, f"Reached maximum number of turns ({params.max_turns})")
-    return None
+    return over_budget(params, state)
+
+
+def over_budget(params: LoopParams, state: LoopState) -> Finish | None:
+    """The end of a run whose cost passed `--max-budget-usd` (at the model's list prices)."""
+    from stayer.providers.profiles import cost_usd
+
+    budget = params.max_budget_usd
+    if budget is None or cost_usd(params.model, state.usage) < budget:
+        return None
+    return Finish(Terminal.BUDGET_EXHAUSTED, f"Reached maximum budget (${budget:g})")
 
 
 def next_turn(state: LoopState, *, cut: bool) -> LoopState:

@@ -120,8 +120,11 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
 
 
 async def _decide(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
-    """Recovery's answer to a response; when the model would be done, the stop checks' too."""
+    """Recovery's answer to a response; when the model would be done, the stop checks' too.
+    A stop check that sends the model back is a recovery too, and the budget bounds it."""
     step = recovery.after_response(params, state, message)
+    if isinstance(step, Retry):  # a recovery costs another call: not past the budget
+        return recovery.over_budget(params, state) or step
     if not (isinstance(step, Finish) and step.terminal is Terminal.COMPLETED):
         return step
     if not params.stop_checks:
@@ -129,7 +132,10 @@ async def _decide(params: LoopParams, state: LoopState, message: AssistantMessag
     reports = [report async for report in relay(_stop_checks(params), params.abort) if report]
     if params.abort.aborted:
         return ABORTED_WHILE_CHECKING
-    return recovery.after_stop_checks(params, state, reports)
+    step = recovery.after_stop_checks(params, state, reports)
+    if isinstance(step, Retry):
+        return recovery.over_budget(params, state) or step
+    return step
 
 
 async def _stop_checks(params: LoopParams) -> AsyncIterator[str | None]:

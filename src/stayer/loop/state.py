@@ -72,6 +72,8 @@ class LoopParams:
     can_use_tool: CanUseTool = allow_everything
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
+    max_budget_usd: float | None = None
+    """The most the run may cost at list prices; checked after each tool round and recovery."""
     max_tokens: int = 32_000
     escalated_max_tokens: int | None = None
     """The larger output limit a cut reply is asked again with, once; None: no escalation."""

@@ -36,6 +36,7 @@ class QueryOptions:
     add_dirs: Sequence[Path | str] = ()
     betas: Sequence[str] = ()
     done_when: str | None = None
+    max_budget_usd: float | None = None
     provider: Provider | None = None
     env: Mapping[str, str] | None = None
     abort: AbortSignal = field(default_factory=AbortSignal)

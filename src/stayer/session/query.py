@@ -189,6 +189,8 @@ def prepare(options: QueryOptions) -> Setup:
     )
     if options.max_turns is not None and options.max_turns < 1:
         raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
+    if options.max_budget_usd is not None and not options.max_budget_usd > 0:
+        raise ConfigError(f"the budget must be more than $0, not {options.max_budget_usd}")
     tools = _toolbox(options, policy)
     provider, choice, owns = _provider(options, env)
     model = choice.model
@@ -213,6 +215,7 @@ def prepare(options: QueryOptions) -> Setup:
         max_tokens=max_tokens,
         escalated_max_tokens=_escalated(options, env, max_tokens, choice.max_output_tokens),
         stop_checks=_stop_checks(options, cwd, env),
+        max_budget_usd=options.max_budget_usd,
         betas=(*choice.betas, *_betas(options.betas)),
         context_window=choice.context_window,
     )

@@ -99,6 +99,8 @@ def result_subtype(terminal: Terminal) -> str:
             return "success"
         case Terminal.MAX_TURNS:
             return "error_max_turns"
+        case Terminal.BUDGET_EXHAUSTED:
+            return "error_max_budget_usd"
         case (
             Terminal.MODEL_ERROR
             | Terminal.PROMPT_TOO_LONG
