@@ -47,6 +47,7 @@ class Terminal(StrEnum):
     EMPTY_RESPONSE = "empty_response"
     DONE_CHECK_FAILED = "done_check_failed"
     BUDGET_EXHAUSTED = "budget_exhausted"
+    REPEATED_FAILURE = "repeated_failure"
 
 
 class Continue(StrEnum):
@@ -62,6 +63,7 @@ class Continue(StrEnum):
     MALFORMED_TOOL_USE_RETRY = "malformed_tool_use_retry"
     EMPTY_RESPONSE_NUDGE = "empty_response_nudge"
     EMPTY_RESPONSE_RESEND = "empty_response_resend"
+    REPEATED_FAILURE_NUDGE = "repeated_failure_nudge"
 
 
 # --- stream events: produced by providers, re-yielded by the loop ----------------------------

@@ -27,6 +27,7 @@ from stayer.loop.recovery import (
     EMPTY_TEXT,
     MALFORMED_TEXT,
     OUTPUT_RECOVERY_TEXT,
+    REPEAT_TEXT,
     STOP_CHECK_TEXT,
 )
 from stayer.loop.state import StopCheck
@@ -41,7 +42,7 @@ from stayer.messages import (
 from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
-from tests.fakes.tools import Echo
+from tests.fakes.tools import Echo, Refuse
 
 CUT: StopReason = "max_tokens"
 
@@ -386,3 +387,34 @@ async def test_recoveries_stop_at_the_budget_too(tmp_path: Path) -> None:
         ("request", 1),
         Terminal.BUDGET_EXHAUSTED,
     ]
+
+
+async def test_the_same_call_failing_the_same_way_gets_a_nudge_then_ends_the_run(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([tool_call("Refuse", {}, id=f"toolu_{n}") for n in range(5)])
+    events = await run(make_params(model, [Refuse()], tmp_path))
+
+    reasons = [e.reason for e in events if isinstance(e, Continuing)]
+    assert reasons == [
+        Continue.NEXT_TURN,
+        Continue.NEXT_TURN,
+        Continue.REPEATED_FAILURE_NUDGE,
+        Continue.NEXT_TURN,
+    ]
+    third_results = model.requests[3].messages[-1]
+    assert isinstance(third_results, UserMessage)
+    assert third_results.content[-1] == TextBlock(REPEAT_TEXT)
+    end = finished(events)
+    assert end.terminal is Terminal.REPEATED_FAILURE
+    assert "failed the same way 5 times in a row" in end.message
+
+
+async def test_progress_between_failures_resets_the_count(tmp_path: Path) -> None:
+    fail = [tool_call("Refuse", {}, id=f"toolu_f{n}") for n in range(8)]
+    steps = [*fail[:2], tool_call("Echo", {"text": "ok"}), *fail[2:4], text("stuck, giving up")]
+    model = ScriptedProvider(steps)
+    events = await run(make_params(model, [Refuse(), Echo()], tmp_path))
+
+    assert finished(events).terminal is Terminal.COMPLETED
+    assert Continuing(Continue.REPEATED_FAILURE_NUDGE) not in events

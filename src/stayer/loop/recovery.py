@@ -26,6 +26,10 @@ The tree for a response without tool calls, in order:
    with the check's last output, never a false `completed`;
 5. `completed`.
 
+After a tool round: when every call of several rounds in a row failed the same way (same name,
+input and result), the model is told to change course at `repeat_nudge_after` rounds
+(`repeated_failure_nudge`), and the run ends at `repeat_stop_after` (`repeated_failure`).
+
 A tool call cut inside its JSON input by the output limit never runs and is never reported as
 invalid JSON: its result says the call was cut and how to split the work. Every counter is
 bounded, and the counters reset after an ordinary tool turn.
@@ -71,6 +75,11 @@ STOP_CHECK_TEXT = (
     "[You stopped, but the check that decides whether the work is done did not pass, so the "
     "task is not finished. Read its report below, fix the cause, and only stop when it would "
     "pass.]"
+)
+REPEAT_TEXT = (
+    "[The same call has now failed the same way several times in a row. Doing it again will "
+    "not help: reread the error, question the assumption behind the call, and try a different "
+    "approach (or stop and say what is blocking you).]"
 )
 EMPTY_TEXT = (
     "[Your last reply had no visible text and called no tool. Carry on with the task: call the "
@@ -146,6 +155,12 @@ def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finis
         return Finish(Terminal.ABORTED_TOOLS, "Interrupted by the user while tools ran.")
     if state.output_recoveries > MAX_OUTPUT_RECOVERIES:
         return _output_exhausted(state)
+    if state.repeats >= params.repeat_stop_after:
+        return Finish(
+            Terminal.REPEATED_FAILURE,
+            f"The same tool call failed the same way {state.repeats} times in a row, even "
+            "after the model was told to change course.",
+        )
     if params.max_turns is not None and state.turn_count + 1 > params.max_turns:
         return Finish(Terminal.MAX_TURNS, f"Reached maximum number of turns ({params.max_turns})")
     return over_budget(params, state)
@@ -161,8 +176,22 @@ def over_budget(params: LoopParams, state: LoopState) -> Finish | None:
     return Finish(Terminal.BUDGET_EXHAUSTED, f"Reached maximum budget (${budget:g})")
 
 
-def next_turn(state: LoopState, *, cut: bool) -> LoopState:
-    """The state for the turn after a tool round; a round with a cut call was a recovery."""
+def repeats(
+    params: LoopParams, state: LoopState, signature: tuple[str, ...] | None
+) -> tuple[LoopState, str | None]:
+    """Count rounds in a row in which the same calls failed the same way; at
+    `LoopParams.repeat_nudge_after` the model is told to change course (the note returned)."""
+    count = state.repeats + 1 if signature and signature == state.repeat_signature else 1
+    state = replace(state, repeat_signature=signature, repeats=count if signature else 0)
+    return state, REPEAT_TEXT if state.repeats == params.repeat_nudge_after else None
+
+
+def next_turn(state: LoopState, *, cut: bool, nudged: bool = False) -> LoopState:
+    """The state for the turn after a tool round; a round with a cut call, or after which the
+    model was told it keeps failing the same way, was a recovery."""
+    if nudged:
+        reason = Continue.REPEATED_FAILURE_NUDGE
+        return replace(state, turn_count=state.turn_count + 1, transition=reason)
     if cut:
         reason = Continue.MAX_OUTPUT_TOKENS_RECOVERY
         return replace(state, turn_count=state.turn_count + 1, transition=reason)

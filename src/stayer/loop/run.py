@@ -12,6 +12,7 @@ API whatever happened.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -47,7 +48,7 @@ from stayer.providers.base import MessageAssembler
 
 from . import recovery
 from .abort import relay
-from .recovery import Finish, Retry, Step
+from .recovery import Finish, Retry, RunTools, Step
 from .state import LoopParams, LoopState
 from .tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT, batches, prepare, run_batch, synthetic_result
 from .turn import TurnResult, stream_turn
@@ -98,25 +99,47 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
             yield Continuing(step.reason)
             continue
 
-        round_ = _ToolRound(stream.tool_uses)
-        for closed in round_.answer_without_running(step.cut):
-            yield closed
-        async for tool_event in _run_tools(params, round_):
+        after = _AfterTools(step.state)
+        async for tool_event in _tool_round(params, step, stream.tool_uses, after):
             yield tool_event
-        results = round_.message(marker=INTERRUPTED_TOOLS_MARKER if params.abort.aborted else None)
-        yield ToolResultsAppended(results, round_.data())
-        state = replace(
-            step.state,
-            messages=(*step.state.messages, results),
-            denials=(*step.state.denials, *round_.denials()),
-        )
-        finish = recovery.after_tools(params, state, aborted=params.abort.aborted)
-        if finish is not None:
-            yield _finished(params, state, finish, started)
+        state = after.state
+        if after.finish is not None:
+            yield _finished(params, state, after.finish, started)
             return
-        state = recovery.next_turn(state, cut=bool(step.cut))
         assert state.transition is not None
         yield Continuing(state.transition)
+
+
+@dataclass
+class _AfterTools:
+    """Filled in by `_tool_round`: the state after the round, or how the run ends."""
+
+    state: LoopState
+    finish: Finish | None = None
+
+
+async def _tool_round(
+    params: LoopParams, step: RunTools, tool_uses: list[ToolUseBlock], after: _AfterTools
+) -> AsyncIterator[Event]:
+    """Run one response's tool calls, append their results, and decide what comes next."""
+    round_ = _ToolRound(tool_uses)
+    for closed in round_.answer_without_running(step.cut):
+        yield closed
+    async for tool_event in _run_tools(params, round_):
+        yield tool_event
+    state, nudge = recovery.repeats(params, step.state, round_.failure_signature())
+    marker = INTERRUPTED_TOOLS_MARKER if params.abort.aborted else nudge
+    results = round_.message(marker=marker)
+    yield ToolResultsAppended(results, round_.data())
+    state = replace(
+        state,
+        messages=(*state.messages, results),
+        denials=(*state.denials, *round_.denials()),
+    )
+    after.finish = recovery.after_tools(params, state, aborted=params.abort.aborted)
+    if after.finish is None:
+        state = recovery.next_turn(state, cut=bool(step.cut), nudged=nudge is not None)
+    after.state = state
 
 
 async def _decide(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
@@ -260,6 +283,17 @@ class _ToolRound:
         if marker is not None:
             blocks.append(TextBlock(marker))
         return UserMessage(tuple(blocks))
+
+    def failure_signature(self) -> tuple[str, ...] | None:
+        """What failed in this round, call by call (name, input, result), when every call
+        failed; None when any call succeeded, which is progress."""
+        finished = [self.results[b.id] for b in self.tool_uses]
+        if not finished or any(not f.result.is_error for f in finished):
+            return None
+        return tuple(
+            json.dumps([b.name, b.input, self.results[b.id].result.text], sort_keys=True)
+            for b in self.tool_uses
+        )
 
     def data(self) -> tuple[dict[str, JSON], ...]:
         return tuple(self.results[b.id].data for b in self.tool_uses)

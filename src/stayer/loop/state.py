@@ -78,6 +78,10 @@ class LoopParams:
     escalated_max_tokens: int | None = None
     """The larger output limit a cut reply is asked again with, once; None: no escalation."""
     stop_checks: tuple[StopCheck, ...] = ()
+    repeat_nudge_after: int = 3
+    """Rounds in a row of the same calls failing the same way before the model is told so."""
+    repeat_stop_after: int = 5
+    """... and before the run ends (`repeated_failure`)."""
     max_stop_blocks: int = 3
     """How often the stop checks may send the model back to work before the run ends."""
     betas: tuple[str, ...] = ()
@@ -104,6 +108,9 @@ class LoopState:
     output_recoveries: int = 0
     malformed_retries: int = 0
     empty_retries: int = 0
+    repeat_signature: tuple[str, ...] | None = None
+    """What failed in the last tool round, when every call of it failed (see `recovery`)."""
+    repeats: int = 0
     stop_blocks: int = 0
     """Times the stop checks sent the model back; never reset within a run, so a check that
     can never pass cannot keep it going forever."""

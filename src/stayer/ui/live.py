@@ -33,6 +33,7 @@ _RECOVERIES: dict[Continue, str] = {
     Continue.REACTIVE_COMPACT_RETRY: "the context is too long: summarising the conversation",
     Continue.STOP_HOOK_BLOCKING: "a check before stopping failed: the model goes on",
     Continue.TOKEN_BUDGET_CONTINUATION: "the token budget is not spent: the model goes on",
+    Continue.REPEATED_FAILURE_NUDGE: "the same call keeps failing: asking for another approach",
     Continue.NEXT_TURN: "",
 }
 """What a person watching sees when the loop recovers instead of stopping."""

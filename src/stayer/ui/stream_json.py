@@ -114,6 +114,7 @@ def result_subtype(terminal: Terminal) -> str:
             | Terminal.MALFORMED_TOOL_USE_EXHAUSTED
             | Terminal.EMPTY_RESPONSE
             | Terminal.DONE_CHECK_FAILED
+            | Terminal.REPEATED_FAILURE
         ):
             return "error_during_execution"
         case _:
