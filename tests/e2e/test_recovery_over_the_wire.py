@@ -3,6 +3,7 @@ cut by the output limit, in text or inside a tool call's input, over both protoc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,33 @@ def test_a_budget_that_is_not_an_amount_is_a_usage_error(tmp_path: Path) -> None
     )
     assert done.status == 2
     assert "'lots' is not a positive amount of US dollars" in done.stderr
+
+
+def test_a_budget_in_the_prompt_is_a_floor_the_model_is_told_of_and_held_to(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Short answer."), reply("A much fuller answer.", usage=Usage(10, 50_000)))
+    done = stayer("-p", "+50k explain the codebase", *STREAM, cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    first, second = server.requests
+    system = "".join(block["text"] for block in first.body["system"])
+    assert "budget of 50,000 output tokens" in system and "a floor, not a suggestion" in system
+    nudge = second.messages[-1]
+    assert isinstance(nudge, dict)
+    assert "of the token budget (7 of 50,000 output tokens)" in json.dumps(nudge)
+    reasons = [line["reason"] for line in done.json_lines() if line.get("subtype") == "continuing"]
+    assert reasons == ["token_budget_continuation"]
+    assert done.json_lines()[-1]["result"] == "A much fuller answer."
+
+
+def test_token_budget_flag_and_no_budget_means_no_clause(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("ok"), reply("plain"))
+    done = stayer("-p", "hi", "--token-budget", "5", cwd=tmp_path, env=server.env())
+    assert done.status == 0, done.stderr
+    done = stayer("-p", "hi", cwd=tmp_path, env=server.env())
+    first, second = server.requests
+    assert "budget of 5 output tokens" in json.dumps(first.body["system"])
+    assert "Token budget" not in json.dumps(second.body["system"])

@@ -418,3 +418,32 @@ async def test_progress_between_failures_resets_the_count(tmp_path: Path) -> Non
 
     assert finished(events).terminal is Terminal.COMPLETED
     assert Continuing(Continue.REPEATED_FAILURE_NUDGE) not in events
+
+
+async def test_a_stop_below_the_token_budget_is_continued_until_returns_diminish(
+    tmp_path: Path,
+) -> None:
+    # Each scripted reply produces 20 output tokens: far below the budget, always.
+    model = ScriptedProvider([text(f"step {n}") for n in range(1, 5)])
+    params = replace(make_params(model, [Echo()], tmp_path), token_budget=100_000)
+    events = await run(params)
+
+    # After three continuations, each adding 20 tokens, the model has nothing more to give.
+    assert loop_events(events) == [
+        ("request", 1),
+        *[Continue.TOKEN_BUDGET_CONTINUATION, ("request", 1)] * 3,
+        Terminal.COMPLETED,
+    ]
+    nudge = model.requests[1].messages[-1]
+    assert isinstance(nudge, UserMessage)
+    last = nudge.content[-1]
+    assert isinstance(last, TextBlock)
+    assert last.text.startswith("[You stopped at 0% of the token budget (20 of 100,000")
+    assert finished(events).result_text == "step 4"
+
+
+async def test_a_run_past_ninety_percent_of_its_budget_completes(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("all of it")])
+    params = replace(make_params(model, [Echo()], tmp_path), token_budget=20)
+    events = await run(params)
+    assert loop_events(events) == [("request", 1), Terminal.COMPLETED]

@@ -109,6 +109,7 @@ async def _headless(args: argparse.Namespace) -> int:
         session_id=args.session_id,
         done_when=args.done_when,
         max_budget_usd=args.max_budget_usd,
+        token_budget=args.token_budget,
     )
     printer = Printer(
         output_format=args.output_format,

@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     _model_flags(parser)
     _permission_flags(parser)
     parser.add_argument(
+        "--token-budget",
+        type=_tokens,
+        metavar="TOKENS",
+        help="output tokens the run should produce at least (500k, 2m); +500k in the prompt too",
+    )
+    parser.add_argument(
         "--done-when",
         metavar="COMMAND",
         help="a shell command that must succeed before the run may end (e.g. 'pytest -q')",
@@ -193,6 +199,15 @@ def _session_id(value: str) -> str:
             f"{value!r} is not a UUID; give one such as {uuid.uuid4()}, or leave the flag out"
         )
     return value
+
+
+def _tokens(value: str) -> int:
+    from stayer.loop.budget import parse_amount
+
+    amount = parse_amount(value)
+    if amount is None:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of tokens (say 500k or 2m)")
+    return amount
 
 
 def _dollars(value: str) -> float:

@@ -89,16 +89,30 @@ def environment_section(env: Environment) -> str:
     )
 
 
+def budget_section(tokens: int) -> str:
+    """What the model is told while a token budget is active."""
+    return (
+        f"# Token budget\nThe user set a budget of {tokens:,} output tokens for this task. It is "
+        "a floor, not a suggestion: keep working until you come close to it. If you stop well "
+        "before it, you will be asked to continue, so use the room to do the work thoroughly "
+        "rather than stopping early."
+    )
+
+
 def build_system_prompt(
     env: Environment,
     *,
     tool_names: Sequence[str],
     custom: str | None = None,
     append: str | None = None,
+    token_budget: int | None = None,
 ) -> str:
-    """Assemble the system prompt; `custom` replaces the base instructions."""
+    """Assemble the system prompt; `custom` replaces the base instructions. A token budget
+    adds its clause (SPEC §5.2) while it is active."""
     base = BASE_PROMPT if custom is None else custom
     parts = [base.rstrip()]
+    if token_budget is not None:
+        parts.append(budget_section(token_budget))
     if tool_names:
         parts.append("Tools available in this session: " + ", ".join(tool_names) + ".")
     parts.append(environment_section(env).rstrip())

@@ -24,7 +24,9 @@ The tree for a response without tool calls, in order:
    a check that fails sends its output back and the model goes on (`stop_hook_blocking`), at
    most `LoopParams.max_stop_blocks` times in a run, then the run ends (`done_check_failed`)
    with the check's last output, never a false `completed`;
-5. `completed`.
+5. a token budget (SPEC §3.4) not yet 90% spent: the model is told to keep going
+   (`token_budget_continuation`), until its continuations stop adding much (see `budget`);
+6. `completed`.
 
 After a tool round: when every call of several rounds in a row failed the same way (same name,
 input and result), the model is told to change course at `repeat_nudge_after` rounds
@@ -51,6 +53,7 @@ from stayer.messages import (
 )
 from stayer.providers.base import UNPARSED_INPUT_KEY
 
+from .budget import BudgetProgress
 from .state import LoopParams, LoopState
 
 MAX_OUTPUT_RECOVERIES = 3
@@ -129,10 +132,11 @@ def after_response(params: LoopParams, state: LoopState, message: AssistantMessa
     return Finish(Terminal.COMPLETED)
 
 
-def after_stop_checks(params: LoopParams, state: LoopState, feedback: list[str]) -> Step:
-    """The model would stop: complete, or send the checks' objections back to it."""
+def before_completing(params: LoopParams, state: LoopState, feedback: list[str]) -> Step:
+    """The model would stop: send the stop checks' objections back to it, or the token
+    budget's nudge, or complete."""
     if not feedback:
-        return Finish(Terminal.COMPLETED)
+        return _token_budget(params, state)
     report = "\n\n".join(feedback)
     if state.stop_blocks >= params.max_stop_blocks:
         return Finish(
@@ -147,6 +151,23 @@ def after_stop_checks(params: LoopParams, state: LoopState, feedback: list[str])
         stop_blocks=state.stop_blocks + 1,
     )
     return Retry(state, Continue.STOP_HOOK_BLOCKING)
+
+
+def _token_budget(params: LoopParams, state: LoopState) -> Step:
+    if params.token_budget is None:
+        return Finish(Terminal.COMPLETED)
+    used = state.usage.output_tokens
+    deltas = (*state.budget_deltas, used - state.budget_mark) if state.budget_mark else ()
+    progress = BudgetProgress(params.token_budget, used, len(deltas), deltas)
+    if not progress.should_continue():
+        return Finish(Terminal.COMPLETED)
+    state = replace(
+        state,
+        messages=_with_user_text(state.messages, progress.nudge()),
+        budget_mark=used,
+        budget_deltas=deltas,
+    )
+    return Retry(state, Continue.TOKEN_BUDGET_CONTINUATION)
 
 
 def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finish | None:

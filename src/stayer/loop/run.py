@@ -150,12 +150,12 @@ async def _decide(params: LoopParams, state: LoopState, message: AssistantMessag
         return recovery.over_budget(params, state) or step
     if not (isinstance(step, Finish) and step.terminal is Terminal.COMPLETED):
         return step
-    if not params.stop_checks:
-        return step
-    reports = [report async for report in relay(_stop_checks(params), params.abort) if report]
-    if params.abort.aborted:
-        return ABORTED_WHILE_CHECKING
-    step = recovery.after_stop_checks(params, state, reports)
+    reports: list[str] = []
+    if params.stop_checks:
+        reports = [report async for report in relay(_stop_checks(params), params.abort) if report]
+        if params.abort.aborted:
+            return ABORTED_WHILE_CHECKING
+    step = recovery.before_completing(params, state, reports)
     if isinstance(step, Retry):
         return recovery.over_budget(params, state) or step
     return step

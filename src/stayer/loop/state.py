@@ -78,6 +78,8 @@ class LoopParams:
     escalated_max_tokens: int | None = None
     """The larger output limit a cut reply is asked again with, once; None: no escalation."""
     stop_checks: tuple[StopCheck, ...] = ()
+    token_budget: int | None = None
+    """Output tokens the run should produce at least (`+500k`, `--token-budget`)."""
     repeat_nudge_after: int = 3
     """Rounds in a row of the same calls failing the same way before the model is told so."""
     repeat_stop_after: int = 5
@@ -111,6 +113,10 @@ class LoopState:
     repeat_signature: tuple[str, ...] | None = None
     """What failed in the last tool round, when every call of it failed (see `recovery`)."""
     repeats: int = 0
+    budget_mark: int = 0
+    """Output tokens spent when the token budget last sent the model back to work."""
+    budget_deltas: tuple[int, ...] = ()
+    """Output tokens each such continuation added, oldest first."""
     stop_blocks: int = 0
     """Times the stop checks sent the model back; never reset within a run, so a check that
     can never pass cannot keep it going forever."""

@@ -37,6 +37,8 @@ class QueryOptions:
     betas: Sequence[str] = ()
     done_when: str | None = None
     max_budget_usd: float | None = None
+    token_budget: int | None = None
+    """Output tokens the run should produce at least; a `+500k` in the prompt sets it too."""
     provider: Provider | None = None
     env: Mapping[str, str] | None = None
     abort: AbortSignal = field(default_factory=AbortSignal)

@@ -141,6 +141,22 @@ def _stop_checks(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> tu
     return (done_check(options.done_when, cwd=cwd, env={**os.environ, **env}),)
 
 
+def _token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) -> int | None:
+    """The option's budget, else one typed in the prompt (`+500k`, "use 2M tokens")."""
+    from stayer.loop.budget import budget_in_prompt
+
+    if options.token_budget is not None:
+        if options.token_budget < 1:
+            raise ConfigError(f"the token budget must be at least 1, not {options.token_budget}")
+        return options.token_budget
+    text = (
+        prompt
+        if isinstance(prompt, str)
+        else " ".join(block.text for block in prompt if isinstance(block, TextBlock))
+    )
+    return budget_in_prompt(text)
+
+
 def _escalated(
     options: QueryOptions, env: Mapping[str, str], max_tokens: int, ceiling: int
 ) -> int | None:
@@ -172,7 +188,7 @@ def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
     return can_use_tool
 
 
-def prepare(options: QueryOptions) -> Setup:
+def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Setup:
     """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
     env = _env(options)
     try:
@@ -192,6 +208,7 @@ def prepare(options: QueryOptions) -> Setup:
     if options.max_budget_usd is not None and not options.max_budget_usd > 0:
         raise ConfigError(f"the budget must be more than $0, not {options.max_budget_usd}")
     tools = _toolbox(options, policy)
+    budget = _token_budget(options, prompt)
     provider, choice, owns = _provider(options, env)
     model = choice.model
 
@@ -200,6 +217,7 @@ def prepare(options: QueryOptions) -> Setup:
         tool_names=tools.names,
         custom=options.system_prompt,
         append=options.append_system_prompt,
+        token_budget=budget,
     )
     max_tokens = _max_tokens(options, env, choice.max_output_tokens)
     params = LoopParams(
@@ -216,6 +234,7 @@ def prepare(options: QueryOptions) -> Setup:
         escalated_max_tokens=_escalated(options, env, max_tokens, choice.max_output_tokens),
         stop_checks=_stop_checks(options, cwd, env),
         max_budget_usd=options.max_budget_usd,
+        token_budget=budget,
         betas=(*choice.betas, *_betas(options.betas)),
         context_window=choice.context_window,
     )
@@ -264,7 +283,7 @@ async def query(
     Raises `ConfigError` (before any event) when the model, key or options are unusable.
     """
     options = options or QueryOptions()
-    setup = prepare(options)
+    setup = prepare(options, prompt)
     messages = (*options.history, user_message(prompt))
     async for event in run(setup, messages):
         yield event
