@@ -350,6 +350,7 @@ class FakeModelServer:
         self._requests: list[RecordedRequest] = []
         self._violations: list[str] = []
         self._unexpected: list[Unexpected] = []
+        self._abandoned: list[RecordedRequest] = []
         self._resume = threading.Event()
         self._closed = False
         self._host: _Host | None = None
@@ -443,6 +444,21 @@ class FakeModelServer:
         """Scripted responses not yet requested."""
         with self._lock:
             return len(self._queue)
+
+    @property
+    def abandoned(self) -> list[RecordedRequest]:
+        """Requests whose client hung up before the answer was complete, in that order."""
+        with self._lock:
+            return list(self._abandoned)
+
+    def wait_for_abandoned(self, count: int, timeout_s: float = 5.0) -> list[RecordedRequest]:
+        """Block until `count` clients hung up mid-answer (the server notices within ~20 ms)."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.abandoned) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"expected {count} hang-ups, got {len(self.abandoned)}")
+            time.sleep(0.005)
+        return self.abandoned
 
     def take_violations(self) -> list[str]:
         """Return and forget the violations, for tests that provoke one on purpose."""
@@ -538,6 +554,9 @@ class FakeModelServer:
             else:
                 await self._send_stream(response, send, gone)
         except _Disconnected:
+            if gone.is_set():
+                with self._lock:
+                    self._abandoned.append(request)
             return  # uvicorn drops a connection whose body never finished
         finally:
             watcher.cancel()
@@ -581,7 +600,8 @@ class FakeModelServer:
             if index in stream.stalls:
                 await self._sleep(stream.stalls[index], gone)
             elif delay and index:
-                await asyncio.sleep(delay)
+                # Paced streams can be long (keep-alives for seconds): stop once the client left.
+                await self._sleep(delay, gone)
             await send({"type": "http.response.body", "body": chunk.encode(), "more_body": True})
         if stream.cut_after is not None:
             raise _Disconnected

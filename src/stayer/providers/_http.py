@@ -1,9 +1,10 @@
 """What the two HTTP providers share: the streaming POST, timeouts and the error mapping.
 
 Both wire formats fail the same ways (an HTTP status with a JSON error body, a cut connection,
-an `error` object inside the stream), so one module turns every such failure into the typed
-exceptions of `stayer.errors`, each with a one-line message that says what to do next. Nothing
-from httpx or json escapes from here.
+an `error` object inside the stream, a server that stalls), so one module turns every such
+failure into the typed exceptions of `stayer.errors`, each with a one-line message that says
+what to do next. Nothing from httpx or json escapes from here. Every wait on the server runs
+under the stream's watchdog (`_watchdog`): its first-byte and idle timeouts.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from stayer.errors import (
     ServerError,
 )
 from stayer.messages import JSON
+from stayer.providers._watchdog import StreamWatchdog
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_READ_TIMEOUT_S = 600.0
@@ -74,7 +76,10 @@ _TAG = re.compile(r"<[^>]*>")
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """Who we talk to, for error messages: provider name and the settings a person can fix."""
+    """Who we talk to and how long we wait: provider name and the settings a person can fix.
+
+    The stream timeouts are the watchdog's (see `_watchdog`); None turns one off.
+    """
 
     provider: str
     base_url: str
@@ -82,6 +87,8 @@ class Endpoint:
     url_hint: str
     read_timeout_s: float
     connect_timeout_s: float
+    first_byte_timeout_s: float | None
+    idle_timeout_s: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,21 +421,33 @@ async def post_sse(
     body: Mapping[str, JSON],
     endpoint: Endpoint,
     timeouts: httpx.Timeout,
+    watchdog: StreamWatchdog,
 ) -> AsyncGenerator[ServerSentEvent, None]:
     """POST `body` and yield server-sent events as they arrive; raises only `ModelError`.
 
-    Use under `contextlib.aclosing` so the connection closes as soon as the caller stops.
+    Sending, and each read, waits no longer than `watchdog` allows; the caller tells it which
+    events were progress. Use under `contextlib.aclosing` so the connection closes as soon as
+    the caller stops. A response left unread (a stall, an early stop) closes its connection.
     """
     try:
-        async with client.stream(
-            "POST", url, headers=headers, json=body, timeout=timeouts
-        ) as response:
+        request = client.build_request("POST", url, headers=headers, json=body, timeout=timeouts)
+        response = await watchdog.wait(client.send(request, stream=True))
+        try:
+            watchdog.answered()
             if response.status_code >= 300:
-                raw = await response.aread()
+                raw = await watchdog.wait(response.aread())
                 raise http_error(response.status_code, response.headers, raw, endpoint)
             _check_event_stream(response, endpoint)
-            async for event in EventSource(response).aiter_sse():
-                yield event
+            async with contextlib.aclosing(EventSource(response).aiter_sse()) as events:
+                while True:
+                    try:
+                        event = await watchdog.wait(anext(events))
+                    except StopAsyncIteration:
+                        return
+                    watchdog.received()
+                    yield event
+        finally:
+            await response.aclose()
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise transport_error(exc, endpoint) from exc
 
@@ -448,18 +467,29 @@ class Connection:
 
     def events(
         self, path: str, *, headers: Mapping[str, str], body: Mapping[str, JSON]
-    ) -> AsyncGenerator[ServerSentEvent, None]:
-        """POST `body` to `path` under the base URL and stream the events (see `post_sse`)."""
+    ) -> tuple[StreamWatchdog, AsyncGenerator[ServerSentEvent, None]]:
+        """POST `body` to `path` under the base URL and stream the events (see `post_sse`).
+
+        The caller calls the watchdog's `progress()` for each event that moved the answer on.
+        """
         if self._client is None:
             self._client = new_client(self.timeout, self.endpoint.base_url)
-        return post_sse(
+        url = self.endpoint.base_url + path
+        watchdog = StreamWatchdog(
+            url=url,
+            first_byte_s=self.endpoint.first_byte_timeout_s,
+            idle_s=self.endpoint.idle_timeout_s,
+        )
+        events = post_sse(
             self._client,
-            self.endpoint.base_url + path,
+            url,
             headers=headers,
             body=body,
             endpoint=self.endpoint,
             timeouts=self.timeout,
+            watchdog=watchdog,
         )
+        return watchdog, events
 
     async def aclose(self) -> None:
         """Close the HTTP client if this connection created it."""

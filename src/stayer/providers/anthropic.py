@@ -53,6 +53,7 @@ from stayer.providers._http import (
     not_the_protocol,
     stream_error,
 )
+from stayer.providers._watchdog import DEFAULT_FIRST_BYTE_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S
 from stayer.providers.base import (
     PURPOSE_HEADER,
     MessageAssembler,
@@ -83,8 +84,13 @@ class AnthropicProvider:
         base_url: str = DEFAULT_BASE_URL,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        first_byte_timeout_s: float | None = DEFAULT_FIRST_BYTE_TIMEOUT_S,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
     ) -> None:
+        """`read_timeout_s` bounds each silence on the socket; the stream's first-byte and idle
+        timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off.
+        """
         self._api_key = api_key
         self._auth_token = auth_token
         self._endpoint = Endpoint(
@@ -94,6 +100,8 @@ class AnthropicProvider:
             url_hint="ANTHROPIC_BASE_URL",
             read_timeout_s=read_timeout_s,
             connect_timeout_s=connect_timeout_s,
+            first_byte_timeout_s=first_byte_timeout_s,
+            idle_timeout_s=idle_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)
 
@@ -120,7 +128,7 @@ class AnthropicProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response, yielding each event as soon as it is decoded."""
         decoder = _Decoder(self._endpoint)
-        events = self._connection.events(
+        watchdog, events = self._connection.events(
             "/v1/messages",
             headers=self._headers(request.purpose, request.betas),
             body=request_body(request),
@@ -128,7 +136,8 @@ class AnthropicProvider:
         async with aclosing(events):
             async for sse in events:
                 if sse.event == "ping" or not sse.data.strip():
-                    continue
+                    continue  # keep-alives: the watchdog's clock runs on
+                watchdog.progress()
                 data = decode_event_data(sse.data, self._endpoint)
                 # Unnamed events arrive as "message"; their payload still names its type.
                 name = sse.event if sse.event != "message" else str(data.get("type", ""))

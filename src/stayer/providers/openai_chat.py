@@ -35,6 +35,7 @@ from stayer.providers._http import (
     decode_event_data,
     drain,
 )
+from stayer.providers._watchdog import DEFAULT_FIRST_BYTE_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S
 from stayer.providers.base import PURPOSE_HEADER, UNPARSED_INPUT_KEY, ModelRequest
 from stayer.providers.openai_chunks import ChunkDecoder
 
@@ -51,8 +52,13 @@ class OpenAIChatProvider:
         base_url: str = DEFAULT_BASE_URL,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        first_byte_timeout_s: float | None = DEFAULT_FIRST_BYTE_TIMEOUT_S,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
     ) -> None:
+        """`read_timeout_s` bounds each silence on the socket; the stream's first-byte and idle
+        timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off.
+        """
         self._api_key = api_key
         self._base_url = base_url.rstrip("/")
         # OpenAI itself renamed the limit; compatible servers mostly know only the old name.
@@ -66,6 +72,8 @@ class OpenAIChatProvider:
             url_hint="OPENAI_BASE_URL",
             read_timeout_s=read_timeout_s,
             connect_timeout_s=connect_timeout_s,
+            first_byte_timeout_s=first_byte_timeout_s,
+            idle_timeout_s=idle_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)
         # Thinking goes back as `thinking_blocks` only once this server has streamed some: plain
@@ -119,7 +127,7 @@ class OpenAIChatProvider:
         """Stream one response, yielding each event as soon as it is decoded."""
         decoder = ChunkDecoder(self._endpoint)
         saw_done = False
-        events = self._connection.events(
+        watchdog, events = self._connection.events(
             "/chat/completions",
             headers=self._headers(request.purpose),
             body=self.request_body(request),
@@ -132,7 +140,10 @@ class OpenAIChatProvider:
                     saw_done = True
                     await drain(events)
                     break
-                for event in decoder.feed(decode_event_data(sse.data, self._endpoint)):
+                produced = decoder.feed(decode_event_data(sse.data, self._endpoint))
+                if produced:  # a chunk that carries nothing is a keep-alive
+                    watchdog.progress()
+                for event in produced:
                     yield event
                 self._send_thinking = self._send_thinking or decoder.saw_thinking_blocks
         for event in decoder.finish(saw_done=saw_done):

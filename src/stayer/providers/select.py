@@ -2,12 +2,14 @@
 
 The environment variables are the ones Claude Code and the OpenAI tools already use
 (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, OPENAI_API_KEY,
-OPENAI_BASE_URL, API_TIMEOUT_MS), so a person who has one of them set needs nothing more. The
+OPENAI_BASE_URL, API_TIMEOUT_MS, CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS,
+CLAUDE_STREAM_IDLE_TIMEOUT_MS), so a person who has one of them set needs nothing more. The
 clients themselves are imported only when one is built, to keep start-up light.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -153,21 +155,67 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderNa
     )
 
 
-def _read_timeout_s(env: Mapping[str, str]) -> float | None:
-    raw = _get(env, "API_TIMEOUT_MS")
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long a provider waits, in seconds: each read, and the stream's first-byte and idle
+    timeouts (None: off)."""
+
+    read_s: float
+    first_byte_s: float | None
+    idle_s: float | None
+
+
+def _millis(env: Mapping[str, str], name: str, *, zero_is_off: bool) -> float | None:
+    """Seconds from a variable in milliseconds, None if unset; raises `ConfigError` for a value
+    that is not a positive number (or 0, where that turns a timeout off)."""
+    raw = _get(env, name)
     if raw is None:
         return None
     try:
         millis = float(raw)
     except ValueError:
-        millis = 0.0
-    if not millis > 0:
-        raise ConfigError(f"API_TIMEOUT_MS must be a positive number of milliseconds, not {raw!r}")
-    return millis / 1000.0
+        millis = math.nan
+    if math.isfinite(millis) and (millis > 0 or (zero_is_off and millis == 0)):
+        return millis / 1000.0
+    if zero_is_off:
+        raise ConfigError(
+            f"{name} must be a number of milliseconds (0 turns the timeout off), not {raw!r}"
+        )
+    raise ConfigError(f"{name} must be a positive number of milliseconds, not {raw!r}")
 
 
-def _build_anthropic(env: Mapping[str, str], read_timeout_s: float | None) -> Provider:
+def _stream_timeout(env: Mapping[str, str], name: str, default: float) -> float | None:
+    """A stream timeout in seconds: `default` if unset, None (off) if 0."""
+    seconds = _millis(env, name, zero_is_off=True)
+    if seconds is None:
+        return default
+    return seconds or None
+
+
+def timeouts_from_env(env: Mapping[str, str]) -> Timeouts:
+    """API_TIMEOUT_MS and the stream timeouts; raises `ConfigError` for a value that is not one.
+
+    Unset, the read timeout is never shorter than a stream timeout, so that raising one (for a
+    local model that reads a long prompt for half an hour, say) is all it takes; set, it is
+    what it says.
+    """
     from stayer.providers._http import DEFAULT_READ_TIMEOUT_S
+    from stayer.providers._watchdog import (
+        DEFAULT_FIRST_BYTE_TIMEOUT_S,
+        DEFAULT_IDLE_TIMEOUT_S,
+        FIRST_BYTE_VARIABLE,
+        IDLE_VARIABLE,
+    )
+
+    first_byte = _stream_timeout(env, FIRST_BYTE_VARIABLE, DEFAULT_FIRST_BYTE_TIMEOUT_S)
+    idle = _stream_timeout(env, IDLE_VARIABLE, DEFAULT_IDLE_TIMEOUT_S)
+    read = _millis(env, "API_TIMEOUT_MS", zero_is_off=False)
+    if read is None:
+        read = max(DEFAULT_READ_TIMEOUT_S, first_byte or 0.0, idle or 0.0)
+    return Timeouts(read_s=read, first_byte_s=first_byte, idle_s=idle)
+
+
+def _build_anthropic(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
     from stayer.providers.anthropic import DEFAULT_BASE_URL, AnthropicProvider
 
     api_key, token = _get(env, "ANTHROPIC_API_KEY"), _get(env, "ANTHROPIC_AUTH_TOKEN")
@@ -181,12 +229,13 @@ def _build_anthropic(env: Mapping[str, str], read_timeout_s: float | None) -> Pr
         api_key=api_key,
         auth_token=token,
         base_url=base_url or DEFAULT_BASE_URL,
-        read_timeout_s=read_timeout_s or DEFAULT_READ_TIMEOUT_S,
+        read_timeout_s=timeouts.read_s,
+        first_byte_timeout_s=timeouts.first_byte_s,
+        idle_timeout_s=timeouts.idle_s,
     )
 
 
-def _build_openai(env: Mapping[str, str], read_timeout_s: float | None) -> Provider:
-    from stayer.providers._http import DEFAULT_READ_TIMEOUT_S
+def _build_openai(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
     from stayer.providers.openai_chat import DEFAULT_BASE_URL, OpenAIChatProvider
 
     api_key, base_url = _get(env, "OPENAI_API_KEY"), _get(env, "OPENAI_BASE_URL")
@@ -197,14 +246,16 @@ def _build_openai(env: Mapping[str, str], read_timeout_s: float | None) -> Provi
     return OpenAIChatProvider(
         api_key=api_key,
         base_url=base_url or DEFAULT_BASE_URL,
-        read_timeout_s=read_timeout_s or DEFAULT_READ_TIMEOUT_S,
+        read_timeout_s=timeouts.read_s,
+        first_byte_timeout_s=timeouts.first_byte_s,
+        idle_timeout_s=timeouts.idle_s,
     )
 
 
 def select_provider(model: str | None, env: Mapping[str, str]) -> tuple[Provider, ModelChoice]:
     """The provider for `model` (None: the configured default) and what the name stands for."""
     choice = choose_model(model, env)
-    read_timeout_s = _read_timeout_s(env)
+    timeouts = timeouts_from_env(env)
     if choice.provider == "anthropic":
-        return _build_anthropic(env, read_timeout_s), choice
-    return _build_openai(env, read_timeout_s), choice
+        return _build_anthropic(env, timeouts), choice
+    return _build_openai(env, timeouts), choice
