@@ -254,6 +254,19 @@ class Continuing:
 
 
 @dataclass(frozen=True, slots=True)
+class Compacted:
+    """The history was shrunk to fit the window: old tool output cleared, or the history
+    replaced by the model's summary. `trigger` is ``auto`` (before a call, at the threshold)
+    or ``reactive`` (the API refused the prompt as too long)."""
+
+    trigger: Literal["auto", "reactive"]
+    method: Literal["cleared_tool_results", "summary"]
+    tokens_before: int
+    tokens_after: int
+    type: Literal["compacted"] = "compacted"
+
+
+@dataclass(frozen=True, slots=True)
 class PermissionDenial:
     """A tool call the permission policy refused during the run."""
 
@@ -297,6 +310,7 @@ LoopEvent: TypeAlias = (
     | ToolCallFinished
     | ToolResultsAppended
     | Continuing
+    | Compacted
     | Finished
 )
 

@@ -150,14 +150,14 @@ def test_a_done_check_that_never_passes_is_never_a_success(
 def test_max_budget_usd_ends_the_run_as_claude_code_reports_it(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    pricey = Usage(input_tokens=1_000_000, output_tokens=0)  # $3 at Sonnet's list price
+    pricey = Usage(input_tokens=0, output_tokens=40_000)  # $3 at Opus 4.1's list price
     server.enqueue(
         reply(ToolCall("toolu_1", "Bash", {"command": "true"}), usage=pricey),
         reply(ToolCall("toolu_2", "Bash", {"command": "true"}), usage=pricey),
     )
     done = stayer(
         "-p", "go", "--output-format", "json", "--dangerously-skip-permissions",
-        "--max-budget-usd", "5", cwd=tmp_path, env=server.env(),
+        "--max-budget-usd", "5", "--model", "claude-opus-4-1", cwd=tmp_path, env=server.env(),
     )  # fmt: skip
 
     assert done.status == 1
@@ -206,3 +206,32 @@ def test_token_budget_flag_and_no_budget_means_no_clause(
     first, second = server.requests
     assert "budget of 5 output tokens" in json.dumps(first.body["system"])
     assert "Token budget" not in json.dumps(second.body["system"])
+
+
+def test_a_long_run_compacts_inside_itself_and_says_so(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    full = Usage(input_tokens=170_000, output_tokens=100)  # past 83% of a 200k window
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "echo step"}), usage=full),
+        reply("NOTES: ran echo."),
+        reply("done"),
+    )
+    done = stayer("-p", "go", *STREAM, "--dangerously-skip-permissions", cwd=tmp_path,
+                  env=server.env())  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    boundary = [line for line in done.json_lines() if line.get("subtype") == "compact_boundary"]
+    assert [line["compact_metadata"]["trigger"] for line in boundary] == ["auto"]
+    assert boundary[0]["compact_metadata"]["pre_tokens"] > 170_000
+    first, summary, after = server.requests
+    assert first.headers["x-stayer-purpose"] == "main"
+    assert summary.headers["x-stayer-purpose"] == "compact"
+    assert "tools" not in summary.body
+    assert "NOTES: ran echo." in json.dumps(after.messages[0])
+
+    server.enqueue(reply(ToolCall("toolu_2", "Bash", {"command": "true"}), usage=full), reply("ok"))
+    done = stayer("-p", "go", "--dangerously-skip-permissions", cwd=tmp_path,
+                  env={**server.env(), "DISABLE_AUTO_COMPACT": "1"})  # fmt: skip
+    assert done.status == 0, done.stderr
+    assert all(r.headers["x-stayer-purpose"] == "main" for r in server.requests[3:])

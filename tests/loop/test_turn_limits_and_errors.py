@@ -235,7 +235,8 @@ async def test_prompt_too_long_ends_with_its_own_terminal_reason(tmp_path: Path)
     from stayer.errors import PromptTooLong
 
     too_long = PromptTooLong("prompt is too long: 210000 tokens > 200000 maximum", tokens=210000)
-    model = ScriptedProvider([Fault(too_long)])
+    # Nothing to clear, and the summary (tests/loop/test_compaction.py) is refused as well.
+    model = ScriptedProvider([Fault(too_long), Fault(too_long)])
     events = await run(make_params(model, [], tmp_path))
 
     end = finished(events)

@@ -46,8 +46,9 @@ from stayer.messages import (
 )
 from stayer.providers.base import MessageAssembler
 
-from . import recovery
+from . import compaction, recovery
 from .abort import relay
+from .compaction import Outcome
 from .recovery import Finish, Retry, RunTools, Step
 from .state import LoopParams, LoopState
 from .tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT, batches, prepare, run_batch, synthetic_result
@@ -76,28 +77,30 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
     """The `while True` loop; its last event is always `Finished`, exactly once."""
     started = time.monotonic()
     while True:
+        ready = Outcome(state)
+        async for event in _before_call(params, state, ready):
+            yield event
+        state = ready.state
+        if isinstance(ready.step, Finish):
+            yield _finished(params, state, ready.step, started)
+            return
         yield RequestStarted(state.turn_count)
         stream = _Stream()
         async for event in _stream_response(params, state, stream):
             yield event
-        state = _account(state, stream)
-        if params.abort.aborted:
-            async for event in _close_interrupted(params, state, stream, started):
-                yield event
-            return
-        if stream.failure is not None or stream.turn.message is None:
-            yield _finished(params, state, stream.failure or INCOMPLETE, started)
-            return
-        step = await _decide(params, state, stream.turn.message)
+        answer = Outcome(_account(state, stream))
+        async for event in _after_call(params, answer.state, stream, answer):
+            yield event
+        state, step = answer.state, answer.step
         if isinstance(step, Finish):
             yield _finished(params, state, step, started)
             return
         if isinstance(step, Retry):
-            if step.withdraw is not None:
-                yield Withdrawn(step.withdraw, reason=f"recovering: {step.reason.value}")
+            for event in _announce(step):
+                yield event
             state = replace(step.state, transition=step.reason)
-            yield Continuing(step.reason)
             continue
+        assert isinstance(step, RunTools)
 
         after = _AfterTools(step.state)
         async for tool_event in _tool_round(params, step, stream.tool_uses, after):
@@ -142,6 +145,41 @@ async def _tool_round(
     after.state = state
 
 
+def _announce(step: Retry) -> list[Event]:
+    """The events of going round again: the dropped answer withdrawn, then the reason."""
+    withdrawn = (
+        []
+        if step.withdraw is None
+        else [Withdrawn(step.withdraw, f"recovering: {step.reason.value}")]
+    )
+    return [*withdrawn, Continuing(step.reason)]
+
+
+async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> AsyncIterator[Event]:
+    """Compact a history past the threshold first; end a run that can no longer fit."""
+    async for event in compaction.autocompact(params, state, out):
+        yield event
+    out.step = compaction.blocked(params, out.state)
+
+
+async def _after_call(
+    params: LoopParams, state: LoopState, stream: _Stream, out: Outcome
+) -> AsyncIterator[Event]:
+    """What a finished model call leads to: recovery from a too-long prompt, the end of a failed
+    call, or recovery's decision on the answer (`out.step`)."""
+    failure = stream.failure
+    if params.abort.aborted:
+        async for event in _close_interrupted(state, stream, out):
+            yield event
+    elif failure is not None and failure.terminal is Terminal.PROMPT_TOO_LONG:
+        async for event in compaction.too_long(params, state, failure, out):
+            yield event
+    elif failure is not None or stream.turn.message is None:
+        out.step = failure or INCOMPLETE
+    else:
+        out.step = await _decide(params, state, stream.turn.message)
+
+
 async def _decide(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
     """Recovery's answer to a response; when the model would be done, the stop checks' too.
     A stop check that sends the model back is a recovery too, and the budget bounds it."""
@@ -168,10 +206,10 @@ async def _stop_checks(params: LoopParams) -> AsyncIterator[str | None]:
 
 
 async def _close_interrupted(
-    params: LoopParams, state: LoopState, stream: _Stream, started: float
+    state: LoopState, stream: _Stream, out: Outcome
 ) -> AsyncIterator[Event]:
-    """End a run interrupted while the model answered: keep what streamed completely and close
-    its tool calls, none of which ran."""
+    """A run interrupted while the model answered: keep what streamed completely and close its
+    tool calls, none of which ran; the run then ends."""
     state = _keep_partial(state, stream)
     round_ = _ToolRound(stream.tool_uses)
     for closed in round_.unanswered():
@@ -179,8 +217,8 @@ async def _close_interrupted(
         yield closed
     results = round_.message(marker=INTERRUPTED_MARKER)
     yield ToolResultsAppended(results, round_.data())
-    state = replace(state, messages=_append_user(state.messages, results))
-    yield _finished(params, state, ABORTED_WHILE_STREAMING, started)
+    out.state = replace(state, messages=_append_user(state.messages, results))
+    out.step = ABORTED_WHILE_STREAMING
 
 
 @dataclass
@@ -337,7 +375,14 @@ def _account(state: LoopState, stream: _Stream) -> LoopState:
     message = stream.complete_message
     if message is None:
         return state
-    return replace(state, messages=(*state.messages, message), stop_reason=message.stop_reason)
+    messages = (*state.messages, message)
+    counted = message.usage.total_input_tokens + message.usage.output_tokens
+    return replace(
+        state,
+        messages=messages,
+        stop_reason=message.stop_reason,
+        context_mark=(counted, len(messages)) if counted else state.context_mark,
+    )
 
 
 def _keep_partial(state: LoopState, stream: _Stream) -> LoopState:

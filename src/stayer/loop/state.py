@@ -88,6 +88,8 @@ class LoopParams:
     """How often the stop checks may send the model back to work before the run ends."""
     betas: tuple[str, ...] = ()
     context_window: int = 200_000
+    autocompact: bool = True
+    """Whether to summarise the history before a call once it passes the threshold."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10
@@ -117,6 +119,13 @@ class LoopState:
     """Output tokens spent when the token budget last sent the model back to work."""
     budget_deltas: tuple[int, ...] = ()
     """Output tokens each such continuation added, oldest first."""
+    drained: bool = False
+    """Old tool output was cleared for a too-long prompt; next time, summarise."""
+    reactive_compacted: bool = False
+    compact_failures: int = 0
+    """Automatic compactions that failed in a row (after three, no more are tried)."""
+    context_mark: tuple[int, int] = (0, 0)
+    """(tokens the API counted for the last request and its answer, messages it covered)."""
     stop_blocks: int = 0
     """Times the stop checks sent the model back; never reset within a run, so a check that
     can never pass cannot keep it going forever."""

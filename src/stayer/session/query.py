@@ -237,6 +237,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         token_budget=budget,
         betas=(*choice.betas, *_betas(options.betas)),
         context_window=choice.context_window,
+        autocompact=not env.get("DISABLE_AUTO_COMPACT"),
     )
     started = SessionStarted(
         session_id=options.session_id or str(uuid.uuid4()),

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from stayer.events import (
     BlockStarted,
+    Compacted,
     Continue,
     Continuing,
     Event,
@@ -98,6 +99,15 @@ class LiveView:
             case Withdrawn():
                 self._newline()
                 self._write(self._style("  (the partial answer above was discarded)\n", "2"))
+            case Compacted(method=method, tokens_before=before, tokens_after=after):
+                self._newline()
+                how = (
+                    "summarised the conversation"
+                    if method == "summary"
+                    else "cleared old tool output"
+                )
+                note = f"  ⟲ {how}: about {before:,} → {after:,} tokens\n"
+                self._write(self._style(note, "33"))
             case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
                 self._newline()
                 self._write(self._style(f"  ↻ {_RECOVERIES[reason]}\n", "33"))

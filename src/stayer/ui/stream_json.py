@@ -33,7 +33,9 @@ message's `assistant` lines come just before it, so, as with Claude Code, a mess
 all out by its `message_stop`. A redacted thinking block is complete at its start (Anthropic
 sends its `data` there), so its `content_block_start` waits for the block and carries the data.
 
-Every way the loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
+A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_metadata": ...}`
+(Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
+loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
 plain `next_turn` after tools is not: the `user` tool-result line already says it). When a
 recovery drops an answer whose `assistant` lines are already out (a cut reply asked again with a
 larger limit, an empty reply), a `system` line `{"subtype": "withdrawn", "message_id": ...}`
@@ -52,6 +54,7 @@ from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.events import (
     BlockCompleted,
     BlockStarted,
+    Compacted,
     Continue,
     Continuing,
     Event,
@@ -154,6 +157,16 @@ class StreamJsonWriter:
                     return []  # nothing of the withdrawn message was printed
                 line = self._frame("system", subtype="withdrawn", message_id=event.message_id)
                 return [{**line, "reason": event.reason}]
+            case Compacted():
+                metadata = {
+                    "trigger": event.trigger,
+                    "method": event.method,
+                    "pre_tokens": event.tokens_before,
+                    "post_tokens": event.tokens_after,
+                }
+                return [
+                    self._frame("system", subtype="compact_boundary", compact_metadata=metadata)
+                ]
             case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
                 return [self._frame("system", subtype="continuing", reason=reason.value)]
             case Finished():

@@ -1,0 +1,138 @@
+"""SPEC §3.1 and §3.6: a history that no longer fits is shrunk inside the run, cheapest way
+first, and the run ends only when nothing could shrink it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from stayer.context.compact import CLEARED_TEXT, SUMMARY_INTRO, SUMMARY_SYSTEM
+from stayer.errors import InvalidRequest, PromptTooLong
+from stayer.events import Compacted, Continue, Continuing, Event, RequestStarted, Terminal
+from stayer.messages import TextBlock, ToolUseBlock, Usage, UserMessage
+from stayer.providers.scripted import Fault, Reply, ScriptedProvider, text, tool_call
+from tests.fakes.loop_harness import finished, make_params, results_in, run
+from tests.fakes.tools import Echo
+from tests.loop.test_recovery import loop_events
+
+TOO_LONG = PromptTooLong("prompt is too long: 210000 tokens > 200000 maximum", tokens=210_000)
+
+
+def compactions(events: Sequence[Event]) -> list[tuple[str, str]]:
+    return [(e.trigger, e.method) for e in events if isinstance(e, Compacted)]
+
+
+def big_call(n: int, *, input_tokens: int = 100) -> Reply:
+    block = ToolUseBlock(f"toolu_{n}", "Echo", {"text": f"output {n} " + "x" * 2_000})
+    return Reply((block,), usage=Usage(input_tokens=input_tokens, output_tokens=20))
+
+
+async def test_a_too_long_prompt_first_loses_old_tool_output(tmp_path: Path) -> None:
+    model = ScriptedProvider([*[big_call(n) for n in range(5)], Fault(TOO_LONG), text("done")])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert compactions(events) == [("reactive", "cleared_tool_results")]
+    assert Continuing(Continue.COLLAPSE_DRAIN_RETRY) in events
+    assert finished(events).terminal is Terminal.COMPLETED
+    retried = model.requests[6].messages
+    texts = [r.text for m in retried if isinstance(m, UserMessage) for r in results_in(m)]
+    assert [t.startswith(CLEARED_TEXT[:20]) for t in texts] == [True, True, False, False, False]
+    assert model.requests[6].messages[-1] == model.requests[5].messages[-1]
+
+
+async def test_then_the_history_is_summarised_and_the_run_goes_on(tmp_path: Path) -> None:
+    model = ScriptedProvider([Fault(TOO_LONG), text("NOTES: the user wants X."), text("done")])
+    events = await run(make_params(model, [Echo()], tmp_path), "please do X")
+
+    assert loop_events(events) == [
+        ("request", 1),
+        Continue.REACTIVE_COMPACT_RETRY,
+        ("request", 1),
+        Terminal.COMPLETED,
+    ]
+    assert compactions(events) == [("reactive", "summary")]
+    summary_call, after = model.requests[1], model.requests[2]
+    assert (summary_call.purpose, summary_call.tools, summary_call.system) == (
+        "compact",
+        (),
+        SUMMARY_SYSTEM,
+    )
+    assert "User: please do X" in summary_call.messages[0].content[0].text  # type: ignore[union-attr]
+    assert after.messages == (
+        UserMessage((TextBlock(SUMMARY_INTRO + "NOTES: the user wants X."),)),
+    )
+    assert finished(events).usage.output_tokens == 40  # the summary's tokens count too
+
+
+async def test_when_nothing_shrinks_it_enough_the_run_ends_as_prompt_too_long(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([Fault(TOO_LONG), text("NOTES"), Fault(TOO_LONG)])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    end = finished(events)
+    assert (end.terminal, end.error_status) == (Terminal.PROMPT_TOO_LONG, 400)
+    assert "210000 tokens > 200000" in end.message
+    assert compactions(events) == [("reactive", "summary")]
+
+
+async def test_a_failed_summary_ends_as_prompt_too_long_not_a_crash(tmp_path: Path) -> None:
+    model = ScriptedProvider([Fault(TOO_LONG), Fault(InvalidRequest("no"))])
+    events = await run(make_params(model, [Echo()], tmp_path))
+    assert finished(events).terminal is Terminal.PROMPT_TOO_LONG
+
+
+async def test_a_long_tool_loop_compacts_before_the_call_that_would_not_fit(
+    tmp_path: Path,
+) -> None:
+    # A 40k window with 1k of output: the threshold is 40k - 1k - 13k = 26k tokens.
+    model = ScriptedProvider([big_call(1, input_tokens=30_000), text("NOTES"), text("done")])
+    params = replace(
+        make_params(model, [Echo()], tmp_path), context_window=40_000, max_tokens=1_000
+    )
+    events = await run(params)
+
+    assert compactions(events) == [("auto", "summary")]
+    turns = [e.turn for e in events if isinstance(e, RequestStarted)]
+    assert turns == [1, 2]  # no wasted call: the summary is not a turn, the next call goes on
+    assert not [
+        e for e in events if isinstance(e, Continuing) and e.reason is not Continue.NEXT_TURN
+    ]
+    after = model.requests[2].messages
+    assert after[0] == UserMessage((TextBlock(SUMMARY_INTRO + "NOTES"),))
+    assert [type(m).__name__ for m in after] == ["UserMessage", "AssistantMessage", "UserMessage"]
+    assert finished(events).terminal is Terminal.COMPLETED
+
+
+async def test_a_history_that_cannot_be_compacted_ends_at_the_blocking_limit(
+    tmp_path: Path,
+) -> None:
+    failing = Fault(InvalidRequest("summary refused"))
+    steps = [step for n in range(3) for step in (big_call(n, input_tokens=38_000), failing)]
+    model = ScriptedProvider(steps)
+    params = replace(
+        make_params(model, [Echo()], tmp_path), context_window=40_000, max_tokens=1_000
+    )
+    events = await run(params)
+
+    end = finished(events)
+    assert end.terminal is Terminal.BLOCKING_LIMIT
+    assert "summarising it failed 3 times" in end.message
+    assert compactions(events) == []
+    assert sum(1 for r in model.requests if r.purpose == "compact") == 3
+
+
+async def test_autocompact_can_be_turned_off(tmp_path: Path) -> None:
+    model = ScriptedProvider(
+        [big_call(1, input_tokens=30_000), tool_call("Echo", {"text": "a"}), text("done")]
+    )
+    params = replace(
+        make_params(model, [Echo()], tmp_path),
+        context_window=40_000,
+        max_tokens=1_000,
+        autocompact=False,
+    )
+    events = await run(params)
+    assert compactions(events) == []
+    assert all(r.purpose == "main" for r in model.requests)
