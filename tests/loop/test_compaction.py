@@ -136,3 +136,16 @@ async def test_autocompact_can_be_turned_off(tmp_path: Path) -> None:
     events = await run(params)
     assert compactions(events) == []
     assert all(r.purpose == "main" for r in model.requests)
+
+
+async def test_a_huge_first_request_is_not_summarised_before_the_model_sees_it(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([text("read it all")])
+    params = replace(
+        make_params(model, [Echo()], tmp_path), context_window=40_000, max_tokens=1_000
+    )
+    events = await run(params, "x" * 120_000)  # about 30k tokens, past the 26k threshold
+
+    assert compactions(events) == []
+    assert [r.purpose for r in model.requests] == ["main"]

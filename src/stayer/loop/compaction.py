@@ -22,6 +22,7 @@ from stayer.context.compact import (
     summary_request,
 )
 from stayer.events import Compacted, Continue, Event, Retrying, Terminal
+from stayer.messages import AssistantMessage
 
 from .recovery import Finish, Retry, Step
 from .state import LoopParams, LoopState
@@ -81,6 +82,8 @@ async def autocompact(params: LoopParams, state: LoopState, out: Outcome) -> Asy
         return
     if context_estimate(state) < threshold(params):
         return
+    if not any(isinstance(message, AssistantMessage) for message in state.messages):
+        return  # nothing has been done yet: a summary would only rewrite the user's request
     async for event in _summarise(params, state, "auto", out):
         yield event
     if out.summarised is None:  # it failed: count it and go on with the history as it is
