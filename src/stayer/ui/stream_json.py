@@ -38,7 +38,8 @@ plain `next_turn` after tools is not: the `user` tool-result line already says i
 recovery drops an answer whose `assistant` lines are already out (a cut reply asked again with a
 larger limit, an empty reply), a `system` line `{"subtype": "withdrawn", "message_id": ...}`
 says those lines no longer stand; with partial messages it also follows any partial answer a
-retry replaced.
+retry replaced. A switch to a fallback model (`--fallback-model`) is a `system` line
+`{"subtype": "model_fallback", "from_model": ..., "to_model": ..., "reason": ...}`.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from stayer.events import (
     MessageCompleted,
     MessageDelta,
     MessageStarted,
+    ModelSwitched,
     RequestStarted,
     Retrying,
     SessionStarted,
@@ -154,6 +156,8 @@ class StreamJsonWriter:
                     return []  # nothing of the withdrawn message was printed
                 line = self._frame("system", subtype="withdrawn", message_id=event.message_id)
                 return [{**line, "reason": event.reason}]
+            case ModelSwitched():
+                return [self._model_fallback(event)]
             case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
                 return [self._frame("system", subtype="continuing", reason=reason.value)]
             case Finished():
@@ -240,6 +244,15 @@ class StreamJsonWriter:
             message = {"role": "user", "content": [block_to_wire(b) for b in others]}
             frames.append(self._frame("user", message=message))
         return frames
+
+    def _model_fallback(self, event: ModelSwitched) -> Line:
+        return self._frame(
+            "system",
+            subtype="model_fallback",
+            from_model=event.from_model,
+            to_model=event.to_model,
+            reason=event.reason,
+        )
 
     def _retry(self, event: Retrying) -> Line:
         return self._frame(
