@@ -205,6 +205,17 @@ class Withdrawn:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSwitched:
+    """The model serving the run changed (`--fallback-model`): the request goes again to
+    `to_model`, which serves the rest of the run; `reason` says why, in one line."""
+
+    from_model: str
+    to_model: str
+    reason: str
+    type: Literal["model_switched"] = "model_switched"
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallStarted:
     """A tool call began running."""
 
@@ -305,6 +316,7 @@ LoopEvent: TypeAlias = (
     | RequestStarted
     | Retrying
     | Withdrawn
+    | ModelSwitched
     | ToolCallStarted
     | ToolCallProgress
     | ToolCallFinished

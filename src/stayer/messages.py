@@ -115,6 +115,17 @@ class Usage:
             ),
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        """What was spent since `other`, an earlier sum of the same calls."""
+        return Usage(
+            input_tokens=self.input_tokens - other.input_tokens,
+            output_tokens=self.output_tokens - other.output_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens - other.cache_read_input_tokens,
+            cache_creation_input_tokens=(
+                self.cache_creation_input_tokens - other.cache_creation_input_tokens
+            ),
+        )
+
     @property
     def total_input_tokens(self) -> int:
         """Every input token, cached or not: what the context window holds."""

@@ -64,7 +64,7 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
         (("--name", "auth-refactor"), "--name"),
         (("-n", "auth-refactor"), "--name"),
         (("--effort", "high"), "--effort"),
-        (("--fallback-model", "haiku"), "--fallback-model"),
+        (("--settings", "settings.json"), "--settings"),
         (("--setting-sources=user,project",), "--setting-sources"),
         (("--fork-session",), "--fork-session"),
         (("--agent-name", "bob"), "--agent-name"),

@@ -34,3 +34,31 @@ def test_every_recovery_has_words_for_the_person_watching() -> None:
 
     assert set(_RECOVERIES) == set(Continue)
     assert all(_RECOVERIES[reason] for reason in Continue if reason is not Continue.NEXT_TURN)
+
+
+async def test_a_switch_to_a_fallback_model_is_shown(tmp_path: Path) -> None:
+    from stayer.errors import Overloaded
+    from stayer.loop.state import RetryPolicy
+    from stayer.providers.scripted import Fault
+
+    busy = Fault(Overloaded("overloaded (529)", status=529))
+    model = ScriptedProvider([busy, busy, busy, text("Hello from the fallback.")])
+    out = io.StringIO()
+    view = LiveView(out)
+    options = QueryOptions(
+        cwd=tmp_path,
+        provider=model,
+        model="main-model",
+        fallback_models=["backup-model"],
+        retry=RetryPolicy(base_delay_s=0.0),
+    )
+    async for event in query("hi", options=options):
+        view.show(event)
+
+    assert out.getvalue().splitlines()[1:5] == [
+        "  retrying in 0.0s (attempt 1/10): overloaded (529)",
+        "  retrying in 0.0s (attempt 2/10): overloaded (529)",
+        "  ⇄ switching to backup-model for the rest of this run: main-model was overloaded 3 "
+        "times in a row",
+        "Hello from the fallback.",
+    ]

@@ -97,6 +97,7 @@ async def _headless(args: argparse.Namespace) -> int:
     mode = "bypassPermissions" if args.dangerously_skip_permissions else args.permission_mode
     options = QueryOptions(
         model=args.model,
+        fallback_models=args.fallback_model,
         system_prompt=system_prompt,
         append_system_prompt=append,
         max_turns=args.max_turns,

@@ -19,7 +19,7 @@ from stayer.errors import ConfigError
 
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
-    "--fallback-model", "--settings", "--setting-sources", "--permission-prompt-tool",
+    "--settings", "--setting-sources", "--permission-prompt-tool",
     "--permission-prompts", "--max-thinking-tokens", "--agents", "--agent",
     "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
@@ -105,6 +105,13 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--model", help="model name (sonnet, sonnet[1m], claude-…, gpt-…) or provider:model"
+    )
+    parser.add_argument(
+        "--fallback-model",
+        action="append",
+        default=[],
+        metavar="MODEL[,MODEL…]",
+        help="models to go on with, in order, when the model is overloaded 3 times in a row",
     )
     parser.add_argument(
         "--betas",

@@ -125,7 +125,12 @@ async def _summarise(
     turn = TurnResult()
     try:
         async for event in stream_turn(
-            summariser, request.messages, (), turn, max_tokens=SUMMARY_MAX_TOKENS
+            summariser,
+            request.messages,
+            (),
+            turn,
+            max_tokens=SUMMARY_MAX_TOKENS,
+            serving=state.serving,  # the model answering the run now summarises it
         ):
             if isinstance(event, Retrying):
                 yield event  # the wait is worth showing; the summary's words are not

@@ -189,10 +189,10 @@ def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finis
 
 def over_budget(params: LoopParams, state: LoopState) -> Finish | None:
     """The end of a run whose cost passed `--max-budget-usd` (at the model's list prices)."""
-    from stayer.providers.profiles import cost_usd
+    from .fallback import run_cost
 
     budget = params.max_budget_usd
-    if budget is None or cost_usd(params.model, state.usage) < budget:
+    if budget is None or run_cost(params, state) < budget:
         return None
     return Finish(Terminal.BUDGET_EXHAUSTED, f"Reached maximum budget (${budget:g})")
 

@@ -49,6 +49,7 @@ from stayer.providers.base import MessageAssembler
 from . import compaction, recovery
 from .abort import relay
 from .compaction import Outcome
+from .fallback import handed_over, run_cost
 from .recovery import Finish, Retry, RunTools, Step
 from .state import LoopParams, LoopState
 from .tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT, batches, prepare, run_batch, synthetic_result
@@ -249,6 +250,7 @@ async def _stream_response(
             params.tools.specs,
             stream.turn,
             max_tokens=state.max_tokens_override,
+            serving=state.serving,
         )
         async for event in relay(source, params.abort):
             if isinstance(event, Withdrawn):
@@ -368,7 +370,7 @@ def _account(state: LoopState, stream: _Stream) -> LoopState:
     partial answers included), and the message if it completed.
     """
     state = replace(
-        state,
+        handed_over(state, stream.turn.serving),
         api_duration_s=state.api_duration_s + stream.turn.api_duration_s,
         usage=state.usage + stream.spent + stream.assembler.usage,
     )
@@ -402,8 +404,6 @@ def _append_user(messages: tuple[Message, ...], message: UserMessage) -> tuple[M
 
 
 def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:
-    from stayer.providers.profiles import cost_usd
-
     last = _last_assistant(state.messages)
     result_text = last.text if last is not None and finish.terminal is Terminal.COMPLETED else ""
     return Finished(
@@ -411,7 +411,7 @@ def _finished(params: LoopParams, state: LoopState, finish: Finish, started: flo
         message=finish.message or (result_text if finish.terminal is Terminal.COMPLETED else ""),
         num_turns=state.turn_count,
         usage=state.usage,
-        cost_usd=cost_usd(params.model, state.usage),
+        cost_usd=run_cost(params, state),
         result_text=result_text,
         stop_reason=state.stop_reason,
         duration_ms=(time.monotonic() - started) * 1000,

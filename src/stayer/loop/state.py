@@ -61,6 +61,20 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class FallbackModel:
+    """A model the run may switch to when the one serving it stays overloaded
+    (`--fallback-model`): who serves it, the id sent, its betas and its output limits."""
+
+    provider: Provider
+    model: str
+    max_tokens: int
+    """Output tokens per call, chosen as for the main model."""
+    max_output_tokens: int
+    """The most it gives in one reply: a larger limit asked of the run is capped to it."""
+    betas: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class LoopParams:
     """Everything fixed for one run of the loop."""
 
@@ -70,6 +84,8 @@ class LoopParams:
     tools: Toolbox
     tool_context: ToolContext
     can_use_tool: CanUseTool = allow_everything
+    fallbacks: tuple[FallbackModel, ...] = ()
+    """The models to go on with, in order, when the one serving keeps answering overloaded."""
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_budget_usd: float | None = None
@@ -103,6 +119,11 @@ class LoopState:
     messages: tuple[Message, ...]
     turn_count: int = 1
     usage: Usage = field(default_factory=Usage)
+    serving: int = 0
+    """Which model answers: 0 the main model, n the n-th of `LoopParams.fallbacks`."""
+    handovers: tuple[tuple[int, Usage], ...] = ()
+    """Each model that stopped serving (its `serving` number) and the run's usage by then, so
+    every call is priced at the model that served it (`fallback.run_cost`)."""
     api_duration_s: float = 0.0
     stop_reason: StopReason | None = None
     denials: tuple[PermissionDenial, ...] = ()

@@ -252,10 +252,15 @@ def _build_openai(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
     )
 
 
+def provider_for(choice: ModelChoice, env: Mapping[str, str]) -> Provider:
+    """A client for whoever serves `choice`, from the environment; raises `ConfigError`."""
+    timeouts = timeouts_from_env(env)
+    if choice.provider == "anthropic":
+        return _build_anthropic(env, timeouts)
+    return _build_openai(env, timeouts)
+
+
 def select_provider(model: str | None, env: Mapping[str, str]) -> tuple[Provider, ModelChoice]:
     """The provider for `model` (None: the configured default) and what the name stands for."""
     choice = choose_model(model, env)
-    timeouts = timeouts_from_env(env)
-    if choice.provider == "anthropic":
-        return _build_anthropic(env, timeouts), choice
-    return _build_openai(env, timeouts), choice
+    return provider_for(choice, env), choice

@@ -22,9 +22,13 @@ class QueryOptions:
     string, or a sequence of them. `add_dirs` are further working directories (`--add-dir`);
     `betas` are Anthropic beta names sent with every request (`--betas`). `done_when` is a shell
     command that must succeed before the run may end as completed (`--done-when`).
+    `fallback_models` are the models to go on with, in order, when the model keeps answering
+    overloaded (`--fallback-model`): a name, a comma-separated chain, or a sequence of them;
+    each run starts again from `model`.
     """
 
     model: str | None = None
+    fallback_models: str | Sequence[str] = ()
     cwd: Path | str | None = None
     system_prompt: str | None = None
     append_system_prompt: str | None = None

@@ -16,7 +16,14 @@ from stayer.context.prompt import Environment, build_system_prompt
 from stayer.errors import ConfigError
 from stayer.events import Event, SessionStarted
 from stayer.loop.run import query as loop_query
-from stayer.loop.state import CanUseTool, LoopParams, RetryPolicy, StopCheck, ToolCall
+from stayer.loop.state import (
+    CanUseTool,
+    FallbackModel,
+    LoopParams,
+    RetryPolicy,
+    StopCheck,
+    ToolCall,
+)
 from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
 from stayer.permissions import (
     Decision,
@@ -31,6 +38,7 @@ from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
 
+from .fallback import fallback_models
 from .options import QueryOptions
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
@@ -188,25 +196,54 @@ def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
     return can_use_tool
 
 
-def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Setup:
-    """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
-    env = _env(options)
+def _working_directory(options: QueryOptions) -> Path:
     try:
         cwd = Path(options.cwd or Path.cwd()).resolve()
     except FileNotFoundError:
         raise ConfigError("the current directory no longer exists; cd somewhere real") from None
     if not cwd.is_dir():
         raise ConfigError(f"working directory {cwd} does not exist")
+    return cwd
+
+
+def _check_limits(options: QueryOptions) -> None:
+    if options.max_turns is not None and options.max_turns < 1:
+        raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
+    if options.max_budget_usd is not None and not options.max_budget_usd > 0:
+        raise ConfigError(f"the budget must be more than $0, not {options.max_budget_usd}")
+
+
+def _fallbacks(
+    options: QueryOptions,
+    env: Mapping[str, str],
+    provider: Provider,
+    choice: ModelChoice,
+    *,
+    injected: bool,
+) -> tuple[FallbackModel, ...]:
+    """The fallback chain, each model with its output limit chosen as the main model's is."""
+    return fallback_models(
+        options.fallback_models,
+        env,
+        main=choice,
+        provider=provider,
+        injected=injected,
+        betas=_betas(options.betas),
+        max_tokens=lambda ceiling: _max_tokens(options, env, ceiling),
+    )
+
+
+def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Setup:
+    """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
+    env = _env(options)
+    cwd = _working_directory(options)
     policy = PermissionPolicy(
         mode=parse_mode(options.permission_mode),
         allow=parse_rules(_listed(options.allowed_tools)),
         deny=parse_rules(_listed(options.disallowed_tools)),
         directories=_directories(options.add_dirs, cwd),
     )
-    if options.max_turns is not None and options.max_turns < 1:
-        raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
-    if options.max_budget_usd is not None and not options.max_budget_usd > 0:
-        raise ConfigError(f"the budget must be more than $0, not {options.max_budget_usd}")
+    _check_limits(options)
     tools = _toolbox(options, policy)
     budget = _token_budget(options, prompt)
     provider, choice, owns = _provider(options, env)
@@ -236,6 +273,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         max_budget_usd=options.max_budget_usd,
         token_budget=budget,
         betas=(*choice.betas, *_betas(options.betas)),
+        fallbacks=_fallbacks(options, env, provider, choice, injected=not owns),
         context_window=choice.context_window,
         autocompact=not env.get("DISABLE_AUTO_COMPACT"),
     )
@@ -266,14 +304,21 @@ def user_message(prompt: str | Sequence[ContentBlock]) -> UserMessage:
 
 
 async def run(setup: Setup, messages: tuple[Message, ...]) -> AsyncIterator[Event]:
-    """Announce the session and run the loop; closes a provider it created."""
+    """Announce the session and run the loop; closes the clients it created."""
     try:
         yield setup.started
         async for event in loop_query(setup.params, messages):
             yield event
     finally:
         if setup.owns_provider:
-            await setup.params.provider.aclose()
+            for provider in _providers(setup.params):
+                await provider.aclose()
+
+
+def _providers(params: LoopParams) -> list[Provider]:
+    """Every distinct client the run may use: the main model's and its fallbacks'."""
+    found = [params.provider, *(fallback.provider for fallback in params.fallbacks)]
+    return list({id(provider): provider for provider in found}.values())
 
 
 async def query(

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
-from stayer.events import Event, Finished, Retrying, Terminal
+from stayer.events import Event, Finished, ModelSwitched, Retrying, Terminal
 from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
@@ -101,6 +101,11 @@ def retry_line(event: Retrying) -> str:
     )
 
 
+def switch_line(event: ModelSwitched) -> str:
+    """What a person sees on standard error when a fallback model takes over."""
+    return f"stayer: switching to {event.to_model} for the rest of this run: {event.reason}"
+
+
 async def print_run(
     events: AsyncIterator[Event], printer: Printer, abort: AbortSignal, out: TextIO = sys.stdout
 ) -> int:
@@ -112,8 +117,8 @@ async def print_run(
     finished: Finished | None = None
     with interrupt_aborts(abort) as caught:
         async for event in events:
-            if isinstance(event, Retrying) and printer.output_format != "stream-json":
-                print(retry_line(event), file=sys.stderr, flush=True)
+            if printer.output_format != "stream-json":
+                _note(event)
             lines = writer.lines(event)
             if printer.output_format == "stream-json":
                 for line in lines:
@@ -126,6 +131,14 @@ async def print_run(
     if finished is not None:
         _print_outcome(finished, writer, printer, collected, out)
     return exit_code(finished, caught.signum)
+
+
+def _note(event: Event) -> None:
+    """Waits and model switches on standard error, so a text or json run is never silent."""
+    if isinstance(event, Retrying):
+        print(retry_line(event), file=sys.stderr, flush=True)
+    elif isinstance(event, ModelSwitched):
+        print(switch_line(event), file=sys.stderr, flush=True)
 
 
 def _print_outcome(

@@ -14,6 +14,7 @@ from stayer.events import (
     Continuing,
     Event,
     Finished,
+    ModelSwitched,
     Retrying,
     SessionStarted,
     Terminal,
@@ -95,6 +96,10 @@ class LiveView:
             case Retrying(attempt=attempt, max_retries=limit, delay_s=delay, error=error):
                 self._newline()
                 note = f"  retrying in {delay:.1f}s (attempt {attempt}/{limit}): {error}\n"
+                self._write(self._style(note, "33"))
+            case ModelSwitched(to_model=model, reason=reason):
+                self._newline()
+                note = f"  ⇄ switching to {model} for the rest of this run: {reason}\n"
                 self._write(self._style(note, "33"))
             case Withdrawn():
                 self._newline()

@@ -40,7 +40,8 @@ plain `next_turn` after tools is not: the `user` tool-result line already says i
 recovery drops an answer whose `assistant` lines are already out (a cut reply asked again with a
 larger limit, an empty reply), a `system` line `{"subtype": "withdrawn", "message_id": ...}`
 says those lines no longer stand; with partial messages it also follows any partial answer a
-retry replaced.
+retry replaced. A switch to a fallback model (`--fallback-model`) is a `system` line
+`{"subtype": "model_fallback", "from_model": ..., "to_model": ..., "reason": ...}`.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from stayer.events import (
     MessageCompleted,
     MessageDelta,
     MessageStarted,
+    ModelSwitched,
     RequestStarted,
     Retrying,
     SessionStarted,
@@ -167,6 +169,8 @@ class StreamJsonWriter:
                 return [
                     self._frame("system", subtype="compact_boundary", compact_metadata=metadata)
                 ]
+            case ModelSwitched():
+                return [self._model_fallback(event)]
             case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
                 return [self._frame("system", subtype="continuing", reason=reason.value)]
             case Finished():
@@ -253,6 +257,15 @@ class StreamJsonWriter:
             message = {"role": "user", "content": [block_to_wire(b) for b in others]}
             frames.append(self._frame("user", message=message))
         return frames
+
+    def _model_fallback(self, event: ModelSwitched) -> Line:
+        return self._frame(
+            "system",
+            subtype="model_fallback",
+            from_model=event.from_model,
+            to_model=event.to_model,
+            reason=event.reason,
+        )
 
     def _retry(self, event: Retrying) -> Line:
         return self._frame(

@@ -1,0 +1,99 @@
+"""Which model serves a model call: the main model, then the `--fallback-model` chain in order.
+
+When the model serving a call answers overloaded (HTTP 529, `overloaded_error`) three times in
+a row, counted across the retries of that call, the call goes at once to the next model of the
+chain, which then serves the rest of the run, as in Claude Code 2.1.332. A run always starts
+from the main model, so it is tried again on the next prompt. Unlike Claude Code, a fallback is
+also taken when fewer retries are allowed than it takes to see three overloads
+(`CLAUDE_CODE_MAX_RETRIES=1`): the user named a model to go on with, and ending the run with
+it unused would help nobody. Rate limits and other failures never switch: another model would
+not help with a rate-limited key, and a switch there would hide a fault the user must fix.
+
+Each call is priced at the model that served it: `LoopState.handovers` marks where the run's
+usage stood when a model stopped serving, and `run_cost` prices each stretch at its model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from stayer.events import ModelSwitched
+from stayer.messages import Message, ToolSpec, Usage
+from stayer.providers.base import ModelRequest, Provider
+
+from .state import LoopParams, LoopState
+
+OVERLOADS_BEFORE_SWITCH = 3
+"""Overloaded answers in a row, within one model call, before the next model takes over."""
+
+
+def model_name(params: LoopParams, serving: int) -> str:
+    """The id sent for model `serving` (0: the main model, n: the n-th fallback)."""
+    return params.model if serving == 0 else params.fallbacks[serving - 1].model
+
+
+def request_for(
+    params: LoopParams,
+    serving: int,
+    messages: tuple[Message, ...],
+    specs: tuple[ToolSpec, ...],
+    max_tokens: int | None,
+) -> tuple[Provider, ModelRequest]:
+    """Who answers the call, and the request for model `serving`; `max_tokens` overrides the
+    output limit (an escalation), capped to what a fallback can give."""
+    if serving == 0:
+        provider, model, betas = params.provider, params.model, params.betas
+        limit = max_tokens or params.max_tokens
+    else:
+        fallback = params.fallbacks[serving - 1]
+        provider, model, betas = fallback.provider, fallback.model, fallback.betas
+        limit = min(max_tokens, fallback.max_output_tokens) if max_tokens else fallback.max_tokens
+    request = ModelRequest(
+        model=model,
+        system=params.system_prompt,
+        messages=messages,
+        tools=specs,
+        max_tokens=limit,
+        purpose=params.purpose,
+        betas=betas,
+    )
+    return provider, request
+
+
+def should_switch(params: LoopParams, serving: int, overloads: int, *, exhausted: bool) -> bool:
+    """True when the call goes on with the next model: there is one, and the last `overloads`
+    failures in a row were overloads, enough of them or all the retries allow."""
+    if serving >= len(params.fallbacks) or overloads == 0:
+        return False
+    return overloads >= OVERLOADS_BEFORE_SWITCH or exhausted
+
+
+def switch(params: LoopParams, serving: int, overloads: int) -> ModelSwitched:
+    """The event for handing the call from model `serving` to the next one."""
+    before = model_name(params, serving)
+    times = "once" if overloads == 1 else f"{overloads} times in a row"
+    return ModelSwitched(
+        from_model=before,
+        to_model=model_name(params, serving + 1),
+        reason=f"{before} was overloaded {times}",
+    )
+
+
+def handed_over(state: LoopState, serving: int) -> LoopState:
+    """The state once model `serving` answers: the usage so far stays with the model that was
+    serving (a call that switched is priced at the model that finally served it)."""
+    if serving == state.serving:
+        return state
+    mark = (state.serving, state.usage)
+    return replace(state, serving=serving, handovers=(*state.handovers, mark))
+
+
+def run_cost(params: LoopParams, state: LoopState) -> float:
+    """What the run has cost so far in US dollars, each call at its model's list prices."""
+    from stayer.providers.profiles import cost_usd
+
+    total, before = 0.0, Usage()
+    for serving, mark in state.handovers:
+        total += cost_usd(model_name(params, serving), mark - before)
+        before = mark
+    return total + cost_usd(model_name(params, state.serving), state.usage - before)
