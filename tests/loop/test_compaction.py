@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from stayer.context.compact import CLEARED_TEXT, SUMMARY_INTRO, SUMMARY_SYSTEM
+from stayer.context.compact import CLEARED_PREFIX, SUMMARY_INTRO, SUMMARY_SYSTEM
 from stayer.errors import InvalidRequest, PromptTooLong
 from stayer.events import Compacted, Continue, Continuing, Event, RequestStarted, Terminal
 from stayer.messages import TextBlock, ToolUseBlock, Usage, UserMessage
@@ -37,7 +37,7 @@ async def test_a_too_long_prompt_first_loses_old_tool_output(tmp_path: Path) -> 
     assert finished(events).terminal is Terminal.COMPLETED
     retried = model.requests[6].messages
     texts = [r.text for m in retried if isinstance(m, UserMessage) for r in results_in(m)]
-    assert [t.startswith(CLEARED_TEXT[:20]) for t in texts] == [True, True, False, False, False]
+    assert [t.startswith(CLEARED_PREFIX) for t in texts] == [True, True, False, False, False]
     assert model.requests[6].messages[-1] == model.requests[5].messages[-1]
 
 

@@ -258,23 +258,21 @@ def flatten(groups: Sequence[Sequence[str]] | None) -> list[str]:
 def output_format_in(argv: Sequence[str]) -> str:
     """The `--output-format` asked for, read straight off `argv` (for reporting errors that
     happen before, or while, the arguments are parsed)."""
-    found = "text"
-    for index, item in enumerate(argv):
-        if item == "--output-format" and index + 1 < len(argv):
-            found = argv[index + 1]
-        elif item.startswith("--output-format="):
-            found = item.partition("=")[2]
-    return found
+    return _last_value(argv, "--output-format") or "text"
 
 
 def session_id_in(argv: Sequence[str]) -> str | None:
     """A valid `--session-id` in `argv`, if one is there (for the same reports)."""
+    value = _last_value(argv, "--session-id")
+    return value if value is not None and _UUID.match(value) else None
+
+
+def _last_value(argv: Sequence[str], flag: str) -> str | None:
+    """The value `flag` was last given (`--flag value` or `--flag=value`), as argparse reads it."""
+    found = None
     for index, item in enumerate(argv):
-        value = None
-        if item == "--session-id" and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif item.startswith("--session-id="):
-            value = item.partition("=")[2]
-        if value is not None:
-            return value if _UUID.match(value) else None
-    return None
+        if item == flag and index + 1 < len(argv):
+            found = argv[index + 1]
+        elif item.startswith(flag + "="):
+            found = item.partition("=")[2]
+    return found

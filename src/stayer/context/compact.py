@@ -37,7 +37,8 @@ CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
 KEEP_RECENT_RESULTS = 3
 """Tool results `clear_old_tool_results` leaves as they are, the newest."""
-CLEARED_TEXT = "[Old tool output cleared to save context ({chars:,} characters). Run the call again if you need it.]"  # noqa: E501
+CLEARED_PREFIX = "[Old tool output cleared to save context"
+CLEARED_TEXT = CLEARED_PREFIX + " ({chars:,} characters). Run the call again if you need it.]"
 TRANSCRIPT_RESULT_CHARS = 2_000
 """How much of each tool result the summariser sees (its start and end)."""
 
@@ -128,7 +129,7 @@ def _cleared(block: ToolResultBlock) -> ToolResultBlock:
 
 
 def _is_cleared(block: ToolResultBlock) -> bool:
-    return block.text.startswith(CLEARED_TEXT[:28])
+    return block.text.startswith(CLEARED_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)

@@ -322,9 +322,13 @@ def _withdrawn(message: AssistantMessage, messages: tuple[Message, ...]) -> str 
 
 
 def _with_user_text(messages: tuple[Message, ...], text: str) -> tuple[Message, ...]:
-    """Add a user note, merged into a user message already last (roles alternate)."""
-    note = UserMessage((TextBlock(text),))
+    """Add a user note (see `append_user`)."""
+    return append_user(messages, UserMessage((TextBlock(text),)))
+
+
+def append_user(messages: tuple[Message, ...], message: UserMessage) -> tuple[Message, ...]:
+    """Add a user message, merging it into a user message already last (roles alternate)."""
     last = messages[-1] if messages else None
     if isinstance(last, UserMessage):
-        return (*messages[:-1], UserMessage((*last.content, *note.content)))
-    return (*messages, note)
+        return (*messages[:-1], UserMessage((*last.content, *message.content)))
+    return (*messages, message)

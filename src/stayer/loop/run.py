@@ -35,7 +35,6 @@ from stayer.messages import (
     Message,
     ToolUseBlock,
     Usage,
-    UserMessage,
 )
 from stayer.providers.base import MessageAssembler
 
@@ -43,7 +42,7 @@ from . import compaction, recovery
 from .abort import relay
 from .compaction import Outcome
 from .fallback import handed_over, run_cost
-from .recovery import Finish, Retry, RunTools, Step
+from .recovery import Finish, Retry, RunTools, Step, append_user
 from .state import LoopParams, LoopState
 from .tool_round import INTERRUPTED_MARKER, AfterTools, ToolRound, tool_round
 from .turn import TurnResult, stream_turn
@@ -175,7 +174,7 @@ async def _close_interrupted(
         yield closed
     results = round_.message(marker=INTERRUPTED_MARKER)
     yield ToolResultsAppended(results, round_.data())
-    out.state = replace(state, messages=_append_user(state.messages, results))
+    out.state = replace(state, messages=append_user(state.messages, results))
     out.step = ABORTED_WHILE_STREAMING
 
 
@@ -265,14 +264,6 @@ def _keep_partial(state: LoopState, stream: _Stream) -> LoopState:
     if stream.complete_message is not None or not partial.content:
         return state
     return replace(state, messages=(*state.messages, partial))
-
-
-def _append_user(messages: tuple[Message, ...], message: UserMessage) -> tuple[Message, ...]:
-    """Add a user message, merging it into a user message already last (roles alternate)."""
-    last = messages[-1] if messages else None
-    if isinstance(last, UserMessage):
-        return (*messages[:-1], UserMessage((*last.content, *message.content)))
-    return (*messages, message)
 
 
 def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:
