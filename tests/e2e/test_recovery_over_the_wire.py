@@ -30,10 +30,9 @@ def test_a_reply_cut_by_the_output_limit_is_asked_again_with_a_larger_one(
 
     assert done.status == 0, done.stderr
     lines = done.json_lines()
+    # The cut answer is withheld until recovery decides, and it is dropped: no reader sees it.
     assert kinds(lines) == [
         ("system", "init", None),
-        ("assistant", None, None),
-        ("system", "withdrawn", "recovering: max_output_tokens_escalate"),
         ("system", "continuing", "max_output_tokens_escalate"),
         ("assistant", None, None),
         ("result", "success", None),
@@ -42,6 +41,49 @@ def test_a_reply_cut_by_the_output_limit_is_asked_again_with_a_larger_one(
     first, second = server.requests
     assert (first.body["max_tokens"], second.body["max_tokens"]) == (32_000, 64_000)
     assert second.messages == first.messages
+
+
+def test_a_dropped_answer_that_streamed_as_partial_messages_is_withdrawn(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("The answer is", stop_reason="max_tokens"), reply("The answer is 42."))
+    done = stayer(
+        "-p", "what is it?", *STREAM, "--include-partial-messages", cwd=tmp_path, env=server.env()
+    )
+
+    assert done.status == 0, done.stderr
+    lines = [line for line in done.json_lines() if line["type"] != "stream_event"]
+    assert kinds(lines) == [
+        ("system", "init", None),
+        ("system", "withdrawn", "recovering: max_output_tokens_escalate"),
+        ("system", "continuing", "max_output_tokens_escalate"),
+        ("assistant", None, None),
+        ("result", "success", None),
+    ]
+    events = [line["event"] for line in done.json_lines() if line["type"] == "stream_event"]
+    stops = [index for index, event in enumerate(events) if event["type"] == "message_stop"]
+    assert len(stops) == 1  # the dropped answer's stream never reached its message_stop
+    assert done.json_lines()[-1]["result"] == "The answer is 42."
+
+
+def test_a_reply_continued_after_a_cut_is_shown_in_full_before_its_continuation(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("The answer", stop_reason="max_tokens"), reply(" is 42."))
+    env = {**server.env(), "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "1000"}  # no escalation
+    done = stayer("-p", "what is it?", *STREAM, cwd=tmp_path, env=env)
+
+    assert done.status == 0, done.stderr
+    lines = done.json_lines()
+    assert kinds(lines) == [
+        ("system", "init", None),
+        ("assistant", None, None),
+        ("system", "continuing", "max_output_tokens_recovery"),
+        ("assistant", None, None),
+        ("result", "success", None),
+    ]
+    texts = [line["message"]["content"][0]["text"] for line in lines if line["type"] == "assistant"]
+    assert texts == ["The answer", " is 42."]
 
 
 @pytest.mark.parametrize("protocol", ["anthropic", "openai"])

@@ -81,6 +81,8 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         async for event in _after_call(params, answer.state, stream, answer):
             yield event
         state, step = answer.state, answer.step
+        for event in _release(stream, step):
+            yield event
         if isinstance(step, Finish):
             yield _finished(params, state, step, started)
             return
@@ -100,6 +102,15 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
             return
         assert state.transition is not None
         yield Continuing(state.transition)
+
+
+def _release(stream: _Stream, step: Step | None) -> list[Event]:
+    """The held completion of an answer recovery may drop: out now unless it was dropped (the
+    `Withdrawn` that `_announce` yields then says so to whoever saw it stream)."""
+    held, stream.held = stream.held, None
+    if held is None or (isinstance(step, Retry) and step.withdraw == held.message.id):
+        return []
+    return [held]
 
 
 def _announce(step: Retry) -> list[Event]:
@@ -126,6 +137,8 @@ async def _after_call(
     call, or recovery's decision on the answer (`out.step`)."""
     failure = stream.failure
     if params.abort.aborted:
+        for event in _release(stream, None):
+            yield event
         async for event in _close_interrupted(state, stream, out):
             yield event
     elif failure is not None and failure.terminal is Terminal.PROMPT_TOO_LONG:
@@ -189,6 +202,9 @@ class _Stream:
     failure: Finish | None = None
     spent: Usage = field(default_factory=Usage)
     """Tokens of attempts that were abandoned and retried."""
+    held: MessageCompleted | None = None
+    """The completion of an answer recovery may drop, withheld until it has decided, so a
+    reader is not shown an answer the loop then takes back (see `_release`)."""
 
     @property
     def complete_message(self) -> AssistantMessage | None:
@@ -219,6 +235,9 @@ async def _stream_response(
             elif isinstance(event, BlockCompleted) and isinstance(event.block, ToolUseBlock):
                 stream.needs_follow_up = True
                 stream.tool_uses.append(event.block)
+            if isinstance(event, MessageCompleted) and _may_withdraw(event.message):
+                stream.held = event
+                continue
             if isinstance(event, StreamEvent) and not isinstance(event, MessageCompleted):
                 stream.assembler.feed(event)
             yield event
@@ -234,6 +253,13 @@ async def _stream_response(
         detail = f"internal error in the model call: {type(error).__name__}: {error}"
         stream.failure = Finish(Terminal.MODEL_ERROR, detail)
         return
+
+
+def _may_withdraw(message: AssistantMessage) -> bool:
+    """Whether recovery may drop this answer: a cut or empty reply without tool calls."""
+    if message.tool_uses:
+        return False
+    return message.stop_reason in ("max_tokens", "tool_use") or not message.text.strip()
 
 
 def _account(state: LoopState, stream: _Stream) -> LoopState:

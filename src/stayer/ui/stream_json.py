@@ -36,12 +36,13 @@ sends its `data` there), so its `content_block_start` waits for the block and ca
 A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_metadata": ...}`
 (Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
 loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
-plain `next_turn` after tools is not: the `user` tool-result line already says it). When a
-recovery drops an answer whose `assistant` lines are already out (a cut reply asked again with a
-larger limit, an empty reply), a `system` line `{"subtype": "withdrawn", "message_id": ...}`
-says those lines no longer stand; with partial messages it also follows any partial answer a
-retry replaced. A switch to a fallback model (`--fallback-model`) is a `system` line
-`{"subtype": "model_fallback", "from_model": ..., "to_model": ..., "reason": ...}`.
+plain `next_turn` after tools is not: the `user` tool-result line already says it). An answer
+recovery may drop (a cut reply, which may be asked again with a larger limit; an empty one) is
+withheld by the loop until it has decided, so its `assistant` lines are printed only if it stays.
+With partial messages its stream events are out already, so when it is dropped, a `system` line
+`{"subtype": "withdrawn", "message_id": ...}` says they no longer stand; the same line follows
+any partial answer a retry replaced. A switch to a fallback model (`--fallback-model`) is a
+`system` line `{"subtype": "model_fallback", "from_model": ..., "to_model": ..., "reason": ...}`.
 """
 
 from __future__ import annotations
