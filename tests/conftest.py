@@ -1,15 +1,20 @@
-"""Test-wide guards: no connection may leave the machine."""
+"""Test-wide guards: no connection may leave the machine, and no file goes to the real home
+(stayer's own folder, `STAYER_CONFIG_DIR`, is a temporary one for every run under test, the
+CLI's subprocesses included, unless a test names its own)."""
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 _real_connect = socket.socket.connect
+os.environ["STAYER_CONFIG_DIR"] = tempfile.mkdtemp(prefix="stayer-tests-config-")
 
 
 def _is_local(address: Any) -> bool:

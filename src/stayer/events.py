@@ -48,6 +48,7 @@ class Terminal(StrEnum):
     DONE_CHECK_FAILED = "done_check_failed"
     BUDGET_EXHAUSTED = "budget_exhausted"
     REPEATED_FAILURE = "repeated_failure"
+    RAPID_REFILL = "rapid_refill_breaker"
 
 
 class Continue(StrEnum):
@@ -266,14 +267,19 @@ class Continuing:
 
 @dataclass(frozen=True, slots=True)
 class Compacted:
-    """The history was shrunk to fit the window: old tool output cleared, or the history
-    replaced by the model's summary. `trigger` is ``auto`` (before a call, at the threshold)
-    or ``reactive`` (the API refused the prompt as too long)."""
+    """The history was shrunk to fit the window: old tool output cleared, the history
+    replaced by the model's summary, or a prompt too long to send saved to a file and sent as
+    its head. `trigger` is ``auto`` (before a call, at the threshold) or ``reactive`` (the API
+    refused the prompt as too long)."""
 
     trigger: Literal["auto", "reactive"]
-    method: Literal["cleared_tool_results", "summary"]
+    method: Literal["cleared_tool_results", "summary", "saved_prompt"]
     tokens_before: int
     tokens_after: int
+    left_out: int = 0
+    """Oldest messages the summariser was not shown, to fit its own window."""
+    reattached: tuple[str, ...] = ()
+    """Files shown again after the summary, as they are now (or the saved prompt's path)."""
     type: Literal["compacted"] = "compacted"
 
 

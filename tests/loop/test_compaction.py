@@ -10,6 +10,7 @@ from pathlib import Path
 from stayer.context.compact import CLEARED_PREFIX, SUMMARY_INTRO, SUMMARY_SYSTEM
 from stayer.errors import InvalidRequest, PromptTooLong
 from stayer.events import Compacted, Continue, Continuing, Event, RequestStarted, Terminal
+from stayer.loop.state import CompactPolicy
 from stayer.messages import TextBlock, ToolUseBlock, Usage, UserMessage
 from stayer.providers.scripted import Fault, Reply, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
@@ -131,7 +132,7 @@ async def test_autocompact_can_be_turned_off(tmp_path: Path) -> None:
         make_params(model, [Echo()], tmp_path),
         context_window=40_000,
         max_tokens=1_000,
-        autocompact=False,
+        compaction=CompactPolicy(auto=False),
     )
     events = await run(params)
     assert compactions(events) == []

@@ -111,6 +111,10 @@ async def _headless(args: argparse.Namespace) -> int:
         done_when=args.done_when,
         max_budget_usd=args.max_budget_usd,
         token_budget=args.token_budget,
+        pins=args.pin,
+        autocompact_window=args.autocompact,
+        repeat_nudge_after=args.repeat_nudge_after,
+        repeat_stop_after=args.repeat_stop_after,
     )
     printer = Printer(
         output_format=args.output_format,

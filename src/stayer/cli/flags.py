@@ -73,12 +73,40 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COMMAND",
         help="a shell command that must succeed before the run may end (e.g. 'pytest -q')",
     )
+    _recovery_flags(parser)
     parser.add_argument(
         "--session-id", type=_session_id, help="use this session id (a UUID) instead of a new one"
     )
     parser.add_argument("-v", "--version", action="store_true", help="print the version")
     _tolerated_flags(parser)
     return parser
+
+
+def _recovery_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a note every compaction keeps word for word (repeatable)",
+    )
+    parser.add_argument(
+        "--autocompact",
+        type=_autocompact,
+        metavar="auto|TOKENS",
+        help="compact as if the context window were this many tokens (auto: the model's)",
+    )
+    for flag, default, what in (
+        ("--repeat-nudge-after", 3, "tell the model to change course after"),
+        ("--repeat-stop-after", 5, "end the run after"),
+    ):
+        parser.add_argument(
+            flag,
+            type=_rounds,
+            default=default,
+            metavar="N",
+            help=f"{what} N rounds in a row of the same calls failing the same way",
+        )
 
 
 def _output_flags(parser: argparse.ArgumentParser) -> None:
@@ -215,6 +243,25 @@ def _tokens(value: str) -> int:
     if amount is None:
         raise argparse.ArgumentTypeError(f"{value!r} is not a number of tokens (say 500k or 2m)")
     return amount
+
+
+def _autocompact(value: str) -> int | None:
+    if value == "auto":
+        return None
+    amount = _tokens(value)
+    if amount < 10_000:
+        raise argparse.ArgumentTypeError(f"{value!r} is too small a window (at least 10k)")
+    return amount
+
+
+def _rounds(value: str) -> int:
+    try:
+        rounds = int(value)
+    except ValueError:
+        rounds = 0
+    if rounds < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of rounds (1 or more)")
+    return rounds
 
 
 def _dollars(value: str) -> float:

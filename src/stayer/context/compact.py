@@ -60,6 +60,9 @@ names, functions, key lines of code where they are needed to go on).
 
 Be complete about facts and brief in wording. Do not invent anything that is not in the \
 transcript."""
+PINS_INTRO = "[Pinned notes, kept word for word through every compaction:]\n"
+READ_TOOL = "Read"
+"""The tool whose calls say which files the model has read (see `recently_read`)."""
 SUMMARY_INTRO = (
     "[This conversation ran out of room, so its earlier part was replaced by the notes below. "
     "Continue the task from where it stopped, without asking the user to repeat anything.]\n\n"
@@ -187,15 +190,64 @@ def _ends(text: str) -> str:
 
 
 def compacted(
-    messages: Sequence[Message], summary: str, *, keep_recent_tokens: int
+    messages: Sequence[Message],
+    summary: str,
+    *,
+    keep_recent_tokens: int,
+    pins: Sequence[str] = (),
+    files: Sequence[str] = (),
 ) -> tuple[Message, ...]:
-    """The new history: the summary as the first user message, then the latest round of work
-    (an assistant turn and the user message answering it) when it fits `keep_recent_tokens`."""
-    intro = UserMessage((TextBlock(SUMMARY_INTRO + summary.strip()),))
+    """The new history: the summary as the first user message, with the pinned notes word for
+    word and the `files` shown again; then the latest round of work (an assistant turn and the
+    user message answering it) when it fits `keep_recent_tokens`."""
+    blocks = [TextBlock(SUMMARY_INTRO + summary.strip())]
+    if pins:
+        blocks.append(TextBlock(PINS_INTRO + "\n".join(f"- {pin}" for pin in pins)))
+    blocks.extend(TextBlock(file) for file in files)
+    intro = UserMessage(tuple(blocks))
+    tail = kept_round(messages, keep_recent_tokens=keep_recent_tokens)
+    return (intro, *tail)
+
+
+def kept_round(messages: Sequence[Message], *, keep_recent_tokens: int) -> tuple[Message, ...]:
+    """The latest round of work, which a summary keeps verbatim when it fits."""
     tail = _latest_round(messages)
-    if tail and estimate_tokens(tail) <= keep_recent_tokens:
-        return (intro, *tail)
-    return (intro,)
+    return tail if tail and estimate_tokens(tail) <= keep_recent_tokens else ()
+
+
+def recently_read(messages: Sequence[Message], *, limit: int) -> list[str]:
+    """The files the model read, newest first, at most `limit` of them (the Read tool's
+    `file_path` as it was given)."""
+    found: list[str] = []
+    for message in reversed(messages):
+        if not isinstance(message, AssistantMessage):
+            continue
+        for block in reversed(message.tool_uses):
+            path = block.input.get("file_path") if block.name == READ_TOOL else None
+            if isinstance(path, str) and path not in found:
+                found.append(path)
+    return found[:limit]
+
+
+def largest_tool_output(messages: Sequence[Message]) -> tuple[ToolUseBlock, int] | None:
+    """The call whose result takes the most room in `messages`, and about how many tokens."""
+    calls = {
+        block.id: block
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for block in message.tool_uses
+    }
+    sizes = [
+        (_block_tokens(block), block.tool_use_id)
+        for message in messages
+        if isinstance(message, UserMessage)
+        for block in message.content
+        if isinstance(block, ToolResultBlock) and block.tool_use_id in calls
+    ]
+    if not sizes:
+        return None
+    tokens, tool_use_id = max(sizes)
+    return calls[tool_use_id], tokens
 
 
 def _latest_round(messages: Sequence[Message]) -> tuple[Message, ...]:

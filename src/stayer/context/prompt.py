@@ -40,6 +40,9 @@ builds and git.
 - When several lookups are independent, call the tools together in one reply: read-only calls \
 run in parallel.
 - Give file paths as absolute paths.
+- A long conversation is summarised when it fills the context window. When you learn a fact \
+that must survive that word for word (an exact requirement or limit, a command that must never \
+run), pin it with the Pin tool if you have it.
 - Some tool calls may be denied by the user's permission settings. When one is, do not try to \
 get around it with another tool; carry on with what you may use, or explain what you need.
 
@@ -99,6 +102,12 @@ def budget_section(tokens: int) -> str:
     )
 
 
+def pins_section(pins: Sequence[str]) -> str:
+    """The notes the user pinned (`--pin`), word for word."""
+    listed = "\n".join(f"- {pin}" for pin in pins)
+    return f"# Pinned by the user\nHold to these notes throughout the task:\n{listed}"
+
+
 def build_system_prompt(
     env: Environment,
     *,
@@ -106,11 +115,14 @@ def build_system_prompt(
     custom: str | None = None,
     append: str | None = None,
     token_budget: int | None = None,
+    pins: Sequence[str] = (),
 ) -> str:
     """Assemble the system prompt; `custom` replaces the base instructions. A token budget
-    adds its clause (SPEC §5.2) while it is active."""
+    adds its clause (SPEC §5.2) while it is active; the user's pinned notes follow."""
     base = BASE_PROMPT if custom is None else custom
     parts = [base.rstrip()]
+    if pins:
+        parts.append(pins_section(pins))
     if token_budget is not None:
         parts.append(budget_section(token_budget))
     if tool_names:

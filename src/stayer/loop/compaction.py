@@ -6,11 +6,18 @@ compacts inside the run and the call that follows is not wasted. When the API re
 as too long anyway, old tool output is cleared first (`collapse_drain_retry`), then the history
 is summarised (`reactive_compact_retry`), and only then does the run end (`prompt_too_long`).
 Three automatic compactions failing in a row stop further tries; a history then past the hard
-limit ends the run (`blocking_limit`) without calling the model.
+limit ends the run (`blocking_limit`) without calling the model. A context that fills up again
+within a few turns of each of three summaries in a row ends the run (`rapid_refill_breaker`),
+naming the tool output that keeps filling it, rather than compacting forever.
+
+A summary keeps the pinned notes word for word and shows the most recently read files again
+(`reattach`). A prompt that alone fills the window is neither summarised nor refused: it is
+saved to the session's folder and sent as its head and a reference (`context.saved_prompt`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -19,11 +26,15 @@ from stayer.context.compact import (
     clear_old_tool_results,
     compacted,
     estimate_tokens,
+    kept_round,
+    largest_tool_output,
     summary_request,
 )
+from stayer.context.saved_prompt import plain_prompt, save_prompt
 from stayer.events import Compacted, Continue, Event, Retrying, Terminal
 from stayer.messages import AssistantMessage
 
+from .reattach import reread
 from .recovery import Finish, Retry, Step
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
@@ -36,6 +47,14 @@ SUMMARY_MAX_TOKENS = 16_000
 MAX_COMPACT_FAILURES = 3
 KEEP_RECENT_SHARE = 4
 """The latest round of work stays verbatim when it takes at most a quarter of the window."""
+REFILL_TURNS = 3
+"""A context past the threshold again within this many turns of a summary has refilled..."""
+MAX_REFILLS = 3
+"""... and after this many refills in a row, compacting again would not help."""
+PROMPT_SHARE = 2
+"""A prompt taking more than half the threshold is saved to a file rather than sent whole."""
+HEAD_TOKENS = 20_000
+"""The most of a saved prompt sent as its head."""
 
 
 def context_estimate(state: LoopState) -> int:
@@ -46,9 +65,14 @@ def context_estimate(state: LoopState) -> int:
 
 
 def threshold(params: LoopParams) -> int:
-    """The context size past which the history is summarised before the next call."""
-    reserve = min(params.max_tokens, OUTPUT_RESERVE_CAP)
-    return params.context_window - reserve - AUTOCOMPACT_BUFFER
+    """The context size past which the history is summarised before the next call: the window
+    (or the smaller one compaction is told to use) less the output reserve and a buffer, or
+    the given share of the window less the reserve if that comes first."""
+    policy = params.compaction
+    window = min(policy.window or params.context_window, params.context_window)
+    effective = window - min(params.max_tokens, OUTPUT_RESERVE_CAP)
+    usual = effective - AUTOCOMPACT_BUFFER
+    return usual if policy.percent is None else min(usual, effective * policy.percent // 100)
 
 
 def blocked(params: LoopParams, state: LoopState) -> Finish | None:
@@ -76,20 +100,76 @@ class Outcome:
 
 
 async def autocompact(params: LoopParams, state: LoopState, out: Outcome) -> AsyncIterator[Event]:
-    """Summarise the history first if it has passed the threshold (no model call is wasted)."""
+    """Shrink the history first if it has passed the threshold (no model call is wasted): save
+    a prompt that alone is too large, else summarise; end a run that keeps refilling."""
     out.state = state
-    if not params.autocompact or state.compact_failures >= MAX_COMPACT_FAILURES:
+    limit = threshold(params)
+    if not params.compaction.auto or context_estimate(state) < limit:
         return
-    if context_estimate(state) < threshold(params):
+    saved = _saved(params, state, "auto", largest=limit // PROMPT_SHARE)
+    if saved is not None:
+        yield saved[0]
+        out.state = state = saved[1]
+        if context_estimate(state) < limit:
+            return
+    if state.compact_failures >= MAX_COMPACT_FAILURES:
         return
     if not any(isinstance(message, AssistantMessage) for message in state.messages):
         return  # nothing has been done yet: a summary would only rewrite the user's request
+    refilled = state.compacted_at is not None and state.turn_count - state.compacted_at <= (
+        REFILL_TURNS
+    )
+    refills = state.refills + 1 if refilled else 0
+    if refills >= MAX_REFILLS:
+        out.step = _thrashing(state, refills)
+        return
     async for event in _summarise(params, state, "auto", out):
         yield event
     if out.summarised is None:  # it failed: count it and go on with the history as it is
         out.state = replace(state, compact_failures=state.compact_failures + 1)
     else:
-        out.state = out.summarised
+        out.state = replace(out.summarised, compacted_at=state.turn_count, refills=refills)
+
+
+def _thrashing(state: LoopState, refills: int) -> Finish:
+    """The end of a run whose context fills up again right after every summary."""
+    culprit = largest_tool_output(state.messages)
+    blame = "One tool output is likely too large for the window"
+    if culprit is not None:
+        call, tokens = culprit
+        shown = json.dumps(dict(call.input), ensure_ascii=False)
+        shown = shown if len(shown) <= 200 else shown[:200] + "…"
+        blame = f"The largest tool output is {call.name} {shown}, at about {tokens:,} tokens"
+    return Finish(
+        Terminal.RAPID_REFILL,
+        f"The context filled up again within {REFILL_TURNS} turns of each of the last "
+        f"{refills} summaries, so summarising again would not help. {blame}: have it produce "
+        "less (read a file in parts with offset and limit, filter a command's output), or "
+        "start a new session with the essentials.",
+    )
+
+
+def _saved(
+    params: LoopParams, state: LoopState, trigger: Literal["auto", "reactive"], *, largest: int
+) -> tuple[Compacted, LoopState] | None:
+    """The state with a last prompt larger than `largest` tokens saved to the session's folder
+    and replaced by its head, and the event saying so; None if there is nothing to save."""
+    folder = params.compaction.saved_prompts
+    prompt = plain_prompt(state.messages[-1]) if state.messages else None
+    if folder is None or prompt is None or state.prompt_saved:
+        return None
+    if estimate_tokens((prompt,)) <= largest:
+        return None
+    rest = estimate_tokens(state.messages[:-1])
+    head = max(min(HEAD_TOKENS, (threshold(params) - rest) // 2), 1_000)
+    saved = save_prompt(prompt, folder, head_tokens=head)
+    if saved is None:
+        return None
+    message, path = saved
+    messages = (*state.messages[:-1], message)
+    before, after = context_estimate(state), estimate_tokens(messages)
+    event = Compacted(trigger, "saved_prompt", before, after, reattached=(str(path),))
+    return event, replace(state, messages=messages, prompt_saved=True, context_mark=(0, 0))
 
 
 async def too_long(
@@ -98,6 +178,11 @@ async def too_long(
     """The API refused the prompt as too long: clear old tool output, then summarise, then give
     up with the refusal."""
     out.state, out.step = state, refused
+    saved = _saved(params, state, "reactive", largest=params.context_window // 4)
+    if saved is not None:
+        yield saved[0]
+        out.step = Retry(saved[1], Continue.REACTIVE_COMPACT_RETRY)
+        return
     if not state.drained:
         messages, cleared = clear_old_tool_results(state.messages)
         if cleared:
@@ -141,9 +226,25 @@ async def _summarise(
         return
     usage = state.usage + message.usage
     keep = params.context_window // KEEP_RECENT_SHARE
-    messages = compacted(state.messages, message.text, keep_recent_tokens=keep)
+    files = await reread(
+        params, state.messages, kept_round(state.messages, keep_recent_tokens=keep)
+    )
+    messages = compacted(
+        state.messages,
+        message.text,
+        keep_recent_tokens=keep,
+        pins=tuple(params.tool_context.pins),
+        files=[file.text for file in files],
+    )
     before, after = context_estimate(state), estimate_tokens(messages)
-    yield Compacted(trigger, "summary", before, after)
+    yield Compacted(
+        trigger,
+        "summary",
+        before,
+        after,
+        left_out=request.left_out,
+        reattached=tuple(file.path for file in files),
+    )
     new = replace(
         state,
         messages=messages,

@@ -127,7 +127,8 @@ async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> As
     """Compact a history past the threshold first; end a run that can no longer fit."""
     async for event in compaction.autocompact(params, state, out):
         yield event
-    out.step = compaction.blocked(params, out.state)
+    if out.step is None:
+        out.step = compaction.blocked(params, out.state)
 
 
 async def _after_call(

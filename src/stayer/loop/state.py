@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from stayer.errors import ModelError
@@ -75,6 +76,32 @@ class FallbackModel:
 
 
 @dataclass(frozen=True, slots=True)
+class CompactPolicy:
+    """When the history is compacted inside a run, and what every compaction keeps."""
+
+    auto: bool = True
+    """Whether to summarise the history before a call once it passes the threshold."""
+    window: int | None = None
+    """The window the threshold is taken from when smaller than the model's (`--autocompact`,
+    `CLAUDE_CODE_AUTO_COMPACT_WINDOW`)."""
+    percent: int | None = None
+    """Compact once this share of the window less the output reserve is used, if that comes
+    before the usual threshold (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, 1-100)."""
+    pins: tuple[str, ...] = ()
+    """The user's pinned notes (`--pin`): in the system prompt, so no compaction touches them.
+    The model's own (the `Pin` tool) are in `ToolContext.pins` and every summary carries them."""
+    reattach_files: int = 5
+    """The most recently read files shown again, as they are now, after a summary..."""
+    reattach_file_tokens: int = 5_000
+    """... each cut to about this many tokens ..."""
+    reattach_total_tokens: int = 50_000
+    """... and all of them to this many (Claude Code's figures)."""
+    saved_prompts: Path | None = None
+    """Where a prompt too large for the window is saved, to be sent as a head and a reference
+    (the session's folder); None: such a prompt is not saved."""
+
+
+@dataclass(frozen=True, slots=True)
 class LoopParams:
     """Everything fixed for one run of the loop."""
 
@@ -104,8 +131,7 @@ class LoopParams:
     """How often the stop checks may send the model back to work before the run ends."""
     betas: tuple[str, ...] = ()
     context_window: int = 200_000
-    autocompact: bool = True
-    """Whether to summarise the history before a call once it passes the threshold."""
+    compaction: CompactPolicy = field(default_factory=CompactPolicy)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10
@@ -145,6 +171,12 @@ class LoopState:
     reactive_compacted: bool = False
     compact_failures: int = 0
     """Automatic compactions that failed in a row (after three, no more are tried)."""
+    compacted_at: int | None = None
+    """The turn of the last automatic summary."""
+    refills: int = 0
+    """Summaries in a row that the context filled up again right after (see `compaction`)."""
+    prompt_saved: bool = False
+    """A prompt too long to send was saved to a file and replaced by its head."""
     context_mark: tuple[int, int] = (0, 0)
     """(tokens the API counted for the last request and its answer, messages it covered)."""
     stop_blocks: int = 0

@@ -24,7 +24,11 @@ class QueryOptions:
     command that must succeed before the run may end as completed (`--done-when`).
     `fallback_models` are the models to go on with, in order, when the model keeps answering
     overloaded (`--fallback-model`): a name, a comma-separated chain, or a sequence of them;
-    each run starts again from `model`.
+    each run starts again from `model`. `pins` are notes every compaction keeps word for word
+    (`--pin`); `autocompact_window` and `autocompact_percent` make compaction come earlier
+    (`--autocompact`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`). `repeat_nudge_after` and
+    `repeat_stop_after` are the rounds in a row of the same calls failing the same way after
+    which the model is told to change course, and the run ends.
     """
 
     model: str | None = None
@@ -43,6 +47,11 @@ class QueryOptions:
     max_budget_usd: float | None = None
     token_budget: int | None = None
     """Output tokens the run should produce at least; a `+500k` in the prompt sets it too."""
+    pins: Sequence[str] = ()
+    autocompact_window: int | None = None
+    autocompact_percent: int | None = None
+    repeat_nudge_after: int = 3
+    repeat_stop_after: int = 5
     provider: Provider | None = None
     env: Mapping[str, str] | None = None
     abort: AbortSignal = field(default_factory=AbortSignal)

@@ -38,6 +38,7 @@ from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
 
+from .compaction import compact_policy
 from .fallback import fallback_models
 from .options import QueryOptions
 
@@ -211,6 +212,25 @@ def _check_limits(options: QueryOptions) -> None:
         raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
     if options.max_budget_usd is not None and not options.max_budget_usd > 0:
         raise ConfigError(f"the budget must be more than $0, not {options.max_budget_usd}")
+    nudge, stop = options.repeat_nudge_after, options.repeat_stop_after
+    if not 1 <= nudge <= stop:
+        raise ConfigError(
+            f"repeated failures must be nudged after 1 or more rounds and end the run no "
+            f"sooner (got nudge after {nudge}, stop after {stop})"
+        )
+
+
+def _session_id(options: QueryOptions) -> str:
+    """The session's id: the one given, which names its folder, so it must be a UUID."""
+    if options.session_id is None:
+        return str(uuid.uuid4())
+    try:
+        canonical = str(uuid.UUID(options.session_id))
+    except ValueError:
+        canonical = ""
+    if canonical != options.session_id.lower():
+        raise ConfigError(f"the session id must be a UUID, not {options.session_id!r}")
+    return options.session_id
 
 
 def _fallbacks(
@@ -244,6 +264,8 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         directories=_directories(options.add_dirs, cwd),
     )
     _check_limits(options)
+    session_id = _session_id(options)
+    compaction = compact_policy(options, env, cwd, session_id)
     tools = _toolbox(options, policy)
     budget = _token_budget(options, prompt)
     provider, choice, owns = _provider(options, env)
@@ -255,6 +277,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         custom=options.system_prompt,
         append=options.append_system_prompt,
         token_budget=budget,
+        pins=compaction.pins,
     )
     max_tokens = _max_tokens(options, env, choice.max_output_tokens)
     params = LoopParams(
@@ -272,13 +295,15 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         stop_checks=_stop_checks(options, cwd, env),
         max_budget_usd=options.max_budget_usd,
         token_budget=budget,
+        repeat_nudge_after=options.repeat_nudge_after,
+        repeat_stop_after=options.repeat_stop_after,
         betas=(*choice.betas, *_betas(options.betas)),
         fallbacks=_fallbacks(options, env, provider, choice, injected=not owns),
         context_window=choice.context_window,
-        autocompact=not env.get("DISABLE_AUTO_COMPACT"),
+        compaction=compaction,
     )
     started = SessionStarted(
-        session_id=options.session_id or str(uuid.uuid4()),
+        session_id=session_id,
         model=choice.display_name,
         provider=provider.name,
         tools=tools.names,

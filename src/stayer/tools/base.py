@@ -37,12 +37,14 @@ class ToolContext:
 
     `read_files` maps each file the model has read (resolved path) to its modification time
     (ns) at that moment, so Edit and Write can refuse to overwrite what the model never saw or
-    what changed since.
+    what changed since. `pins` are the notes the model pinned (the `Pin` tool), which every
+    compaction keeps word for word.
     """
 
     cwd: Path
     env: Mapping[str, str] = field(default_factory=dict[str, str])
     read_files: dict[Path, int] = field(default_factory=dict[Path, int])
+    pins: list[str] = field(default_factory=list[str])
     progress: Callable[[str], None] = _no_progress
 
     def resolve(self, path: str) -> Path:

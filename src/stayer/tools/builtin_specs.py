@@ -186,4 +186,21 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             "type": "object",
         },
     ),
+    ToolSpec(
+        name="Pin",
+        description="Pins a short note that must survive, word for word, when a long conversation is summarised to fit the context window.\n\n- Use it for facts that must not blur: an exact requirement or limit the user set, a command that must (or must never) be run, a decision and its reason, a value to reach.\n- Do not pin what the code or files already hold; they can be read again.\n- At most 20 notes of up to 1000 characters each.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "note": {
+                    "description": "The fact to keep, in one or two sentences that make sense on their own.",
+                    "maxLength": 1000,
+                    "minLength": 1,
+                    "type": "string",
+                }
+            },
+            "required": ["note"],
+            "type": "object",
+        },
+    ),
 )

@@ -104,15 +104,9 @@ class LiveView:
             case Withdrawn():
                 self._newline()
                 self._write(self._style("  (the partial answer above was discarded)\n", "2"))
-            case Compacted(method=method, tokens_before=before, tokens_after=after):
+            case Compacted():
                 self._newline()
-                how = (
-                    "summarised the conversation"
-                    if method == "summary"
-                    else "cleared old tool output"
-                )
-                note = f"  ⟲ {how}: about {before:,} → {after:,} tokens\n"
-                self._write(self._style(note, "33"))
+                self._write(self._style(_compacted(event), "33"))
             case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
                 self._newline()
                 self._write(self._style(f"  ↻ {_RECOVERIES[reason]}\n", "33"))
@@ -141,3 +135,18 @@ class LiveView:
         else:
             line = f"\n✗ {event.terminal.value}: {event.message} · {facts}\n"
             self._write(self._style(line, "31"))
+
+
+def _compacted(event: Compacted) -> str:
+    """The line saying how the history was shrunk, and what the summariser could not see."""
+    how = {
+        "summary": "summarised the conversation",
+        "cleared_tool_results": "cleared old tool output",
+        "saved_prompt": "saved the long message to a file and sent its beginning",
+    }[event.method]
+    note = f"  ⟲ {how}: about {event.tokens_before:,} → {event.tokens_after:,} tokens"
+    if event.left_out:
+        note += f" ({event.left_out:,} oldest messages were too many for the summary to see)"
+    if event.reattached:
+        note += f"; {', '.join(event.reattached)}"
+    return note + "\n"

@@ -121,10 +121,27 @@ def result_subtype(terminal: Terminal) -> str:
             | Terminal.EMPTY_RESPONSE
             | Terminal.DONE_CHECK_FAILED
             | Terminal.REPEATED_FAILURE
+            | Terminal.RAPID_REFILL
         ):
             return "error_during_execution"
         case _:
             assert_never(terminal)
+
+
+def _compact_metadata(event: Compacted) -> dict[str, Any]:
+    """Claude Code's `compact_metadata`, with what the summariser could not see and the files
+    (or the saved prompt) shown again."""
+    metadata: dict[str, Any] = {
+        "trigger": event.trigger,
+        "method": event.method,
+        "pre_tokens": event.tokens_before,
+        "post_tokens": event.tokens_after,
+    }
+    if event.left_out:
+        metadata["left_out_messages"] = event.left_out
+    if event.reattached:
+        metadata["reattached"] = list(event.reattached)
+    return metadata
 
 
 @dataclass
@@ -161,12 +178,7 @@ class StreamJsonWriter:
                 line = self._frame("system", subtype="withdrawn", message_id=event.message_id)
                 return [{**line, "reason": event.reason}]
             case Compacted():
-                metadata = {
-                    "trigger": event.trigger,
-                    "method": event.method,
-                    "pre_tokens": event.tokens_before,
-                    "post_tokens": event.tokens_after,
-                }
+                metadata = _compact_metadata(event)
                 return [
                     self._frame("system", subtype="compact_boundary", compact_metadata=metadata)
                 ]

@@ -26,6 +26,8 @@ RESULT_FIELDS = {
     "modelUsage", "permission_denials",
 }  # fmt: skip
 
+SESSION = "5f0c3a1e-2b4d-4e6f-8a9b-0c1d2e3f4a5b"
+
 
 SDK_BLOCK_FIELDS = {
     "text": {"text"},
@@ -69,7 +71,7 @@ async def test_a_run_prints_init_assistant_user_and_result_lines(tmp_path: Path)
         ]
     )
     writer = StreamJsonWriter()
-    options = QueryOptions(cwd=tmp_path, provider=model, session_id="sess-1")
+    options = QueryOptions(cwd=tmp_path, provider=model, session_id=SESSION)
     lines = [
         json.loads(dumps(line))
         async for event in query("what do my notes say?", options=options)
@@ -85,10 +87,10 @@ async def test_a_run_prints_init_assistant_user_and_result_lines(tmp_path: Path)
     ]
     for line in lines:
         check_sdk_shape(line)
-        assert line["session_id"] == "sess-1"
+        assert line["session_id"] == SESSION
     init, call, answer, reply, result = lines
     assert init["claude_code_version"] >= "2.0.0"
-    assert init["tools"] == ["Bash", "Glob", "Grep", "Read", "Edit", "Write"]
+    assert init["tools"] == ["Bash", "Glob", "Grep", "Read", "Edit", "Write", "Pin"]
     assert init["cwd"] == str(tmp_path.resolve())
     assert call["message"]["content"][0]["name"] == "Read"
     assert answer["message"]["content"][0]["tool_use_id"] == "toolu_r"
@@ -188,7 +190,7 @@ async def printed(
 ) -> list[dict[str, Any]]:
     """Every line a real run on `model` prints, each checked against the SDK's parser."""
     writer = StreamJsonWriter(include_partial=partial)
-    options = QueryOptions(cwd=cwd, provider=model, session_id="sess-1")
+    options = QueryOptions(cwd=cwd, provider=model, session_id=SESSION)
     lines: list[dict[str, Any]] = []
     async for event in query("go", options=options):
         if abort_when is not None and abort_when(event):
@@ -249,23 +251,20 @@ async def test_each_content_block_is_its_own_assistant_line(tmp_path: Path) -> N
 
 
 async def test_an_answer_with_no_blocks_still_prints_one_valid_line(tmp_path: Path) -> None:
-    lines = await printed(ScriptedProvider([Reply(()), text("Here.")]), tmp_path)
+    lines = await printed(ScriptedProvider([Reply(()), Reply(()), Reply(())]), tmp_path)
 
+    # The first two empty replies are dropped by recovery, so they are withheld, never shown;
+    # the last one stays in the conversation as the run ends, and gets its one line.
     kinds = [(line["type"], line.get("subtype"), line.get("reason")) for line in lines]
     assert kinds == [
         ("system", "init", None),
-        ("assistant", None, None),
-        ("system", "withdrawn", "recovering: empty_response_nudge"),
         ("system", "continuing", "empty_response_nudge"),
+        ("system", "continuing", "empty_response_resend"),
         ("assistant", None, None),
-        ("result", "success", None),
+        ("result", "error_during_execution", None),
     ]
-    assert lines[2]["message_id"] == "msg_scripted_1"
-    assert assistant_messages(lines) == [
-        api_message(None, "end_turn"),
-        api_message({"type": "text", "text": "Here."}, "end_turn", number=2),
-    ]
-    assert lines[-1]["result"] == "Here."
+    assert assistant_messages(lines) == [api_message(None, "end_turn", number=3)]
+    assert lines[-1]["terminal_reason"] == "empty_response"
 
 
 async def test_blocks_of_an_answer_a_retry_replaced_are_never_printed(tmp_path: Path) -> None:
@@ -315,7 +314,7 @@ async def test_a_failed_answer_prints_no_blocks(tmp_path: Path) -> None:
     script = ScriptedProvider([Reply((TextBlock("Half an answer."), GLOB))])
     model = BreaksOnce(script, after_blocks=1)
     writer = StreamJsonWriter()
-    options = QueryOptions(cwd=tmp_path, provider=model, session_id="s", retry=NO_RETRIES)
+    options = QueryOptions(cwd=tmp_path, provider=model, session_id=SESSION, retry=NO_RETRIES)
     lines = [line async for event in query("go", options=options) for line in writer.lines(event)]
 
     assert [line["type"] for line in lines] == ["system", "result"]
@@ -335,7 +334,9 @@ async def test_json_verbose_collects_the_lines_stream_json_prints(tmp_path: Path
         return [Reply((THOUGHT, TextBlock("Let me look."), GLOB)), text("None.")]
 
     async def output(printer: Printer) -> list[dict[str, Any]]:
-        options = QueryOptions(cwd=tmp_path, provider=ScriptedProvider(script()), session_id="s")
+        options = QueryOptions(
+            cwd=tmp_path, provider=ScriptedProvider(script()), session_id=SESSION
+        )
         out = io.StringIO()
         status = await print_run(query("go", options=options), printer, AbortSignal(), out)
         assert status == 0

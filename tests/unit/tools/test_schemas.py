@@ -38,10 +38,11 @@ CLAUDE_CODE_FIELDS = {
         {"file_path", "old_string", "new_string"},
     ),
     "Write": ({"file_path", "content"}, {"file_path", "content"}),
+    "Pin": ({"note"}, {"note"}),  # stayer's own: Claude Code has no such tool
 }
 
 
-def test_builtin_tools_come_in_claude_codes_order() -> None:
+def test_builtin_tools_come_in_claude_codes_order_with_stayers_own_last() -> None:
     assert [tool.name for tool in builtin_tools()] == [
         "Bash",
         "Glob",
@@ -49,6 +50,7 @@ def test_builtin_tools_come_in_claude_codes_order() -> None:
         "Read",
         "Edit",
         "Write",
+        "Pin",
     ]
 
 

@@ -1,0 +1,81 @@
+"""Files the model had read, shown again after a summary (SPEC §3.1; Claude Code does the same).
+
+A summary names the files the work touched but cannot hold them, and the model would otherwise
+spend its first calls after a compaction reading them again. The most recently read ones are
+read again through the run's own Read tool, as they are now (which also tells Edit the model has
+seen them), each cut to a share of the budget; files whose Read the kept round still shows, or
+that can no longer be read, are left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stayer.context.compact import CHARS_PER_TOKEN, READ_TOOL, recently_read
+from stayer.messages import Message
+from stayer.tools.base import Tool, ToolFailure
+
+from .state import LoopParams
+
+REATTACHED_INTRO = "[{path}, which you read before the summary, as it is now:]\n"
+CUT_NOTE = "\n[... cut to save room; Read it again from line {line} for the rest.]"
+_NUMBERED = re.compile(r"^\s*(\d+)\t", re.MULTILINE)
+"""A line of a Read page: its number, a tab, its text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reattached:
+    """One file shown again: its path as the model gave it, and the text it is shown as."""
+
+    path: str
+    text: str
+
+
+async def reread(
+    params: LoopParams, history: Sequence[Message], kept: Sequence[Message]
+) -> list[Reattached]:
+    """The most recently read files of `history` as they are now, within the policy's budget;
+    none already visible in the `kept` messages."""
+    policy = params.compaction
+    read = params.tools.tools().get(READ_TOOL) if READ_TOOL in params.tools.names else None
+    if read is None or policy.reattach_files < 1:
+        return []
+    visible = set(recently_read(kept, limit=len(kept) + 1))
+    wanted = [p for p in recently_read(history, limit=policy.reattach_files) if p not in visible]
+    room = policy.reattach_total_tokens * CHARS_PER_TOKEN
+    found: list[Reattached] = []
+    for path in wanted:
+        share = min(policy.reattach_file_tokens * CHARS_PER_TOKEN, room)
+        page = await _page(params, read, path)
+        if page is None or share <= 0:
+            continue
+        text = REATTACHED_INTRO.format(path=path) + _fit(page, share)
+        room -= len(text)
+        found.append(Reattached(path, text))
+    return found
+
+
+async def _page(params: LoopParams, read: Tool[Any], path: str) -> str | None:
+    """The Read tool's text for `path`, or None when it cannot be read as text now."""
+    try:
+        tool_input = read.input_model.model_validate({"file_path": path})
+        output = await read.call(tool_input, params.tool_context)
+    except (ToolFailure, OSError, ValueError):
+        return None
+    if output.is_error or not isinstance(output.content, str):
+        return None  # an image or an error is not worth the room
+    return output.content
+
+
+def _fit(page: str, room: int) -> str:
+    """`page` within `room` characters, cut at a line's end and saying where to go on."""
+    if len(page) <= room:
+        return page
+    head = page[: max(room - len(CUT_NOTE) - 10, 0)]
+    head = head[: head.rfind("\n")] if "\n" in head else head
+    numbers = _NUMBERED.findall(head)
+    line = int(numbers[-1]) + 1 if numbers else 1
+    return head + CUT_NOTE.format(line=line)
