@@ -48,8 +48,6 @@ class Change(Tool[ChangeInput]):
         return ToolOutput("changed")
 
 
-
-
 def call(block_id: str, name: str, tool_input: dict[str, object], *, tokens: int = 100) -> Reply:
     block = ToolUseBlock(block_id, name, tool_input)
     return Reply((block,), usage=Usage(input_tokens=tokens, output_tokens=20))
