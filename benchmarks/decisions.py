@@ -17,6 +17,7 @@ silently miss it, and the bare arm would no longer be what it claims.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -134,7 +135,7 @@ class Stopwatch:
 
     def wrap(self, name: str, decide: Callable[..., Any]) -> Callable[..., Any]:
         """`decide` timed; an async generator's time is the time inside its steps."""
-        if name == "autocompact":
+        if inspect.isasyncgenfunction(decide):
             return self._wrap_steps(name, decide)
 
         def timed(*args: Any, **kwargs: Any) -> Any:

@@ -186,14 +186,16 @@ async def collect(config: Config, workdir: Path) -> Samples:
     samples = Samples()
     for pair in range(config.warmup + config.runs):
         order: tuple[Arm, Arm] = ("stayer", "bare") if pair % 2 == 0 else ("bare", "stayer")
-        label = "warm-up" if pair < config.warmup else f"pair {pair - config.warmup + 1}"
+        label = (
+            "warm-up" if pair < config.warmup else f"pair {pair - config.warmup + 1}/{config.runs}"
+        )
         for arm in order:
             with _arm(arm):
                 run = await one_run(config.turns, config.tool, workdir)
             if pair >= config.warmup:
                 samples.runs[arm].append(run)
             median = statistics.median(run.harness_s) * US
-            _progress(f"  {label}/{config.runs} {arm}: harness median {median:.0f} µs per turn")
+            _progress(f"  {label} {arm}: harness median {median:.0f} µs per turn")
     for index in range(config.runs):
         watch = Stopwatch()
         with watch.timing():
