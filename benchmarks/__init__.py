@@ -6,6 +6,9 @@ Run from the repository root (the fake model server is imported from `tests.fake
     .venv/bin/python -m benchmarks.run --runs 20 --turn-runs 5 --json bench.json
     .venv/bin/python -m benchmarks.run --imports            # also: where start-up time goes
     .venv/bin/python -m benchmarks.run --venv /tmp/prodvenv # a runtime-only install instead
+    .venv/bin/python -m benchmarks.recovery                 # what the recovery tree costs a turn
+    .venv/bin/python -m benchmarks.compaction               # compaction of a 150k-token history
+    .venv/bin/python -m benchmarks.run --recovery --compaction  # all of it, one JSON
 
 A runtime-only environment (no dev tools, so no click/rich for httpx to pick up) can be made
 from the lock with `UV_PROJECT_ENVIRONMENT=/tmp/prodvenv .cache/uv/bin/uv sync --no-dev --frozen`.
@@ -20,5 +23,14 @@ Modules:
 * `floor`      — the toy `while True` loop over httpx + subprocess that sets the floor;
 * `imports`    — `python -X importtime` parsed into per-package totals and the import edges
                  (importer → imported package) that cost the most;
-* `stats`      — median / p95 summaries.
+* `stats`      — median / p95 summaries;
+* `machine`    — when, where and at which commit a benchmark ran (for the JSON files);
+* `instant`    — the real loop in this process against an instant model with a clock on each
+                 call (`stayer.loop.run.query` with a CLI run's parameters);
+* `recovery`   — the in-process A/B of the recovery machinery on a fault-free 100-turn run;
+* `decisions`  — the recovery tree's decision points, short-circuited (the A/B's bare arm) or
+                 timed one by one;
+* `compaction` — the compaction functions on a 150k-token history, and whole autocompactions
+                 inside the loop;
+* `history`    — that history, made by stayer's loop and tools over this repository.
 """

@@ -1,7 +1,8 @@
 """The entry point: `python -m benchmarks.run` measures stayer and the floor and prints a table.
 
     .venv/bin/python -m benchmarks.run [--runs 10] [--turns 100] [--turn-runs 3] [--warmup 1]
-                                       [--no-floor] [--imports | --imports-only] [--json PATH]
+                                       [--no-floor] [--imports | --imports-only]
+                                       [--recovery] [--compaction] [--json PATH]
 
 Runs are interleaved (stayer, floor, stayer, floor, ...) so a burst of load on a shared machine
 hits both alike. Start-up figures are over `--runs` runs; per-turn figures pool every turn of
@@ -10,18 +11,18 @@ RSS and total wall are per run. Pass/fail compares the median with the target; t
 says whether the tail also makes it. Progress goes to standard error, the table to standard
 output, and `--json` writes every raw sample as well. `--imports` adds the `-X importtime`
 breakdown of `stayer --version` and of a one-turn `stayer -p` run (see `benchmarks.imports`).
+`--recovery` and `--compaction` add the in-process benchmarks of the loop's self-rescue (what
+the recovery tree costs a fault-free turn; compaction of a 150k-token history), run after the
+rest with their own defaults and tables (see `benchmarks.recovery`, `benchmarks.compaction`,
+which also run alone with more options).
 The exit status is 1 when stayer's median misses a target, so a script can notice.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
-import os
-import platform
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -29,10 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import imports
+from benchmarks import compaction, imports, machine, recovery
 from benchmarks.measure import (
     DEFAULT_VENV,
-    REPO,
     StartupRun,
     Subject,
     TurnRun,
@@ -223,36 +223,10 @@ def render_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def _git_head() -> str:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:
-        return "unknown"
-    return done.stdout.strip() or "unknown"
-
-
-def _machine() -> dict[str, Any]:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
-    return {
-        "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "git_head": _git_head(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "loadavg": list(load),
-    }
-
-
 def _write_json(path: Path, args: argparse.Namespace, before: dict[str, Any], **parts: Any) -> None:
     document = {
         "machine_before": before,
-        "machine_after": _machine(),
+        "machine_after": machine.describe(),
         "config": {k: v for k, v in vars(args).items() if k != "json"},
         **parts,
     }
@@ -293,6 +267,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--no-floor", action="store_true", help="measure stayer only")
     parser.add_argument("--imports", action="store_true", help="print the import breakdown")
     parser.add_argument("--imports-only", action="store_true", help="only the import breakdown")
+    parser.add_argument(
+        "--recovery",
+        action="store_true",
+        help="also the cost of the recovery machinery, in-process (benchmarks.recovery)",
+    )
+    parser.add_argument(
+        "--compaction",
+        action="store_true",
+        help="also the compaction of a 150k-token history (benchmarks.compaction)",
+    )
     parser.add_argument("--json", type=Path, help="write every sample and summary here")
     parser.add_argument(
         "--venv",
@@ -311,10 +295,31 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+def _in_process(args: argparse.Namespace) -> dict[str, Any]:
+    """The in-process benchmarks asked for, with their default settings (and `--turns`), each
+    table printed after the main one; their JSON parts."""
+    parts: dict[str, Any] = {}
+    if args.recovery:
+        _progress("recovery machinery, in-process (benchmarks.recovery)")
+        config = recovery.Config(turns=args.turns)
+        found = recovery.measure(config)
+        print()
+        print(recovery.render(recovery.rows(found, config), config))
+        parts["recovery"] = recovery.as_json(found, config)
+    if args.compaction:
+        _progress("compaction (benchmarks.compaction)")
+        settings = compaction.Config()
+        measured = compaction.measure(settings)
+        print()
+        print(compaction.render(compaction.rows(measured), measured, settings))
+        parts["compaction"] = compaction.as_json(measured, settings)
+    return parts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print, optionally write JSON; exit status 1 when stayer misses a target."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    before = _machine()
+    before = machine.describe()
     with tempfile.TemporaryDirectory(prefix="stayer-bench-") as tmp:
         workdir = Path(tmp)
         reports = (
@@ -329,6 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for report in reports:
         print()
         print(imports.render(report))
+    in_process = _in_process(args)
     if args.json is not None:
         _write_json(
             args.json,
@@ -339,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             imports=[
                 {"label": r.label, "total_us": r.total_us, "packages": r.packages} for r in reports
             ],
+            **in_process,
         )
         _progress(f"wrote {args.json}")
     missed = any(row.verdict(row.stayer.median) == "FAIL" for row in rows)
