@@ -28,6 +28,7 @@ from benchmarks.instant import PROMPT, BenchmarkError, ClockedModel, drive, loop
 from benchmarks.machine import REPO
 from stayer.context.compact import estimate_tokens
 from stayer.events import Terminal
+from stayer.loop.state import CompactPolicy
 from stayer.messages import (
     JSON,
     AssistantMessage,
@@ -156,7 +157,7 @@ async def build_history(
     the tools run in `root` with `home` as HOME."""
     agent = _Agent(root, target_tokens)
     model = ClockedModel(agent.respond, MAX_CALLS)
-    params = replace(loop_params(model, root, home), autocompact=False)
+    params = replace(loop_params(model, root, home), compaction=CompactPolicy(auto=False))
     _, finished = await drive(params, (UserMessage.of_text(PROMPT),))
     if finished.terminal is not Terminal.COMPLETED or finished.result_text != FINAL_TEXT:
         raise BenchmarkError(f"building the history ended {finished.terminal.value}")

@@ -52,7 +52,7 @@ class Terminal(StrEnum):
 
 
 class Continue(StrEnum):
-    """Why the loop went round again (SPEC §3)."""
+    """Why the loop went round again (SPEC §3), or a model call went on from a cut stream."""
 
     NEXT_TURN = "next_turn"
     COLLAPSE_DRAIN_RETRY = "collapse_drain_retry"
@@ -65,6 +65,7 @@ class Continue(StrEnum):
     EMPTY_RESPONSE_NUDGE = "empty_response_nudge"
     EMPTY_RESPONSE_RESEND = "empty_response_resend"
     REPEATED_FAILURE_NUDGE = "repeated_failure_nudge"
+    STREAM_CUT_RESUME = "stream_cut_resume"
 
 
 # --- stream events: produced by providers, re-yielded by the loop ----------------------------
@@ -206,6 +207,16 @@ class Withdrawn:
 
 
 @dataclass(frozen=True, slots=True)
+class PartialKept:
+    """A stream broke after some text; the text (`message`, exactly as it streamed) stays in the
+    conversation and the model is asked to go on from where it stops (`stream_cut_resume`)."""
+
+    message: AssistantMessage
+    reason: str
+    type: Literal["partial_kept"] = "partial_kept"
+
+
+@dataclass(frozen=True, slots=True)
 class ModelSwitched:
     """The model serving the run changed (`--fallback-model`): the request goes again to
     `to_model`, which serves the rest of the run; `reason` says why, in one line."""
@@ -322,6 +333,7 @@ LoopEvent: TypeAlias = (
     | RequestStarted
     | Retrying
     | Withdrawn
+    | PartialKept
     | ModelSwitched
     | ToolCallStarted
     | ToolCallProgress

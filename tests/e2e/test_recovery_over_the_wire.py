@@ -1,19 +1,31 @@
 """The recovery tree as a user meets it: `stayer -p` against the fake server, whose replies are
-cut by the output limit, in text or inside a tool call's input, over both protocols."""
+cut by the output limit, in text or inside a tool call's input, or broken off by a server error
+mid-stream, over both protocols."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
 from stayer.loop.recovery import CUT_CALL_TEXT
+from stayer.loop.stream_cut import STREAM_CUT_TEXT
 from stayer.messages import Usage
 from tests.e2e.cli import stayer
 from tests.e2e.test_headless_over_the_wire import result_text, tool_results
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import ToolCall, WireProtocol, reply
+from tests.fakes.sse import (
+    Stream,
+    ToolCall,
+    WireProtocol,
+    anthropic_error_event,
+    anthropic_text,
+    openai_error_chunk,
+    openai_text,
+    reply,
+)
 
 STREAM = ("--output-format", "stream-json", "--verbose")
 
@@ -277,3 +289,108 @@ def test_a_long_run_compacts_inside_itself_and_says_so(
                   env={**server.env(), "DISABLE_AUTO_COMPACT": "1"})  # fmt: skip
     assert done.status == 0, done.stderr
     assert all(r.headers["x-stayer-purpose"] == "main" for r in server.requests[3:])
+
+
+SAID = "The loader reads the old format, converts each record and hands it to the writer, "
+REST = "which saves it in the new one."
+ServerFault = Literal["overloaded_error", "api_error", "connection_cut"]
+
+
+def broken_after_text(protocol: WireProtocol, fault: ServerFault) -> Stream:
+    """An answer that streams `SAID`, then breaks off with `fault` instead of going on."""
+    whole = (anthropic_text if protocol == "anthropic" else openai_text)(SAID + "never sent")
+    at = whole.index_of("never")
+    if fault == "connection_cut":
+        return whole.cut(after=at)
+    if protocol == "anthropic":
+        error = anthropic_error_event(
+            fault, "Overloaded" if fault == "overloaded_error" else "boom"
+        )
+    else:
+        error = openai_error_chunk("boom", error_type=fault)
+    return whole.truncated(at).with_frame(at, error)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "fault", "status"),
+    [
+        ("anthropic", "overloaded_error", 529),
+        ("anthropic", "api_error", 500),
+        ("anthropic", "connection_cut", None),
+        ("openai", "api_error", 500),
+        ("openai", "connection_cut", None),
+    ],
+)
+def test_text_broken_off_by_the_server_is_kept_and_the_model_goes_on_from_the_cut(
+    server: FakeModelServer,
+    tmp_path: Path,
+    protocol: WireProtocol,
+    fault: ServerFault,
+    status: int | None,
+) -> None:
+    server.enqueue(broken_after_text(protocol, fault), reply(REST))
+    done = stayer("-p", "explain", *STREAM, cwd=tmp_path, env=server.env(protocol))
+
+    assert done.status == 0, done.stderr
+    lines = done.json_lines()
+    assert kinds(lines) == [
+        ("system", "init", None),
+        ("assistant", None, None),
+        ("system", "continuing", "stream_cut_resume"),
+        ("system", "api_retry", None),
+        ("assistant", None, None),
+        ("result", "success", None),
+    ]
+    kept, retry, rest = lines[1], lines[3], lines[4]
+    assert kept["message"]["content"] == [{"type": "text", "text": SAID}]
+    assert kept["message"]["stop_reason"] is None
+    assert (retry["attempt"], retry["error_status"]) == (1, status)
+    assert rest["message"]["content"] == [{"type": "text", "text": REST}]
+    assert lines[-1]["result"] == SAID + REST
+    first, second = server.requests
+    said, note = (
+        (SAID, STREAM_CUT_TEXT)
+        if protocol == "openai"
+        else ([text_block(SAID)], [text_block(STREAM_CUT_TEXT)])
+    )
+    assert uncached(second.messages) == [
+        *uncached(first.messages),
+        {"role": "assistant", "content": said},
+        {"role": "user", "content": note},
+    ]
+
+
+def uncached(value: Any) -> Any:
+    """`value` without its `cache_control` marks (they move to the newest message)."""
+    if isinstance(value, dict):
+        return {k: uncached(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [uncached(item) for item in value]
+    return value
+
+
+def text_block(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
+
+
+def test_a_server_error_before_much_text_still_sends_the_request_again_whole(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    whole = anthropic_text("The loader reads never sent")
+    at = whole.index_of("never")
+    server.enqueue(whole.truncated(at).with_frame(at, anthropic_error_event()), reply(REST))
+    done = stayer("-p", "explain", *STREAM, "--include-partial-messages", cwd=tmp_path,
+                  env=server.env())  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    printed = [line for line in done.json_lines() if line["type"] != "stream_event"]
+    assert [(line["type"], line.get("subtype")) for line in printed] == [
+        ("system", "init"),
+        ("system", "withdrawn"),
+        ("system", "api_retry"),
+        ("assistant", None),
+        ("result", "success"),
+    ]
+    assert printed[-1]["result"] == REST
+    first, second = server.requests
+    assert second.messages == first.messages

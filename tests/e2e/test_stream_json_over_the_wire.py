@@ -128,10 +128,11 @@ def test_each_content_block_is_its_own_assistant_line(
 def test_an_answer_a_retry_replaced_is_withdrawn_and_never_printed(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
+    # A whole tool call streamed before the cut: such an answer is never kept, only asked again.
     broken = anthropic_stream(
         Text("First try."), ToolCall("toolu_old", "Bash", {"command": "echo no"})
     )
-    server.enqueue(broken.cut(after=broken.index_of("content_block_stop") + 1), reply("Second."))
+    server.enqueue(broken.cut(after=broken.index_of("message_delta")), reply("Second."))
     done = stayer("-p", "hi", *PARTIAL, cwd=tmp_path, env=server.env())
 
     assert done.status == 0, done.stderr

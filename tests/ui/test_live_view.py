@@ -62,3 +62,26 @@ async def test_a_switch_to_a_fallback_model_is_shown(tmp_path: Path) -> None:
         "times in a row",
         "Hello from the fallback.",
     ]
+
+
+async def test_text_kept_at_a_cut_stays_on_screen_and_the_rest_follows_it(tmp_path: Path) -> None:
+    from stayer.errors import ServerError
+    from stayer.messages import TextBlock
+    from stayer.providers.scripted import Cut
+
+    said = "The loader reads the old format, converts each record and hands it to the writer,"
+    broken = ServerError("server error (500)", status=500, retry_after=0.0)
+    model = ScriptedProvider([Cut(broken, open=TextBlock(said)), text(" which saves it.")])
+    out = io.StringIO()
+    view = LiveView(out)
+    async for event in query("go", options=QueryOptions(cwd=tmp_path, provider=model)):
+        view.show(event)
+
+    shown = out.getvalue().splitlines()
+    assert shown[1:5] == [
+        said,
+        "  ↻ the stream broke off: keeping the text above, the model goes on",
+        "  retrying in 0.0s (attempt 1/10): server error (500)",
+        " which saves it.",
+    ]
+    assert "discarded" not in out.getvalue()

@@ -24,6 +24,7 @@ from stayer.events import (
     Finished,
     MessageCompleted,
     MessageStarted,
+    PartialKept,
     RequestStarted,
     StreamEvent,
     Terminal,
@@ -44,6 +45,7 @@ from .compaction import Outcome
 from .fallback import handed_over, run_cost
 from .recovery import Finish, Retry, RunTools, Step, append_user
 from .state import LoopParams, LoopState
+from .stream_cut import answer_text
 from .tool_round import INTERRUPTED_MARKER, AfterTools, ToolRound, tool_round
 from .turn import TurnResult, stream_turn
 
@@ -224,9 +226,10 @@ async def _stream_response(
             stream.turn,
             max_tokens=state.max_tokens_override,
             serving=state.serving,
+            resume=True,
         )
         async for event in relay(source, params.abort):
-            if isinstance(event, Withdrawn):
+            if isinstance(event, Withdrawn | PartialKept):  # what follows is a new answer
                 stream.spent += stream.assembler.usage
                 stream.assembler = MessageAssembler()
                 stream.tool_uses.clear()
@@ -265,12 +268,14 @@ def _may_withdraw(message: AssistantMessage) -> bool:
 
 def _account(state: LoopState, stream: _Stream) -> LoopState:
     """Fold one model call into the state: time, every token billed (abandoned attempts and
-    partial answers included), and the message if it completed.
+    partial answers included), the partial answers kept at a cut, and the message if it
+    completed.
     """
     state = replace(
         handed_over(state, stream.turn.serving),
         api_duration_s=state.api_duration_s + stream.turn.api_duration_s,
         usage=state.usage + stream.spent + stream.assembler.usage,
+        messages=(*state.messages, *stream.turn.kept),
     )
     message = stream.complete_message
     if message is None:
@@ -294,11 +299,11 @@ def _keep_partial(state: LoopState, stream: _Stream) -> LoopState:
 
 
 def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:
-    last = _last_assistant(state.messages)
-    result_text = last.text if last is not None and finish.terminal is Terminal.COMPLETED else ""
+    completed = finish.terminal is Terminal.COMPLETED
+    result_text = answer_text(state.messages) if completed else ""
     return Finished(
         terminal=finish.terminal,
-        message=finish.message or (result_text if finish.terminal is Terminal.COMPLETED else ""),
+        message=finish.message or result_text,
         num_turns=state.turn_count,
         usage=state.usage,
         cost_usd=run_cost(params, state),
@@ -318,10 +323,3 @@ def _without_empty_last(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     if messages and isinstance(messages[-1], AssistantMessage) and not messages[-1].content:
         return messages[:-1]
     return messages
-
-
-def _last_assistant(messages: tuple[Message, ...]) -> AssistantMessage | None:
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage):
-            return message
-    return None

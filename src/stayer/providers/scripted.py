@@ -56,7 +56,17 @@ class Fault:
     after_blocks: int = 0
 
 
-Step = Reply | Fault | Callable[[ModelRequest], "Reply | Fault"]
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A stream that breaks after some output: `blocks` stream whole, then `open` (if any)
+    starts and streams all its deltas but never ends, then `error` is raised."""
+
+    error: ModelError
+    blocks: tuple[ContentBlock, ...] = ()
+    open: ContentBlock | None = None
+
+
+Step = Reply | Fault | Cut | Callable[[ModelRequest], "Reply | Fault | Cut"]
 
 
 def text(value: str, *, stop_reason: StopReason | None = None) -> Reply:
@@ -115,8 +125,12 @@ class ScriptedProvider:
             )
         self.requests.append(request)
         step = self._steps[call_number - 1]
-        if not isinstance(step, Reply | Fault):
+        if not isinstance(step, Reply | Fault | Cut):
             step = step(request)
+        if isinstance(step, Cut):
+            for event in _cut_events(step, f"msg_scripted_{call_number}", self._model):
+                yield event
+            raise step.error
         async for event in self._play(step, call_number):
             yield event
 
@@ -149,6 +163,15 @@ def _reply_events(reply: Reply, message_id: str, model: str) -> list[StreamEvent
     for index, block in enumerate(reply.content):
         events.extend(_block_events(index, block))
     events.append(MessageDelta(stop_reason, reply.usage))
+    return events
+
+
+def _cut_events(cut: Cut, message_id: str, model: str) -> list[StreamEvent]:
+    events: list[StreamEvent] = [MessageStarted(message_id, model, Usage(input_tokens=100))]
+    for index, block in enumerate(cut.blocks):
+        events.extend(_block_events(index, block))
+    if cut.open is not None:
+        events.extend(_block_events(len(cut.blocks), cut.open)[:-1])  # all but its end
     return events
 
 

@@ -11,8 +11,11 @@ blocks still gets one line, with empty `content`). Claude Code prints each line 
 still withdraw a partial message after some of its blocks were complete (`Withdrawn`), and a
 consumer must never be shown blocks the conversation does not hold. An answer the user
 interrupts never completes, yet the loop keeps its complete blocks in the conversation: they are
-printed (with no stop reason) just before the tool results that close its calls. The blocks of
-an answer that failed are not kept, and not printed.
+printed (with no stop reason) just before the tool results that close its calls. When a stream
+breaks after some text and the loop keeps that text to continue from it (`PartialKept`), the
+kept text is printed as that message's lines (with no stop reason), once, before the
+`continuing` line; the continuation is a message of its own, printed when it completes. The
+blocks of an answer that failed otherwise are not kept, and not printed.
 
 What each line of one message carries, and why:
 
@@ -36,13 +39,16 @@ sends its `data` there), so its `content_block_start` waits for the block and ca
 A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_metadata": ...}`
 (Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
 loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
-plain `next_turn` after tools is not: the `user` tool-result line already says it). An answer
-recovery may drop (a cut reply, which may be asked again with a larger limit; an empty one) is
-withheld by the loop until it has decided, so its `assistant` lines are printed only if it stays.
-With partial messages its stream events are out already, so when it is dropped, a `system` line
+plain `next_turn` after tools is not: the `user` tool-result line already says it), a cut
+stream continued from its text (`stream_cut_resume`) included. An answer recovery may drop (a
+cut reply, which may be asked again with a larger limit; an empty one) is withheld by the loop
+until it has decided, so its `assistant` lines are printed only if it stays. With partial
+messages its stream events are out already, so when it is dropped, a `system` line
 `{"subtype": "withdrawn", "message_id": ...}` says they no longer stand; the same line follows
-any partial answer a retry replaced. A switch to a fallback model (`--fallback-model`) is a
-`system` line `{"subtype": "model_fallback", "from_model": ..., "to_model": ..., "reason": ...}`.
+any partial answer a retry replaced (never a kept one: its raw events stand, and its
+`assistant` lines say what of it the conversation holds). A switch to a fallback model
+(`--fallback-model`) is a `system` line
+`{"subtype": "model_fallback", "from_model": ..., "to_model": ..., "reason": ...}`.
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from stayer.events import (
     MessageDelta,
     MessageStarted,
     ModelSwitched,
+    PartialKept,
     RequestStarted,
     Retrying,
     SessionStarted,
@@ -169,6 +176,24 @@ class StreamJsonWriter:
                 return [self._init(event)]
             case ToolResultsAppended():
                 return [*self._interrupted_answer(), *self._tool_results(event)]
+            case PartialKept():
+                self._streaming = None  # the lines below are all of it the conversation holds
+                return self._assistant(event.message)
+            case Retrying() | Withdrawn() | Compacted() | ModelSwitched() | Continuing():
+                return self._system_lines(event)
+            case Finished():
+                self._streaming = None  # a failed answer is not in the conversation
+                return [self.result(event)]
+            case RequestStarted() | ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
+                return []  # no line of their own: calls show as assistant and user lines
+            case _:
+                assert_never(event)
+
+    def _system_lines(
+        self, event: Retrying | Withdrawn | Compacted | ModelSwitched | Continuing
+    ) -> list[Line]:
+        """The `system` lines of what happened around the answers."""
+        match event:
             case Retrying():
                 return [self._retry(event)]
             case Withdrawn():
@@ -184,19 +209,10 @@ class StreamJsonWriter:
                 ]
             case ModelSwitched():
                 return [self._model_fallback(event)]
-            case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
+            case Continuing(reason=Continue.NEXT_TURN):
+                return []  # the user tool-result line already says it
+            case Continuing(reason=reason):
                 return [self._frame("system", subtype="continuing", reason=reason.value)]
-            case Finished():
-                self._streaming = None  # a failed answer is not in the conversation
-                return [self.result(event)]
-            case (
-                RequestStarted()
-                | ToolCallStarted()
-                | ToolCallProgress()
-                | ToolCallFinished()
-                | Continuing()
-            ):
-                return []  # no line of their own: calls show as assistant and user lines
             case _:
                 assert_never(event)
 

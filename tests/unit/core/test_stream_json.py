@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from stayer.errors import RateLimited
+from stayer.errors import RateLimited, ServerError
 from stayer.events import BlockCompleted, Event, Finished, StreamEvent, Terminal
 from stayer.loop.abort import AbortSignal
 from stayer.loop.state import RetryPolicy
 from stayer.messages import TextBlock, ThinkingBlock, ToolUseBlock, Usage
 from stayer.providers.base import ModelRequest
-from stayer.providers.scripted import Reply, ScriptedProvider, Step, text, tool_call
+from stayer.providers.scripted import Cut, Reply, ScriptedProvider, Step, text, tool_call
 from stayer.session.options import QueryOptions
 from stayer.session.query import query
 from stayer.ui.headless import Printer, print_run
@@ -269,8 +269,9 @@ async def test_an_answer_with_no_blocks_still_prints_one_valid_line(tmp_path: Pa
 
 async def test_blocks_of_an_answer_a_retry_replaced_are_never_printed(tmp_path: Path) -> None:
     for partial in (False, True):
+        # A whole tool call streamed before the break: the answer is asked again, not kept.
         script = ScriptedProvider([Reply((TextBlock("First try."), GLOB)), text("Second try.")])
-        lines = await printed(BreaksOnce(script, after_blocks=1), tmp_path, partial=partial)
+        lines = await printed(BreaksOnce(script, after_blocks=2), tmp_path, partial=partial)
 
         assert assistant_messages(lines) == [
             api_message({"type": "text", "text": "Second try."}, "end_turn", number=2)
@@ -287,6 +288,36 @@ async def test_blocks_of_an_answer_a_retry_replaced_are_never_printed(tmp_path: 
                 ("assistant", None),
                 ("result", "success"),
             ]
+
+
+async def test_text_kept_at_a_cut_is_printed_once_and_never_withdrawn(tmp_path: Path) -> None:
+    said = "The loader reads the old format, converts each record and hands it to the writer, "
+    cut = Cut(ServerError("server error (500)", status=500, retry_after=0.0), open=TextBlock(said))
+    for partial in (False, True):
+        lines = await printed(ScriptedProvider([cut, text("which saves it.")]), tmp_path,
+                              partial=partial)  # fmt: skip
+
+        printed_lines = [line for line in lines if line["type"] != "stream_event"]
+        kinds = [(line["type"], line.get("subtype"), line.get("reason")) for line in printed_lines]
+        assert kinds == [
+            ("system", "init", None),
+            ("assistant", None, None),
+            ("system", "continuing", "stream_cut_resume"),
+            ("system", "api_retry", None),
+            ("assistant", None, None),
+            ("result", "success", None),
+        ]
+        kept = {**api_message({"type": "text", "text": said}, None), "usage": CUT_USAGE}
+        assert assistant_messages(lines) == [
+            kept,
+            api_message({"type": "text", "text": "which saves it."}, "end_turn", number=2),
+        ]
+        assert printed_lines[3]["error_status"] == 500
+        assert lines[-1]["result"] == said + "which saves it."
+
+
+CUT_USAGE = {**USAGE, "output_tokens": 0}
+"""What a scripted stream cut before its message_delta has billed: its input only."""
 
 
 async def test_an_interrupted_answer_prints_its_complete_blocks_before_their_results(
