@@ -150,3 +150,14 @@ async def test_a_huge_first_request_is_not_summarised_before_the_model_sees_it(
 
     assert compactions(events) == []
     assert [r.purpose for r in model.requests] == ["main"]
+
+
+async def test_with_compaction_off_a_too_long_prompt_is_not_summarised(tmp_path: Path) -> None:
+    model = ScriptedProvider([Fault(TOO_LONG)])
+    params = replace(
+        make_params(model, [Echo()], tmp_path),
+        compaction=CompactPolicy(auto=False, reactive=False),
+    )
+    events = await run(params)
+    assert finished(events).terminal is Terminal.PROMPT_TOO_LONG
+    assert [r.purpose for r in model.requests] == ["main"]

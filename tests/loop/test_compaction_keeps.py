@@ -259,3 +259,27 @@ async def test_a_refill_after_a_quiet_stretch_starts_the_count_again(tmp_path: P
 
     assert compactions(events) == [("auto", "summary")] * 4
     assert finished(events).terminal is Terminal.COMPLETED
+
+
+async def test_files_the_kept_round_shows_are_not_shown_twice(tmp_path: Path) -> None:
+    names = ["early", "b", "c", "d", "e"]
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text(f"{name} text\n")
+    reads = tuple(
+        ToolUseBlock(f"toolu_{name}", "Read", {"file_path": str(tmp_path / f"{name}.txt")})
+        for name in names[1:]
+    )
+    model = ScriptedProvider(
+        [
+            call("toolu_early", "Read", {"file_path": str(tmp_path / "early.txt")}),
+            Reply(reads, usage=Usage(input_tokens=30_000, output_tokens=20)),
+            text("NOTES"),
+            text("done"),
+        ]
+    )
+    events = await run(small_params(model, [ReadTool()], tmp_path))
+
+    (compaction,) = [e for e in events if isinstance(e, Compacted)]
+    assert compaction.reattached == (str(tmp_path / "early.txt"),)
+    after = model.requests[3].messages
+    assert len(after) == 3  # the summary, then the kept round with its four reads

@@ -215,7 +215,7 @@ def kept_round(messages: Sequence[Message], *, keep_recent_tokens: int) -> tuple
     return tail if tail and estimate_tokens(tail) <= keep_recent_tokens else ()
 
 
-def recently_read(messages: Sequence[Message], *, limit: int) -> list[str]:
+def recently_read(messages: Sequence[Message], *, limit: int | None = None) -> list[str]:
     """The files the model read, newest first, at most `limit` of them (the Read tool's
     `file_path` as it was given)."""
     found: list[str] = []
@@ -226,7 +226,7 @@ def recently_read(messages: Sequence[Message], *, limit: int) -> list[str]:
             path = block.input.get("file_path") if block.name == READ_TOOL else None
             if isinstance(path, str) and path not in found:
                 found.append(path)
-    return found[:limit]
+    return found if limit is None else found[:limit]
 
 
 def largest_tool_output(messages: Sequence[Message]) -> tuple[ToolUseBlock, int] | None:

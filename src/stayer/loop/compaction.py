@@ -191,7 +191,7 @@ async def too_long(
             drained = replace(state, messages=messages, drained=True, context_mark=(0, 0))
             out.step = Retry(drained, Continue.COLLAPSE_DRAIN_RETRY)
             return
-    if state.reactive_compacted:
+    if state.reactive_compacted or not params.compaction.reactive:
         return
     async for event in _summarise(params, state, "reactive", out):
         yield event

@@ -43,7 +43,7 @@ async def reread(
     read = params.tools.tools().get(READ_TOOL) if READ_TOOL in params.tools.names else None
     if read is None or policy.reattach_files < 1:
         return []
-    visible = set(recently_read(kept, limit=len(kept) + 1))
+    visible = set(recently_read(kept))
     wanted = [p for p in recently_read(history, limit=policy.reattach_files) if p not in visible]
     room = policy.reattach_total_tokens * CHARS_PER_TOKEN
     found: list[Reattached] = []

@@ -81,6 +81,8 @@ class CompactPolicy:
 
     auto: bool = True
     """Whether to summarise the history before a call once it passes the threshold."""
+    reactive: bool = True
+    """Whether to summarise it when the API refuses the prompt as too long."""
     window: int | None = None
     """The window the threshold is taken from when smaller than the model's (`--autocompact`,
     `CLAUDE_CODE_AUTO_COMPACT_WINDOW`)."""

@@ -5,7 +5,8 @@
 * `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` (1-100; `autocompact_percent` in Python): compact once that
   share of the window less the output reserve is used, when that comes first (it can only make
   compaction earlier, as in Claude Code);
-* `DISABLE_AUTO_COMPACT` (or `DISABLE_COMPACT`): no automatic compaction;
+* `DISABLE_AUTO_COMPACT`: no automatic compaction; `DISABLE_COMPACT`: no summary at all (a
+  prompt the API refuses as too long still loses old tool output first);
 * `pins` (`--pin`): the user's notes, kept word for word;
 * a prompt that alone fills the window is saved in the session's folder (`paths`).
 """
@@ -34,6 +35,7 @@ def compact_policy(
         raise ConfigError("--pin needs a note, such as --pin 'never edit the migrations'")
     return CompactPolicy(
         auto=not (env.get("DISABLE_AUTO_COMPACT") or env.get("DISABLE_COMPACT")),
+        reactive=not env.get("DISABLE_COMPACT"),
         window=_window(options, env),
         percent=_percent(options, env),
         pins=pins,

@@ -33,8 +33,14 @@ def test_the_environment_and_the_options_set_the_threshold() -> None:
     assert (policy(env).window, policy(env).percent) == (120_000, 70)
     chosen = policy(env, autocompact_window=150_000, autocompact_percent=60)
     assert (chosen.window, chosen.percent) == (150_000, 60)  # the option wins
-    assert not policy({"DISABLE_AUTO_COMPACT": "1"}).auto
-    assert not policy({"DISABLE_COMPACT": "1"}).auto
+    assert (
+        policy({"DISABLE_AUTO_COMPACT": "1"}).auto,
+        policy({"DISABLE_AUTO_COMPACT": "1"}).reactive,
+    ) == (False, True)
+    assert (policy({"DISABLE_COMPACT": "1"}).auto, policy({"DISABLE_COMPACT": "1"}).reactive) == (
+        False,
+        False,
+    )
 
 
 @pytest.mark.parametrize(
