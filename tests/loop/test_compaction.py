@@ -11,7 +11,7 @@ from stayer.context.compact import CLEARED_PREFIX, SUMMARY_INTRO, SUMMARY_SYSTEM
 from stayer.errors import InvalidRequest, PromptTooLong
 from stayer.events import Compacted, Continue, Continuing, Event, RequestStarted, Terminal
 from stayer.loop.state import CompactPolicy
-from stayer.messages import TextBlock, ToolUseBlock, Usage, UserMessage
+from stayer.messages import AssistantMessage, TextBlock, ToolUseBlock, Usage, UserMessage
 from stayer.providers.scripted import Fault, Reply, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Echo
@@ -161,3 +161,40 @@ async def test_with_compaction_off_a_too_long_prompt_is_not_summarised(tmp_path:
     events = await run(params)
     assert finished(events).terminal is Terminal.PROMPT_TOO_LONG
     assert [r.purpose for r in model.requests] == ["main"]
+
+
+async def test_an_answer_the_window_cut_off_is_dropped_and_the_history_shrunk(
+    tmp_path: Path,
+) -> None:
+    window_cut = Reply(
+        (TextBlock("I will now"), ToolUseBlock("toolu_never", "Echo", {"text": "never run"})),
+        stop_reason="model_context_window_exceeded",
+    )
+    model = ScriptedProvider([*[big_call(n) for n in range(5)], window_cut, text("done")])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert loop_events(events)[-5:] == [
+        ("request", 6),
+        ("withdrawn", "msg_scripted_6"),
+        Continue.COLLAPSE_DRAIN_RETRY,
+        ("request", 6),
+        Terminal.COMPLETED,
+    ]
+    assert compactions(events) == [("reactive", "cleared_tool_results")]
+    assert model.requests[6].messages[-1] == model.requests[5].messages[-1]  # asked again
+    assert "toolu_never" not in str(finished(events).messages)
+
+
+async def test_a_window_cut_nothing_can_shrink_ends_keeping_what_was_written(
+    tmp_path: Path,
+) -> None:
+    cut = text("Half an answer", stop_reason="model_context_window_exceeded")
+    model = ScriptedProvider([cut, text("NOTES"), cut])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    end = finished(events)
+    assert end.terminal is Terminal.PROMPT_TOO_LONG
+    assert "ran into the end of its context window" in end.message
+    assert compactions(events) == [("reactive", "summary")]
+    last = end.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.text == "Half an answer"

@@ -3,8 +3,10 @@
 Before each model call, a history estimated past the threshold (the window, less the output
 reserve and a buffer: about 83% of a 200k window) is summarised first, so a long tool loop
 compacts inside the run and the call that follows is not wasted. When the API refuses a prompt
-as too long anyway, old tool output is cleared first (`collapse_drain_retry`), then the history
-is summarised (`reactive_compact_retry`), and only then does the run end (`prompt_too_long`).
+as too long anyway, or an answer stops at the end of the window (`model_context_window_exceeded`,
+and the answer is dropped), old tool output is cleared first (`collapse_drain_retry`), then the
+history is summarised (`reactive_compact_retry`), and only then does the run end
+(`prompt_too_long`).
 Three automatic compactions failing in a row stop further tries; a history then past the hard
 limit ends the run (`blocking_limit`) without calling the model. A context that fills up again
 within a few turns of each of three summaries in a row ends the run (`rapid_refill_breaker`),
@@ -55,6 +57,10 @@ PROMPT_SHARE = 2
 """A prompt taking more than half the threshold is saved to a file rather than sent whole."""
 HEAD_TOKENS = 20_000
 """The most of a saved prompt sent as its head."""
+WINDOW_EXCEEDED = (
+    "The model ran into the end of its context window while answering, and the conversation "
+    "could not be shrunk enough to go on; start a new session with the essentials."
+)
 
 
 def context_estimate(state: LoopState) -> int:
@@ -198,6 +204,21 @@ async def too_long(
     if out.summarised is not None:
         summarised = replace(out.summarised, reactive_compacted=True)
         out.step = Retry(summarised, Continue.REACTIVE_COMPACT_RETRY)
+
+
+async def window_exceeded(
+    params: LoopParams, state: LoopState, message: AssistantMessage, out: Outcome
+) -> AsyncIterator[Event]:
+    """An answer cut off by the end of the context window (`model_context_window_exceeded`):
+    dropped, none of its calls run, and the history shrunk as for a too-long prompt; if nothing
+    shrinks it, the run ends keeping what the model wrote."""
+    refused = Finish(Terminal.PROMPT_TOO_LONG, WINDOW_EXCEEDED)
+    async for event in too_long(params, replace(state, messages=state.messages[:-1]), refused, out):
+        yield event
+    if isinstance(out.step, Retry):
+        out.step = replace(out.step, withdraw=message.id)
+    else:
+        out.state = state
 
 
 async def _summarise(

@@ -149,6 +149,9 @@ async def _after_call(
             yield event
     elif failure is not None or stream.turn.message is None:
         out.step = failure or INCOMPLETE
+    elif stream.turn.message.stop_reason == "model_context_window_exceeded":
+        async for event in compaction.window_exceeded(params, state, stream.turn.message, out):
+            yield event
     else:
         out.step = await _decide(params, state, stream.turn.message)
 
@@ -261,6 +264,8 @@ async def _stream_response(
 
 def _may_withdraw(message: AssistantMessage) -> bool:
     """Whether recovery may drop this answer: a cut or empty reply without tool calls."""
+    if message.stop_reason == "model_context_window_exceeded":
+        return True  # even with tool calls: none of them runs, the history is shrunk first
     if message.tool_uses:
         return False
     return message.stop_reason in ("max_tokens", "tool_use") or not message.text.strip()
