@@ -65,7 +65,8 @@ class Continue(StrEnum):
     EMPTY_RESPONSE_NUDGE = "empty_response_nudge"
     EMPTY_RESPONSE_RESEND = "empty_response_resend"
     REPEATED_FAILURE_NUDGE = "repeated_failure_nudge"
-    STREAM_CUT_RESUME = "stream_cut_resume"
+    TRUNCATED_RESPONSE_RECOVERY = "truncated_response_recovery"
+    PROMPT_AS_FILE = "prompt_as_file"
 
 
 # --- stream events: produced by providers, re-yielded by the loop ----------------------------
@@ -209,7 +210,8 @@ class Withdrawn:
 @dataclass(frozen=True, slots=True)
 class PartialKept:
     """A stream broke after some text; the text (`message`, exactly as it streamed) stays in the
-    conversation and the model is asked to go on from where it stops (`stream_cut_resume`)."""
+    conversation and the model is asked to go on from where it stops
+    (`truncated_response_recovery`)."""
 
     message: AssistantMessage
     reason: str

@@ -336,7 +336,7 @@ def test_text_broken_off_by_the_server_is_kept_and_the_model_goes_on_from_the_cu
     assert kinds(lines) == [
         ("system", "init", None),
         ("assistant", None, None),
-        ("system", "continuing", "stream_cut_resume"),
+        ("system", "continuing", "truncated_response_recovery"),
         ("system", "api_retry", None),
         ("assistant", None, None),
         ("result", "success", None),

@@ -223,7 +223,7 @@ async def test_a_first_prompt_the_api_refuses_as_too_long_is_saved_and_sent_agai
     events = await run(params, prompt)
 
     assert compactions(events) == [("reactive", "saved_prompt")]
-    assert Continuing(Continue.REACTIVE_COMPACT_RETRY) in events
+    assert Continuing(Continue.PROMPT_AS_FILE) in events
     (saved,) = folder.iterdir()
     assert saved.read_text() == prompt
     assert [r.purpose for r in model.requests] == ["main", "main"]

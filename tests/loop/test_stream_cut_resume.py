@@ -1,6 +1,6 @@
 """A stream that a server error cuts after some text keeps the text, and the model goes on from
-the cut (`stream_cut_resume`); a cut before any text worth keeping, or after a whole tool call,
-is withdrawn and asked again whole, as before. Resumes are bounded per model call."""
+the cut (`truncated_response_recovery`); a cut before any text worth keeping, or after a whole
+tool call, is withdrawn and asked again whole, as before. Resumes are bounded per model call."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ async def test_text_cut_by_a_server_error_is_kept_and_the_model_goes_on_from_the
     assert loop_events(events) == [
         ("request", 1),
         ("kept", "msg_scripted_1", SAID, "server error (500)"),
-        Continue.STREAM_CUT_RESUME,
+        Continue.TRUNCATED_RESPONSE_RECOVERY,
         ("retrying", 1, 10, 500),
         Terminal.COMPLETED,
     ]
@@ -140,7 +140,7 @@ async def test_only_visible_text_is_kept_never_thinking_or_a_call_cut_in_its_inp
     assert loop_events(events) == [
         ("request", 1),
         ("kept", "msg_scripted_1", "Let me look.", "overloaded_error during the stream"),
-        Continue.STREAM_CUT_RESUME,
+        Continue.TRUNCATED_RESPONSE_RECOVERY,
         ("retrying", 1, 10, 529),
         ("ran", "Echo", "completed"),
         Continue.NEXT_TURN,
@@ -232,7 +232,7 @@ def resumed_at(n: int, parts: list[str]) -> list[object]:
     """The events of the `n`-th resume, of `parts[n - 1]`."""
     return [
         ("kept", f"msg_scripted_{n}", parts[n - 1], "server error (500)"),
-        Continue.STREAM_CUT_RESUME,
+        Continue.TRUNCATED_RESPONSE_RECOVERY,
         ("retrying", n, 10, 500),
     ]
 
@@ -243,7 +243,7 @@ async def test_every_model_call_may_resume_again_after_a_tool_round(tmp_path: Pa
     events = await run(make_params(model, [Echo()], tmp_path))
 
     reasons = [e.reason for e in events if isinstance(e, Continuing)]
-    assert reasons == [*[Continue.STREAM_CUT_RESUME] * 3, Continue.NEXT_TURN, reasons[0]]
+    assert reasons == [*[Continue.TRUNCATED_RESPONSE_RECOVERY] * 3, Continue.NEXT_TURN, reasons[0]]
     kept_ids = [e.message.id for e in events if isinstance(e, PartialKept)]
     assert kept_ids == [f"msg_scripted_{n}" for n in (1, 2, 3)] + ["msg_scripted_5"]
     assert not [e for e in events if isinstance(e, Withdrawn)]
@@ -259,10 +259,10 @@ async def test_resumes_count_against_the_retry_limit(tmp_path: Path) -> None:
     assert loop_events(events) == [
         ("request", 1),
         ("kept", "msg_scripted_1", SAID, "server error (500)"),
-        Continue.STREAM_CUT_RESUME,
+        Continue.TRUNCATED_RESPONSE_RECOVERY,
         ("retrying", 1, 2, 500),
         ("kept", "msg_scripted_2", SAID, "server error (500)"),
-        Continue.STREAM_CUT_RESUME,
+        Continue.TRUNCATED_RESPONSE_RECOVERY,
         ("retrying", 2, 2, 500),
         Terminal.MODEL_ERROR,
     ]
@@ -293,7 +293,7 @@ async def test_the_switch_to_a_fallback_model_withdraws_and_takes_the_kept_text_
     assert loop_events(events) == [
         ("request", 1),
         ("kept", "msg_scripted_1", SAID, "overloaded_error during the stream"),
-        Continue.STREAM_CUT_RESUME,
+        Continue.TRUNCATED_RESPONSE_RECOVERY,
         ("retrying", 1, 10, 529),
         ("retrying", 2, 10, 529),
         ("withdrawn", "msg_scripted_3"),

@@ -187,7 +187,7 @@ async def too_long(
     saved = _saved(params, state, "reactive", largest=params.context_window // 4)
     if saved is not None:
         yield saved[0]
-        out.step = Retry(saved[1], Continue.REACTIVE_COMPACT_RETRY)
+        out.step = Retry(saved[1], Continue.PROMPT_AS_FILE)
         return
     if not state.drained:
         messages, cleared = clear_old_tool_results(state.messages)

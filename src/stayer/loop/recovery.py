@@ -36,7 +36,7 @@ A tool call cut inside its JSON input by the output limit never runs and is neve
 invalid JSON: its result says the call was cut and how to split the work. Every counter is
 bounded, and the counters reset after an ordinary tool turn. A stream that a server error cuts
 after some text never gets here: the model call itself keeps the text and asks the model to go
-on from the cut (`stream_cut_resume`, see `stream_cut`).
+on from the cut (`truncated_response_recovery`, see `stream_cut`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ When a model call fails in a way worth retrying (a 5xx, an `overloaded_error` ev
 connection, a stalled stream) after the answer has started, `turn.stream_turn` either withdraws
 the partial answer and sends the request again whole, or keeps the partial answer in the
 conversation, adds a note asking the model to continue exactly where it stopped, and sends that
-(`Continue.STREAM_CUT_RESUME`), still after the retry policy's wait. This module decides which,
-and what is kept:
+(`Continue.TRUNCATED_RESPONSE_RECOVERY`), still after the retry policy's wait. This module
+decides which, and what is kept:
 
 * only visible text is kept, exactly as it streamed: complete text blocks, and the text that
   arrived of a text block still open at the cut (a person watching has already read it).

@@ -4,9 +4,9 @@ Only a completed response or a final error leaves this module. A failure worth r
 retried after the retry policy's wait, announced by `Retrying`. What streamed before it is
 either withdrawn (`Withdrawn`, so whoever showed the partial blocks knows they are void) and
 the request sent again whole, or, when the answer already holds text, kept (`PartialKept`) and
-continued from the cut (`stream_cut_resume`, see `stream_cut`). A switch to a fallback model
-(`ModelSwitched`, see `fallback`) withdraws the partial answer and sends the request again at
-once to the next model.
+continued from the cut (`truncated_response_recovery`, see `stream_cut`). A switch to a
+fallback model (`ModelSwitched`, see `fallback`) withdraws the partial answer and sends the
+request again at once to the next model.
 """
 
 from __future__ import annotations
@@ -108,7 +108,10 @@ class _Call:
         if kept is not None:
             self.resumes_left -= 1
             self.result.kept = (*self.result.kept, kept, resume_note())
-            return [PartialKept(kept, str(failure)), Continuing(Continue.STREAM_CUT_RESUME)]
+            return [
+                PartialKept(kept, str(failure)),
+                Continuing(Continue.TRUNCATED_RESPONSE_RECOVERY),
+            ]
         events: list[Event] = []
         if streamed.started:
             events.append(Withdrawn(streamed.message_id, reason=str(failure)))

@@ -36,7 +36,10 @@ _RECOVERIES: dict[Continue, str] = {
     Continue.STOP_HOOK_BLOCKING: "a check before stopping failed: the model goes on",
     Continue.TOKEN_BUDGET_CONTINUATION: "the token budget is not spent: the model goes on",
     Continue.REPEATED_FAILURE_NUDGE: "the same call keeps failing: asking for another approach",
-    Continue.STREAM_CUT_RESUME: "the stream broke off: keeping the text above, the model goes on",
+    Continue.TRUNCATED_RESPONSE_RECOVERY: (
+        "the stream broke off: keeping the text above, the model goes on"
+    ),
+    Continue.PROMPT_AS_FILE: "the message is too long to send: saved to a file, sending its start",
     Continue.NEXT_TURN: "",
 }
 """What a person watching sees when the loop recovers instead of stopping."""

@@ -40,10 +40,10 @@ A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_me
 (Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
 loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
 plain `next_turn` after tools is not: the `user` tool-result line already says it), a cut
-stream continued from its text (`stream_cut_resume`) included. An answer recovery may drop (a
-cut reply, which may be asked again with a larger limit; an empty one) is withheld by the loop
-until it has decided, so its `assistant` lines are printed only if it stays. With partial
-messages its stream events are out already, so when it is dropped, a `system` line
+stream continued from its text (`truncated_response_recovery`) included. An answer recovery
+may drop (a cut reply, which may be asked again with a larger limit; an empty one) is withheld
+by the loop until it has decided, so its `assistant` lines are printed only if it stays. With
+partial messages its stream events are out already, so when it is dropped, a `system` line
 `{"subtype": "withdrawn", "message_id": ...}` says they no longer stand; the same line follows
 any partial answer a retry replaced (never a kept one: its raw events stand, and its
 `assistant` lines say what of it the conversation holds). A switch to a fallback model

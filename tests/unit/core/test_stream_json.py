@@ -302,7 +302,7 @@ async def test_text_kept_at_a_cut_is_printed_once_and_never_withdrawn(tmp_path: 
         assert kinds == [
             ("system", "init", None),
             ("assistant", None, None),
-            ("system", "continuing", "stream_cut_resume"),
+            ("system", "continuing", "truncated_response_recovery"),
             ("system", "api_retry", None),
             ("assistant", None, None),
             ("result", "success", None),
