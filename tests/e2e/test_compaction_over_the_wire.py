@@ -74,10 +74,10 @@ def test_the_repeated_failure_thresholds_are_flags(server: FakeModelServer, tmp_
 
 
 def test_bad_compaction_values_are_refused_in_one_line(tmp_path: Path) -> None:
-    done = stayer("-p", "go", "--autocompact", "5k", cwd=tmp_path)
+    done = stayer("-p", "go", "--autocompact", "50k", cwd=tmp_path)
     assert done.status == 2
     assert done.stderr.strip().endswith("(see stayer --help)")
-    assert "'5k' is too small a window (at least 10k)" in done.stderr
+    assert "'50k' is too small a window (at least 100k)" in done.stderr
     env = {"ANTHROPIC_API_KEY": "k", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "150"}
     done = stayer("-p", "go", cwd=tmp_path, env=env)
     assert done.status == 2

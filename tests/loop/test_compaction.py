@@ -9,7 +9,15 @@ from pathlib import Path
 
 from stayer.context.compact import CLEARED_PREFIX, SUMMARY_INTRO, SUMMARY_SYSTEM
 from stayer.errors import InvalidRequest, PromptTooLong
-from stayer.events import Compacted, Continue, Continuing, Event, RequestStarted, Terminal
+from stayer.events import (
+    Compacted,
+    Continue,
+    Continuing,
+    Event,
+    MessageCompleted,
+    RequestStarted,
+    Terminal,
+)
 from stayer.loop.state import CompactPolicy
 from stayer.messages import AssistantMessage, TextBlock, ToolUseBlock, Usage, UserMessage
 from stayer.providers.scripted import Fault, Reply, ScriptedProvider, text, tool_call
@@ -188,13 +196,17 @@ async def test_an_answer_the_window_cut_off_is_dropped_and_the_history_shrunk(
 async def test_a_window_cut_nothing_can_shrink_ends_keeping_what_was_written(
     tmp_path: Path,
 ) -> None:
-    cut = text("Half an answer", stop_reason="model_context_window_exceeded")
+    call = ToolUseBlock("toolu_never", "Echo", {"text": "never run"})
+    cut = Reply((TextBlock("Half an answer"), call), stop_reason="model_context_window_exceeded")
     model = ScriptedProvider([cut, text("NOTES"), cut])
-    events = await run(make_params(model, [Echo()], tmp_path))
+    events = await run(make_params(model, [Echo()], tmp_path))  # checks the history is valid
 
     end = finished(events)
     assert end.terminal is Terminal.PROMPT_TOO_LONG
     assert "ran into the end of its context window" in end.message
     assert compactions(events) == [("reactive", "summary")]
     last = end.messages[-1]
-    assert isinstance(last, AssistantMessage) and last.text == "Half an answer"
+    assert isinstance(last, AssistantMessage)
+    assert last.content == (TextBlock("Half an answer"),)  # its call never ran: it is not kept
+    shown = [e.message for e in events if isinstance(e, MessageCompleted)]
+    assert shown == [last]  # what is printed is what the conversation holds

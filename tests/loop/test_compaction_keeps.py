@@ -15,8 +15,9 @@ from stayer.context.saved_prompt import SAVED_NOTE
 from stayer.events import Compacted, Continue, Continuing, Terminal
 from stayer.loop.compaction import threshold
 from stayer.loop.reattach import REATTACHED_INTRO
-from stayer.loop.state import CompactPolicy, LoopParams
+from stayer.loop.state import CompactPolicy, LoopParams, ToolCall
 from stayer.messages import TextBlock, ToolUseBlock, Usage, UserMessage
+from stayer.permissions import Decision
 from stayer.providers.scripted import Fault, Reply, ScriptedProvider, text
 from stayer.tools.base import Tool, ToolContext, ToolOutput
 from stayer.tools.builtin.pin import PinTool
@@ -283,3 +284,71 @@ async def test_files_the_kept_round_shows_are_not_shown_twice(tmp_path: Path) ->
     assert compaction.reattached == (str(tmp_path / "early.txt"),)
     after = model.requests[3].messages
     assert len(after) == 3  # the summary, then the kept round with its four reads
+
+
+async def test_a_read_that_was_denied_is_never_shown_again(tmp_path: Path) -> None:
+    secret, notes = tmp_path / "secret.env", tmp_path / "notes.txt"
+    secret.write_text("API_KEY=hunter2\n")
+    notes.write_text("notes\n")
+
+    async def no_secrets(call: ToolCall) -> Decision:
+        path = getattr(call.input, "file_path", "")
+        return Decision("deny", "no secrets") if path.endswith(".env") else Decision("allow")
+
+    model = ScriptedProvider(
+        [
+            call("toolu_notes", "Read", {"file_path": str(notes)}),
+            call("toolu_secret", "Read", {"file_path": str(secret)}),
+            big_call(1, input_tokens=30_000),
+            text("NOTES"),
+            text("done"),
+        ]
+    )
+    params = replace(small_params(model, [Echo(), ReadTool()], tmp_path), can_use_tool=no_secrets)
+    events = await run(params)
+
+    (compaction,) = [e for e in events if isinstance(e, Compacted)]
+    assert compaction.reattached == (str(notes),)
+    assert "hunter2" not in str(model.requests[4].messages)
+
+
+async def test_a_file_the_rules_now_deny_is_not_read_again(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("notes\n")
+    reads = 0
+
+    async def once(call: ToolCall) -> Decision:
+        nonlocal reads
+        if call.tool.name != "Read":
+            return Decision("allow")
+        reads += 1
+        return Decision("allow") if reads == 1 else Decision("deny", "not any more")
+
+    model = ScriptedProvider(
+        [
+            call("toolu_notes", "Read", {"file_path": str(notes)}),
+            big_call(1, input_tokens=30_000),
+            text("NOTES"),
+            text("done"),
+        ]
+    )
+    params = replace(small_params(model, [Echo(), ReadTool()], tmp_path), can_use_tool=once)
+    events = await run(params)
+
+    (compaction,) = [e for e in events if isinstance(e, Compacted)]
+    assert (compaction.reattached, reads) == ((), 2)
+
+
+async def test_a_lower_threshold_does_not_make_a_prompt_that_fits_a_file(tmp_path: Path) -> None:
+    prompt = "w" * 88_000  # about 22k tokens: well inside a 200k window
+    folder = tmp_path / "prompts"
+    model = ScriptedProvider([text("ok")])
+    params = replace(
+        make_params(model, [Echo()], tmp_path),
+        compaction=CompactPolicy(percent=10, saved_prompts=folder),
+    )
+    events = await run(params, prompt)
+
+    assert compactions(events) == []
+    assert not folder.exists()
+    assert model.requests[0].messages == (UserMessage.of_text(prompt),)

@@ -14,6 +14,7 @@ from stayer.events import (
     Continuing,
     Event,
     Finished,
+    MessageCompleted,
     RequestStarted,
     Terminal,
     ToolCallFinished,
@@ -447,3 +448,19 @@ async def test_a_run_past_ninety_percent_of_its_budget_completes(tmp_path: Path)
     params = replace(make_params(model, [Echo()], tmp_path), token_budget=20)
     events = await run(params)
     assert loop_events(events) == [("request", 1), Terminal.COMPLETED]
+
+
+async def test_a_cut_reply_with_a_cut_call_asked_again_larger_is_never_shown(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([cut_call('{"text": "a lo'), text("Done.")])
+    params = replace(make_params(model, [Echo()], tmp_path), escalated_max_tokens=64_000)
+    events = await run(params)
+
+    assert loop_events(events)[:3] == [
+        ("request", 1),
+        ("withdrawn", "msg_scripted_1"),
+        Continue.MAX_OUTPUT_TOKENS_ESCALATE,
+    ]
+    shown = [e.message.id for e in events if isinstance(e, MessageCompleted)]
+    assert shown == ["msg_scripted_2"]

@@ -15,6 +15,7 @@ from stayer.events import (
     Continuing,
     Event,
     Finished,
+    MessageCompleted,
     ModelSwitched,
     PartialKept,
     RequestStarted,
@@ -356,3 +357,21 @@ async def test_a_summary_cut_after_text_is_asked_again_whole(tmp_path: Path) -> 
     assert isinstance(resumed, UserMessage)
     assert resumed.content[0].text.endswith("NOTES: the whole summary.")  # type: ignore[union-attr]
     assert finished(events).result_text == "done"
+
+
+async def test_a_cut_right_at_the_end_of_an_answer_completes_with_what_was_kept(
+    tmp_path: Path,
+) -> None:
+    # The answer was whole when the stream broke: the model has nothing to add to it.
+    model = ScriptedProvider([Cut(SERVER_ERROR, blocks=(TextBlock(SAID + REST),)), text("")])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    end = finished(events)
+    assert end.terminal is Terminal.COMPLETED
+    assert end.result_text == SAID + REST
+    assert without_usage(end.messages) == [
+        UserMessage.of_text("go"),
+        replace(kept(SAID + REST, 1), usage=Usage()),
+    ]
+    completed = [e.message.id for e in events if isinstance(e, MessageCompleted)]
+    assert completed == []  # the empty reply is never shown: the conversation does not hold it

@@ -14,6 +14,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from stayer.errors import ConfigError
 
@@ -94,7 +95,8 @@ def _recovery_flags(parser: argparse.ArgumentParser) -> None:
         "--autocompact",
         type=_autocompact,
         metavar="auto|TOKENS",
-        help="compact as if the context window were this many tokens (auto: the model's)",
+        help="compact as if the context window were this many tokens, at least 100k (auto: "
+        "the model's window)",
     )
     for flag, default, what in (
         ("--repeat-nudge-after", 3, "tell the model to change course after"),
@@ -245,12 +247,12 @@ def _tokens(value: str) -> int:
     return amount
 
 
-def _autocompact(value: str) -> int | None:
+def _autocompact(value: str) -> int | Literal["auto"]:
     if value == "auto":
-        return None
+        return "auto"
     amount = _tokens(value)
-    if amount < 10_000:
-        raise argparse.ArgumentTypeError(f"{value!r} is too small a window (at least 10k)")
+    if amount < 100_000:
+        raise argparse.ArgumentTypeError(f"{value!r} is too small a window (at least 100k)")
     return amount
 
 

@@ -217,13 +217,22 @@ def kept_round(messages: Sequence[Message], *, keep_recent_tokens: int) -> tuple
 
 def recently_read(messages: Sequence[Message], *, limit: int | None = None) -> list[str]:
     """The files the model read, newest first, at most `limit` of them (the Read tool's
-    `file_path` as it was given)."""
+    `file_path` as it was given); a Read that failed, was denied or never ran does not count."""
+    succeeded = {
+        block.tool_use_id
+        for message in messages
+        if isinstance(message, UserMessage)
+        for block in message.content
+        if isinstance(block, ToolResultBlock) and not block.is_error
+    }
     found: list[str] = []
     for message in reversed(messages):
         if not isinstance(message, AssistantMessage):
             continue
         for block in reversed(message.tool_uses):
-            path = block.input.get("file_path") if block.name == READ_TOOL else None
+            if block.name != READ_TOOL or block.id not in succeeded:
+                continue
+            path = block.input.get("file_path")
             if isinstance(path, str) and path not in found:
                 found.append(path)
     return found if limit is None else found[:limit]

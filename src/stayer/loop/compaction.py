@@ -34,7 +34,7 @@ from stayer.context.compact import (
 )
 from stayer.context.saved_prompt import plain_prompt, save_prompt
 from stayer.events import Compacted, Continue, Event, Retrying, Terminal
-from stayer.messages import AssistantMessage
+from stayer.messages import AssistantMessage, TextBlock
 
 from .reattach import reread
 from .recovery import Finish, Retry, Step
@@ -54,7 +54,7 @@ REFILL_TURNS = 3
 MAX_REFILLS = 3
 """... and after this many refills in a row, compacting again would not help."""
 PROMPT_SHARE = 2
-"""A prompt taking more than half the threshold is saved to a file rather than sent whole."""
+"""A prompt taking more than half of what the window holds is saved to a file, not sent whole."""
 HEAD_TOKENS = 20_000
 """The most of a saved prompt sent as its head."""
 WINDOW_EXCEEDED = (
@@ -75,10 +75,21 @@ def threshold(params: LoopParams) -> int:
     (or the smaller one compaction is told to use) less the output reserve and a buffer, or
     the given share of the window less the reserve if that comes first."""
     policy = params.compaction
-    window = min(policy.window or params.context_window, params.context_window)
-    effective = window - min(params.max_tokens, OUTPUT_RESERVE_CAP)
+    effective = compaction_window(params) - min(params.max_tokens, OUTPUT_RESERVE_CAP)
     usual = effective - AUTOCOMPACT_BUFFER
     return usual if policy.percent is None else min(usual, effective * policy.percent // 100)
+
+
+def compaction_window(params: LoopParams) -> int:
+    """The window compaction judges by: the model's, or the smaller one it is told to use."""
+    return min(params.compaction.window or params.context_window, params.context_window)
+
+
+def room(params: LoopParams) -> int:
+    """What the model's own window holds before compaction is due, whatever brings it forward:
+    what decides whether a prompt fits at all."""
+    reserve = min(params.max_tokens, OUTPUT_RESERVE_CAP)
+    return params.context_window - reserve - AUTOCOMPACT_BUFFER
 
 
 def blocked(params: LoopParams, state: LoopState) -> Finish | None:
@@ -112,7 +123,7 @@ async def autocompact(params: LoopParams, state: LoopState, out: Outcome) -> Asy
     limit = threshold(params)
     if not params.compaction.auto or context_estimate(state) < limit:
         return
-    saved = _saved(params, state, "auto", largest=limit // PROMPT_SHARE)
+    saved = _saved(params, state, "auto", largest=room(params) // PROMPT_SHARE)
     if saved is not None:
         yield saved[0]
         out.state = state = saved[1]
@@ -167,7 +178,7 @@ def _saved(
     if estimate_tokens((prompt,)) <= largest:
         return None
     rest = estimate_tokens(state.messages[:-1])
-    head = max(min(HEAD_TOKENS, (threshold(params) - rest) // 2), 1_000)
+    head = max(min(HEAD_TOKENS, (room(params) - rest) // 2), 1_000)
     saved = save_prompt(prompt, folder, head_tokens=head)
     if saved is None:
         return None
@@ -217,8 +228,10 @@ async def window_exceeded(
         yield event
     if isinstance(out.step, Retry):
         out.step = replace(out.step, withdraw=message.id)
-    else:
-        out.state = state
+        return
+    words = tuple(block for block in message.content if isinstance(block, TextBlock))
+    kept = (replace(message, content=words),) if words else ()  # its calls never ran
+    out.state = replace(state, messages=(*state.messages[:-1], *kept))
 
 
 async def _summarise(
@@ -246,10 +259,9 @@ async def _summarise(
     if message is None or not message.text.strip():
         return
     usage = state.usage + message.usage
-    keep = params.context_window // KEEP_RECENT_SHARE
-    files = await reread(
-        params, state.messages, kept_round(state.messages, keep_recent_tokens=keep)
-    )
+    keep = compaction_window(params) // KEEP_RECENT_SHARE
+    kept = kept_round(state.messages, keep_recent_tokens=keep)
+    files = await reread(params, state.messages, kept, budget_tokens=threshold(params) // 4)
     messages = compacted(
         state.messages,
         message.text,

@@ -2,9 +2,10 @@
 
 A summary names the files the work touched but cannot hold them, and the model would otherwise
 spend its first calls after a compaction reading them again. The most recently read ones are
-read again through the run's own Read tool, as they are now (which also tells Edit the model has
-seen them), each cut to a share of the budget; files whose Read the kept round still shows, or
-that can no longer be read, are left out.
+read again through the run's own Read tool and its permission check, as they are now (which
+also tells Edit the model has seen them), each cut to a share of the budget; files whose Read
+the kept round still shows, whose Read failed or was denied, or that can no longer be read, are
+left out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from stayer.context.compact import CHARS_PER_TOKEN, READ_TOOL, recently_read
 from stayer.messages import Message
 from stayer.tools.base import Tool, ToolFailure
 
-from .state import LoopParams
+from .state import LoopParams, ToolCall
 
 REATTACHED_INTRO = "[{path}, which you read before the summary, as it is now:]\n"
 CUT_NOTE = "\n[... cut to save room; Read it again from line {line} for the rest.]"
@@ -35,17 +36,22 @@ class Reattached:
 
 
 async def reread(
-    params: LoopParams, history: Sequence[Message], kept: Sequence[Message]
+    params: LoopParams,
+    history: Sequence[Message],
+    kept: Sequence[Message],
+    *,
+    budget_tokens: int,
 ) -> list[Reattached]:
-    """The most recently read files of `history` as they are now, within the policy's budget;
-    none already visible in the `kept` messages."""
+    """The most recently read files of `history` as they are now, within the policy's budget
+    and `budget_tokens`; none already visible in the `kept` messages, and each read again only
+    if the permission check still allows it."""
     policy = params.compaction
     read = params.tools.tools().get(READ_TOOL) if READ_TOOL in params.tools.names else None
     if read is None or policy.reattach_files < 1:
         return []
     visible = set(recently_read(kept))
     wanted = [p for p in recently_read(history, limit=policy.reattach_files) if p not in visible]
-    room = policy.reattach_total_tokens * CHARS_PER_TOKEN
+    room = min(policy.reattach_total_tokens, budget_tokens) * CHARS_PER_TOKEN
     found: list[Reattached] = []
     for path in wanted:
         share = min(policy.reattach_file_tokens * CHARS_PER_TOKEN, room)
@@ -62,6 +68,9 @@ async def _page(params: LoopParams, read: Tool[Any], path: str) -> str | None:
     """The Read tool's text for `path`, or None when it cannot be read as text now."""
     try:
         tool_input = read.input_model.model_validate({"file_path": path})
+        decision = await params.can_use_tool(ToolCall(read, "reattach", tool_input))
+        if decision.behavior != "allow":
+            return None  # whatever was allowed once, the rules of now decide
         output = await read.call(tool_input, params.tool_context)
     except (ToolFailure, OSError, ValueError):
         return None

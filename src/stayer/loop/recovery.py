@@ -57,6 +57,7 @@ from stayer.providers.base import UNPARSED_INPUT_KEY
 
 from .budget import BudgetProgress
 from .state import LoopParams, LoopState
+from .stream_cut import is_resume_note
 
 MAX_OUTPUT_RECOVERIES = 3
 MAX_MALFORMED_RETRIES = 2
@@ -94,11 +95,13 @@ EMPTY_TEXT = (
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """How the run ends: the terminal reason and what to tell the caller."""
+    """How the run ends: the terminal reason and what to tell the caller, and the state to end
+    from when the decision changed it."""
 
     terminal: Terminal
     message: str = ""
     error_status: int | None = None
+    state: LoopState | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +133,7 @@ def after_response(params: LoopParams, state: LoopState, message: AssistantMessa
     if message.stop_reason == "tool_use":
         return _malformed(state, message)
     if not message.text.strip():
-        return _empty(state, message)
+        return _resumed_to_the_end(state) or _empty(state, message)
     return Finish(Terminal.COMPLETED)
 
 
@@ -303,6 +306,16 @@ def _empty(state: LoopState, message: AssistantMessage) -> Step:
         f"The model gave no visible answer {MAX_EMPTY_RETRIES + 1} times in a row, even when "
         "asked again.",
     )
+
+
+def _resumed_to_the_end(state: LoopState) -> Finish | None:
+    """A stream cut right at the end of an answer leaves nothing to add: the model answers the
+    resume note with nothing, and the answer kept before it is the whole answer. The empty
+    reply and the note go; it completes (rather than being nudged as an empty reply)."""
+    messages = state.messages
+    if len(messages) < 3 or not is_resume_note(messages[-2]):
+        return None
+    return Finish(Terminal.COMPLETED, state=replace(state, messages=messages[:-2]))
 
 
 def _without_empty(messages: tuple[Message, ...], message: AssistantMessage) -> tuple[Message, ...]:

@@ -82,8 +82,8 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         answer = Outcome(_account(state, stream))
         async for event in _after_call(params, answer.state, stream, answer):
             yield event
-        state, step = answer.state, answer.step
-        for event in _release(stream, step):
+        state, step = _settled(answer)
+        for event in _release(stream, step.state if isinstance(step, Retry | RunTools) else state):
             yield event
         if isinstance(step, Finish):
             yield _finished(params, state, step, started)
@@ -106,13 +106,25 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         yield Continuing(state.transition)
 
 
-def _release(stream: _Stream, step: Step | None) -> list[Event]:
-    """The held completion of an answer recovery may drop: out now unless it was dropped (the
-    `Withdrawn` that `_announce` yields then says so to whoever saw it stream)."""
+def _settled(out: Outcome) -> tuple[LoopState, Step]:
+    """The state and the step a model call leaves: a finish may end from a state it changed."""
+    assert out.step is not None
+    if isinstance(out.step, Finish) and out.step.state is not None:
+        return out.step.state, out.step
+    return out.state, out.step
+
+
+def _release(stream: _Stream, state: LoopState) -> list[Event]:
+    """The held completion of an answer recovery may drop, once it has decided: out as the
+    conversation now holds it (whole, or only its text), or not at all when it was dropped (the
+    `Withdrawn` that `_announce` yields then tells whoever saw it stream)."""
     held, stream.held = stream.held, None
-    if held is None or (isinstance(step, Retry) and step.withdraw == held.message.id):
+    if held is None:
         return []
-    return [held]
+    for message in reversed(state.messages):
+        if isinstance(message, AssistantMessage) and message.id == held.message.id:
+            return [held if message is held.message else MessageCompleted(message)]
+    return []
 
 
 def _announce(step: Retry) -> list[Event]:
@@ -140,7 +152,7 @@ async def _after_call(
     call, or recovery's decision on the answer (`out.step`)."""
     failure = stream.failure
     if params.abort.aborted:
-        for event in _release(stream, None):
+        for event in _release(stream, state):
             yield event
         async for event in _close_interrupted(state, stream, out):
             yield event
@@ -164,15 +176,16 @@ async def _decide(params: LoopParams, state: LoopState, message: AssistantMessag
         return recovery.over_budget(params, state) or step
     if not (isinstance(step, Finish) and step.terminal is Terminal.COMPLETED):
         return step
+    state = step.state or state  # the conversation as recovery settled it
     reports: list[str] = []
     if params.stop_checks:
         reports = [report async for report in relay(_stop_checks(params), params.abort) if report]
         if params.abort.aborted:
-            return ABORTED_WHILE_CHECKING
+            return replace(ABORTED_WHILE_CHECKING, state=state)
     step = recovery.before_completing(params, state, reports)
     if isinstance(step, Retry):
         return recovery.over_budget(params, state) or step
-    return step
+    return replace(step, state=state)
 
 
 async def _stop_checks(params: LoopParams) -> AsyncIterator[str | None]:
@@ -263,12 +276,12 @@ async def _stream_response(
 
 
 def _may_withdraw(message: AssistantMessage) -> bool:
-    """Whether recovery may drop this answer: a cut or empty reply without tool calls."""
-    if message.stop_reason == "model_context_window_exceeded":
-        return True  # even with tool calls: none of them runs, the history is shrunk first
+    """Whether recovery may drop or change this answer: a cut reply, or an empty one."""
+    if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+        return True  # even with tool calls: one cut in its input may send the whole reply back
     if message.tool_uses:
         return False
-    return message.stop_reason in ("max_tokens", "tool_use") or not message.text.strip()
+    return message.stop_reason == "tool_use" or not message.text.strip()
 
 
 def _account(state: LoopState, stream: _Stream) -> LoopState:

@@ -112,13 +112,13 @@ def answer_text(messages: tuple[Message, ...]) -> str:
         return ""
     at, answer = answers.pop()
     parts = [answer.text]
-    while answers and answers[-1][0] == at - 2 and _is_note(messages[at - 1]):
+    while answers and answers[-1][0] == at - 2 and is_resume_note(messages[at - 1]):
         at, answer = answers.pop()
         parts.append(answer.text)
     return "".join(reversed(parts))
 
 
-def _is_note(message: Message) -> bool:
+def is_resume_note(message: Message) -> bool:
     """Whether `message` is a resume note (another note may have been merged in after it)."""
     first = message.content[0] if message.content else None
     return isinstance(message, UserMessage) and first == TextBlock(STREAM_CUT_TEXT)

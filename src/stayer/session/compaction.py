@@ -1,7 +1,8 @@
 """The run's compaction policy from its options and the environment (Claude Code's names).
 
-* `autocompact_window` (`--autocompact TOKENS`) or `CLAUDE_CODE_AUTO_COMPACT_WINDOW`: judge the
-  threshold by this window when it is smaller than the model's;
+* `autocompact_window` (`--autocompact TOKENS`, at least 100k as in Claude Code; `"auto"` for
+  the model's own) or `CLAUDE_CODE_AUTO_COMPACT_WINDOW`: judge the threshold by this window
+  when it is smaller than the model's;
 * `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` (1-100; `autocompact_percent` in Python): compact once that
   share of the window less the output reserve is used, when that comes first (it can only make
   compaction earlier, as in Claude Code);
@@ -22,8 +23,15 @@ from stayer.loop.state import CompactPolicy
 from .options import QueryOptions
 from .paths import session_folder
 
-MIN_WINDOW = 10_000
-"""A smaller compaction window would leave no room to work."""
+MIN_WINDOW = 100_000
+"""Claude Code's floor for `--autocompact`: with the output reserve and the buffer taken off, a
+smaller window would leave little room to work before every call compacts."""
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+def env_flag(env: Mapping[str, str], name: str) -> bool:
+    """Whether a switch variable is on (`1`, `true`, `yes`, `on`), as Claude Code reads them."""
+    return env.get(name, "").strip().lower() in _TRUE
 
 
 def compact_policy(
@@ -34,8 +42,8 @@ def compact_policy(
     if len(pins) != len(options.pins):
         raise ConfigError("--pin needs a note, such as --pin 'never edit the migrations'")
     return CompactPolicy(
-        auto=not (env.get("DISABLE_AUTO_COMPACT") or env.get("DISABLE_COMPACT")),
-        reactive=not env.get("DISABLE_COMPACT"),
+        auto=not (env_flag(env, "DISABLE_AUTO_COMPACT") or env_flag(env, "DISABLE_COMPACT")),
+        reactive=not env_flag(env, "DISABLE_COMPACT"),
         window=_window(options, env),
         percent=_percent(options, env),
         pins=pins,
@@ -44,6 +52,8 @@ def compact_policy(
 
 
 def _window(options: QueryOptions, env: Mapping[str, str]) -> int | None:
+    if options.autocompact_window == "auto":
+        return None
     if options.autocompact_window is not None:
         return _checked_window(options.autocompact_window, "--autocompact")
     raw = env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from stayer.loop.abort import AbortSignal
 from stayer.loop.state import RetryPolicy
@@ -48,7 +49,7 @@ class QueryOptions:
     token_budget: int | None = None
     """Output tokens the run should produce at least; a `+500k` in the prompt sets it too."""
     pins: Sequence[str] = ()
-    autocompact_window: int | None = None
+    autocompact_window: int | Literal["auto"] | None = None
     autocompact_percent: int | None = None
     repeat_nudge_after: int = 3
     repeat_stop_after: int = 5

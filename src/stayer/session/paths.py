@@ -17,7 +17,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9-]")
 def config_root(env: Mapping[str, str]) -> Path:
     """stayer's own folder: `STAYER_CONFIG_DIR`, else `~/.stayer`."""
     given = env.get("STAYER_CONFIG_DIR")
-    return Path(given).expanduser() if given else Path.home() / ".stayer"
+    # absolute, so a path built from it means the same file whatever directory reads it
+    return Path(given).expanduser().resolve() if given else Path.home() / ".stayer"
 
 
 def project_slug(cwd: Path) -> str:

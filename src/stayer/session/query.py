@@ -213,10 +213,10 @@ def _check_limits(options: QueryOptions) -> None:
     if options.max_budget_usd is not None and not options.max_budget_usd > 0:
         raise ConfigError(f"the budget must be more than $0, not {options.max_budget_usd}")
     nudge, stop = options.repeat_nudge_after, options.repeat_stop_after
-    if not 1 <= nudge <= stop:
+    if not 1 <= nudge < stop:
         raise ConfigError(
-            f"repeated failures must be nudged after 1 or more rounds and end the run no "
-            f"sooner (got nudge after {nudge}, stop after {stop})"
+            f"repeated failures must be nudged after 1 or more rounds and end the run later, "
+            f"so the model sees the nudge (got nudge after {nudge}, stop after {stop})"
         )
 
 

@@ -28,6 +28,13 @@ def test_the_defaults_compact_automatically_and_save_prompts_in_the_session_fold
     )
 
 
+def test_switches_are_on_only_when_truthy_and_auto_means_the_models_window() -> None:
+    assert policy({"DISABLE_AUTO_COMPACT": "0", "DISABLE_COMPACT": "false"}).auto
+    assert not policy({"DISABLE_AUTO_COMPACT": "TRUE"}).auto
+    env = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "120000"}
+    assert policy(env, autocompact_window="auto").window is None
+
+
 def test_the_environment_and_the_options_set_the_threshold() -> None:
     env = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "120000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}
     assert (policy(env).window, policy(env).percent) == (120_000, 70)
@@ -49,8 +56,8 @@ def test_the_environment_and_the_options_set_the_threshold() -> None:
         ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "0"}, {}, "from 1 to 100, not '0'"),
         ({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "lots"}, {}, "from 1 to 100, not 'lots'"),
         ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "big"}, {}, "a number of tokens, not 'big'"),
-        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "5000"}, {}, "at least 10,000 tokens, not 5,000"),
-        ({}, {"autocompact_window": 500}, "--autocompact must be at least 10,000"),
+        ({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "5000"}, {}, "at least 100,000 tokens, not 5,000"),
+        ({}, {"autocompact_window": 50_000}, "--autocompact must be at least 100,000"),
         ({}, {"pins": ["ok", "  "]}, "--pin needs a note"),
     ],
 )
@@ -77,7 +84,7 @@ def test_pins_and_thresholds_reach_the_loop(tmp_path: Path) -> None:
     assert (params.repeat_nudge_after, params.repeat_stop_after) == (2, 4)
 
 
-@pytest.mark.parametrize(("nudge", "stop"), [(0, 5), (4, 3)])
+@pytest.mark.parametrize(("nudge", "stop"), [(0, 5), (4, 3), (3, 3)])
 def test_repeat_thresholds_out_of_order_are_refused(tmp_path: Path, nudge: int, stop: int) -> None:
     options = QueryOptions(
         cwd=tmp_path,
@@ -99,6 +106,7 @@ def test_a_session_id_names_a_folder_so_it_must_be_a_uuid(tmp_path: Path) -> Non
 
 def test_session_files_live_under_the_config_root_by_project() -> None:
     assert config_root({"STAYER_CONFIG_DIR": "/x"}) == Path("/x")
+    assert config_root({"STAYER_CONFIG_DIR": "rel"}) == Path.cwd() / "rel"  # never relative
     assert config_root({}) == Path.home() / ".stayer"
     assert project_slug(Path("/home/me/my project.v2")) == "-home-me-my-project-v2"
     assert session_folder({"STAYER_CONFIG_DIR": "/x"}, Path("/a/b"), SESSION) == Path(
