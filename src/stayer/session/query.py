@@ -15,6 +15,7 @@ from pathlib import Path
 from stayer.context.prompt import Environment, build_system_prompt
 from stayer.errors import ConfigError
 from stayer.events import Event, SessionStarted
+from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import (
     CanUseTool,
@@ -355,6 +356,8 @@ async def query(
     """
     options = options or QueryOptions()
     setup = prepare(options, prompt)
-    messages = (*options.history, user_message(prompt))
+    # a history that ended on a user message (a failed run's last request) takes the prompt in
+    # that same message: the API wants the roles to alternate
+    messages = append_user(tuple(options.history), user_message(prompt))
     async for event in run(setup, messages):
         yield event

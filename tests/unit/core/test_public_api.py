@@ -8,6 +8,7 @@ from pathlib import Path
 
 import stayer
 from stayer.events import Finished, SessionStarted, Terminal, TextDelta
+from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import text
 
 
@@ -51,3 +52,16 @@ async def test_query_yields_the_session_the_stream_and_one_finish(tmp_path: Path
         "Write",
         "Pin",
     ]
+
+
+async def test_a_history_that_ends_on_a_user_message_takes_the_prompt_into_it(
+    tmp_path: Path,
+) -> None:
+    model = stayer.ScriptedProvider([text("Back again.")])
+    failed_run = (UserMessage.of_text("first"),)  # a run that failed before any answer
+    options = stayer.QueryOptions(cwd=tmp_path, provider=model, history=failed_run)
+    events = [event async for event in stayer.query("second", options=options)]
+
+    assert isinstance(events[-1], Finished) and events[-1].terminal is Terminal.COMPLETED
+    (request,) = model.requests
+    assert request.messages == (UserMessage((TextBlock("first"), TextBlock("second"))),)
