@@ -310,3 +310,67 @@ def message_from_wire(data: Mapping[str, JSON]) -> Message:
             usage=usage_from_wire(data.get("usage")),
         )
     raise ValueError(f"unknown message role {role!r}; expected 'user' or 'assistant'")
+
+
+HistoryFault: TypeAlias = Literal[
+    "empty",
+    "first_not_user",
+    "roles_repeat",
+    "empty_assistant",
+    "unanswered_tool_use",
+    "unexpected_tool_result",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryProblem:
+    """One way a conversation breaks the API's rules: what, at which message, and the tool
+    call ids concerned."""
+
+    fault: HistoryFault
+    index: int
+    ids: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        ids = ", ".join(self.ids)
+        return {
+            "empty": "the conversation has no messages",
+            "first_not_user": "the first message is not the user's",
+            "roles_repeat": f"message {self.index} has the same role as the one before it",
+            "empty_assistant": f"assistant message {self.index} is empty and not the last",
+            "unanswered_tool_use": f"tool calls in message {self.index} get no result: {ids}",
+            "unexpected_tool_result": f"message {self.index} answers calls not made: {ids}",
+        }[self.fault]
+
+
+def history_problems(messages: Sequence[Message]) -> list[HistoryProblem]:
+    """Everything that makes `messages` invalid for the API (empty when it is valid): roles
+    alternate from the user's, only the last assistant message may be empty, and every tool
+    call is answered in the very next message, which answers nothing else."""
+    if not messages:
+        return [HistoryProblem("empty", 0)]
+    problems = [] if isinstance(messages[0], UserMessage) else [HistoryProblem("first_not_user", 0)]
+    calls: tuple[str, ...] = ()
+    for index, message in enumerate(messages):
+        if index and message.role == messages[index - 1].role:
+            problems.append(HistoryProblem("roles_repeat", index))
+        results = tuple(
+            block.tool_use_id for block in message.content if isinstance(block, ToolResultBlock)
+        )
+        if isinstance(message, AssistantMessage):
+            if calls:  # two answers in a row: the first one's calls got no results
+                problems.append(HistoryProblem("unanswered_tool_use", index - 1, calls))
+            if not message.content and index < len(messages) - 1:
+                problems.append(HistoryProblem("empty_assistant", index))
+            calls = tuple(block.id for block in message.tool_uses)
+            if calls and index == len(messages) - 1:
+                problems.append(HistoryProblem("unanswered_tool_use", index, calls))
+            continue
+        unanswered = tuple(call for call in calls if call not in results)
+        if unanswered:
+            problems.append(HistoryProblem("unanswered_tool_use", index - 1, unanswered))
+        unexpected = tuple(result for result in results if result not in calls)
+        if unexpected:
+            problems.append(HistoryProblem("unexpected_tool_result", index, unexpected))
+        calls = ()
+    return problems

@@ -143,6 +143,7 @@ async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> As
         yield event
     if out.step is None:
         out.step = compaction.blocked(params, out.state)
+    params.settled(out.state.messages)
 
 
 async def _after_call(
@@ -319,6 +320,8 @@ def _keep_partial(state: LoopState, stream: _Stream) -> LoopState:
 def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:
     completed = finish.terminal is Terminal.COMPLETED
     result_text = answer_text(state.messages) if completed else ""
+    messages = _without_empty_last(state.messages)
+    params.settled(messages)
     return Finished(
         terminal=finish.terminal,
         message=finish.message or result_text,
@@ -331,7 +334,7 @@ def _finished(params: LoopParams, state: LoopState, finish: Finish, started: flo
         duration_api_ms=state.api_duration_s * 1000,
         error_status=finish.error_status,
         permission_denials=state.denials,
-        messages=_without_empty_last(state.messages),
+        messages=messages,
     )
 
 

@@ -138,6 +138,14 @@ class LoopParams:
     tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10
     purpose: str = "main"
+    observe: Callable[[tuple[Message, ...]], None] | None = None
+    """Told the conversation whenever it settles (before each model call, before a round of
+    tools, at the end), so a transcript can be kept as the run goes."""
+
+    def settled(self, messages: tuple[Message, ...]) -> None:
+        """Tell `observe` the conversation as it now stands."""
+        if self.observe is not None:
+            self.observe(messages)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ async def tool_round(
     params: LoopParams, step: RunTools, tool_uses: list[ToolUseBlock], after: AfterTools
 ) -> AsyncIterator[Event]:
     """Run one response's tool calls, append their results, and decide what comes next."""
+    params.settled(step.state.messages)  # the calls are recorded before any of them runs
     round_ = ToolRound(tool_uses)
     for closed in round_.answer_without_running(step.cut):
         yield closed

@@ -53,6 +53,15 @@ class QueryOptions:
     autocompact_percent: int | None = None
     repeat_nudge_after: int = 3
     repeat_stop_after: int = 5
+    resume: str | None = None
+    """A session to go on with: its id (in this folder's saved sessions) or a transcript's path
+    (stayer's or Claude Code's; the latter is imported as a new session)."""
+    continue_session: bool = False
+    """Go on with the latest session saved for this folder (`--continue`)."""
+    fork_session: bool = False
+    """With `resume` or `continue_session`: go on under a new session id, leaving the old one."""
+    persist_session: bool = True
+    """Write the transcript (`--no-session-persistence` turns it off)."""
     provider: Provider | None = None
     env: Mapping[str, str] | None = None
     abort: AbortSignal = field(default_factory=AbortSignal)

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from stayer.context.prompt import Environment, build_system_prompt
 from stayer.errors import ConfigError
 from stayer.events import Event, SessionStarted
-from stayer.loop.recovery import append_user
-from stayer.loop.run import query as loop_query
 from stayer.loop.state import (
     CanUseTool,
     FallbackModel,
@@ -25,7 +23,7 @@ from stayer.loop.state import (
     StopCheck,
     ToolCall,
 )
-from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
+from stayer.messages import ContentBlock, TextBlock, UserMessage
 from stayer.permissions import (
     Decision,
     PermissionPolicy,
@@ -52,11 +50,13 @@ ESCALATED_MAX_TOKENS = 64_000
 
 @dataclass(frozen=True, slots=True)
 class Setup:
-    """A run ready to start: the loop's parameters and what to announce."""
+    """A session ready to start: the loop's parameters, what to announce, and the system
+    prompt for a given token budget (a `+500k` in a later prompt changes it)."""
 
     params: LoopParams
     started: SessionStarted
     owns_provider: bool
+    system_for: Callable[[int | None], str]
 
 
 def _env(options: QueryOptions) -> Mapping[str, str]:
@@ -151,7 +151,7 @@ def _stop_checks(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> tu
     return (done_check(options.done_when, cwd=cwd, env={**os.environ, **env}),)
 
 
-def _token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) -> int | None:
+def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) -> int | None:
     """The option's budget, else one typed in the prompt (`+500k`, "use 2M tokens")."""
     from stayer.loop.budget import budget_in_prompt
 
@@ -268,18 +268,23 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     session_id = _session_id(options)
     compaction = compact_policy(options, env, cwd, session_id)
     tools = _toolbox(options, policy)
-    budget = _token_budget(options, prompt)
+    budget = token_budget(options, prompt)
     provider, choice, owns = _provider(options, env)
     model = choice.model
 
-    system = build_system_prompt(
-        Environment.detect(cwd, model),
-        tool_names=tools.names,
-        custom=options.system_prompt,
-        append=options.append_system_prompt,
-        token_budget=budget,
-        pins=compaction.pins,
-    )
+    environment = Environment.detect(cwd, model)
+
+    def system_for(token_budget: int | None) -> str:
+        return build_system_prompt(
+            environment,
+            tool_names=tools.names,
+            custom=options.system_prompt,
+            append=options.append_system_prompt,
+            token_budget=token_budget,
+            pins=compaction.pins,
+        )
+
+    system = system_for(budget)
     max_tokens = _max_tokens(options, env, choice.max_output_tokens)
     params = LoopParams(
         provider=provider,
@@ -313,7 +318,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         context_window=choice.context_window,
         max_output_tokens=params.max_tokens,
     )
-    return Setup(params, started, owns)
+    return Setup(params, started, owns, system_for)
 
 
 def _betas(given: Sequence[str]) -> tuple[str, ...]:
@@ -329,35 +334,17 @@ def user_message(prompt: str | Sequence[ContentBlock]) -> UserMessage:
     return UserMessage(tuple(prompt))
 
 
-async def run(setup: Setup, messages: tuple[Message, ...]) -> AsyncIterator[Event]:
-    """Announce the session and run the loop; closes the clients it created."""
-    try:
-        yield setup.started
-        async for event in loop_query(setup.params, messages):
-            yield event
-    finally:
-        if setup.owns_provider:
-            for provider in _providers(setup.params):
-                await provider.aclose()
-
-
-def _providers(params: LoopParams) -> list[Provider]:
-    """Every distinct client the run may use: the main model's and its fallbacks'."""
-    found = [params.provider, *(fallback.provider for fallback in params.fallbacks)]
-    return list({id(provider): provider for provider in found}.values())
-
-
 async def query(
     prompt: str | Sequence[ContentBlock], *, options: QueryOptions | None = None
 ) -> AsyncIterator[Event]:
-    """Run the agent on `prompt`; yields `SessionStarted`, every loop event, and `Finished`.
+    """Run the agent on `prompt`: a session with one submission. Yields `SessionStarted`,
+    every loop event, and `Finished`; closes what it opened.
 
     Raises `ConfigError` (before any event) when the model, key or options are unusable.
     """
+    from .session import Session
+
     options = options or QueryOptions()
-    setup = prepare(options, prompt)
-    # a history that ended on a user message (a failed run's last request) takes the prompt in
-    # that same message: the API wants the roles to alternate
-    messages = append_user(tuple(options.history), user_message(prompt))
-    async for event in run(setup, messages):
-        yield event
+    async with Session(options) as session:
+        async for event in session.submit(prompt, abort=options.abort):
+            yield event

@@ -1,0 +1,266 @@
+"""`Session`: one conversation across prompts, with its transcript on disk.
+
+A Session owns what outlives one run: the model client and its connection, the toolbox and
+tool context (files read, the shell's working directory, pinned notes), the permission policy,
+the history, the session id and the transcript. `submit(prompt)` runs one prompt through the
+loop and keeps the conversation; `interrupt()` stops the submission that is running, leaving
+the conversation valid. Every front end drives Sessions; `stayer.query()` is one submission.
+
+A session can go on from a saved one (`resume`, `continue_session`): the conversation the model
+last saw is read back and repaired rather than trimmed (`repair`), and the next prompt is told
+when the last turn never finished. A Claude Code transcript is imported the same way, under a
+new stayer session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+from stayer.errors import ConfigError, StayerError
+from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal
+from stayer.loop.abort import AbortSignal
+from stayer.loop.recovery import append_user
+from stayer.loop.run import query as loop_query
+from stayer.loop.state import LoopParams
+from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
+from stayer.providers.base import Provider
+
+from .options import QueryOptions
+from .paths import config_root, project_slug
+from .query import Setup, prepare, token_budget, user_message
+from .repair import INTERRUPTED_NOTE, repair
+from .transcript import Loaded, Scrubber, TranscriptWriter, load, summaries
+
+Busy = Literal["refuse", "queue"]
+
+
+class SessionBusy(StayerError):
+    """A prompt was submitted while another ran, and the session refuses to queue it."""
+
+
+class Session:
+    """One conversation: submit prompts one after another; use as `async with`."""
+
+    def __init__(self, options: QueryOptions | None = None, *, busy: Busy = "refuse") -> None:
+        """Resolve the model, tools and options, and load a session to resume if asked;
+        raises `ConfigError` with one line when something is unusable."""
+        options = options or QueryOptions()
+        env = os.environ if options.env is None else options.env
+        resumed, options = _resumed(options, env)
+        self.options = options
+        self.busy: Busy = busy
+        self.setup: Setup = prepare(options)
+        self.history: tuple[Message, ...] = tuple(options.history)
+        self.warnings: tuple[str, ...] = ()
+        self._interrupted = False
+        self._announced = False
+        self._lock = asyncio.Lock()
+        self._abort: AbortSignal | None = None
+        self._transcript = _writer(options, self.setup, env)
+        if resumed is not None:
+            self._take(resumed)
+
+    @property
+    def session_id(self) -> str:
+        return self.setup.started.session_id
+
+    @property
+    def transcript_path(self) -> Path | None:
+        """Where this session is written, or None when it is not kept."""
+        return None if self._transcript is None else self._transcript.path
+
+    async def submit(
+        self, prompt: str | Sequence[ContentBlock], *, abort: AbortSignal | None = None
+    ) -> AsyncIterator[Event]:
+        """Run one prompt; yields its events (`SessionStarted` first, once per session) and
+        ends with its `Finished`. The conversation goes on from where the run left it."""
+        if self._lock.locked() and self.busy == "refuse":
+            raise SessionBusy(
+                "a prompt is already running in this session; wait for its Finished event, "
+                "or make the Session with busy='queue'"
+            )
+        async with self._lock:
+            async for event in self._run(prompt, abort or AbortSignal()):
+                yield event
+
+    def interrupt(self) -> None:
+        """Stop the running submission (its run still ends with `Finished`)."""
+        if self._abort is not None:
+            self._abort.abort()
+
+    async def aclose(self) -> None:
+        """Close the model clients this session made, and the transcript."""
+        if self._transcript is not None:
+            self._transcript.close()
+        if self.setup.owns_provider:
+            for provider in _providers(self.setup):
+                await provider.aclose()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _run(
+        self, prompt: str | Sequence[ContentBlock], abort: AbortSignal
+    ) -> AsyncIterator[Event]:
+        self._abort = abort
+        message = user_message(prompt)
+        if self._interrupted:  # the model is told the last turn never finished
+            message = UserMessage((TextBlock(INTERRUPTED_NOTE), *message.content))
+            self._interrupted = False
+        messages = append_user(self.history, message)
+        writer = self._transcript
+        if writer is not None:
+            writer.sync(messages)
+        params = replace(self._params_for(prompt), abort=abort)
+        if not self._announced:
+            self._announced = True
+            yield self.setup.started
+        async for event in loop_query(params, messages):
+            if writer is not None:
+                _record(writer, event)
+            if isinstance(event, Finished):
+                self.history = event.messages
+            yield event
+
+    def _params_for(self, prompt: str | Sequence[ContentBlock]) -> LoopParams:
+        params = self.setup.params
+        budget = token_budget(self.options, prompt)
+        if budget != params.token_budget:
+            params = replace(
+                params, token_budget=budget, system_prompt=self.setup.system_for(budget)
+            )
+        writer = self._transcript
+        return params if writer is None else replace(params, observe=writer.sync)
+
+    def _take(self, loaded: Loaded) -> None:
+        """Go on from a saved conversation, repaired where it needs it."""
+        repaired = repair(loaded.messages)
+        self.history = repaired.messages
+        self._interrupted = repaired.interrupted
+        notes = [*loaded.warnings]
+        if repaired.fixes:
+            notes.append("repaired the saved conversation: " + "; ".join(repaired.fixes))
+        self.warnings = tuple(notes)
+        writer = self._transcript
+        if writer is not None and loaded.session_id == self.session_id:
+            # the same session goes on in its own file: continue its chain
+            writer.chain = [
+                (message, record)
+                for message, record in zip(loaded.messages, loaded.chain, strict=True)
+            ]
+        if writer is not None:
+            writer.sync(self.history)
+
+
+def _record(writer: TranscriptWriter, event: Event) -> None:
+    """The events worth a record of their own beside the conversation."""
+    match event:
+        case Compacted():
+            writer.event(
+                "compact_boundary",
+                compactMetadata={
+                    "trigger": event.trigger,
+                    "method": event.method,
+                    "preTokens": event.tokens_before,
+                    "postTokens": event.tokens_after,
+                },
+            )
+        case ModelSwitched():
+            writer.event("model_fallback", fromModel=event.from_model, toModel=event.to_model)
+        case Finished(terminal=Terminal.ABORTED_STREAMING | Terminal.ABORTED_TOOLS):
+            writer.event("interrupted", terminalReason=event.terminal.value)
+        case _:
+            pass
+
+
+def _writer(options: QueryOptions, setup: Setup, env: Mapping[str, str]) -> TranscriptWriter | None:
+    if not options.persist_session:
+        return None
+    cwd = Path(setup.started.cwd)
+    folder = config_root(env) / "projects" / project_slug(cwd)
+    return TranscriptWriter(
+        path=folder / f"{setup.started.session_id}.jsonl",
+        session_id=setup.started.session_id,
+        cwd=str(cwd),
+        git_branch=git_branch(cwd),
+        scrub=Scrubber.of(os.environ, env),
+    )
+
+
+def _resumed(options: QueryOptions, env: Mapping[str, str]) -> tuple[Loaded | None, QueryOptions]:
+    """The saved conversation `options` asks to go on with, and the options to go on under
+    (its session id, or a new one when forking or importing)."""
+    if options.resume is None and not options.continue_session:
+        return None, options
+    cwd = Path(options.cwd or Path.cwd()).resolve()
+    folder = config_root(env) / "projects" / project_slug(cwd)
+    path = _transcript_to_resume(options, folder)
+    try:
+        loaded = load(path)
+    except OSError as error:
+        raise ConfigError(f"cannot read the session at {path}: {error.strerror}") from None
+    if not loaded.messages:
+        raise ConfigError(f"{path} holds no conversation to resume")
+    own = path.parent == folder and loaded.session_id == path.stem
+    if options.fork_session or not own:
+        return loaded, replace(options, session_id=options.session_id or str(uuid.uuid4()))
+    return loaded, replace(options, session_id=path.stem)
+
+
+def _transcript_to_resume(options: QueryOptions, folder: Path) -> Path:
+    if options.resume is None:  # --continue: the latest session of this folder
+        latest = summaries(folder, limit=1)
+        if not latest:
+            raise ConfigError(f"no saved session to continue in {folder}; start one first")
+        return latest[0].path
+    given = options.resume
+    if given.endswith(".jsonl") or os.sep in given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"--resume {given}: no such transcript file")
+        return path
+    try:
+        session_id = str(uuid.UUID(given))
+    except ValueError:
+        raise ConfigError(
+            f"--resume {given!r}: give a session id (a UUID) or a transcript's path"
+        ) from None
+    path = folder / f"{session_id}.jsonl"
+    if not path.is_file():
+        raise ConfigError(
+            f"no session {session_id} saved for this folder; `stayer --resume` lists them"
+        )
+    return path
+
+
+def git_branch(cwd: Path) -> str | None:
+    """The branch checked out in the repository holding `cwd`, read from `.git/HEAD`."""
+    for directory in (cwd, *cwd.parents):
+        head = directory / ".git" / "HEAD"
+        try:
+            text = head.read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
+    return None
+
+
+def _providers(setup: Setup) -> list[Provider]:
+    """Every distinct client the session may use: the main model's and its fallbacks'."""
+    found = [setup.params.provider, *(fallback.provider for fallback in setup.params.fallbacks)]
+    return list({id(provider): provider for provider in found}.values())
