@@ -5,7 +5,9 @@
     async for event in stayer.query("fix the failing test", options=stayer.QueryOptions()):
         ...
 
-`query()` yields the same events the command line prints: `SessionStarted`, the model's
+`Session` holds one conversation across prompts (`async with stayer.Session(options) as s:` and
+`s.submit(prompt)`); `query()` is a session with one prompt. It yields the same events the
+command line prints: `SessionStarted`, the model's
 streamed deltas and complete messages, tool calls as they run, and finally `Finished`, exactly
 once, whose `terminal` says why the run ended. Importing stayer does no work: the names below
 are loaded on first use.
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from stayer.providers.scripted import ScriptedProvider
     from stayer.session.options import QueryOptions
     from stayer.session.query import query
+    from stayer.session.session import Session, SessionBusy
 
 __all__ = [
     "AbortSignal",
@@ -49,6 +52,8 @@ __all__ = [
     "ModelError",
     "QueryOptions",
     "ScriptedProvider",
+    "Session",
+    "SessionBusy",
     "SessionStarted",
     "StayerError",
     "Terminal",
@@ -72,6 +77,8 @@ _HOMES = {
     "ModelError": "stayer.errors",
     "QueryOptions": "stayer.session.options",
     "ScriptedProvider": "stayer.providers.scripted",
+    "Session": "stayer.session.session",
+    "SessionBusy": "stayer.session.session",
     "SessionStarted": "stayer.events",
     "StayerError": "stayer.errors",
     "Terminal": "stayer.events",

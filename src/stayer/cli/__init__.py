@@ -12,6 +12,7 @@ on standard error and exit status 2; a run that ends in error exits 1.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -87,7 +88,7 @@ def _api_key_source(env: Mapping[str, str]) -> str:
 
 async def _headless(args: argparse.Namespace) -> int:
     from stayer.session.options import QueryOptions
-    from stayer.session.query import query
+    from stayer.session.session import Session
     from stayer.ui.headless import Printer, print_run
 
     if args.input_format == "stream-json":
@@ -115,6 +116,10 @@ async def _headless(args: argparse.Namespace) -> int:
         autocompact_window=args.autocompact,
         repeat_nudge_after=args.repeat_nudge_after,
         repeat_stop_after=args.repeat_stop_after,
+        resume=_resume_choice(args.resume),
+        continue_session=args.continue_session,
+        fork_session=args.fork_session,
+        persist_session=args.persist_session,
     )
     printer = Printer(
         output_format=args.output_format,
@@ -123,7 +128,38 @@ async def _headless(args: argparse.Namespace) -> int:
         api_key_source=_api_key_source(os.environ),
     )
     prompt = _prompt(args)
-    return await print_run(query(prompt, options=options), printer, options.abort)
+    session = Session(options)
+    for warning in session.warnings:
+        print(f"stayer: {warning}", file=sys.stderr)
+    async with session:
+        return await print_run(session.submit(prompt, abort=options.abort), printer, options.abort)
+
+
+def _resume_choice(given: str | None) -> str | None:
+    """The session `--resume` names; with no value, one chosen from the recent ones."""
+    if given != "":
+        return given
+    from stayer.session.paths import config_root, project_slug
+    from stayer.session.transcript import summaries
+
+    folder = config_root(os.environ) / "projects" / project_slug(Path.cwd().resolve())
+    found = summaries(folder)
+    if not found:
+        raise ConfigError("no saved session to resume in this folder; start one first")
+    for number, summary in enumerate(found, start=1):
+        when = datetime.datetime.fromtimestamp(summary.modified).strftime("%Y-%m-%d %H:%M")
+        first = summary.first_prompt.replace("\n", " ")
+        first = first if len(first) <= 60 else first[:59] + "…"
+        print(
+            f"{number:>3}. {summary.session_id}  {when}  {summary.turns:>3} turns  {first}",
+            file=sys.stderr,
+        )
+    if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
+        raise ConfigError("--resume needs a session id here (no terminal to choose on); see above")
+    answer = input("Resume which session? (number) ").strip()
+    if not answer.isdigit() or not 1 <= int(answer) <= len(found):
+        raise ConfigError(f"{answer!r} is not one of the numbers listed; nothing resumed")
+    return found[int(answer) - 1].session_id
 
 
 async def _demo() -> int:

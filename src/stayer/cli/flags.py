@@ -31,8 +31,8 @@ IGNORED_WITH_VALUE = (
 IGNORED_MANY_VALUES = ("--mcp-config", "--plugin-dir", "--file")
 IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
 IGNORED_SWITCHES = (
-    "--fork-session", "--strict-mcp-config", "--include-hook-events", "--replay-user-messages",
-    "--no-session-persistence", "--bare", "--session-mirror", "--mcp-debug", "--ide",
+    "--strict-mcp-config", "--include-hook-events", "--replay-user-messages",
+    "--bare", "--session-mirror", "--mcp-debug", "--ide",
     "--chrome", "--no-chrome", "--tmux", "--disable-slash-commands",
     "--allow-dangerously-skip-permissions", "--exclude-dynamic-system-prompt-sections",
 )  # fmt: skip
@@ -41,8 +41,7 @@ IGNORED_SHORT = {"-n": "--name", "-w": "--worktree", "-d": "--debug"}
 # Claude Code flags that continue an earlier conversation. Running a fresh session instead
 # would silently lose the history a script asked for, so they are refused until sessions
 # persist.
-REFUSED = ("--resume", "--continue", "--resume-session-at", "--resume-drops-turn")
-_REFUSED_WITH_VALUE = frozenset({"--resume-session-at", "--resume-drops-turn"})
+REFUSED = ("--resume-session-at", "--resume-drops-turn")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,9 +77,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--session-id", type=_session_id, help="use this session id (a UUID) instead of a new one"
     )
+    _session_flags(parser)
     parser.add_argument("-v", "--version", action="store_true", help="print the version")
     _tolerated_flags(parser)
     return parser
+
+
+def _session_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c", "--continue", dest="continue_session", action="store_true",
+        help="go on with the latest session saved for this folder",
+    )  # fmt: skip
+    parser.add_argument(
+        "-r", "--resume", nargs="?", const="", metavar="ID|PATH",
+        help="go on with a saved session (its id, or a transcript's path: Claude Code's too); "
+        "with no value, list the recent ones",
+    )  # fmt: skip
+    parser.add_argument(
+        "--fork-session", action="store_true",
+        help="with --resume or --continue: go on under a new session id",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-session-persistence", dest="persist_session", action="store_false",
+        help="do not write this session's transcript",
+    )  # fmt: skip
 
 
 def _recovery_flags(parser: argparse.ArgumentParser) -> None:
@@ -210,13 +230,7 @@ def _tolerated_flags(parser: argparse.ArgumentParser) -> None:
         )
     for flag in IGNORED_SWITCHES:
         group.add_argument(flag, dest=dest(flag), action="store_true", help=hidden)
-    group.add_argument(
-        "-r", "--resume", dest=dest("--resume"), action="append", nargs="?", const="", help=hidden
-    )
-    group.add_argument(
-        "-c", "--continue", dest=dest("--continue"), action="store_true", help=hidden
-    )
-    for flag in _REFUSED_WITH_VALUE:
+    for flag in REFUSED:
         group.add_argument(flag, dest=dest(flag), action="append", help=hidden)
 
 
@@ -281,8 +295,8 @@ def refuse_continuation(args: argparse.Namespace) -> None:
     for flag in REFUSED:
         if getattr(args, dest(flag)):
             raise ConfigError(
-                f"{flag} is not supported yet: stayer does not keep sessions on disk, so it "
-                "cannot continue one; run without it to start a new session"
+                f"{flag} is not supported yet: stayer cannot resume a session from the middle; "
+                "use --resume ID to go on from its end, or --fork-session to branch it"
             )
 
 

@@ -65,3 +65,23 @@ async def test_a_history_that_ends_on_a_user_message_takes_the_prompt_into_it(
     assert isinstance(events[-1], Finished) and events[-1].terminal is Terminal.COMPLETED
     (request,) = model.requests
     assert request.messages == (UserMessage((TextBlock("first"), TextBlock("second"))),)
+
+
+def test_the_public_names_agree_everywhere_they_are_listed() -> None:
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(stayer))
+    typed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom)
+                typed |= {alias.name for alias in statement.names}
+                for alias in statement.names:  # each name is imported from where it loads
+                    assert stayer._HOMES[alias.name] == statement.module, alias.name
+    public = set(stayer.__all__) - {"__version__"}
+    assert public == set(stayer._HOMES) == typed
+    assert sorted(stayer.__all__) == stayer.__all__
+    for name in public:  # and each one really loads
+        assert getattr(stayer, name) is not None
