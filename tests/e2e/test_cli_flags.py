@@ -15,28 +15,75 @@ from tests.fakes.sse import ToolCall, reply
 
 
 @pytest.mark.parametrize(
-    "flags",
+    ("flags", "complaint"),
     [
-        ("--continue",),
-        ("-c",),
-        ("--resume", "3f1e9b6c-8c61-4d6a-9d0b-5c2a3e7f1a20"),
-        ("--resume=abc",),
-        ("-r", "abc"),
-        ("--resume",),
-        ("--resume-session-at", "msg_1"),
+        (("--continue",), "no saved session to continue in "),
+        (("-c",), "no saved session to continue in "),
+        (
+            ("--resume", "3f1e9b6c-8c61-4d6a-9d0b-5c2a3e7f1a20"),
+            "no session 3f1e9b6c-8c61-4d6a-9d0b-5c2a3e7f1a20 saved for this folder",
+        ),
+        (("--resume=abc",), "--resume 'abc': give a session id (a UUID) or a transcript's path"),
+        (("-r", "abc"), "--resume 'abc': give a session id (a UUID) or a transcript's path"),
+        (("--resume",), "no saved session to resume in this folder"),
+        (("--resume-session-at", "msg_1"), "--resume-session-at is not supported yet"),
     ],
 )
-def test_continuing_a_session_is_refused_rather_than_silently_starting_afresh(
-    server: FakeModelServer, tmp_path: Path, flags: tuple[str, ...]
+def test_continuing_a_session_that_is_not_there_is_refused_rather_than_starting_afresh(
+    server: FakeModelServer, tmp_path: Path, flags: tuple[str, ...], complaint: str
 ) -> None:
     done = stayer("-p", *flags, "--", "go on", cwd=tmp_path, env=server.env())
 
     assert done.status == 2
     (line,) = done.stderr.splitlines()
-    named = {"-c": "--continue", "-r": "--resume"}.get(flags[0], flags[0].split("=")[0])
-    assert line.startswith(f"stayer: {named} is not supported yet")
-    assert "start a new session" in line
+    assert line.startswith(f"stayer: {complaint}")
     assert server.requests == []
+
+
+def test_continue_goes_on_with_the_last_session_of_this_folder(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("The answer is 4."), reply("You asked what 2 + 2 is."))
+    first = stayer("-p", "what is 2 + 2?", "--output-format", "json", cwd=tmp_path,
+                   env=server.env())  # fmt: skip
+    second = stayer("-p", "-c", "what did I ask?", "--output-format", "json", cwd=tmp_path,
+                    env=server.env())  # fmt: skip
+
+    assert (first.status, second.status) == (0, 0), second.stderr
+    assert json.loads(first.stdout)["session_id"] == json.loads(second.stdout)["session_id"]
+    texts = [
+        (message["role"], [block["text"] for block in message["content"]])
+        for message in server.requests[1].messages
+    ]
+    assert texts == [
+        ("user", ["what is 2 + 2?"]),
+        ("assistant", ["The answer is 4."]),
+        ("user", ["what did I ask?"]),
+    ]
+
+
+def test_resume_without_an_id_lists_the_sessions_when_there_is_no_terminal(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Hello."))
+    first = stayer("-p", "say hello", "--output-format", "json", cwd=tmp_path, env=server.env())
+    session_id = json.loads(first.stdout)["session_id"]
+    done = stayer("-p", "--resume", "--", "again", cwd=tmp_path, env=server.env())
+
+    assert done.status == 2
+    listing, error = done.stderr.splitlines()
+    assert listing.startswith(f"  1. {session_id}  ") and listing.endswith("  1 turns  say hello")
+    assert error == "stayer: --resume needs a session id here (no terminal to choose on); see above"
+
+
+def test_no_session_persistence_leaves_nothing_to_continue(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Hello."))
+    done = stayer("-p", "hi", "--no-session-persistence", cwd=tmp_path, env=server.env())
+    assert done.status == 0, done.stderr
+    again = stayer("-p", "-c", "again", cwd=tmp_path, env=server.env())
+    assert again.status == 2 and "no saved session to continue" in again.stderr
 
 
 def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) -> None:
@@ -66,7 +113,6 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
         (("--effort", "high"), "--effort"),
         (("--settings", "settings.json"), "--settings"),
         (("--setting-sources=user,project",), "--setting-sources"),
-        (("--fork-session",), "--fork-session"),
         (("--agent-name", "bob"), "--agent-name"),
     ],
 )
@@ -123,7 +169,7 @@ def test_a_session_id_is_reported_exactly_as_given(server: FakeModelServer, tmp_
         ((), {}, "no model provider is configured"),
         (("--model", "anthropic:"), {"ANTHROPIC_API_KEY": "k"}, "names no model"),
         (("--session-id", "x"), {"ANTHROPIC_API_KEY": "k"}, "is not a UUID"),
-        (("--continue",), {"ANTHROPIC_API_KEY": "k"}, "--continue is not supported yet"),
+        (("--continue",), {"ANTHROPIC_API_KEY": "k"}, "no saved session to continue"),
         (("--permission-mode", "yolo"), {"ANTHROPIC_API_KEY": "k"}, "unknown permission mode"),
     ],
 )
