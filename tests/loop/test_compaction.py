@@ -77,6 +77,44 @@ async def test_when_nothing_shrinks_it_enough_the_run_ends_as_prompt_too_long(
     assert compactions(events) == [("reactive", "summary")]
 
 
+async def test_after_more_work_a_too_long_prompt_is_summarised_again(tmp_path: Path) -> None:
+    model = ScriptedProvider(
+        [
+            Fault(TOO_LONG),
+            text("NOTES 1"),
+            tool_call("Echo", {"text": "a"}),
+            Fault(TOO_LONG),
+            text("NOTES 2"),
+            text("done"),
+        ]
+    )
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert loop_events(events) == [
+        ("request", 1),
+        Continue.REACTIVE_COMPACT_RETRY,
+        ("request", 1),
+        ("started", "Echo"),
+        ("finished", "Echo", "completed"),
+        "results",
+        Continue.NEXT_TURN,
+        ("request", 2),
+        Continue.REACTIVE_COMPACT_RETRY,
+        ("request", 2),
+        Terminal.COMPLETED,
+    ]
+    assert compactions(events) == [("reactive", "summary")] * 2
+
+
+async def test_after_more_work_old_tool_output_is_cleared_again(tmp_path: Path) -> None:
+    first = [big_call(n) for n in range(5)]
+    model = ScriptedProvider([*first, Fault(TOO_LONG), big_call(5), Fault(TOO_LONG), text("done")])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert compactions(events) == [("reactive", "cleared_tool_results")] * 2
+    assert finished(events).terminal is Terminal.COMPLETED
+
+
 async def test_a_failed_summary_ends_as_prompt_too_long_not_a_crash(tmp_path: Path) -> None:
     model = ScriptedProvider([Fault(TOO_LONG), Fault(InvalidRequest("no"))])
     events = await run(make_params(model, [Echo()], tmp_path))

@@ -4,7 +4,8 @@ Before each model call, a history estimated past the threshold (the window, less
 reserve and a buffer: about 83% of a 200k window) is summarised first, so a long tool loop
 compacts inside the run and the call that follows is not wasted. When the API refuses a prompt
 as too long anyway, old tool output is cleared first (`collapse_drain_retry`), then the history
-is summarised (`reactive_compact_retry`), and only then does the run end (`prompt_too_long`).
+is summarised (`reactive_compact_retry`), each at most once between two tool rounds, and only
+then does the run end (`prompt_too_long`).
 Three automatic compactions failing in a row stop further tries; a history then past the hard
 limit ends the run (`blocking_limit`) without calling the model.
 """
