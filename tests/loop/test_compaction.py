@@ -41,6 +41,17 @@ async def test_a_too_long_prompt_first_loses_old_tool_output(tmp_path: Path) -> 
     assert model.requests[6].messages[-1] == model.requests[5].messages[-1]
 
 
+async def test_tool_output_shorter_than_its_marker_is_not_cleared(tmp_path: Path) -> None:
+    """Clearing it would make the prompt longer: the history is summarised at once instead."""
+    calls = [tool_call("Echo", {"text": f"ok {n}"}) for n in range(5)]
+    model = ScriptedProvider([*calls, Fault(TOO_LONG), text("NOTES"), text("done")])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert compactions(events) == [("reactive", "summary")]
+    assert Continuing(Continue.COLLAPSE_DRAIN_RETRY) not in events
+    assert finished(events).terminal is Terminal.COMPLETED
+
+
 async def test_then_the_history_is_summarised_and_the_run_goes_on(tmp_path: Path) -> None:
     model = ScriptedProvider([Fault(TOO_LONG), text("NOTES: the user wants X."), text("done")])
     events = await run(make_params(model, [Echo()], tmp_path), "please do X")
