@@ -34,9 +34,8 @@ from tests.chaos.session import (
 from tests.chaos.tally import Tally
 from tests.fakes.sse import WireProtocol
 
-SEED = os.environ.get("STAYER_CHAOS_SEED", "chaos-1")
-"""The default's run has sessions refused as too long a second time after more work, which a
-fixed bug once ended as prompt_too_long."""
+DEFAULT_SEED = "chaos-1"
+SEED = os.environ.get("STAYER_CHAOS_SEED", DEFAULT_SEED)
 SESSIONS = 200
 SHARE = 0.3
 OPENAI_SHARE = 0.25
@@ -118,7 +117,7 @@ async def test_chaos_sessions_all_complete(tmp_path: Path) -> None:
     # and the recoveries they call for all happened.
     assert set(tally.faults) == set(ALL_FAULTS)
     spoiled = sum(tally.faults.values()) / tally.requests
-    assert 0.2 < spoiled < SHARE + 0.02, spoiled
+    assert abs(spoiled - SHARE) < 0.05, spoiled
     assert tally.terminals == Counter({Terminal.COMPLETED.value: SESSIONS})
     assert set(tally.continues) >= {
         Continue.NEXT_TURN,
@@ -126,22 +125,29 @@ async def test_chaos_sessions_all_complete(tmp_path: Path) -> None:
         Continue.MAX_OUTPUT_TOKENS_RECOVERY,
         Continue.MALFORMED_TOOL_USE_RETRY,
         Continue.EMPTY_RESPONSE_NUDGE,
-        Continue.EMPTY_RESPONSE_RESEND,
-        Continue.COLLAPSE_DRAIN_RETRY,
         Continue.REACTIVE_COMPACT_RETRY,
     }
+    assert {"auto summary", "reactive summary"} <= set(tally.compactions)
+    assert set(tally.retries) == {"429", "529", "none"}
+    if SEED == DEFAULT_SEED:  # its run reaches the rarer paths too; another seed may not
+        assert_rare_paths(tally, runs)
+
+
+def assert_rare_paths(tally: Tally, runs: Sequence[SessionRun]) -> None:
+    """Two empty replies in a row, old output worth clearing, and a session refused as too
+    long a second time after more work (which a fixed bug ended as prompt_too_long)."""
+    assert Continue.EMPTY_RESPONSE_RESEND in tally.continues
+    assert (
+        tally.compactions["reactive cleared_tool_results"]
+        == tally.continues[Continue.COLLAPSE_DRAIN_RETRY]
+    )
+    assert tally.continues[Continue.COLLAPSE_DRAIN_RETRY] > 0
     refused_again = [
         run
         for run in runs
         if sum(isinstance(e, Continuing) and e.reason in SHRINKING for e in run.events) >= 2
     ]
     assert refused_again, "no session recovered from a second too-long prompt"
-    assert set(tally.compactions) == {
-        "auto summary",
-        "reactive summary",
-        "reactive cleared_tool_results",
-    }
-    assert set(tally.retries) == {"429", "529", "none"}
 
 
 # --- faults that never end --------------------------------------------------------------------
