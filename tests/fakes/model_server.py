@@ -602,6 +602,12 @@ class FakeModelServer:
             elif delay and index:
                 # Paced streams can be long (keep-alives for seconds): stop once the client left.
                 await self._sleep(delay, gone)
+            else:
+                # Instant frames give way once each: uvicorn learns of a hang-up only between
+                # steps, and until then every frame is written to a dead socket, and logged.
+                await asyncio.sleep(0)
+                if gone.is_set() or self._closed:
+                    raise _Disconnected
             await send({"type": "http.response.body", "body": chunk.encode(), "more_body": True})
         if stream.cut_after is not None:
             raise _Disconnected

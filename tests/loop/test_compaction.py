@@ -50,6 +50,17 @@ async def test_a_too_long_prompt_first_loses_old_tool_output(tmp_path: Path) -> 
     assert model.requests[6].messages[-1] == model.requests[5].messages[-1]
 
 
+async def test_tool_output_shorter_than_its_marker_is_not_cleared(tmp_path: Path) -> None:
+    """Clearing it would make the prompt longer: the history is summarised at once instead."""
+    calls = [tool_call("Echo", {"text": f"ok {n}"}) for n in range(5)]
+    model = ScriptedProvider([*calls, Fault(TOO_LONG), text("NOTES"), text("done")])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert compactions(events) == [("reactive", "summary")]
+    assert Continuing(Continue.COLLAPSE_DRAIN_RETRY) not in events
+    assert finished(events).terminal is Terminal.COMPLETED
+
+
 async def test_then_the_history_is_summarised_and_the_run_goes_on(tmp_path: Path) -> None:
     model = ScriptedProvider([Fault(TOO_LONG), text("NOTES: the user wants X."), text("done")])
     events = await run(make_params(model, [Echo()], tmp_path), "please do X")
@@ -84,6 +95,44 @@ async def test_when_nothing_shrinks_it_enough_the_run_ends_as_prompt_too_long(
     assert (end.terminal, end.error_status) == (Terminal.PROMPT_TOO_LONG, 400)
     assert "210000 tokens > 200000" in end.message
     assert compactions(events) == [("reactive", "summary")]
+
+
+async def test_after_more_work_a_too_long_prompt_is_summarised_again(tmp_path: Path) -> None:
+    model = ScriptedProvider(
+        [
+            Fault(TOO_LONG),
+            text("NOTES 1"),
+            tool_call("Echo", {"text": "a"}),
+            Fault(TOO_LONG),
+            text("NOTES 2"),
+            text("done"),
+        ]
+    )
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert loop_events(events) == [
+        ("request", 1),
+        Continue.REACTIVE_COMPACT_RETRY,
+        ("request", 1),
+        ("started", "Echo"),
+        ("finished", "Echo", "completed"),
+        "results",
+        Continue.NEXT_TURN,
+        ("request", 2),
+        Continue.REACTIVE_COMPACT_RETRY,
+        ("request", 2),
+        Terminal.COMPLETED,
+    ]
+    assert compactions(events) == [("reactive", "summary")] * 2
+
+
+async def test_after_more_work_old_tool_output_is_cleared_again(tmp_path: Path) -> None:
+    first = [big_call(n) for n in range(5)]
+    model = ScriptedProvider([*first, Fault(TOO_LONG), big_call(5), Fault(TOO_LONG), text("done")])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    assert compactions(events) == [("reactive", "cleared_tool_results")] * 2
+    assert finished(events).terminal is Terminal.COMPLETED
 
 
 async def test_a_failed_summary_ends_as_prompt_too_long_not_a_crash(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ Two ways to shrink a history, cheapest first:
 
 * `clear_old_tool_results`: the output of old tool calls is what fills a window; all but the
   most recent few results are replaced by a short marker (every tool_use keeps its result, so
-  the history stays valid);
+  the history stays valid), those already shorter than the marker excepted;
 * a summary by the model: `summary_request` turns the history into one transcript (oldest parts
   left out, and said so, when even that would not fit the summariser's window) with our
   instructions, and `compacted` builds the new history from the summary, keeping the latest
@@ -102,15 +102,22 @@ def clear_old_tool_results(
     messages: Sequence[Message], *, keep: int = KEEP_RECENT_RESULTS
 ) -> tuple[tuple[Message, ...], int]:
     """`messages` with every tool result but the newest `keep` replaced by a marker; returns
-    them and how many were cleared."""
+    them and how many were cleared.
+
+    A result no larger than its marker stays: clearing it would grow the history, and a call
+    made to retry a prompt that is no smaller would be wasted."""
     positions = [
-        (index, k)
+        (index, k, block)
         for index, message in enumerate(messages)
         if isinstance(message, UserMessage)
         for k, block in enumerate(message.content)
         if isinstance(block, ToolResultBlock) and not _is_cleared(block)
     ]
-    old = set(positions[: max(0, len(positions) - keep)])
+    old = {
+        (index, k)
+        for index, k, block in positions[: max(0, len(positions) - keep)]
+        if _block_tokens(_cleared(block)) < _block_tokens(block)
+    }
     if not old:
         return tuple(messages), 0
     out: list[Message] = []

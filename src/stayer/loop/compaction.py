@@ -5,8 +5,8 @@ reserve and a buffer: about 83% of a 200k window) is summarised first, so a long
 compacts inside the run and the call that follows is not wasted. When the API refuses a prompt
 as too long anyway, or an answer stops at the end of the window (`model_context_window_exceeded`,
 and the answer is dropped), old tool output is cleared first (`collapse_drain_retry`), then the
-history is summarised (`reactive_compact_retry`), and only then does the run end
-(`prompt_too_long`).
+history is summarised (`reactive_compact_retry`), each at most once between two tool rounds, and
+only then does the run end (`prompt_too_long`).
 Three automatic compactions failing in a row stop further tries; a history then past the hard
 limit ends the run (`blocking_limit`) without calling the model. A context that fills up again
 within a few turns of each of three summaries in a row ends the run (`rapid_refill_breaker`),

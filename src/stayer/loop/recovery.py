@@ -214,7 +214,12 @@ def repeats(
 
 def next_turn(state: LoopState, *, cut: bool, nudged: bool = False) -> LoopState:
     """The state for the turn after a tool round; a round with a cut call, or after which the
-    model was told it keeps failing the same way, was a recovery."""
+    model was told it keeps failing the same way, was a recovery.
+
+    An ordinary round is progress, so every recovery may be tried again after it: the
+    too-long-prompt guards too, as Claude Code resets them at each turn (a run that once had
+    to summarise its history must not end at the next refusal, many rounds later, without
+    trying). They still stop a refusal straight after a recovery from looping."""
     if nudged:
         reason = Continue.REPEATED_FAILURE_NUDGE
         return replace(state, turn_count=state.turn_count + 1, transition=reason)
@@ -228,6 +233,8 @@ def next_turn(state: LoopState, *, cut: bool, nudged: bool = False) -> LoopState
         output_recoveries=0,
         malformed_retries=0,
         empty_retries=0,
+        drained=False,
+        reactive_compacted=False,
     )
 
 

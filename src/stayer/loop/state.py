@@ -177,7 +177,8 @@ class LoopState:
     budget_deltas: tuple[int, ...] = ()
     """Output tokens each such continuation added, oldest first."""
     drained: bool = False
-    """Old tool output was cleared for a too-long prompt; next time, summarise."""
+    """Old tool output was cleared for a too-long prompt; next time, summarise. Like the flag
+    below, it holds until the next ordinary tool round."""
     reactive_compacted: bool = False
     compact_failures: int = 0
     """Automatic compactions that failed in a row (after three, no more are tried)."""
