@@ -36,7 +36,7 @@ from typing import Any
 
 import uvicorn
 
-from stayer.messages import JSON
+from stayer.messages import JSON, history_problems, message_from_wire
 from tests.fakes.sse import Gateway, HttpError, Reply, Response, Stream, WireProtocol
 
 Scope = MutableMapping[str, Any]
@@ -137,30 +137,34 @@ def _anthropic_shape_problem(body: Mapping[str, JSON]) -> str | None:
 
 
 def _anthropic_pairing_problem(messages: list[JSON]) -> str | None:
-    pending: list[str] = []
-    pending_at = 0
+    """The API's words for what `history_problems` finds (one rule set for the harness's own
+    repair, its tests and this server), after the checks only the wire shows."""
     for i, message in enumerate(messages):
-        blocks = _blocks(message)
         if message.get("role") == "assistant":
-            for k, block in enumerate(blocks):
+            for k, block in enumerate(_blocks(message)):
                 if block.get("type") == "thinking" and "signature" not in block:
                     return f"messages.{i}.content.{k}.thinking.signature: Field required"
-            pending = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-            pending_at = i
-            continue
-        answered = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
-        missing = [tool_id for tool_id in pending if tool_id not in answered]
-        if missing:
-            return _missing_results(pending_at, missing)
-        for k, block in enumerate(blocks):
-            if block.get("type") == "tool_result" and block.get("tool_use_id") not in pending:
-                return (
-                    f"messages.{i}.content.{k}: unexpected `tool_use_id` found in `tool_result` "
-                    f"blocks: {block.get('tool_use_id')}. Each `tool_result` block must have a "
-                    "corresponding `tool_use` block in the previous message."
-                )
-        pending = []
-    return _missing_results(pending_at, pending) if pending else None
+    try:
+        decoded = [message_from_wire(message) for message in messages]
+    except ValueError as error:
+        return f"messages: {error}"
+    for problem in history_problems(decoded):
+        if problem.fault == "unanswered_tool_use":
+            return _missing_results(problem.index, list(problem.ids))
+        if problem.fault == "unexpected_tool_result":
+            blocks = _blocks(messages[problem.index])
+            k = next(k for k, b in enumerate(blocks) if b.get("tool_use_id") in problem.ids)
+            return (
+                f"messages.{problem.index}.content.{k}: unexpected `tool_use_id` found in "
+                f"`tool_result` blocks: {problem.ids[0]}. Each `tool_result` block must have a "
+                "corresponding `tool_use` block in the previous message."
+            )
+        if problem.fault == "empty_assistant":
+            return (
+                f"messages.{problem.index}: all messages must have non-empty content except for "
+                "the optional final assistant message"
+            )
+    return None
 
 
 def _missing_results(index: int, ids: list[str]) -> str:

@@ -128,6 +128,8 @@ async def _headless(args: argparse.Namespace) -> int:
         api_key_source=_api_key_source(os.environ),
     )
     prompt = _prompt(args)
+    if options.fork_session and options.resume is None and not options.continue_session:
+        print("stayer: --fork-session does nothing without --resume or --continue", file=sys.stderr)
     session = Session(options)
     for warning in session.warnings:
         print(f"stayer: {warning}", file=sys.stderr)
