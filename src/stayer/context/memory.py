@@ -38,9 +38,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .imports import import_paths
 
@@ -214,16 +214,16 @@ def _inside(path: str, boundary: Path) -> bool:
     return path == real_boundary or path.startswith(real_boundary.rstrip(os.sep) + os.sep)
 
 
-@dataclass
 class _Loader:
     """Reads files and follows imports; remembers what it read, to read nothing twice."""
 
-    home: Path
-    limits: MemoryLimits
-    files: list[MemoryFile] = field(default_factory=list[MemoryFile])
-    skipped: list[SkippedFile] = field(default_factory=list[SkippedFile])
-    _seen: dict[str, Path] = field(default_factory=dict[str, Path])
-    _texts: dict[str, Path] = field(default_factory=dict[str, Path])
+    def __init__(self, home: Path, limits: MemoryLimits) -> None:
+        self.home = home
+        self.limits = limits
+        self.files: list[MemoryFile] = []
+        self.skipped: list[SkippedFile] = []
+        self._seen: dict[str, Path] = {}
+        self._texts: dict[str, Path] = {}
 
     def load(
         self,
@@ -319,8 +319,7 @@ def _planted(path: Path) -> bool:
     return owner not in (getuid(), 0) and bool(directory_mode & stat.S_IWOTH)
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
+class _Read(NamedTuple):
     text: str
     size: int
     cut: bool
