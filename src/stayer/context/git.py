@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from stayer.exec.probe import ProbeResult, run_probes
+from stayer.exec import ProbeResult, run_probes
 
 GIT_TIMEOUT_S = 2.0
 """The most start-up waits for git: past it, the model is told to ask git itself."""
