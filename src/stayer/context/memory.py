@@ -21,11 +21,12 @@ Code, where the files nearer the working directory come later and weigh more):
 a file reached again (a cycle, or a CLAUDE.md that imports an AGENTS.md already read) and a
 file with the very text of one already read are noted and skipped.
 
-Two guards Claude Code keeps with an approval dialog, which a headless run cannot show: a
-project's file, and what it imports, must really lie inside the project (its repository, or its
-own directory outside one), so a cloned repository cannot pull `~/.ssh/id_rsa` into the prompt
-through an import or a symlink; and a project file in a directory anyone may write (`/tmp`) is
-skipped unless it belongs to the user or root. The user's own files may import from anywhere.
+Two guards. A project's file, and what it imports, must really lie inside the project (its
+repository, or its own directory outside one), so a cloned repository cannot pull
+`~/.ssh/id_rsa` into the prompt through an import or a symlink; Claude Code asks before it
+follows an import out of the project, and with nobody to ask, stayer does not follow it. The
+user's own files may import from anywhere. And a project file in a directory anyone may write
+(`/tmp`) is skipped unless it belongs to the user or root, since anyone could have left it there.
 
 Sizes: a file is cut at 40,000 characters (the size at which Claude Code warns that a memory
 file is large), and all of them together at 100,000; when they go over, the files read first,
