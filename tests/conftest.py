@@ -1,6 +1,7 @@
-"""Test-wide guards: no connection may leave the machine, and no file goes to the real home
-(stayer's own folder, `STAYER_CONFIG_DIR`, is a temporary one for every run under test, the
-CLI's subprocesses included, unless a test names its own)."""
+"""Test-wide guards: no connection may leave the machine, and no file goes to or comes from the
+real home (stayer's own folder, `STAYER_CONFIG_DIR`, and Claude Code's, `CLAUDE_CONFIG_DIR`,
+whose CLAUDE.md is a memory file, are temporary ones for every run under test, the CLI's
+subprocesses included, unless a test names its own)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 _real_connect = socket.socket.connect
 os.environ["STAYER_CONFIG_DIR"] = tempfile.mkdtemp(prefix="stayer-tests-config-")
+os.environ["CLAUDE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="stayer-tests-claude-")
 
 
 def _is_local(address: Any) -> bool:

@@ -165,7 +165,12 @@ ToolStatus: TypeAlias = Literal["completed", "failed", "denied"]
 
 @dataclass(frozen=True, slots=True)
 class SessionStarted:
-    """A run began: who answers, with which tools, where, under which permission mode."""
+    """A run began: who answers, with which tools, where, under which permission mode.
+
+    `memory_files` are the memory files (STAYER.md, AGENTS.md, CLAUDE.md and what they import)
+    in the system prompt, in the order read; `memory_notes` say, one line each, what was cut
+    short or left out and why.
+    """
 
     session_id: str
     model: str
@@ -175,6 +180,8 @@ class SessionStarted:
     permission_mode: str
     context_window: int = 0
     max_output_tokens: int = 0
+    memory_files: tuple[str, ...] = ()
+    memory_notes: tuple[str, ...] = ()
     type: Literal["session_started"] = "session_started"
 
 

@@ -1,16 +1,29 @@
-"""The system prompt: our base instructions, tool guidance, and facts about the environment.
+"""The system prompt: our base instructions, tool guidance, the environment, the memory files.
 
-`--system-prompt` replaces the base instructions (the environment facts stay, since a model
-cannot work in a directory it does not know); `--append-system-prompt` adds to the end.
+The parts, in order: the base instructions (or the user's own), the tools, the environment (with
+a git snapshot), the memory files, the user's pinned notes and token budget, and what the user
+appends. Facts come before instructions, and what the user set for this run comes after what
+files say, so it weighs more; `--append-system-prompt` is always the end.
+
+`--system-prompt` replaces the base instructions only. Claude Code keeps its memory files under
+a custom prompt, and so do we; it drops its environment facts and git status, and we keep them:
+claude-agent-sdk passes `--system-prompt ""` unless told otherwise, and a model that does not
+know its directory, platform or date writes wrong paths and wrong dates. Facts do not fight a
+custom persona; `CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS` and `CLAUDE_CODE_DISABLE_CLAUDE_MDS` turn
+the snapshot and the files off for whoever wants the prompt bare.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from .git import GitSnapshot, git_section, take_git_snapshot
+from .memory import Memory, MemoryFile, MemorySource, project_root
 
 BASE_PROMPT = """\
 You are stayer, an agent that does software work for the user directly on their machine. You \
@@ -54,7 +67,7 @@ get around it with another tool; carry on with what you may use, or explain what
 
 @dataclass(frozen=True, slots=True)
 class Environment:
-    """Facts about where the agent runs."""
+    """Facts about where the agent runs; `git` is the snapshot, when in a repository."""
 
     cwd: Path
     platform: str
@@ -62,34 +75,84 @@ class Environment:
     date: datetime.date
     is_git_repo: bool
     model: str
+    shell: str = ""
+    """The user's own shell (`$SHELL`); the Bash tool always runs bash."""
+    git: GitSnapshot | None = None
 
     @classmethod
-    def detect(cls, cwd: Path, model: str) -> Environment:
-        """Read the facts from the machine."""
+    def detect(
+        cls, cwd: Path, model: str, *, env: Mapping[str, str] | None = None, git: bool = False
+    ) -> Environment:
+        """Read the facts from the machine; with `git`, take a snapshot of the repository."""
+        env = os.environ if env is None else env
+        in_repo = project_root(cwd) is not None
+        snapshot = None
+        if git and in_repo:
+            snapshot = take_git_snapshot(cwd, env=env)
         return cls(
             cwd=cwd,
             platform=platform.system().lower(),
             os_version=platform.release(),
             date=datetime.date.today(),
-            is_git_repo=_inside_git_repo(cwd),
+            is_git_repo=in_repo,
             model=model,
+            shell=os.path.basename(env.get("SHELL", "")),
+            git=snapshot,
         )
-
-
-def _inside_git_repo(cwd: Path) -> bool:
-    return any((directory / ".git").exists() for directory in (cwd, *cwd.parents))
 
 
 def environment_section(env: Environment) -> str:
     """The environment facts, as a prompt section."""
+    own = f" (the user's own shell is {env.shell})" if env.shell and env.shell != "bash" else ""
     return (
         "# Environment\n"
         f"Working directory: {env.cwd}\n"
         f"Is the directory a git repository: {'yes' if env.is_git_repo else 'no'}\n"
         f"Platform: {env.platform} {env.os_version}\n"
+        f"Shell: bash runs your commands{own}\n"
         f"Today's date: {env.date.isoformat()}\n"
         f"Model: {env.model}\n"
     )
+
+
+_SOURCES: dict[MemorySource, str] = {
+    "user": "the user's own instructions, for every project",
+    "project": "the project's instructions",
+    "local": "the user's private notes for this project",
+    "import": "imported",
+}
+MEMORY_INTRO = (
+    "# Memory files\n"
+    "The user and the project keep standing instructions in these files, read when the session "
+    "started. Follow them: they take precedence over the general guidance above, and where two "
+    "disagree, the later one wins (files nearer the working directory come later). Each file "
+    "is between <memory-file> tags; an @path in a file brings in another, shown after it."
+)
+
+
+def memory_section(memory: Memory) -> str:
+    """The memory files' text, each clearly delimited, with a note for what was left out."""
+    if not memory.files:
+        return ""
+    parts = [MEMORY_INTRO, *(_memory_file(file) for file in memory.files)]
+    left_out = [s for s in memory.skipped if s.reason in ("too_deep", "over_total")]
+    if left_out:
+        listed = "\n".join(f"- {skipped.path}: {skipped.detail}" for skipped in left_out)
+        parts.append(f"Named but not shown here (Read them if they matter):\n{listed}")
+    return "\n\n".join(parts)
+
+
+def _memory_file(file: MemoryFile) -> str:
+    source = _SOURCES[file.source]
+    if file.imported_by is not None:
+        source = f"imported by {file.imported_by}"
+    text = file.text.rstrip("\n")
+    if file.cut:
+        text += (
+            f"\n[cut here: the file has {file.size:,} bytes and only its start is shown; "
+            "Read the file for the rest]"
+        )
+    return f'<memory-file path="{file.path}" source="{source}">\n{text}\n</memory-file>'
 
 
 def budget_section(tokens: int) -> str:
@@ -116,18 +179,23 @@ def build_system_prompt(
     append: str | None = None,
     token_budget: int | None = None,
     pins: Sequence[str] = (),
+    memory: Memory | None = None,
 ) -> str:
     """Assemble the system prompt; `custom` replaces the base instructions. A token budget
-    adds its clause (SPEC §5.2) while it is active; the user's pinned notes follow."""
+    adds its clause (SPEC §5.2) while it is active; the user's pinned notes come before it."""
     base = BASE_PROMPT if custom is None else custom
     parts = [base.rstrip()]
+    if tool_names:
+        parts.append("Tools available in this session: " + ", ".join(tool_names) + ".")
+    parts.append(environment_section(env).rstrip())
+    if env.git is not None:
+        parts.append(git_section(env.git))
+    if memory is not None:
+        parts.append(memory_section(memory))
     if pins:
         parts.append(pins_section(pins))
     if token_budget is not None:
         parts.append(budget_section(token_budget))
-    if tool_names:
-        parts.append("Tools available in this session: " + ", ".join(tool_names) + ".")
-    parts.append(environment_section(env).rstrip())
     if append:
         parts.append(append.rstrip())
     return "\n\n".join(part for part in parts if part) + "\n"

@@ -2,19 +2,23 @@
 
 Everything else (the Bash tool, Grep and Glob through ripgrep, hooks) goes through `run_command`
 or `run_argv`, so timeouts, output caps and process-group cleanup live in one place; `capture`
-keeps and cuts their output.
+keeps and cuts their output. `run_probes` is the synchronous cousin for the few quick questions
+a session asks before it starts (git), side by side under one deadline.
 """
 
 from stayer.exec.capture import Captured, cut_streams, omission_marker, truncate_middle
+from stayer.exec.probe import ProbeResult, run_probes
 from stayer.exec.process import CommandResult, kill_everything_now, run_argv, run_command
 
 __all__ = [
     "Captured",
     "CommandResult",
+    "ProbeResult",
     "cut_streams",
     "kill_everything_now",
     "omission_marker",
     "run_argv",
     "run_command",
+    "run_probes",
     "truncate_middle",
 ]

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stayer.context.prompt import Environment, build_system_prompt
 from stayer.errors import ConfigError
 from stayer.events import Event, SessionStarted
 from stayer.loop.state import (
@@ -40,6 +39,7 @@ from stayer.tools.base import Toolbox, ToolContext
 from .compaction import compact_policy
 from .fallback import fallback_models
 from .options import QueryOptions
+from .system_prompt import system_prompt
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
 """Output budget per call unless the model allows less or the user asks otherwise."""
@@ -272,24 +272,20 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     provider, choice, owns = _provider(options, env)
     model = choice.model
 
-    environment = Environment.detect(cwd, model)
-
-    def system_for(token_budget: int | None) -> str:
-        return build_system_prompt(
-            environment,
-            tool_names=tools.names,
-            custom=options.system_prompt,
-            append=options.append_system_prompt,
-            token_budget=token_budget,
-            pins=compaction.pins,
-        )
-
-    system = system_for(budget)
+    system = system_prompt(
+        options,
+        env,
+        cwd=cwd,
+        model=model,
+        tool_names=tools.names,
+        token_budget=budget,
+        pins=compaction.pins,
+    )
     max_tokens = _max_tokens(options, env, choice.max_output_tokens)
     params = LoopParams(
         provider=provider,
         model=model,
-        system_prompt=system,
+        system_prompt=system.text,
         tools=tools,
         tool_context=ToolContext(cwd=cwd, env=dict(env)),
         can_use_tool=_permission_check(policy, cwd),
@@ -317,8 +313,10 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         permission_mode=policy.mode,
         context_window=choice.context_window,
         max_output_tokens=params.max_tokens,
+        memory_files=system.memory.paths,
+        memory_notes=system.memory.notes,
     )
-    return Setup(params, started, owns, system_for)
+    return Setup(params, started, owns, system.render)
 
 
 def _betas(given: Sequence[str]) -> tuple[str, ...]:

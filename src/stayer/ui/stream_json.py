@@ -3,6 +3,9 @@
 Shapes follow what claude-agent-sdk parses (`system`/`init`, `assistant`, `user`, `stream_event`,
 `system`/`api_retry`, `result`); see shared/reference/protocols.md §1.6. Every line stays under
 1 MiB, the SDK's default line limit: oversized tool output is cut, with a note saying so.
+The `system`/`init` line also says which memory files the system prompt holds (`memory_files`,
+in the order read) and what of them was cut or left out (`memory_notes`): stayer's own fields,
+since Claude Code's line has none, and the SDK passes on fields it does not know.
 
 Assistant messages are printed as Claude Code prints them: one `assistant` line per content
 block, each holding the API message with `content` narrowed to that one block (a message with no
@@ -272,6 +275,8 @@ class StreamJsonWriter:
             agents=[],
             skills=[],
             plugins=[],
+            memory_files=list(event.memory_files),
+            memory_notes=list(event.memory_notes),
         )
 
     def _tool_results(self, event: ToolResultsAppended) -> list[Line]:

@@ -1,0 +1,86 @@
+"""The run's system prompt from its options and the environment, and the memory files behind it.
+
+The user's folders are stayer's own (`STAYER_CONFIG_DIR`, else `~/.stayer`) and Claude Code's
+(`CLAUDE_CONFIG_DIR`, else `~/.claude`, whose `CLAUDE.md` alone is read; see
+`context.memory`). Two of Claude Code's switches are read as it reads them:
+`CLAUDE_CODE_DISABLE_CLAUDE_MDS` loads no memory file, and `CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS`
+takes no git snapshot.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stayer.context.memory import (
+    USER_NAMES,
+    Memory,
+    load_memory,
+    memory_candidates,
+    project_root,
+)
+from stayer.context.prompt import Environment, build_system_prompt
+
+from .compaction import env_flag
+from .options import QueryOptions
+from .paths import config_root
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPrompt:
+    """The prompt's text and the memory files it holds."""
+
+    text: str
+    memory: Memory
+    render: Callable[[int | None], str]
+    """The same prompt for another token budget (a `+500k` in a later prompt of the session)."""
+
+
+def claude_config_dir(env: Mapping[str, str]) -> Path:
+    """Claude Code's own folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    given = env.get("CLAUDE_CONFIG_DIR")
+    return Path(given).expanduser().resolve() if given else Path.home() / ".claude"
+
+
+def discover_memory(cwd: Path, env: Mapping[str, str]) -> Memory:
+    """The memory files for a session in `cwd` (none when `CLAUDE_CODE_DISABLE_CLAUDE_MDS`)."""
+    if env_flag(env, "CLAUDE_CODE_DISABLE_CLAUDE_MDS"):
+        return Memory()
+    user_dirs = ((claude_config_dir(env), ("CLAUDE.md",)), (config_root(env), USER_NAMES))
+    candidates = memory_candidates(cwd, user_dirs=user_dirs, root=project_root(cwd))
+    return load_memory(candidates, home=Path.home())
+
+
+def system_prompt(
+    options: QueryOptions,
+    env: Mapping[str, str],
+    *,
+    cwd: Path,
+    model: str,
+    tool_names: Sequence[str],
+    token_budget: int | None,
+    pins: Sequence[str],
+) -> SystemPrompt:
+    """Assemble the run's system prompt (see `context.prompt` for its parts and their order)."""
+    memory = discover_memory(cwd, env)
+    environment = Environment.detect(
+        cwd,
+        model,
+        env={**os.environ, **env},
+        git=not env_flag(env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS"),
+    )
+
+    def render(budget: int | None) -> str:
+        return build_system_prompt(
+            environment,
+            tool_names=tool_names,
+            custom=options.system_prompt,
+            append=options.append_system_prompt,
+            token_budget=budget,
+            pins=pins,
+            memory=memory,
+        )
+
+    return SystemPrompt(render(token_budget), memory, render)
