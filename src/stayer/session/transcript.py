@@ -9,9 +9,9 @@ back to its root. Compaction boundaries, model switches and interruptions are `s
 records beside the chain. Secrets the user passed in the environment never reach the file.
 
 Reading follows the same chain over every record that has a `uuid`, so Claude Code's own files
-(one assistant record per content block, attachments in the chain) load as well; records that
-are not messages are counted and skipped, and a torn line (a crash mid-write) is skipped with a
-warning, never an error.
+(one record per content block of an answer and per tool result, parallel calls written as a fan
+beside the chain, attachments in it) load as well; records that are not messages are counted
+and skipped, and a torn line (a crash mid-write) is skipped with a warning, never an error.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from stayer._version import __version__
 from stayer.messages import (
     AssistantMessage,
     Message,
+    ToolResultBlock,
+    UserMessage,
     message_from_wire,
     message_to_wire,
 )
@@ -147,6 +149,17 @@ class Loaded:
 def load(path: Path) -> Loaded:
     """The conversation the transcript at `path` holds; raises `OSError` if it cannot be read."""
     records, warnings = _records(path)
+    walk = _with_parallel_calls(_chain_to_newest(records), records)
+    messages, chain, bad = _messages(walk)
+    if bad:
+        warnings.append(f"{path}: {bad} unreadable message record(s) skipped")
+    session_id = next((r.get("sessionId") for r in records if r.get("sessionId")), None)
+    skipped = len(records) - sum(1 for r in walk if _is_message(r))
+    return Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings))
+
+
+def _chain_to_newest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records from the root to the newest message record, following `parentUuid`."""
     by_id = {record["uuid"]: record for record in records if isinstance(record.get("uuid"), str)}
     leaf = next((r for r in reversed(records) if _is_message(r)), None)
     walk: list[dict[str, Any]] = []
@@ -157,12 +170,34 @@ def load(path: Path) -> Loaded:
         parent = leaf.get("parentUuid")
         leaf = by_id.get(parent) if isinstance(parent, str) else None
     walk.reverse()
-    messages, chain, bad = _messages(walk)
-    if bad:
-        warnings.append(f"{path}: {bad} unreadable message record(s) skipped")
-    session_id = next((r.get("sessionId") for r in records if r.get("sessionId")), None)
-    skipped = len(records) - sum(1 for r in walk if _is_message(r))
-    return Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings))
+    return walk
+
+
+def _with_parallel_calls(
+    walk: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """`walk` with the records of its answers' parallel calls that lie beside it, in file order.
+
+    Claude Code writes the calls of one answer, and their results, as a fan rather than a line:
+    a second call's record hangs off the first call's, and the first call's result hangs off
+    the first call too, so the chain to the newest record passes through some of them only.
+    The rest are gathered back: the other records of an answer on the chain, and the results
+    of its calls that the chain lacks (each call answered once).
+    """
+    on_walk = {id(record) for record in walk}
+    answers = {_answer_id(record) for record in walk} - {""}
+    beside = [r for r in records if id(r) not in on_walk and _answer_id(r) in answers]
+    calls = {call for record in (*walk, *beside) for call in _call_ids(record)}
+    missing = calls - {result for record in walk for result in _result_ids(record)}
+    for record in records if missing else ():
+        results = _result_ids(record)
+        if results and results <= missing and id(record) not in on_walk:
+            beside.append(record)
+            missing -= results
+    if not beside:
+        return walk
+    position = {id(record): index for index, record in enumerate(records)}
+    return sorted([*walk, *beside], key=lambda record: position[id(record)])
 
 
 def _records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -192,9 +227,37 @@ def _is_message(record: Mapping[str, Any]) -> bool:
     )
 
 
+def _answer_id(record: Mapping[str, Any]) -> str:
+    """The API message id of an assistant record ("" for any other record)."""
+    if record.get("type") != "assistant" or not _is_message(record):
+        return ""
+    answer = record["message"].get("id")
+    return answer if isinstance(answer, str) else ""
+
+
+def _blocks(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = record["message"].get("content") if _is_message(record) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _call_ids(record: Mapping[str, Any]) -> set[str]:
+    return {str(b.get("id")) for b in _blocks(record) if b.get("type") == "tool_use"}
+
+
+def _result_ids(record: Mapping[str, Any]) -> frozenset[str]:
+    """The calls a user record answers, if it holds nothing but tool results."""
+    if record.get("type") != "user":
+        return frozenset()
+    blocks = _blocks(record)
+    if not blocks or any(block.get("type") != "tool_result" for block in blocks):
+        return frozenset()
+    return frozenset(str(block.get("tool_use_id")) for block in blocks)
+
+
 def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int]:
-    """The chain's messages; consecutive records of one answer (Claude Code writes one per
-    content block) are joined into one message."""
+    """The chain's messages. Claude Code writes one record per content block of an answer and
+    one per tool result; the records of one answer are joined into one message, and so are the
+    results of its calls."""
     messages: list[Message] = []
     chain: list[str] = []
     bad = 0
@@ -206,25 +269,49 @@ def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int
         except (ValueError, KeyError, TypeError):
             bad += 1
             continue
-        last = messages[-1] if messages else None
-        if (
-            isinstance(message, AssistantMessage)
-            and isinstance(last, AssistantMessage)
-            and message.id
-            and message.id == last.id
-        ):
-            messages[-1] = AssistantMessage(
-                (*last.content, *message.content),
-                id=last.id,
-                model=last.model,
-                stop_reason=message.stop_reason or last.stop_reason,
-                usage=message.usage,
-            )
-            chain[-1] = record["uuid"]
+        at = _joins(messages, message)
+        if at is None:
+            messages.append(message)
+            chain.append(record["uuid"])
             continue
-        messages.append(message)
-        chain.append(record["uuid"])
+        messages[at] = _joined(messages[at], message)
+        chain[at] = record["uuid"]
     return messages, chain, bad
+
+
+def _joins(messages: list[Message], message: Message) -> int | None:
+    """Where `message` is the next part of a message already read, if it is one: a block of
+    the latest answer (a call's result may have been written before the answer's next call,
+    since tools start while the answer streams), or a further result of its calls."""
+    if isinstance(message, UserMessage):
+        last = messages[-1] if messages else None
+        both = (last, message) if isinstance(last, UserMessage) else ()
+        return len(messages) - 1 if both and all(_only_results(m) for m in both) else None
+    if not message.id:
+        return None
+    for at in range(len(messages) - 1, max(len(messages) - 3, -1), -1):
+        earlier = messages[at]
+        if isinstance(earlier, AssistantMessage):
+            return at if earlier.id == message.id else None
+        if not _only_results(earlier):
+            return None
+    return None
+
+
+def _only_results(message: Message) -> bool:
+    return bool(message.content) and all(isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def _joined(first: Message, then: Message) -> Message:
+    if isinstance(first, AssistantMessage) and isinstance(then, AssistantMessage):
+        return AssistantMessage(
+            (*first.content, *then.content),
+            id=first.id,
+            model=first.model,
+            stop_reason=then.stop_reason or first.stop_reason,
+            usage=then.usage,
+        )
+    return UserMessage((*first.content, *then.content))
 
 
 @dataclass(frozen=True, slots=True)
