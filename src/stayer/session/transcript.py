@@ -188,7 +188,7 @@ def _with_parallel_calls(
     answers = {_answer_id(record) for record in walk} - {""}
     beside = [r for r in records if id(r) not in on_walk and _answer_id(r) in answers]
     calls = {call for record in (*walk, *beside) for call in _call_ids(record)}
-    missing = calls - {result for record in walk for result in _result_ids(record)}
+    missing = calls - {result for record in walk for result in _answered_ids(record)}
     for record in records if missing else ():
         results = _result_ids(record)
         if results and results <= missing and id(record) not in on_walk:
@@ -244,14 +244,19 @@ def _call_ids(record: Mapping[str, Any]) -> set[str]:
     return {str(b.get("id")) for b in _blocks(record) if b.get("type") == "tool_use"}
 
 
+def _answered_ids(record: Mapping[str, Any]) -> set[str]:
+    """The calls a user record answers."""
+    if record.get("type") != "user":
+        return set()
+    return {str(b.get("tool_use_id")) for b in _blocks(record) if b.get("type") == "tool_result"}
+
+
 def _result_ids(record: Mapping[str, Any]) -> frozenset[str]:
     """The calls a user record answers, if it holds nothing but tool results."""
-    if record.get("type") != "user":
-        return frozenset()
     blocks = _blocks(record)
-    if not blocks or any(block.get("type") != "tool_result" for block in blocks):
+    if any(block.get("type") != "tool_result" for block in blocks):
         return frozenset()
-    return frozenset(str(block.get("tool_use_id")) for block in blocks)
+    return frozenset(_answered_ids(record))
 
 
 def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int]:

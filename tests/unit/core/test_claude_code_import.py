@@ -34,7 +34,7 @@ from stayer.messages import (
 )
 from stayer.session.paths import config_root, project_slug
 from stayer.session.repair import INTERRUPTED_NOTE, UNKNOWN_OUTCOME, Repaired, repair
-from stayer.session.transcript import load
+from stayer.session.transcript import TranscriptWriter, load
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import reply
@@ -502,3 +502,21 @@ def test_parallel_calls_with_a_result_between_them_join_into_one_round(
     )
     assert loaded.skipped == 1  # the attachment
     assert history_problems(loaded.messages) == []
+
+
+def test_a_result_a_rewritten_message_replaced_is_not_gathered_back(tmp_path: Path) -> None:
+    # stayer's own file: a resumed session merges its prompt into the results that ended the
+    # old one, and writes the merged message as a new branch beside them
+    writer = TranscriptWriter(tmp_path / "s.jsonl", session_id="s", cwd=str(tmp_path))
+    call = ToolUseBlock("toolu_1", "Bash", {"command": "ls"})
+    asked = (UserMessage((TextBlock("Look."),)), AssistantMessage((call,), id="msg_1"))
+    result = ToolResultBlock("toolu_1", (TextBlock("calc.py"),))
+    writer.sync((*asked, UserMessage((result,))))
+    merged = UserMessage((result, TextBlock("go on")))
+    writer.sync((*asked, merged, AssistantMessage((TextBlock("Done."),), id="msg_2")))
+    writer.close()
+
+    loaded = load(writer.path)
+
+    assert loaded.messages == (*asked, merged, AssistantMessage((TextBlock("Done."),), id="msg_2"))
+    assert loaded.skipped == 1
