@@ -11,7 +11,8 @@ records beside the chain. Secrets the user passed in the environment never reach
 Reading follows the same chain over every record that has a `uuid`, so Claude Code's own files
 (one record per content block of an answer and per tool result, parallel calls written as a fan
 beside the chain, attachments in it) load as well; records that are not messages are counted
-and skipped, and a torn line (a crash mid-write) is skipped with a warning, never an error.
+and skipped, and a torn line (a crash mid-write) is skipped with a warning, never an error. A
+writer that opens a file ending in a torn line ends that line first.
 """
 
 from __future__ import annotations
@@ -126,8 +127,20 @@ class TranscriptWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 (held open for the session)
+            if _ends_mid_line(self.path):
+                # a process killed mid-write left a torn line: end it, or the first record of
+                # this one would be glued to it and lost with it
+                self._file.write("\n")
         self._file.write(self.scrub(json.dumps(full, ensure_ascii=False)) + "\n")
         self._file.flush()
+
+
+def _ends_mid_line(path: Path) -> bool:
+    with path.open("rb") as file:
+        if file.seek(0, os.SEEK_END) == 0:
+            return False
+        file.seek(-1, os.SEEK_END)
+        return file.read(1) != b"\n"
 
 
 def _message_record(message: Message) -> dict[str, Any]:

@@ -11,9 +11,8 @@ history rules on every request.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,12 @@ from stayer.messages import (
     ToolUseBlock,
     Usage,
     UserMessage,
-    block_to_wire,
     history_problems,
 )
-from stayer.session.paths import config_root, project_slug
 from stayer.session.repair import INTERRUPTED_NOTE, UNKNOWN_OUTCOME, Repaired, repair
 from stayer.session.transcript import TranscriptWriter, load
 from tests.e2e.cli import stayer
+from tests.e2e.conversations import continued, sent, transcript_of, wire
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import reply
 
@@ -150,36 +148,10 @@ REAL_SKIPPED = 42
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def wire(messages: Sequence[Message]) -> list[JSON]:
-    """Messages as a request carries them."""
-    return [
-        {"role": message.role, "content": [block_to_wire(block) for block in message.content]}
-        for message in messages
-    ]
-
-
-def _without_cache_marks(value: JSON) -> JSON:
-    if isinstance(value, dict):
-        return {k: _without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_without_cache_marks(v) for v in value]
-    return value
-
-
-def sent(request: RecordedRequest) -> list[JSON]:
-    """The conversation a request carried, without its cache breakpoints."""
-    return [_without_cache_marks(message) for message in request.messages]
-
-
 def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
-
-
-def transcript_of(cwd: Path, session_id: str) -> Path:
-    folder = config_root(os.environ) / "projects" / project_slug(cwd.resolve())
-    return folder / f"{session_id}.jsonl"
 
 
 def resume_over_the_wire(
@@ -198,16 +170,6 @@ def resume_over_the_wire(
     result = json.loads(done.stdout)
     assert result["result"] == answer
     return request, result, transcript_of(cwd, result["session_id"])
-
-
-def continued(history: Sequence[Message], prompt: Sequence[str]) -> list[JSON]:
-    """The request a resumed history leads to: the prompt's text joins a history that ends with
-    the user's message (the API wants roles to alternate), else follows it."""
-    texts = tuple(TextBlock(text) for text in prompt)
-    if history and isinstance(history[-1], UserMessage):
-        last = history[-1]
-        return wire([*history[:-1], UserMessage((*last.content, *texts))])
-    return wire([*history, UserMessage(texts)])
 
 
 # --- the real transcript ----------------------------------------------------------------------
