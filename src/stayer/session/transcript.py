@@ -198,13 +198,16 @@ def _with_parallel_calls(
     of its calls that the chain lacks (each call answered once).
     """
     on_walk = {id(record) for record in walk}
+    off_walk = [record for record in records if id(record) not in on_walk]
+    if not off_walk:  # a file that is one line of records (stayer's own, mostly)
+        return walk
     answers = {_answer_id(record) for record in walk} - {""}
-    beside = [r for r in records if id(r) not in on_walk and _answer_id(r) in answers]
+    beside = [record for record in off_walk if _answer_id(record) in answers]
     calls = {call for record in (*walk, *beside) for call in _call_ids(record)}
     missing = calls - {result for record in walk for result in _answered_ids(record)}
-    for record in records if missing else ():
+    for record in off_walk if missing else ():
         results = _result_ids(record)
-        if results and results <= missing and id(record) not in on_walk:
+        if results and results <= missing:
             beside.append(record)
             missing -= results
     if not beside:
