@@ -15,27 +15,29 @@ from tests.fakes.sse import ToolCall, reply
 
 
 @pytest.mark.parametrize(
-    "flags",
+    ("flags", "complaint"),
     [
-        ("--continue",),
-        ("-c",),
-        ("--resume", "3f1e9b6c-8c61-4d6a-9d0b-5c2a3e7f1a20"),
-        ("--resume=abc",),
-        ("-r", "abc"),
-        ("--resume",),
-        ("--resume-session-at", "msg_1"),
+        (("--continue",), "no saved session to continue in "),
+        (("-c",), "no saved session to continue in "),
+        (
+            ("--resume", "3f1e9b6c-8c61-4d6a-9d0b-5c2a3e7f1a20"),
+            "no session 3f1e9b6c-8c61-4d6a-9d0b-5c2a3e7f1a20 saved for this folder",
+        ),
+        (("--resume=abc",), "--resume 'abc': give a session id (a UUID) or a transcript's path"),
+        (("-r", "abc"), "--resume 'abc': give a session id (a UUID) or a transcript's path"),
+        (("--resume", "gone.jsonl"), "--resume gone.jsonl: no such transcript file"),
+        (("--resume",), "no saved session to resume in this folder; start one first"),
+        (("--resume-session-at", "msg_1"), "--resume-session-at is not supported yet"),
     ],
 )
-def test_continuing_a_session_is_refused_rather_than_silently_starting_afresh(
-    server: FakeModelServer, tmp_path: Path, flags: tuple[str, ...]
+def test_continuing_a_session_that_cannot_be_had_is_an_error_not_a_fresh_start(
+    server: FakeModelServer, tmp_path: Path, flags: tuple[str, ...], complaint: str
 ) -> None:
     done = stayer("-p", *flags, "--", "go on", cwd=tmp_path, env=server.env())
 
     assert done.status == 2
     (line,) = done.stderr.splitlines()
-    named = {"-c": "--continue", "-r": "--resume"}.get(flags[0], flags[0].split("=")[0])
-    assert line.startswith(f"stayer: {named} is not supported yet")
-    assert "start a new session" in line
+    assert line.startswith("stayer: ") and complaint in line
     assert server.requests == []
 
 
@@ -66,7 +68,6 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
         (("--effort", "high"), "--effort"),
         (("--settings", "settings.json"), "--settings"),
         (("--setting-sources=user,project",), "--setting-sources"),
-        (("--fork-session",), "--fork-session"),
         (("--agent-name", "bob"), "--agent-name"),
     ],
 )
@@ -123,7 +124,7 @@ def test_a_session_id_is_reported_exactly_as_given(server: FakeModelServer, tmp_
         ((), {}, "no model provider is configured"),
         (("--model", "anthropic:"), {"ANTHROPIC_API_KEY": "k"}, "names no model"),
         (("--session-id", "x"), {"ANTHROPIC_API_KEY": "k"}, "is not a UUID"),
-        (("--continue",), {"ANTHROPIC_API_KEY": "k"}, "--continue is not supported yet"),
+        (("--continue",), {"ANTHROPIC_API_KEY": "k"}, "no saved session to continue"),
         (("--permission-mode", "yolo"), {"ANTHROPIC_API_KEY": "k"}, "unknown permission mode"),
     ],
 )
