@@ -290,7 +290,7 @@ def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int
         except (ValueError, KeyError, TypeError):
             bad += 1
             continue
-        at = _joins(messages, message)
+        at = _joins(messages, chain, message, record.get("parentUuid"))
         if at is None:
             messages.append(message)
             chain.append(record["uuid"])
@@ -300,22 +300,25 @@ def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int
     return messages, chain, bad
 
 
-def _joins(messages: list[Message], message: Message) -> int | None:
-    """Where `message` is the next part of a message already read, if it is one: a block of
-    the latest answer (a call's result may have been written before the answer's next call,
-    since tools start while the answer streams), or a further result of its calls."""
+def _joins(
+    messages: list[Message], chain: list[str], message: Message, parent: object
+) -> int | None:
+    """Where `message` is the next part of a message already read, if it is one: a further
+    result of the latest calls, or a block of the latest answer. A block may come after a
+    result of the same answer (tools start while the answer streams); it then hangs off the
+    answer's previous block, which tells it from a new answer that reuses the id (some servers
+    give every answer the same one)."""
+    last = messages[-1] if messages else None
     if isinstance(message, UserMessage):
-        last = messages[-1] if messages else None
-        both = (last, message) if isinstance(last, UserMessage) else ()
-        return len(messages) - 1 if both and all(_only_results(m) for m in both) else None
+        both = isinstance(last, UserMessage) and _only_results(last) and _only_results(message)
+        return len(messages) - 1 if both else None
     if not message.id:
         return None
-    for at in range(len(messages) - 1, max(len(messages) - 3, -1), -1):
-        earlier = messages[at]
-        if isinstance(earlier, AssistantMessage):
-            return at if earlier.id == message.id else None
-        if not _only_results(earlier):
-            return None
+    if isinstance(last, AssistantMessage):
+        return len(messages) - 1 if last.id == message.id else None
+    earlier = messages[-2] if len(messages) > 1 else None
+    if isinstance(earlier, AssistantMessage) and last is not None and _only_results(last):
+        return len(messages) - 2 if earlier.id == message.id and parent == chain[-2] else None
     return None
 
 

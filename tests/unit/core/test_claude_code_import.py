@@ -482,3 +482,19 @@ def test_a_result_a_rewritten_message_replaced_is_not_gathered_back(tmp_path: Pa
 
     assert loaded.messages == (*asked, merged, AssistantMessage((TextBlock("Done."),), id="msg_2"))
     assert loaded.skipped == 1
+
+
+def test_answers_that_share_an_id_stay_apart(tmp_path: Path) -> None:
+    # some OpenAI-compatible servers give every answer the same id: a stayer answer after a
+    # round of results is a new answer, not a further block of the one before
+    writer = TranscriptWriter(tmp_path / "s.jsonl", session_id="s", cwd=str(tmp_path))
+    conversation = (
+        UserMessage((TextBlock("Look."),)),
+        AssistantMessage((ToolUseBlock("call_1", "Bash", {"command": "ls"}),), id="chatcmpl-1"),
+        UserMessage((ToolResultBlock("call_1", (TextBlock("calc.py"),)),)),
+        AssistantMessage((TextBlock("One file."),), id="chatcmpl-1"),
+    )
+    writer.sync(conversation)
+    writer.close()
+
+    assert load(writer.path).messages == conversation
