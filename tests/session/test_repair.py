@@ -59,9 +59,9 @@ def test_a_valid_conversation_has_no_problems_and_is_left_alone() -> None:
         pytest.param(
             (ASK, answer(CALL_A, CALL_B), UserMessage((result("toolu_b"),))),
             [HistoryProblem("unanswered_tool_use", 1, ("toolu_a",))],
-            (ASK, answer(CALL_A, CALL_B), UserMessage((UNKNOWN_A, result("toolu_b")))),
+            (ASK, answer(CALL_A, CALL_B), UserMessage((result("toolu_b"), UNKNOWN_A))),
             True,
-            id="one result of two recorded",
+            id="one result of two recorded (kept as sent, the unknown one after)",
         ),
         pytest.param(
             (ASK, UserMessage.of_text("and also this")),

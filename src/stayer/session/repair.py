@@ -106,10 +106,12 @@ def _results_for(
     results: Sequence[ToolResultBlock],
     others: Sequence[ContentBlock] = (),
 ) -> UserMessage:
-    """One result per call, in call order: the recorded one, else an unknown outcome."""
-    by_id = {result.tool_use_id: result for result in results}
-    answered = [
-        by_id.get(call) or ToolResultBlock(call, (TextBlock(UNKNOWN_OUTCOME),), is_error=True)
+    """One result per call: the recorded ones in the order they were sent (a valid message is
+    kept as it was), then an unknown outcome for each call that has none, in call order."""
+    recorded = {result.tool_use_id: result for result in results if result.tool_use_id in calls}
+    unknown = [
+        ToolResultBlock(call, (TextBlock(UNKNOWN_OUTCOME),), is_error=True)
         for call in calls
+        if call not in recorded
     ]
-    return UserMessage((*answered, *others))
+    return UserMessage((*recorded.values(), *unknown, *others))

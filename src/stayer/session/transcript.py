@@ -9,9 +9,10 @@ back to its root. Compaction boundaries, model switches and interruptions are `s
 records beside the chain. Secrets the user passed in the environment never reach the file.
 
 Reading follows the same chain over every record that has a `uuid`, so Claude Code's own files
-(one assistant record per content block, attachments in the chain) load as well; records that
-are not messages are counted and skipped, and a torn line (a crash mid-write) is skipped with a
-warning, never an error.
+(one record per content block of an answer and per tool result, parallel calls written as a fan
+beside the chain, attachments in it) load as well; records that are not messages are counted
+and skipped, and a torn line (a crash mid-write) is skipped with a warning, never an error. A
+writer that opens a file ending in a torn line ends that line first.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from stayer._version import __version__
 from stayer.messages import (
     AssistantMessage,
     Message,
+    ToolResultBlock,
+    UserMessage,
     message_from_wire,
     message_to_wire,
 )
@@ -124,8 +127,20 @@ class TranscriptWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             self._file = open(fd, "a", encoding="utf-8")  # noqa: SIM115 (held open for the session)
+            if _ends_mid_line(self.path):
+                # a process killed mid-write left a torn line: end it, or the first record of
+                # this one would be glued to it and lost with it
+                self._file.write("\n")
         self._file.write(self.scrub(json.dumps(full, ensure_ascii=False)) + "\n")
         self._file.flush()
+
+
+def _ends_mid_line(path: Path) -> bool:
+    with path.open("rb") as file:
+        if file.seek(0, os.SEEK_END) == 0:
+            return False
+        file.seek(-1, os.SEEK_END)
+        return file.read(1) != b"\n"
 
 
 def _message_record(message: Message) -> dict[str, Any]:
@@ -147,6 +162,17 @@ class Loaded:
 def load(path: Path) -> Loaded:
     """The conversation the transcript at `path` holds; raises `OSError` if it cannot be read."""
     records, warnings = _records(path)
+    walk = _with_parallel_calls(_chain_to_newest(records), records)
+    messages, chain, bad = _messages(walk)
+    if bad:
+        warnings.append(f"{path}: {bad} unreadable message record(s) skipped")
+    session_id = next((r.get("sessionId") for r in records if r.get("sessionId")), None)
+    skipped = len(records) - sum(1 for r in walk if _is_message(r))
+    return Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings))
+
+
+def _chain_to_newest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records from the root to the newest message record, following `parentUuid`."""
     by_id = {record["uuid"]: record for record in records if isinstance(record.get("uuid"), str)}
     leaf = next((r for r in reversed(records) if _is_message(r)), None)
     walk: list[dict[str, Any]] = []
@@ -157,12 +183,48 @@ def load(path: Path) -> Loaded:
         parent = leaf.get("parentUuid")
         leaf = by_id.get(parent) if isinstance(parent, str) else None
     walk.reverse()
-    messages, chain, bad = _messages(walk)
-    if bad:
-        warnings.append(f"{path}: {bad} unreadable message record(s) skipped")
-    session_id = next((r.get("sessionId") for r in records if r.get("sessionId")), None)
-    skipped = len(records) - sum(1 for r in walk if _is_message(r))
-    return Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings))
+    return walk
+
+
+def _with_parallel_calls(
+    walk: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """`walk` with the records of its answers' parallel calls that lie beside it, in file order.
+
+    Claude Code writes the calls of one answer, and their results, as a fan rather than a line:
+    a second call's record hangs off the first call's, and the first call's result hangs off
+    the first call too, so the chain to the newest record passes through some of them only.
+    The rest are gathered back: the other records of an answer on the chain, and the results
+    of its calls that the chain lacks (each call answered once).
+    """
+    on_walk = {id(record) for record in walk}
+    off_walk = [record for record in records if id(record) not in on_walk]
+    if not off_walk:  # a file that is one line of records (stayer's own, mostly)
+        return walk
+    answers = {_answer_id(record) for record in walk} - {""}
+    answered = {result for record in walk for result in _answered_ids(record)}
+    calls = {call for record in walk for call in _call_ids(record)}
+    # Only what hangs off the chain (or off what was gathered) is part of its fan: an old
+    # branch a rewrite left behind (a compaction, say) may hold the same answer, but hangs off
+    # messages the conversation no longer has.
+    attached = {record["uuid"] for record in walk if isinstance(record.get("uuid"), str)}
+    beside: list[dict[str, Any]] = []
+    for record in off_walk:
+        if record.get("parentUuid") not in attached:
+            continue
+        results = _result_ids(record)
+        if _answer_id(record) in answers:
+            calls |= set(_call_ids(record))
+        elif not (results and results <= calls - answered):
+            continue
+        answered |= results
+        beside.append(record)
+        if isinstance(record.get("uuid"), str):
+            attached.add(record["uuid"])
+    if not beside:
+        return walk
+    position = {id(record): index for index, record in enumerate(records)}
+    return sorted([*walk, *beside], key=lambda record: position[id(record)])
 
 
 def _records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -192,9 +254,42 @@ def _is_message(record: Mapping[str, Any]) -> bool:
     )
 
 
+def _answer_id(record: Mapping[str, Any]) -> str:
+    """The API message id of an assistant record ("" for any other record)."""
+    if record.get("type") != "assistant" or not _is_message(record):
+        return ""
+    answer = record["message"].get("id")
+    return answer if isinstance(answer, str) else ""
+
+
+def _blocks(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = record["message"].get("content") if _is_message(record) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _call_ids(record: Mapping[str, Any]) -> set[str]:
+    return {str(b.get("id")) for b in _blocks(record) if b.get("type") == "tool_use"}
+
+
+def _answered_ids(record: Mapping[str, Any]) -> set[str]:
+    """The calls a user record answers."""
+    if record.get("type") != "user":
+        return set()
+    return {str(b.get("tool_use_id")) for b in _blocks(record) if b.get("type") == "tool_result"}
+
+
+def _result_ids(record: Mapping[str, Any]) -> frozenset[str]:
+    """The calls a user record answers, if it holds nothing but tool results."""
+    blocks = _blocks(record)
+    if any(block.get("type") != "tool_result" for block in blocks):
+        return frozenset()
+    return frozenset(_answered_ids(record))
+
+
 def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int]:
-    """The chain's messages; consecutive records of one answer (Claude Code writes one per
-    content block) are joined into one message."""
+    """The chain's messages. Claude Code writes one record per content block of an answer and
+    one per tool result; the records of one answer are joined into one message, and so are the
+    results of its calls."""
     messages: list[Message] = []
     chain: list[str] = []
     bad = 0
@@ -206,25 +301,52 @@ def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int
         except (ValueError, KeyError, TypeError):
             bad += 1
             continue
-        last = messages[-1] if messages else None
-        if (
-            isinstance(message, AssistantMessage)
-            and isinstance(last, AssistantMessage)
-            and message.id
-            and message.id == last.id
-        ):
-            messages[-1] = AssistantMessage(
-                (*last.content, *message.content),
-                id=last.id,
-                model=last.model,
-                stop_reason=message.stop_reason or last.stop_reason,
-                usage=message.usage,
-            )
-            chain[-1] = record["uuid"]
+        at = _joins(messages, chain, message, record.get("parentUuid"))
+        if at is None:
+            messages.append(message)
+            chain.append(record["uuid"])
             continue
-        messages.append(message)
-        chain.append(record["uuid"])
+        messages[at] = _joined(messages[at], message)
+        chain[at] = record["uuid"]
     return messages, chain, bad
+
+
+def _joins(
+    messages: list[Message], chain: list[str], message: Message, parent: object
+) -> int | None:
+    """Where `message` is the next part of a message already read, if it is one: a further
+    result of the latest calls, or a block of the latest answer. A block may come after a
+    result of the same answer (tools start while the answer streams); it then hangs off the
+    answer's previous block, which tells it from a new answer that reuses the id (some servers
+    give every answer the same one)."""
+    last = messages[-1] if messages else None
+    if isinstance(message, UserMessage):
+        both = isinstance(last, UserMessage) and _only_results(last) and _only_results(message)
+        return len(messages) - 1 if both else None
+    if not message.id:
+        return None
+    if isinstance(last, AssistantMessage):
+        return len(messages) - 1 if last.id == message.id else None
+    earlier = messages[-2] if len(messages) > 1 else None
+    if isinstance(earlier, AssistantMessage) and last is not None and _only_results(last):
+        return len(messages) - 2 if earlier.id == message.id and parent == chain[-2] else None
+    return None
+
+
+def _only_results(message: Message) -> bool:
+    return bool(message.content) and all(isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def _joined(first: Message, then: Message) -> Message:
+    if isinstance(first, AssistantMessage) and isinstance(then, AssistantMessage):
+        return AssistantMessage(
+            (*first.content, *then.content),
+            id=first.id,
+            model=first.model,
+            stop_reason=then.stop_reason or first.stop_reason,
+            usage=then.usage,
+        )
+    return UserMessage((*first.content, *then.content))
 
 
 @dataclass(frozen=True, slots=True)
