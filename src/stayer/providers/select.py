@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -76,7 +76,22 @@ class ModelChoice:
     @property
     def display_name(self) -> str:
         """The id as people and logs see it, `[1m]` included when the 1M window is on."""
-        return self.model + ("[1m]" if LONG_CONTEXT_BETA in self.betas else "")
+        return display_name(self.model, self.betas)
+
+
+def display_name(model: str, betas: Sequence[str]) -> str:
+    """`model` as people and logs see it: `[1m]` after it when the 1M-context beta is on."""
+    return model + ("[1m]" if LONG_CONTEXT_BETA in betas else "")
+
+
+def context_window_for(model: str, betas: Sequence[str]) -> int:
+    """The window of `model` sent with `betas`: the 1M window when the beta asks for it."""
+    from stayer.providers.profiles import LONG_CONTEXT_WINDOW, profile_for
+
+    profile = profile_for(model)
+    if LONG_CONTEXT_BETA in betas:
+        return profile.long_context_window or LONG_CONTEXT_WINDOW
+    return profile.context_window
 
 
 def choose_model(model: str | None, env: Mapping[str, str]) -> ModelChoice:
