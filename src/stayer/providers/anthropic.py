@@ -45,7 +45,7 @@ from stayer.messages import (
     block_to_wire,
     usage_from_wire,
 )
-from stayer.providers._encoded import EncodedMessages, Memo, dumps, json_array, json_object
+from stayer.providers._encoded import EncodedHistory, Memo, dumps, json_array, json_object
 from stayer.providers._http import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_READ_TIMEOUT_S,
@@ -268,14 +268,14 @@ class RequestEncoder:
 
     def __init__(self, caching: PromptCaching | None = None) -> None:
         self.caching = caching or PromptCaching()
-        self._messages = EncodedMessages()
+        self._messages = EncodedHistory()
         self._tools = Memo()
         self._system = Memo()
 
     def encode(self, request: ModelRequest) -> bytes:
         """The body of one request."""
         caching = self.caching.applies_to(request.model)
-        fields: list[tuple[str, bytes]] = [
+        fields: list[tuple[str, bytes | list[bytes]]] = [
             ("model", dumps(request.model)),
             ("max_tokens", dumps(request.max_tokens)),
             ("stream", b"true"),
@@ -295,13 +295,12 @@ class RequestEncoder:
     def _encode_system(self, system: str, caching: bool) -> bytes:
         return self._system.get((system, caching), lambda: _encode_system(system, caching))
 
-    def _encode_messages(self, messages: tuple[Message, ...], caching: bool) -> bytes:
+    def _encode_messages(self, messages: tuple[Message, ...], caching: bool) -> list[bytes]:
         marks = message_breakpoints(messages) if caching else {}
-        get = self._messages.get
-        return json_array(
-            get(message, marks.get(index), _encode_message)
-            for index, message in enumerate(messages)
+        fragments = self._messages.fragments(
+            messages, lambda index, _: marks.get(index), _encode_message, marks=marks
         )
+        return json_array(fragments)
 
 
 # --- response ---------------------------------------------------------------------------------

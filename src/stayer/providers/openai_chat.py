@@ -30,7 +30,14 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from stayer.providers._encoded import EncodedMessages, Memo, dumps, json_array, json_object
+from stayer.providers._encoded import (
+    EncodedHistory,
+    Memo,
+    dumps,
+    json_array,
+    json_object,
+    separated,
+)
 from stayer.providers._http import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_READ_TIMEOUT_S,
@@ -80,7 +87,7 @@ class OpenAIChatProvider:
             idle_timeout_s=idle_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)
-        self._messages = EncodedMessages()
+        self._messages = EncodedHistory()
         self._system = Memo()
         self._tools = Memo()
         # Thinking goes back as `thinking_blocks` only once this server has streamed some: plain
@@ -108,7 +115,7 @@ class OpenAIChatProvider:
     def encode_request(self, request: ModelRequest) -> bytes:
         """The JSON body of one streaming chat completion; what was sent before is not encoded
         again (see `_encoded`)."""
-        fields: list[tuple[str, bytes]] = [
+        fields: list[tuple[str, bytes | list[bytes]]] = [
             ("model", dumps(request.model)),
             ("messages", self._encode_messages(request)),
             ("stream", b"true"),
@@ -122,24 +129,17 @@ class OpenAIChatProvider:
             fields.append(("temperature", dumps(request.temperature)))
         return json_object(fields)
 
-    def _encode_messages(self, request: ModelRequest) -> bytes:
+    def _encode_messages(self, request: ModelRequest) -> list[bytes]:
         """Our conversation as chat messages, the system prompt first."""
-        system = request.system
-        head = (
-            [self._system.get(system, lambda: dumps({"role": "system", "content": system}))]
-            if system
-            else []
+        system, thinking = request.system, self._send_thinking
+        head = [self._system.get(system, lambda: _encode_system(system))] if system else []
+        messages = self._messages.fragments(
+            request.messages,
+            lambda _, message: thinking and isinstance(message, AssistantMessage),
+            _encode_chat,
+            context=thinking,
         )
-        thinking, get = self._send_thinking, self._messages.get
-        return json_array(
-            [
-                *head,
-                *(
-                    get(message, thinking and isinstance(message, AssistantMessage), _encode_chat)
-                    for message in request.messages
-                ),
-            ]
-        )
+        return json_array([*head, *messages])
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response, yielding each event as soon as it is decoded."""
@@ -189,6 +189,11 @@ def _encode_chat(message: Message, thinking_blocks: bool) -> bytes:
     if isinstance(message, AssistantMessage):
         return dumps(_assistant_message(message, thinking_blocks=thinking_blocks))
     return b",".join(dumps(chat) for chat in _user_messages(message))
+
+
+def _encode_system(system: str) -> bytes:
+    """The system prompt as the first chat message, `separated` like the others."""
+    return separated(dumps({"role": "system", "content": system}))
 
 
 def _encode_tools(tools: tuple[ToolSpec, ...]) -> bytes:

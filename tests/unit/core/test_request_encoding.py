@@ -18,7 +18,7 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from stayer.providers._encoded import EncodedMessages
+from stayer.providers._encoded import EncodedHistory, EncodedMessages, json_array, json_object
 from stayer.providers.anthropic import PromptCaching, RequestEncoder, message_breakpoints
 from stayer.providers.base import ModelRequest
 from stayer.providers.openai_chat import OpenAIChatProvider
@@ -65,10 +65,14 @@ def test_a_warm_encoder_sends_exactly_what_a_fresh_one_would_turn_after_turn() -
                 sent
             )
         messages.extend(turn(100 + number, calls=2))
-    # A compaction: a new first message, the recent rounds kept as they were.
+    # A prompt merged into the last message (a new object in its place), then a compaction: a
+    # new first message, the recent rounds kept as they were.
+    merged = UserMessage((*messages[-1].content, TextBlock("and tomorrow?")))
+    changed = [*messages[:-1], merged]
     summary = UserMessage.of_text("Summary of the work so far.")
-    compacted = [summary, *messages[-4:]]
-    assert warm.encode(request(compacted)) == RequestEncoder().encode(request(compacted))
+    for sent in (request(changed), request([summary, *changed[-4:]])):
+        assert warm.encode(sent) == RequestEncoder().encode(sent)
+        assert openai.encode_request(sent) == OpenAIChatProvider(api_key="k").encode_request(sent)
 
 
 def test_caching_switched_off_for_one_family_changes_only_its_requests() -> None:
@@ -134,3 +138,40 @@ def test_nothing_is_kept_for_messages_that_are_gone() -> None:
     del messages[1:-2]
     gc.collect()
     assert len(encoded) == 3
+
+
+def test_a_grown_history_encodes_only_its_new_messages_and_those_whose_form_changed() -> None:
+    history = EncodedHistory()
+    calls: list[tuple[int, object]] = []
+    messages = conversation(3)
+    index_of = {id(m): i for i, m in enumerate(messages)}
+
+    def encode(message: Message, form: object) -> bytes:
+        calls.append((index_of[id(message)], form))
+        return json.dumps([index_of[id(message)], form]).encode()
+
+    def sent(count: int, marks: dict[int, int], context: object = None) -> bytes:
+        fragments = history.fragments(
+            tuple(messages[:count]), lambda i, _: marks.get(i), encode, marks=marks, context=context
+        )
+        return json_object([("messages", json_array(fragments))])
+
+    assert json.loads(sent(3, {2: 0, 0: 0})) == {"messages": [[0, 0], [1, None], [2, 0]]}
+    calls.clear()
+    assert json.loads(sent(5, {4: 0, 2: 0})) == {
+        "messages": [[0, None], [1, None], [2, 0], [3, None], [4, 0]]
+    }
+    # Message 0 lost its mark, 3 and 4 are new; 1 and 2 went out as they were.
+    assert sorted(calls) == [(0, None), (3, None), (4, 0)]
+    calls.clear()
+    # Another context (OpenAI's thinking switch) looks every message up again; each form that
+    # was encoded before is still kept.
+    sent(5, {4: 0, 2: 0}, context="thinking")
+    assert calls == []
+    assert json.loads(sent(7, {6: 0, 4: 0}, context="thinking"))["messages"][-1] == [6, 0]
+    assert sorted(calls) == [(2, None), (5, None), (6, 0)]
+
+
+def test_an_array_of_nothing_but_empty_messages_is_still_an_array() -> None:
+    assert json.loads(json_object([("messages", json_array([b"", b""]))])) == {"messages": []}
+    assert json.loads(json_object([("m", json_array([b"", b",1", b"", b",2"]))])) == {"m": [1, 2]}
