@@ -7,15 +7,15 @@
 The history is made by stayer's own loop and tools over this repository (`benchmarks.history`:
 Read, Grep and Bash results, thinking with signatures), as a session stands after a long
 stretch of work. The session then goes on for `--turns` tool rounds, each a short answer that
-calls Bash and its short result (about 70 tokens a round). Before each round's call, the body of
+calls Bash and its short result (about 40 tokens a round). Before each round's call, the body of
 the request is built as the loop builds it (`loop.fallback.request_for`, then the provider's
 encoding, breakpoints included) by:
 
 * the Anthropic encoder and the OpenAI provider that built every earlier request of the session
   ("encoded once": what a session does, each message's JSON kept from the request it first
   went out in), and
-* a fresh encoder each time ("all encoded each turn": every message encoded again, which is
-  what every request cost before, and what the first request of a resumed session costs).
+* a fresh encoder each time ("all encoded each turn": every message encoded again, as every
+  request was before stayer kept the bytes; the first request of a resumed session costs this).
 
 Only the building is timed (`time.perf_counter`, after a `gc.collect()`); the fresh encoder is
 made before the clock starts. Reported: medians and nearest-rank p95 of the turns around 1, 100
