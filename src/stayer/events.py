@@ -313,6 +313,18 @@ class PermissionDenial:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """What one model served of a run: its tokens, what they cost, and its limits (one entry of
+    the result's `modelUsage`). `model` is the id as shown, `[1m]` included."""
+
+    model: str
+    usage: Usage
+    cost_usd: float
+    context_window: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class Finished:
     """The run ended. Always the last event, exactly once."""
 
@@ -327,6 +339,9 @@ class Finished:
     duration_api_ms: float
     error_status: int | None = None
     permission_denials: tuple[PermissionDenial, ...] = ()
+    model_usage: tuple[ModelUsage, ...] = ()
+    """Usage and cost per model that served the run, in the order they first served; the
+    costs add up to `cost_usd` and the usages to `usage`."""
     messages: tuple[Message, ...] = field(default=(), repr=False, compare=False)
     """The whole conversation at the end, every tool_use answered (for continuing it)."""
     type: Literal["finished"] = "finished"

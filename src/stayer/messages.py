@@ -5,7 +5,8 @@ them to and from their wire formats; the transcript and stream-json printers ser
 `to_wire` / `from_wire`, whose shape is the Anthropic Messages API's (what Claude Code writes too).
 
 Thinking blocks are kept byte for byte, signature included: the API rejects a tool-use turn whose
-thinking came back altered.
+thinking came back altered. Messages can be weakly referenced, so a provider can keep the JSON it
+sent for one exactly as long as the message lives.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ class Usage:
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class UserMessage:
     """A message in the user role: a prompt, or the tool results of one turn."""
 
@@ -145,7 +146,7 @@ class UserMessage:
         return cls(content=(TextBlock(text),))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class AssistantMessage:
     """One complete model response."""
 

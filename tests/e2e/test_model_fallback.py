@@ -3,8 +3,10 @@ next model of the chain, another provider's included, and says so on every outpu
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +14,7 @@ from stayer.messages import Usage
 from stayer.providers.profiles import cost_usd
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import HttpError, anthropic_error, reply
+from tests.fakes.sse import HttpError, ToolCall, anthropic_error, reply
 
 RETRY_LINE = re.compile(r"^stayer: retrying in 0\.0 s \(attempt (\d+)/10\): (.+)$")
 USAGE = Usage(input_tokens=1_000, output_tokens=500)
@@ -95,10 +97,59 @@ def test_stream_json_reports_the_switch_as_a_system_line_and_prices_the_fallback
     result = lines[5]
     assert result["result"] == "answered by haiku"
     assert result["total_cost_usd"] == pytest.approx(cost_usd("claude-haiku-4-5", USAGE))
+    # The overloaded model never answered, so only the one that did is listed.
+    assert result["modelUsage"] == {
+        "claude-haiku-4-5": model_usage(USAGE, cost_usd("claude-haiku-4-5", USAGE), 200_000)
+    }
     assert [request.model for request in server.requests] == [
         *["claude-opus-4-5"] * 3,
         "claude-haiku-4-5",
     ]
+
+
+def model_usage(usage: Usage, cost: float, window: int, output: int = 32_000) -> dict[str, Any]:
+    """One `modelUsage` entry as Claude Code's SDK types spell it."""
+    return {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "cacheReadInputTokens": usage.cache_read_input_tokens,
+        "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+        "webSearchRequests": 0,
+        "costUSD": pytest.approx(cost),
+        "contextWindow": window,
+        "maxOutputTokens": output,
+    }
+
+
+def test_model_usage_has_an_entry_for_each_model_that_served_and_the_total_adds_them(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    cached = Usage(input_tokens=300, output_tokens=50, cache_read_input_tokens=4_000)
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "echo hi"}), usage=USAGE),
+        *[overloaded()] * 3,
+        reply("done by haiku", usage=cached),
+    )
+    done = stayer(
+        "-p", "hi", "--model", "claude-opus-4-6[1m]", "--fallback-model", "haiku",
+        "--output-format", "json",
+        "--dangerously-skip-permissions", cwd=tmp_path, env=server.env(),
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    result = json.loads(done.stdout)
+    opus, haiku = cost_usd("claude-opus-4-6", USAGE), cost_usd("claude-haiku-4-5", cached)
+    assert result["modelUsage"] == {
+        "claude-opus-4-6[1m]": model_usage(USAGE, opus, 1_000_000),
+        "claude-haiku-4-5": model_usage(cached, haiku, 200_000),
+    }
+    assert result["total_cost_usd"] == pytest.approx(opus + haiku)
+    assert result["usage"] == {
+        "input_tokens": 1_300,
+        "output_tokens": 550,
+        "cache_read_input_tokens": 4_000,
+        "cache_creation_input_tokens": 0,
+    }
 
 
 def test_no_model_fallback_in_the_environment_keeps_the_main_model(

@@ -59,6 +59,8 @@ class RecordedRequest:
     protocol: WireProtocol | None
     peer: tuple[str, int] | None = None
     """The client's address and port: one port for many requests means a reused connection."""
+    raw: bytes = b""
+    """The body as sent, byte for byte (what a prompt cache sees)."""
 
     @property
     def messages(self) -> list[JSON]:
@@ -729,5 +731,6 @@ class _Host:
             body=_decode(raw),
             protocol=_protocol_of(scope["method"], path),
             peer=tuple(scope["client"]) if scope.get("client") else None,
+            raw=raw,
         )
         await tenant.handle(request, receive, send)

@@ -12,6 +12,7 @@ from stayer.errors import ConnectionLost, ModelError, Overloaded, RateLimited, S
 from stayer.events import (
     Event,
     ModelSwitched,
+    ModelUsage,
     RequestStarted,
     Retrying,
     Terminal,
@@ -123,9 +124,13 @@ async def test_the_fallback_serves_the_rest_of_the_run_and_each_call_is_priced_a
     end = finished(events)
     one_call = Usage(input_tokens=100, output_tokens=20)
     assert end.usage == Usage(input_tokens=300, output_tokens=60)
-    assert end.cost_usd == pytest.approx(
-        cost_usd("claude-opus-4-5", one_call) + 2 * cost_usd("claude-haiku-4-5", one_call)
+    opus, haiku = cost_usd("claude-opus-4-5", one_call), cost_usd("claude-haiku-4-5", one_call)
+    # One entry per model that served, each with its own limits; the costs add up.
+    assert end.model_usage == (
+        ModelUsage("claude-opus-4-5", one_call, opus, 200_000, 32_000),
+        ModelUsage("claude-haiku-4-5", one_call + one_call, haiku + haiku, 200_000, 8_000),
     )
+    assert end.cost_usd == opus + (haiku + haiku)
     assert end.cost_usd < cost_usd("claude-opus-4-5", end.usage)
 
 

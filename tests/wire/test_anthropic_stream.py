@@ -194,9 +194,13 @@ async def test_auth_token_goes_as_bearer(server: FakeModelServer) -> None:
     assert headers["x-stayer-purpose"] == "main"
 
 
-# The history of the cache-breakpoint test as it must go on the wire.
+# The history of the cache-breakpoint test as it must go on the wire: the two newest user
+# messages end on a breakpoint (with the tools' and the system prompt's, four in all).
 EXPECTED_MESSAGES: list[object] = [
-    {"role": "user", "content": [{"type": "text", "text": "start"}]},
+    {
+        "role": "user",
+        "content": [{"type": "text", "text": "start", "cache_control": {"type": "ephemeral"}}],
+    },
     {
         "role": "assistant",
         # The blank text block is dropped: the API refuses empty text.

@@ -329,8 +329,10 @@ async def test_history_translation(server: FakeModelServer, openai: OpenAIChatPr
 
 def test_openai_itself_gets_max_completion_tokens() -> None:
     request = make_request(model="gpt-4.1", max_tokens=500)
-    official = OpenAIChatProvider(api_key="k").request_body(request)
-    local = OpenAIChatProvider(base_url="http://localhost:11434/v1").request_body(request)
+    official = json.loads(OpenAIChatProvider(api_key="k").encode_request(request))
+    local = json.loads(
+        OpenAIChatProvider(base_url="http://localhost:11434/v1").encode_request(request)
+    )
     assert official["max_completion_tokens"] == 500
     assert "max_tokens" not in official
     assert local["max_tokens"] == 500

@@ -36,6 +36,7 @@ from stayer.context.saved_prompt import plain_prompt, save_prompt
 from stayer.events import Compacted, Continue, Event, Retrying, Terminal
 from stayer.messages import AssistantMessage, TextBlock
 
+from .fallback import billed
 from .reattach import reread
 from .recovery import Finish, Retry, Step
 from .state import LoopParams, LoopState
@@ -258,7 +259,6 @@ async def _summarise(
     message = turn.message
     if message is None or not message.text.strip():
         return
-    usage = state.usage + message.usage
     keep = compaction_window(params) // KEEP_RECENT_SHARE
     kept = kept_round(state.messages, keep_recent_tokens=keep)
     files = await reread(params, state.messages, kept, budget_tokens=threshold(params) // 4)
@@ -279,9 +279,8 @@ async def _summarise(
         reattached=tuple(file.path for file in files),
     )
     new = replace(
-        state,
+        billed(params, state, turn.serving, (message.usage,)),  # the model that summarised
         messages=messages,
-        usage=usage,
         api_duration_s=state.api_duration_s + turn.api_duration_s,
         context_mark=(0, 0),
         compact_failures=0,

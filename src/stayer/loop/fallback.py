@@ -9,15 +9,19 @@ also taken when fewer retries are allowed than it takes to see three overloads
 it unused would help nobody. Rate limits and other failures never switch: another model would
 not help with a rate-limited key, and a switch there would hide a fault the user must fix.
 
-Each call is priced at the model that served it: `LoopState.handovers` marks where the run's
-usage stood when a model stopped serving, and `run_cost` prices each stretch at its model.
+Each call is priced on its own at the model that served it (`billed`), and the run keeps a
+tally per model (`LoopState.model_usage`, the result's `modelUsage`); `run_cost` is their sum.
+Priced one call at a time because a long prompt can change a call's rates (see
+`stayer.providers.prices`). Attempts a call abandoned before it switched models are counted
+with the model that finally answered: an overloaded model mostly refuses before any token.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from stayer.events import ModelSwitched
+from stayer.events import ModelSwitched, ModelUsage
 from stayer.messages import Message, ToolSpec, Usage
 from stayer.providers.base import ModelRequest, Provider
 
@@ -80,20 +84,50 @@ def switch(params: LoopParams, serving: int, overloads: int) -> ModelSwitched:
 
 
 def handed_over(state: LoopState, serving: int) -> LoopState:
-    """The state once model `serving` answers: the usage so far stays with the model that was
-    serving (a call that switched is priced at the model that finally served it)."""
-    if serving == state.serving:
-        return state
-    mark = (state.serving, state.usage)
-    return replace(state, serving=serving, handovers=(*state.handovers, mark))
+    """The state once model `serving` answers the run (it serves the rest of it)."""
+    return state if serving == state.serving else replace(state, serving=serving)
 
 
-def run_cost(params: LoopParams, state: LoopState) -> float:
-    """What the run has cost so far in US dollars, each call at its model's list prices."""
+def model_label(params: LoopParams, serving: int) -> str:
+    """Model `serving` as the result names it: its id, with `[1m]` when the 1M window is on."""
+    from stayer.providers.select import display_name
+
+    if serving == 0:
+        return display_name(params.model, params.betas)
+    fallback = params.fallbacks[serving - 1]
+    return display_name(fallback.model, fallback.betas)
+
+
+def _limits(params: LoopParams, serving: int) -> tuple[int, int]:
+    """Model `serving`'s context window and the output limit of its calls."""
+    from stayer.providers.select import context_window_for
+
+    if serving == 0:
+        return params.context_window, params.max_tokens
+    fallback = params.fallbacks[serving - 1]
+    return context_window_for(fallback.model, fallback.betas), fallback.max_tokens
+
+
+def billed(params: LoopParams, state: LoopState, serving: int, calls: Sequence[Usage]) -> LoopState:
+    """The state with `calls` (the usage of each request, one by one) counted for the run and
+    for model `serving`, each priced on its own at that model's list prices."""
     from stayer.providers.profiles import cost_usd
 
-    total, before = 0.0, Usage()
-    for serving, mark in state.handovers:
-        total += cost_usd(model_name(params, serving), mark - before)
-        before = mark
-    return total + cost_usd(model_name(params, state.serving), state.usage - before)
+    model = model_name(params, serving)
+    usage = sum(calls, Usage())
+    cost = sum(cost_usd(model, call) for call in calls)
+    label = model_label(params, serving)
+    tally = list(state.model_usage)
+    for index, entry in enumerate(tally):
+        if entry.model == label:
+            tally[index] = replace(entry, usage=entry.usage + usage, cost_usd=entry.cost_usd + cost)
+            break
+    else:
+        window, output = _limits(params, serving)
+        tally.append(ModelUsage(label, usage, cost, window, output))
+    return replace(state, usage=state.usage + usage, model_usage=tuple(tally))
+
+
+def run_cost(state: LoopState) -> float:
+    """What the run has cost so far in US dollars, each call at its model's list prices."""
+    return sum(entry.cost_usd for entry in state.model_usage)

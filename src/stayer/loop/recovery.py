@@ -197,7 +197,7 @@ def over_budget(params: LoopParams, state: LoopState) -> Finish | None:
     from .fallback import run_cost
 
     budget = params.max_budget_usd
-    if budget is None or run_cost(params, state) < budget:
+    if budget is None or run_cost(state) < budget:
         return None
     return Finish(Terminal.BUDGET_EXHAUSTED, f"Reached maximum budget (${budget:g})")
 

@@ -42,7 +42,7 @@ from stayer.providers.base import MessageAssembler
 from . import compaction, recovery
 from .abort import relay
 from .compaction import Outcome
-from .fallback import handed_over, run_cost
+from .fallback import billed, handed_over, run_cost
 from .recovery import Finish, Retry, RunTools, Step, append_user
 from .state import LoopParams, LoopState
 from .stream_cut import answer_text
@@ -79,7 +79,7 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Even
         stream = _Stream()
         async for event in _stream_response(params, state, stream):
             yield event
-        answer = Outcome(_account(state, stream))
+        answer = Outcome(_account(params, state, stream))
         async for event in _after_call(params, answer.state, stream, answer):
             yield event
         state, step = _settled(answer)
@@ -220,8 +220,8 @@ class _Stream:
     tool_uses: list[ToolUseBlock] = field(default_factory=list[ToolUseBlock])
     needs_follow_up: bool = False
     failure: Finish | None = None
-    spent: Usage = field(default_factory=Usage)
-    """Tokens of attempts that were abandoned and retried."""
+    spent: list[Usage] = field(default_factory=list[Usage])
+    """The tokens of each attempt that was abandoned and retried (each a request of its own)."""
     held: MessageCompleted | None = None
     """The completion of an answer recovery may drop, withheld until it has decided, so a
     reader is not shown an answer the loop then takes back (see `_release`)."""
@@ -247,7 +247,7 @@ async def _stream_response(
         )
         async for event in relay(source, params.abort):
             if isinstance(event, Withdrawn | PartialKept):  # what follows is a new answer
-                stream.spent += stream.assembler.usage
+                stream.spent.append(stream.assembler.usage)
                 stream.assembler = MessageAssembler()
                 stream.tool_uses.clear()
                 stream.needs_follow_up = False
@@ -285,17 +285,17 @@ def _may_withdraw(message: AssistantMessage) -> bool:
     return message.stop_reason == "tool_use" or not message.text.strip()
 
 
-def _account(state: LoopState, stream: _Stream) -> LoopState:
-    """Fold one model call into the state: time, every token billed (abandoned attempts and
-    partial answers included), the partial answers kept at a cut, and the message if it
-    completed.
+def _account(params: LoopParams, state: LoopState, stream: _Stream) -> LoopState:
+    """Fold one model call into the state: time, every token billed to the model that answered
+    (abandoned attempts and partial answers included), the partial answers kept at a cut, and
+    the message if it completed.
     """
     state = replace(
         handed_over(state, stream.turn.serving),
         api_duration_s=state.api_duration_s + stream.turn.api_duration_s,
-        usage=state.usage + stream.spent + stream.assembler.usage,
         messages=(*state.messages, *stream.turn.kept),
     )
+    state = billed(params, state, state.serving, (*stream.spent, stream.assembler.usage))
     message = stream.complete_message
     if message is None:
         return state
@@ -327,13 +327,14 @@ def _finished(params: LoopParams, state: LoopState, finish: Finish, started: flo
         message=finish.message or result_text,
         num_turns=state.turn_count,
         usage=state.usage,
-        cost_usd=run_cost(params, state),
+        cost_usd=run_cost(state),
         result_text=result_text,
         stop_reason=state.stop_reason,
         duration_ms=(time.monotonic() - started) * 1000,
         duration_api_ms=state.api_duration_s * 1000,
         error_status=finish.error_status,
         permission_denials=state.denials,
+        model_usage=state.model_usage,
         messages=messages,
     )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from stayer.errors import ModelError
-from stayer.events import Continue, PermissionDenial
+from stayer.events import Continue, ModelUsage, PermissionDenial
 from stayer.messages import Message, StopReason, Usage
 from stayer.permissions import Decision
 from stayer.providers.base import Provider
@@ -157,9 +157,9 @@ class LoopState:
     usage: Usage = field(default_factory=Usage)
     serving: int = 0
     """Which model answers: 0 the main model, n the n-th of `LoopParams.fallbacks`."""
-    handovers: tuple[tuple[int, Usage], ...] = ()
-    """Each model that stopped serving (its `serving` number) and the run's usage by then, so
-    every call is priced at the model that served it (`fallback.run_cost`)."""
+    model_usage: tuple[ModelUsage, ...] = ()
+    """The usage and cost of each model that served, every call priced on its own at the model
+    that served it (`fallback.billed`); `usage` is their sum."""
     api_duration_s: float = 0.0
     stop_reason: StopReason | None = None
     denials: tuple[PermissionDenial, ...] = ()

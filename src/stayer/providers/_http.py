@@ -418,19 +418,20 @@ async def post_sse(
     url: str,
     *,
     headers: Mapping[str, str],
-    body: Mapping[str, JSON],
+    body: bytes,
     endpoint: Endpoint,
     timeouts: httpx.Timeout,
     watchdog: StreamWatchdog,
 ) -> AsyncGenerator[ServerSentEvent, None]:
-    """POST `body` and yield server-sent events as they arrive; raises only `ModelError`.
+    """POST `body` (encoded JSON) and yield server-sent events as they arrive; raises only
+    `ModelError`.
 
     Sending, and each read, waits no longer than `watchdog` allows; the caller tells it which
     events were progress. Use under `contextlib.aclosing` so the connection closes as soon as
     the caller stops. A response left unread (a stall, an early stop) closes its connection.
     """
     try:
-        request = client.build_request("POST", url, headers=headers, json=body, timeout=timeouts)
+        request = client.build_request("POST", url, headers=headers, content=body, timeout=timeouts)
         response = await watchdog.wait(client.send(request, stream=True))
         try:
             watchdog.answered()
@@ -466,9 +467,10 @@ class Connection:
             preload_tls(endpoint.base_url)
 
     def events(
-        self, path: str, *, headers: Mapping[str, str], body: Mapping[str, JSON]
+        self, path: str, *, headers: Mapping[str, str], body: bytes
     ) -> tuple[StreamWatchdog, AsyncGenerator[ServerSentEvent, None]]:
-        """POST `body` to `path` under the base URL and stream the events (see `post_sse`).
+        """POST `body`, encoded JSON (the caller's headers say so), to `path` under the base URL
+        and stream the events (see `post_sse`).
 
         The caller calls the watchdog's `progress()` for each event that moved the answer on.
         """

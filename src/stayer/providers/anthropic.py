@@ -32,15 +32,20 @@ from stayer.messages import (
     STOP_REASONS,
     AssistantMessage,
     ContentBlock,
+    ImageBlock,
     Message,
     RedactedThinkingBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
+    ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
+    UserMessage,
     block_to_wire,
     usage_from_wire,
 )
+from stayer.providers._encoded import EncodedHistory, Memo, dumps, json_array, json_object
 from stayer.providers._http import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_READ_TIMEOUT_S,
@@ -87,10 +92,13 @@ class AnthropicProvider:
         first_byte_timeout_s: float | None = DEFAULT_FIRST_BYTE_TIMEOUT_S,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
+        prompt_caching: PromptCaching | None = None,
     ) -> None:
         """`read_timeout_s` bounds each silence on the socket; the stream's first-byte and idle
         timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off.
+        `prompt_caching` says where cache breakpoints go (everywhere, by default).
         """
+        self._encoder = RequestEncoder(prompt_caching)
         self._api_key = api_key
         self._auth_token = auth_token
         self._endpoint = Endpoint(
@@ -131,7 +139,7 @@ class AnthropicProvider:
         watchdog, events = self._connection.events(
             "/v1/messages",
             headers=self._headers(request.purpose, request.betas),
-            body=request_body(request),
+            body=self._encoder.encode(request),
         )
         async with aclosing(events):
             async for sse in events:
@@ -161,40 +169,55 @@ class AnthropicProvider:
 # --- request ----------------------------------------------------------------------------------
 
 
-def request_body(request: ModelRequest) -> dict[str, JSON]:
-    """The JSON body of a streaming Messages call, with up to three cache breakpoints."""
-    body: dict[str, JSON] = {
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "stream": True,
-        "messages": _wire_messages(request.messages),
-    }
-    if request.system:
-        body["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
-    if request.tools:
-        tools: list[dict[str, JSON]] = [
-            {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
-            for t in request.tools
-        ]
-        tools[-1]["cache_control"] = _EPHEMERAL
-        body["tools"] = tools
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    return body
+@dataclass(frozen=True, slots=True)
+class PromptCaching:
+    """Whether requests carry cache breakpoints: on for every model unless turned off, or off
+    only for the model families named (``haiku``, ``sonnet``, ``opus``), as Claude Code's
+    DISABLE_PROMPT_CACHING and DISABLE_PROMPT_CACHING_<FAMILY> do."""
+
+    enabled: bool = True
+    off_for: frozenset[str] = frozenset()
+
+    def applies_to(self, model: str) -> bool:
+        """Whether a request for `model` gets breakpoints."""
+        name = model.lower()
+        return self.enabled and not any(family in name for family in self.off_for)
 
 
-def _wire_messages(messages: tuple[Message, ...]) -> list[JSON]:
-    wire: list[dict[str, JSON]] = [
-        {"role": m.role, "content": [block_to_wire(b) for b in _sendable(m)]} for m in messages
-    ]
-    # The moving breakpoint: everything up to the newest user block is reused next turn.
-    for message in reversed(wire):
-        if message["role"] == "user" and message["content"]:
-            last = message["content"][-1]
-            if last.get("type") != "text" or last.get("text", "").strip():
-                last["cache_control"] = _EPHEMERAL
-            break
-    return list(wire)
+def cacheable(block: ContentBlock) -> bool:
+    """Whether a breakpoint may sit on `block` (the API refuses one on empty text)."""
+    if isinstance(block, TextBlock):
+        return bool(block.text.strip())
+    return isinstance(block, ToolResultBlock | ImageBlock)
+
+
+def message_breakpoints(messages: tuple[Message, ...]) -> dict[int, int]:
+    """Where the conversation's breakpoints go, as {message index: block index}: on the last
+    block that can hold one of the newest user message, which moves on every turn, and of the
+    user message before it, where the previous request had its moving breakpoint.
+
+    Keeping the previous one in place costs the fourth breakpoint (with the tools' and the
+    system prompt's) and guarantees the cache read: the API looks back only about 20 blocks from
+    a breakpoint for an earlier entry, and a turn of many parallel tool calls adds more.
+    """
+    found: dict[int, int] = {}
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, UserMessage):
+            continue
+        block = _last_cacheable(message.content)
+        if block is not None:
+            found[index] = block
+            if len(found) == 2:
+                break
+    return found
+
+
+def _last_cacheable(blocks: tuple[ContentBlock, ...]) -> int | None:
+    for index in range(len(blocks) - 1, -1, -1):
+        if cacheable(blocks[index]):
+            return index
+    return None
 
 
 def _sendable(message: Message) -> tuple[ContentBlock, ...]:
@@ -205,6 +228,79 @@ def _sendable(message: Message) -> tuple[ContentBlock, ...]:
         b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
     )
     return kept or message.content
+
+
+def _encode_message(message: Message, breakpoint_at: int | None) -> bytes:
+    """The message's JSON, with a breakpoint on block `breakpoint_at` (user messages only, whose
+    blocks all go out)."""
+    blocks = [block_to_wire(b) for b in _sendable(message)]
+    if breakpoint_at is not None:
+        blocks[breakpoint_at]["cache_control"] = _EPHEMERAL
+    return dumps({"role": message.role, "content": blocks})
+
+
+def _encode_tools(tools: tuple[ToolSpec, ...], caching: bool) -> bytes:
+    wire: list[dict[str, JSON]] = [
+        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+        for t in tools
+    ]
+    if caching:
+        wire[-1]["cache_control"] = _EPHEMERAL
+    return dumps(wire)
+
+
+def _encode_system(system: str, caching: bool) -> bytes:
+    block: dict[str, JSON] = {"type": "text", "text": system}
+    if caching:
+        block["cache_control"] = _EPHEMERAL
+    return dumps([block])
+
+
+class RequestEncoder:
+    """Builds the JSON body of each streaming Messages call, encoding what was sent before
+    only once (see `_encoded`).
+
+    With caching on, breakpoints go on the last tool, the system prompt and the last block of
+    the two newest user messages (`message_breakpoints`): four, the API's limit. The body lists
+    `tools`, `system` and `messages` in the order the API caches them, so the prefix a cache
+    entry covers is also a prefix of the bytes, unchanged from one request to the next.
+    """
+
+    def __init__(self, caching: PromptCaching | None = None) -> None:
+        self.caching = caching or PromptCaching()
+        self._messages = EncodedHistory()
+        self._tools = Memo()
+        self._system = Memo()
+
+    def encode(self, request: ModelRequest) -> bytes:
+        """The body of one request."""
+        caching = self.caching.applies_to(request.model)
+        fields: list[tuple[str, bytes | list[bytes]]] = [
+            ("model", dumps(request.model)),
+            ("max_tokens", dumps(request.max_tokens)),
+            ("stream", b"true"),
+        ]
+        if request.tools:
+            fields.append(("tools", self._encode_tools(request.tools, caching)))
+        if request.system:
+            fields.append(("system", self._encode_system(request.system, caching)))
+        fields.append(("messages", self._encode_messages(request.messages, caching)))
+        if request.temperature is not None:
+            fields.append(("temperature", dumps(request.temperature)))
+        return json_object(fields)
+
+    def _encode_tools(self, tools: tuple[ToolSpec, ...], caching: bool) -> bytes:
+        return self._tools.get((tools, caching), lambda: _encode_tools(tools, caching))
+
+    def _encode_system(self, system: str, caching: bool) -> bytes:
+        return self._system.get((system, caching), lambda: _encode_system(system, caching))
+
+    def _encode_messages(self, messages: tuple[Message, ...], caching: bool) -> list[bytes]:
+        marks = message_breakpoints(messages) if caching else {}
+        fragments = self._messages.fragments(
+            messages, lambda index, _: marks.get(index), _encode_message, marks=marks
+        )
+        return json_array(fragments)
 
 
 # --- response ---------------------------------------------------------------------------------

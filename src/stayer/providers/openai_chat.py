@@ -4,7 +4,8 @@ Owns the translation of our Anthropic-shaped conversation into chat messages (to
 become `tool` messages, images a following user message, thinking goes back only to a gateway
 that streamed it as `thinking_blocks`) and the streaming call itself; `openai_chunks` decodes
 the data-only SSE chunks into our stream events, and `_http` maps errors as it does for the
-Anthropic client.
+Anthropic client. Each message is encoded once and its bytes reused in every later request
+(`_encoded`); OpenAI caches prompt prefixes on its own, with no breakpoints to place.
 """
 
 from __future__ import annotations
@@ -20,12 +21,22 @@ from stayer.messages import (
     JSON,
     AssistantMessage,
     ImageBlock,
+    Message,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
+    ToolSpec,
     ToolUseBlock,
     UserMessage,
+)
+from stayer.providers._encoded import (
+    EncodedHistory,
+    Memo,
+    dumps,
+    json_array,
+    json_object,
+    separated,
 )
 from stayer.providers._http import (
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -76,6 +87,9 @@ class OpenAIChatProvider:
             idle_timeout_s=idle_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)
+        self._messages = EncodedHistory()
+        self._system = Memo()
+        self._tools = Memo()
         # Thinking goes back as `thinking_blocks` only once this server has streamed some: plain
         # OpenAI refuses the field, and a conversation resumed from an Anthropic transcript
         # carries signed thinking too, so the blocks alone cannot say where they may go. The
@@ -98,30 +112,34 @@ class OpenAIChatProvider:
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def request_body(self, request: ModelRequest) -> dict[str, JSON]:
-        """The JSON body of one streaming chat completion."""
-        body: dict[str, JSON] = {
-            "model": request.model,
-            "messages": chat_messages(request, thinking_blocks=self._send_thinking),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            self._limit_key: request.max_tokens,
-        }
+    def encode_request(self, request: ModelRequest) -> bytes:
+        """The JSON body of one streaming chat completion; what was sent before is not encoded
+        again (see `_encoded`)."""
+        fields: list[tuple[str, bytes | list[bytes]]] = [
+            ("model", dumps(request.model)),
+            ("messages", self._encode_messages(request)),
+            ("stream", b"true"),
+            ("stream_options", b'{"include_usage":true}'),
+            (self._limit_key, dumps(request.max_tokens)),
+        ]
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": dict(t.input_schema),
-                    },
-                }
-                for t in request.tools
-            ]
+            tools = request.tools
+            fields.append(("tools", self._tools.get(tools, lambda: _encode_tools(tools))))
         if request.temperature is not None:
-            body["temperature"] = request.temperature
-        return body
+            fields.append(("temperature", dumps(request.temperature)))
+        return json_object(fields)
+
+    def _encode_messages(self, request: ModelRequest) -> list[bytes]:
+        """Our conversation as chat messages, the system prompt first."""
+        system, thinking = request.system, self._send_thinking
+        head = [self._system.get(system, lambda: _encode_system(system))] if system else []
+        messages = self._messages.fragments(
+            request.messages,
+            lambda _, message: thinking and isinstance(message, AssistantMessage),
+            _encode_chat,
+            context=thinking,
+        )
+        return json_array([*head, *messages])
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response, yielding each event as soon as it is decoded."""
@@ -130,7 +148,7 @@ class OpenAIChatProvider:
         watchdog, events = self._connection.events(
             "/chat/completions",
             headers=self._headers(request.purpose),
-            body=self.request_body(request),
+            body=self.encode_request(request),
         )
         async with aclosing(events):
             async for sse in events:
@@ -164,20 +182,34 @@ def _host(url: str) -> str:
 # --- request ----------------------------------------------------------------------------------
 
 
-def chat_messages(request: ModelRequest, *, thinking_blocks: bool = False) -> list[JSON]:
-    """Our conversation as chat messages, the system prompt first.
+def _encode_chat(message: Message, thinking_blocks: bool) -> bytes:
+    """One message of ours as chat messages (none, one or several), encoded and
+    comma-separated; with `thinking_blocks`, an assistant turn carries the thinking a gateway
+    hands back to Anthropic."""
+    if isinstance(message, AssistantMessage):
+        return dumps(_assistant_message(message, thinking_blocks=thinking_blocks))
+    return b",".join(dumps(chat) for chat in _user_messages(message))
 
-    With `thinking_blocks`, assistant turns carry the thinking a gateway hands back to Anthropic.
-    """
-    out: list[JSON] = []
-    if request.system:
-        out.append({"role": "system", "content": request.system})
-    for message in request.messages:
-        if isinstance(message, AssistantMessage):
-            out.append(_assistant_message(message, thinking_blocks=thinking_blocks))
-        else:
-            out.extend(_user_messages(message))
-    return out
+
+def _encode_system(system: str) -> bytes:
+    """The system prompt as the first chat message, `separated` like the others."""
+    return separated(dumps({"role": "system", "content": system}))
+
+
+def _encode_tools(tools: tuple[ToolSpec, ...]) -> bytes:
+    return dumps(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.input_schema),
+                },
+            }
+            for t in tools
+        ]
+    )
 
 
 def _tool_arguments(block: ToolUseBlock) -> str:

@@ -3,20 +3,24 @@
 The environment variables are the ones Claude Code and the OpenAI tools already use
 (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, OPENAI_API_KEY,
 OPENAI_BASE_URL, API_TIMEOUT_MS, CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS,
-CLAUDE_STREAM_IDLE_TIMEOUT_MS), so a person who has one of them set needs nothing more. The
-clients themselves are imported only when one is built, to keep start-up light.
+CLAUDE_STREAM_IDLE_TIMEOUT_MS, DISABLE_PROMPT_CACHING and its per-family forms), so a person
+who has one of them set needs nothing more. The clients themselves are imported only when one is
+built, to keep start-up light.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stayer.errors import ConfigError
 from stayer.providers.base import Provider
+
+if TYPE_CHECKING:
+    from stayer.providers.anthropic import PromptCaching
 
 ProviderName = Literal["anthropic", "openai"]
 
@@ -76,7 +80,22 @@ class ModelChoice:
     @property
     def display_name(self) -> str:
         """The id as people and logs see it, `[1m]` included when the 1M window is on."""
-        return self.model + ("[1m]" if LONG_CONTEXT_BETA in self.betas else "")
+        return display_name(self.model, self.betas)
+
+
+def display_name(model: str, betas: Sequence[str]) -> str:
+    """`model` as people and logs see it: `[1m]` after it when the 1M-context beta is on."""
+    return model + ("[1m]" if LONG_CONTEXT_BETA in betas else "")
+
+
+def context_window_for(model: str, betas: Sequence[str]) -> int:
+    """The window of `model` sent with `betas`: the 1M window when the beta asks for it."""
+    from stayer.providers.profiles import LONG_CONTEXT_WINDOW, profile_for
+
+    profile = profile_for(model)
+    if LONG_CONTEXT_BETA in betas:
+        return profile.long_context_window or LONG_CONTEXT_WINDOW
+    return profile.context_window
 
 
 def choose_model(model: str | None, env: Mapping[str, str]) -> ModelChoice:
@@ -215,6 +234,26 @@ def timeouts_from_env(env: Mapping[str, str]) -> Timeouts:
     return Timeouts(read_s=read, first_byte_s=first_byte, idle_s=idle)
 
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_CACHED_FAMILIES = ("haiku", "sonnet", "opus")
+
+
+def _switched_on(env: Mapping[str, str], name: str) -> bool:
+    """Whether a switch variable is on, read as Claude Code reads them."""
+    return env.get(name, "").strip().lower() in _TRUE
+
+
+def prompt_caching_from_env(env: Mapping[str, str]) -> PromptCaching:
+    """DISABLE_PROMPT_CACHING turns cache breakpoints off; DISABLE_PROMPT_CACHING_HAIKU (and
+    _SONNET, _OPUS) only for that family's models, as in Claude Code."""
+    from stayer.providers.anthropic import PromptCaching
+
+    off = {f for f in _CACHED_FAMILIES if _switched_on(env, f"DISABLE_PROMPT_CACHING_{f.upper()}")}
+    return PromptCaching(
+        enabled=not _switched_on(env, "DISABLE_PROMPT_CACHING"), off_for=frozenset(off)
+    )
+
+
 def _build_anthropic(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
     from stayer.providers.anthropic import DEFAULT_BASE_URL, AnthropicProvider
 
@@ -232,6 +271,7 @@ def _build_anthropic(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
         read_timeout_s=timeouts.read_s,
         first_byte_timeout_s=timeouts.first_byte_s,
         idle_timeout_s=timeouts.idle_s,
+        prompt_caching=prompt_caching_from_env(env),
     )
 
 

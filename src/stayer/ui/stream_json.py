@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -74,6 +75,7 @@ from stayer.events import (
     MessageDelta,
     MessageStarted,
     ModelSwitched,
+    ModelUsage,
     PartialKept,
     RequestStarted,
     Retrying,
@@ -162,7 +164,6 @@ class StreamJsonWriter:
     api_key_source: str = "none"
     session_id: str = ""
     model: str = ""
-    limits: ModelLimits | None = None
     _streaming: MessageAssembler | None = None
     """The response streaming now, until it completes or is withdrawn."""
     _printed: set[str] = field(default_factory=set[str])
@@ -175,7 +176,6 @@ class StreamJsonWriter:
         match event:
             case SessionStarted():
                 self.session_id, self.model = event.session_id, event.model
-                self.limits = ModelLimits(event.context_window, event.max_output_tokens)
                 return [self._init(event)]
             case ToolResultsAppended():
                 return [*self._interrupted_answer(), *self._tool_results(event)]
@@ -248,7 +248,7 @@ class StreamJsonWriter:
 
     def result(self, event: Finished) -> Line:
         """The closing `result` line of this run."""
-        return result_line(event, self.session_id, self.model, self.limits)
+        return result_line(event, self.session_id)
 
     def _frame(self, kind: str, **fields: Any) -> Line:
         frame: Line = {"type": kind, **fields}
@@ -313,17 +313,7 @@ class StreamJsonWriter:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ModelLimits:
-    """The model's context window and output limit, as `modelUsage` reports them."""
-
-    context_window: int = 0
-    max_output_tokens: int = 0
-
-
-def result_line(
-    event: Finished, session_id: str, model: str, limits: ModelLimits | None = None
-) -> Line:
+def result_line(event: Finished, session_id: str) -> Line:
     """The closing `result` message."""
     subtype = result_subtype(event.terminal)
     line: Line = {
@@ -339,7 +329,7 @@ def result_line(
         "session_id": session_id,
         "total_cost_usd": event.cost_usd,
         "usage": usage_to_wire(event.usage),
-        "modelUsage": {model: _model_usage(event, limits or ModelLimits())} if model else {},
+        "modelUsage": model_usage(event.model_usage),
         "permission_denials": [
             {"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}
             for d in event.permission_denials
@@ -353,17 +343,20 @@ def result_line(
     return line
 
 
-def _model_usage(event: Finished, limits: ModelLimits) -> dict[str, Any]:
-    usage = event.usage
+def model_usage(entries: Sequence[ModelUsage]) -> dict[str, Any]:
+    """`modelUsage`: one entry per model that served the run, in Claude Code's field names."""
     return {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "cacheReadInputTokens": usage.cache_read_input_tokens,
-        "cacheCreationInputTokens": usage.cache_creation_input_tokens,
-        "webSearchRequests": 0,
-        "costUSD": event.cost_usd,
-        "contextWindow": limits.context_window,
-        "maxOutputTokens": limits.max_output_tokens,
+        entry.model: {
+            "inputTokens": entry.usage.input_tokens,
+            "outputTokens": entry.usage.output_tokens,
+            "cacheReadInputTokens": entry.usage.cache_read_input_tokens,
+            "cacheCreationInputTokens": entry.usage.cache_creation_input_tokens,
+            "webSearchRequests": 0,
+            "costUSD": entry.cost_usd,
+            "contextWindow": entry.context_window,
+            "maxOutputTokens": entry.max_output_tokens,
+        }
+        for entry in entries
     }
 
 

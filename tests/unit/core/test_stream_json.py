@@ -117,7 +117,7 @@ def test_error_results_carry_their_subtype_and_errors() -> None:
         duration_ms=12.4,
         duration_api_ms=3.2,
     )
-    line = result_line(finished, "s", "m")
+    line = result_line(finished, "s")
     assert line["subtype"] == "error_max_turns"
     assert line["is_error"] is True
     assert line["errors"] == ["Reached maximum number of turns (3)"]
@@ -128,7 +128,6 @@ def test_error_results_carry_their_subtype_and_errors() -> None:
             Terminal.MODEL_ERROR, "overloaded", 1, Usage(), 0.0, "", None, 1, 1, error_status=529
         ),
         "s",
-        "m",
     )
     assert model_error["subtype"] == "error_during_execution"
     assert model_error["api_error_status"] == 529
