@@ -251,3 +251,43 @@ def test_model_usage_reports_the_ordinary_window_without_1m(
     assert "anthropic-beta" not in server.requests[0].headers
     usage = json.loads(done.stdout)["modelUsage"]["claude-haiku-4-5"]
     assert (usage["contextWindow"], usage["maxOutputTokens"]) == (200_000, 32_000)
+
+
+def test_resume_without_an_id_takes_a_choice_on_a_terminal(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    from tests.e2e.cli import clean_env
+
+    server.enqueue(reply("First."), reply("Second."), reply("Back in the first."))
+    for prompt in ("the first session", "the second session"):
+        assert stayer("-p", prompt, cwd=tmp_path, env=server.env()).status == 0
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stayer", "-p", "--resume", "--output-format", "json", "--",
+         "go on"],
+        cwd=tmp_path, env=clean_env(server.env()), stdin=terminal, stderr=terminal,
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(terminal)
+    shown = b""
+    while b"Resume which session? (number)" not in shown:
+        ready, _, _ = select.select([controller], [], [], 20)
+        assert ready, f"no question on the terminal; it showed {shown!r}"
+        shown += os.read(controller, 4096)
+    listing = shown.decode().splitlines()
+    assert "the second session" in listing[0] and "the first session" in listing[1]
+    os.write(controller, b"2\n")
+    out, _ = process.communicate(timeout=30)
+    os.close(controller)
+
+    assert process.returncode == 0
+    assert json.loads(out)["result"] == "Back in the first."
+    texts = [block["text"] for m in server.requests[2].messages for block in m["content"]]
+    assert texts == ["the first session", "First.", "go on"]

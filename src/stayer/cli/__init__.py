@@ -158,7 +158,9 @@ def _resume_choice(given: str | None) -> str | None:
         )
     if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
         raise ConfigError("--resume needs a session id here (no terminal to choose on); see above")
-    answer = input("Resume which session? (number) ").strip()
+    # asked on standard error, as the list is: standard output is for the run's output only
+    print("Resume which session? (number) ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline().strip()
     if not answer.isdigit() or not 1 <= int(answer) <= len(found):
         raise ConfigError(f"{answer!r} is not one of the numbers listed; nothing resumed")
     return found[int(answer) - 1].session_id
