@@ -8,7 +8,8 @@ Run from the repository root (the fake model server is imported from `tests.fake
     .venv/bin/python -m benchmarks.run --venv /tmp/prodvenv # a runtime-only install instead
     .venv/bin/python -m benchmarks.recovery                 # what the recovery tree costs a turn
     .venv/bin/python -m benchmarks.compaction               # compaction of a 150k-token history
-    .venv/bin/python -m benchmarks.run --recovery --compaction  # all of it, one JSON
+    .venv/bin/python -m benchmarks.session_turns            # turns 1, 100, 1,000 of a long session
+    .venv/bin/python -m benchmarks.run --recovery --compaction --session-turns  # all, one JSON
 
 A runtime-only environment (no dev tools, so no click/rich for httpx to pick up) can be made
 from the lock with `UV_PROJECT_ENVIRONMENT=/tmp/prodvenv .cache/uv/bin/uv sync --no-dev --frozen`.
@@ -32,5 +33,8 @@ Modules:
                  timed one by one;
 * `compaction` — the compaction functions on a 150k-token history, and whole autocompactions
                  inside the loop;
-* `history`    — that history, made by stayer's loop and tools over this repository.
+* `history`    — that history, made by stayer's loop and tools over this repository;
+* `session_turns` — the harness's time per turn at turns 1, 100 and 1,000 of one Session
+                 after that history, transcript on, split into the transcript's sync, the
+                 request's body and the rest.
 """

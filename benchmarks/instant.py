@@ -6,7 +6,10 @@ call it records, on `time.perf_counter()`:
 
 * `arrived`: the moment the loop asked for the response (`provider.stream(request)` began);
 * `model_s`: the time spent inside the model's own generator, producing the events;
-* `ended`: the moment the last event (`MessageCompleted`) was handed to the loop.
+* `ended`: the moment the last event (`MessageCompleted`) was handed to the loop;
+* `build_s`: with `encode` given, the time spent building the request's body before `arrived`
+  (a provider over HTTP builds it inside `stream`, before sending; it is the harness's work,
+  so it falls in the interval that ends at `arrived`, not in `model_s`).
 
 So, between two calls k and k+1, `arrived[k+1] - arrived[k] - model_s[k]` is the time the
 process spent in the harness (consuming the stream, deciding, running the tools, building the
@@ -51,17 +54,26 @@ class CallClock:
     arrived: float
     ended: float = math.nan
     model_s: float = 0.0
+    build_s: float = 0.0
 
 
 class ClockedModel:
     """An instant provider: `respond(request)` picks each reply, the scripted model streams it.
 
     `calls` is how many calls the run should make; one more is an error (the scripted model is
-    strict), and `assert_done` says when fewer were made.
+    strict), and `assert_done` says when fewer were made. `encode`, when given, builds each
+    request's body first, as an HTTP provider would (`RequestEncoder.encode`, say).
     """
 
-    def __init__(self, respond: Callable[[ModelRequest], Reply], calls: int) -> None:
+    def __init__(
+        self,
+        respond: Callable[[ModelRequest], Reply],
+        calls: int,
+        *,
+        encode: Callable[[ModelRequest], bytes] | None = None,
+    ) -> None:
         self._inner = ScriptedProvider([respond] * calls, model="claude-sonnet-4-5")
+        self._encode = encode
         self.clocks: list[CallClock] = []
 
     @property
@@ -78,7 +90,11 @@ class ClockedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream the reply, timing the model's own work apart from the loop's."""
+        began = time.perf_counter()
+        if self._encode is not None:
+            self._encode(request)
         clock = CallClock(request, time.perf_counter())
+        clock.build_s = clock.arrived - began if self._encode is not None else 0.0
         self.clocks.append(clock)
         events = self._inner.stream(request)
         while True:

@@ -2,7 +2,8 @@
 
     .venv/bin/python -m benchmarks.run [--runs 10] [--turns 100] [--turn-runs 3] [--warmup 1]
                                        [--no-floor] [--imports | --imports-only]
-                                       [--recovery] [--compaction] [--json PATH]
+                                       [--recovery] [--compaction] [--session-turns]
+                                       [--json PATH]
 
 Runs are interleaved (stayer, floor, stayer, floor, ...) so a burst of load on a shared machine
 hits both alike. Start-up figures are over `--runs` runs; per-turn figures pool every turn of
@@ -12,9 +13,11 @@ says whether the tail also makes it. Progress goes to standard error, the table 
 output, and `--json` writes every raw sample as well. `--imports` adds the `-X importtime`
 breakdown of `stayer --version` and of a one-turn `stayer -p` run (see `benchmarks.imports`).
 `--recovery` and `--compaction` add the in-process benchmarks of the loop's self-rescue (what
-the recovery tree costs a fault-free turn; compaction of a 150k-token history), run after the
-rest with their own defaults and tables (see `benchmarks.recovery`, `benchmarks.compaction`,
-which also run alone with more options).
+the recovery tree costs a fault-free turn; compaction of a 150k-token history), and
+`--session-turns` the harness's time per turn at turns 1, 100 and 1,000 of one Session after a
+150k-token history; they run after the rest with their own defaults and tables (see
+`benchmarks.recovery`, `benchmarks.compaction`, `benchmarks.session_turns`, which also run
+alone with more options).
 The exit status is 1 when stayer's median misses a target, so a script can notice.
 """
 
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import compaction, imports, machine, recovery
+from benchmarks import compaction, imports, machine, recovery, session_turns
 from benchmarks.measure import (
     DEFAULT_VENV,
     StartupRun,
@@ -277,6 +280,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         action="store_true",
         help="also the compaction of a 150k-token history (benchmarks.compaction)",
     )
+    parser.add_argument(
+        "--session-turns",
+        action="store_true",
+        help="also turns 1, 100 and 1,000 of a session after a 150k-token history "
+        "(benchmarks.session_turns)",
+    )
     parser.add_argument("--json", type=Path, help="write every sample and summary here")
     parser.add_argument(
         "--venv",
@@ -313,6 +322,13 @@ def _in_process(args: argparse.Namespace) -> dict[str, Any]:
         print()
         print(compaction.render(compaction.rows(measured), measured, settings))
         parts["compaction"] = compaction.as_json(measured, settings)
+    if args.session_turns:
+        _progress("turns deep into a long session (benchmarks.session_turns)")
+        turns_config = session_turns.Config()
+        taken = session_turns.measure(turns_config)
+        print()
+        print(session_turns.render(taken, turns_config))
+        parts["session_turns"] = session_turns.as_json(taken, turns_config)
     return parts
 
 

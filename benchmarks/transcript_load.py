@@ -119,16 +119,17 @@ def time_all(
     loaded = load(path)
     if loaded.messages != messages or loaded.warnings or loaded.skipped:
         raise BenchmarkError("the transcript did not read back as the conversation written")
-    extra = (*messages, UserMessage.of_text("one more prompt"))
-    # a writer holding the same chain, appending elsewhere, so the file loaded stays the same
+    # a writer holding the same chain, appending elsewhere, so the file loaded stays the same;
+    # each sample is the conversation as the session holds it, one message longer than the last
     going_on = TranscriptWriter(
         path.with_name("going-on.jsonl"), session_id=SESSION_ID, cwd=writer.cwd, git_branch="main"
     )
-    going_on.chain = list(writer.chain)
+    going_on.go_on_from(messages, loaded.chain)
+    more = [UserMessage.of_text(f"one more prompt ({n})") for n in range(repeats)]
+    longer = iter([(*messages, *more[: n + 1]) for n in range(repeats)])
 
     def sync_one() -> None:
-        going_on.sync(extra)
-        del going_on.chain[len(messages) :]  # back to the same length for the next sample
+        going_on.sync(next(longer))
 
     cases: dict[str, Callable[[], object]] = {
         "load": lambda: load(path),

@@ -159,10 +159,7 @@ class Session:
         writer = self._transcript
         if writer is not None and loaded.session_id == self.session_id:
             # the same session goes on in its own file: continue its chain
-            writer.chain = [
-                (message, record)
-                for message, record in zip(loaded.messages, loaded.chain, strict=True)
-            ]
+            writer.go_on_from(loaded.messages, loaded.chain)
         if writer is not None:
             writer.sync(self.history)
 

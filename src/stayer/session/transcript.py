@@ -82,28 +82,56 @@ class TranscriptWriter:
     cwd: str
     git_branch: str | None = None
     scrub: Scrubber = field(default_factory=lambda: Scrubber(()))
-    chain: list[tuple[Message, str]] = field(default_factory=list[tuple[Message, str]])
-    """The conversation as written: each message and its record's uuid."""
+    _written: tuple[Message, ...] = ()
+    """The conversation as written, in order ..."""
+    _ids: list[str] = field(default_factory=list[str])
+    """... and the uuid of each message's record."""
     _file: IO[str] | None = None
+
+    def go_on_from(self, messages: Sequence[Message], ids: Sequence[str]) -> None:
+        """Continue a chain already in the file: `messages`, whose records are `ids`."""
+        if len(messages) != len(ids):
+            raise ValueError(f"{len(messages)} messages but {len(ids)} record ids")
+        self._written, self._ids = tuple(messages), list(ids)
 
     def sync(self, messages: Sequence[Message]) -> None:
         """Write the messages of `messages` not yet in the file, hanging them off the longest
         prefix already written (a rewritten history starts a new branch)."""
-        shared = 0
-        for (written, _), message in zip(self.chain, messages, strict=False):
-            if written is not message and written != message:
-                break
-            shared += 1
-        del self.chain[shared:]
-        for message in messages[shared:]:
-            parent = self.chain[-1][1] if self.chain else None
-            record_id = str(uuid.uuid4())
-            self._write(_message_record(message), record_id, parent)
-            self.chain.append((message, record_id))
+        messages = tuple(messages)
+        done = self._shared(messages)
+        del self._ids[done:]
+        try:
+            for message in messages[done:]:
+                parent = self._ids[-1] if self._ids else None
+                record_id = str(uuid.uuid4())
+                self._write(_message_record(message), record_id, parent)
+                self._ids.append(record_id)
+                done += 1
+        finally:
+            # the objects just given, so the next sync finds them by identity
+            self._written = messages[:done]
+
+    def _shared(self, messages: tuple[Message, ...]) -> int:
+        """How many messages `messages` and what was written begin with alike.
+
+        The loop calls `sync` twice a turn with the whole conversation, nearly always what was
+        written plus a message, the same objects. Comparing the tuples is one pass in C that
+        stops at the first difference and calls `==` only for objects that are not the same
+        (a few nanoseconds a message, not a Python step each: about 15 µs at 2,000 messages).
+        Checking only the last message would be faster but wrong: clearing old tool output
+        replaces messages far back and keeps the newest ones.
+        """
+        written = self._written
+        if messages[: len(written)] == written:
+            return len(written)
+        for index, (before, now) in enumerate(zip(written, messages, strict=False)):
+            if before is not now and before != now:
+                return index
+        return min(len(written), len(messages))
 
     def event(self, subtype: str, **fields: Any) -> None:
         """A `system` record beside the chain: a compaction, a model switch, an interruption."""
-        parent = self.chain[-1][1] if self.chain else None
+        parent = self._ids[-1] if self._ids else None
         self._write({"type": "system", "subtype": subtype, **fields}, str(uuid.uuid4()), parent)
 
     def close(self) -> None:
