@@ -320,6 +320,7 @@ HistoryFault: TypeAlias = Literal[
     "empty_assistant",
     "unanswered_tool_use",
     "unexpected_tool_result",
+    "blank_text",
 ]
 
 
@@ -341,13 +342,15 @@ class HistoryProblem:
             "empty_assistant": f"assistant message {self.index} is empty and not the last",
             "unanswered_tool_use": f"tool calls in message {self.index} get no result: {ids}",
             "unexpected_tool_result": f"message {self.index} answers calls not made: {ids}",
+            "blank_text": f"message {self.index} has a text block with nothing but whitespace",
         }[self.fault]
 
 
 def history_problems(messages: Sequence[Message]) -> list[HistoryProblem]:
     """Everything that makes `messages` invalid for the API (empty when it is valid): roles
-    alternate from the user's, only the last assistant message may be empty, and every tool
-    call is answered in the very next message, which answers nothing else."""
+    alternate from the user's, only the last assistant message may be empty, no text block is
+    blank, and every tool call is answered in the very next message, which answers nothing
+    else."""
     if not messages:
         return [HistoryProblem("empty", 0)]
     problems = [] if isinstance(messages[0], UserMessage) else [HistoryProblem("first_not_user", 0)]
@@ -355,6 +358,8 @@ def history_problems(messages: Sequence[Message]) -> list[HistoryProblem]:
     for index, message in enumerate(messages):
         if index and message.role == messages[index - 1].role:
             problems.append(HistoryProblem("roles_repeat", index))
+        if any(isinstance(b, TextBlock) and not b.text.strip() for b in message.content):
+            problems.append(HistoryProblem("blank_text", index))  # the API refuses those
         results = tuple(
             block.tool_use_id for block in message.content if isinstance(block, ToolResultBlock)
         )

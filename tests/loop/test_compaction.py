@@ -259,3 +259,13 @@ async def test_a_window_cut_nothing_can_shrink_ends_keeping_what_was_written(
     assert last.content == (TextBlock("Half an answer"),)  # its call never ran: it is not kept
     shown = [e.message for e in events if isinstance(e, MessageCompleted)]
     assert shown == [last]  # what is printed is what the conversation holds
+
+
+async def test_a_summary_that_comes_back_empty_is_still_paid_for(tmp_path: Path) -> None:
+    empty_summary = Reply((TextBlock(""),), usage=Usage(input_tokens=30_000, output_tokens=5))
+    model = ScriptedProvider([Fault(TOO_LONG), empty_summary])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    end = finished(events)
+    assert end.terminal is Terminal.PROMPT_TOO_LONG
+    assert (end.usage.input_tokens, end.usage.output_tokens) == (30_000, 5)

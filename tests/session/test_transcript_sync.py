@@ -118,8 +118,8 @@ def test_a_writer_given_a_saved_chain_continues_it(tmp_path: Path) -> None:
 def test_messages_a_failed_write_left_out_are_written_by_the_next_sync(tmp_path: Path) -> None:
     (tmp_path / "not-a-folder").write_text("")
     out = writer(tmp_path / "not-a-folder" / "s.jsonl")
-    with pytest.raises(OSError):
-        out.sync(conversation()[:2])
+    out.sync(conversation()[:2])  # never raises: the run must not fail on its transcript
+    assert out.failure is not None and out.failure.startswith("cannot write the transcript ")
     out.path = tmp_path / "s.jsonl"
     out.sync(conversation())
     out.close()

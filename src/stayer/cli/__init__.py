@@ -133,8 +133,14 @@ async def _headless(args: argparse.Namespace) -> int:
     session = Session(options)
     for warning in session.warnings:
         print(f"stayer: {warning}", file=sys.stderr)
+    shown = len(session.warnings)
     async with session:
-        return await print_run(session.submit(prompt, abort=options.abort), printer, options.abort)
+        status = await print_run(
+            session.submit(prompt, abort=options.abort), printer, options.abort
+        )
+    for warning in session.warnings[shown:]:  # what went wrong on the way (an unsaved session)
+        print(f"stayer: {warning}", file=sys.stderr)
+    return status
 
 
 def _resume_choice(given: str | None) -> str | None:

@@ -9,6 +9,7 @@ to read in pages or search as the task needs. Nothing of what the user gave is l
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from stayer.messages import Message, TextBlock, ToolResultBlock, UserMessage
@@ -45,7 +46,9 @@ def save_prompt(
     path = folder / f"prompt-{digest}.txt"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the user's words only
+        with open(fd, "w", encoding="utf-8", errors="surrogatepass") as file:
+            file.write(text)
     except OSError:
         return None  # the caller goes on as if there were no folder: nothing is lost
     head, shown = _head(text, room)

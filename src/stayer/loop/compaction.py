@@ -115,6 +115,8 @@ class Outcome:
     step: Step | None = None
     summarised: LoopState | None = None
     """The state with the summarised history, when a summary was made."""
+    unsummarised: LoopState | None = None
+    """When the summariser answered but gave no summary: the state with its tokens billed."""
 
 
 async def autocompact(params: LoopParams, state: LoopState, out: Outcome) -> AsyncIterator[Event]:
@@ -144,7 +146,8 @@ async def autocompact(params: LoopParams, state: LoopState, out: Outcome) -> Asy
     async for event in _summarise(params, state, "auto", out):
         yield event
     if out.summarised is None:  # it failed: count it and go on with the history as it is
-        out.state = replace(state, compact_failures=state.compact_failures + 1)
+        base = out.unsummarised or state
+        out.state = replace(base, compact_failures=state.compact_failures + 1)
     else:
         out.state = replace(out.summarised, compacted_at=state.turn_count, refills=refills)
 
@@ -216,6 +219,8 @@ async def too_long(
     if out.summarised is not None:
         summarised = replace(out.summarised, reactive_compacted=True)
         out.step = Retry(summarised, Continue.REACTIVE_COMPACT_RETRY)
+    elif out.unsummarised is not None:
+        out.state = out.unsummarised  # the run ends with the refusal, the summary's cost counted
 
 
 async def window_exceeded(
@@ -257,7 +262,10 @@ async def _summarise(
     except Exception:  # a summary that failed, whatever broke, leaves the history as it was
         return
     message = turn.message
-    if message is None or not message.text.strip():
+    if message is None:
+        return
+    if not message.text.strip():  # an empty summary is still a call that was paid for
+        out.unsummarised = billed(params, state, turn.serving, (message.usage,))
         return
     keep = compaction_window(params) // KEEP_RECENT_SHARE
     kept = kept_round(state.messages, keep_recent_tokens=keep)

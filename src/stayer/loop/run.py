@@ -13,7 +13,7 @@ API whatever happened.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field, replace
 
 from stayer.errors import ModelError, PromptTooLong, StayerError
@@ -33,7 +33,9 @@ from stayer.events import (
 )
 from stayer.messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
+    TextBlock,
     ToolUseBlock,
     Usage,
 )
@@ -58,7 +60,7 @@ ABORTED_WHILE_CHECKING = Finish(
 INCOMPLETE = Finish(Terminal.MODEL_ERROR, "the model's response ended before it was complete")
 
 
-async def query(params: LoopParams, messages: tuple[Message, ...]) -> AsyncIterator[Event]:
+async def query(params: LoopParams, messages: tuple[Message, ...]) -> AsyncGenerator[Event, None]:
     """Run the loop on `messages` (ending with the new user message); yields every event."""
     async for event in query_loop(params, LoopState(messages=messages)):
         yield event
@@ -139,6 +141,7 @@ def _announce(step: Retry) -> list[Event]:
 
 async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> AsyncIterator[Event]:
     """Compact a history past the threshold first; end a run that can no longer fit."""
+    params.settled(state.messages)  # on record before a summary, which can take minutes
     async for event in compaction.autocompact(params, state, out):
         yield event
     if out.step is None:
@@ -312,9 +315,15 @@ def _account(params: LoopParams, state: LoopState, stream: _Stream) -> LoopState
 def _keep_partial(state: LoopState, stream: _Stream) -> LoopState:
     """Keep the blocks of an interrupted answer that streamed completely."""
     partial = stream.assembler.message()
-    if stream.complete_message is not None or not partial.content:
+    blocks = tuple(block for block in partial.content if not _blank(block))
+    if stream.complete_message is not None or not blocks:
         return state
-    return replace(state, messages=(*state.messages, partial))
+    return replace(state, messages=(*state.messages, replace(partial, content=blocks)))
+
+
+def _blank(block: ContentBlock) -> bool:
+    """A text block of nothing but whitespace, which the API refuses."""
+    return isinstance(block, TextBlock) and not block.text.strip()
 
 
 def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:
@@ -341,7 +350,14 @@ def _finished(params: LoopParams, state: LoopState, finish: Finish, started: flo
 
 def _without_empty_last(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     """The conversation to continue from: an empty last answer would be refused once it is no
-    longer last (the API wants content in every assistant turn but the final one)."""
-    if messages and isinstance(messages[-1], AssistantMessage) and not messages[-1].content:
+    longer last (the API wants content in every assistant turn but the final one), and so
+    would a text block of nothing but whitespace anywhere."""
+    last = messages[-1] if messages else None
+    if not isinstance(last, AssistantMessage):
+        return messages
+    kept = tuple(block for block in last.content if not _blank(block))
+    if not kept:
         return messages[:-1]
-    return messages
+    if len(kept) == len(last.content):
+        return messages
+    return (*messages[:-1], replace(last, content=kept))

@@ -47,7 +47,10 @@ def compact_policy(
         window=_window(options, env),
         percent=_percent(options, env),
         pins=pins,
-        saved_prompts=session_folder(env, cwd, session_id) / "prompts",
+        # a prompt is saved with the session, so not at all when the session is not kept
+        saved_prompts=(
+            session_folder(env, cwd, session_id) / "prompts" if options.persist_session else None
+        ),
     )
 
 

@@ -11,14 +11,21 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from stayer.errors import ConfigError
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9-]")
 
 
 def config_root(env: Mapping[str, str]) -> Path:
     """stayer's own folder: `STAYER_CONFIG_DIR`, else `~/.stayer`."""
     given = env.get("STAYER_CONFIG_DIR")
-    # absolute, so a path built from it means the same file whatever directory reads it
-    return Path(given).expanduser().resolve() if given else Path.home() / ".stayer"
+    if not given:
+        return Path.home() / ".stayer"
+    try:
+        # absolute, so a path built from it means the same file whatever directory reads it
+        return Path(given).expanduser().resolve()
+    except RuntimeError:  # `~name` for a user that does not exist
+        raise ConfigError(f"STAYER_CONFIG_DIR {given}: no such home directory") from None
 
 
 def project_slug(cwd: Path) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -343,6 +344,9 @@ async def query(
     from .session import Session
 
     options = options or QueryOptions()
-    async with Session(options) as session:
-        async for event in session.submit(prompt, abort=options.abort):
+    async with (
+        Session(options) as session,
+        aclosing(session.submit(prompt, abort=options.abort)) as events,
+    ):
+        async for event in events:
             yield event

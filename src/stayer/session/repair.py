@@ -47,7 +47,7 @@ def repair(messages: Sequence[Message]) -> Repaired:
     """`messages` made valid for the API, losing nothing that can be kept."""
     fixes = [str(problem) for problem in history_problems(messages)] if messages else []
     out: list[Message] = []
-    for message in messages:
+    for message in map(_without_blank_text, messages):
         if isinstance(message, AssistantMessage):
             _add_answer(out, message)
         else:
@@ -63,6 +63,15 @@ def repair(messages: Sequence[Message]) -> Repaired:
     left = history_problems(repaired) if repaired else []
     assert not left, f"repair left the history invalid: {left}"
     return Repaired(repaired, tuple(fixes), interrupted)
+
+
+def _without_blank_text(message: Message) -> Message:
+    """`message` without text blocks of nothing but whitespace, which the API refuses (an
+    interrupted answer can leave one)."""
+    kept = tuple(
+        b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
+    )
+    return message if len(kept) == len(message.content) else replace(message, content=kept)
 
 
 def _add_answer(out: list[Message], message: AssistantMessage) -> None:
@@ -88,6 +97,8 @@ def _add_user(out: list[Message], message: UserMessage) -> None:
         if not others:
             return
         message = UserMessage(tuple(others))
+    if not message.content:
+        return
     if out and isinstance(out[-1], UserMessage):
         out[-1] = UserMessage((*out[-1].content, *message.content))
     else:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -63,6 +64,7 @@ class Session:
         self._announced = False
         self._lock = asyncio.Lock()
         self._abort: AbortSignal | None = None
+        self._seen: tuple[Message, ...] = ()
         self._transcript = _writer(options, self.setup, env)
         if resumed is not None:
             self._take(resumed)
@@ -76,19 +78,41 @@ class Session:
         """Where this session is written, or None when it is not kept."""
         return None if self._transcript is None else self._transcript.path
 
-    async def submit(
+    def submit(
         self, prompt: str | Sequence[ContentBlock], *, abort: AbortSignal | None = None
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Run one prompt; yields its events (`SessionStarted` first, once per session) and
-        ends with its `Finished`. The conversation goes on from where the run left it."""
+        ends with its `Finished`. The conversation goes on from where the run left it.
+
+        Refused at once (`SessionBusy`) while another prompt runs, unless the session queues.
+        A consumer that stops early should close the iterator (`contextlib.aclosing`): the run
+        stops, and the conversation keeps what it did up to then, repaired.
+        """
+        if not prompt or (isinstance(prompt, str) and not prompt.strip()):
+            raise ConfigError("the prompt is empty; say what to do")
         if self._lock.locked() and self.busy == "refuse":
             raise SessionBusy(
                 "a prompt is already running in this session; wait for its Finished event, "
                 "or make the Session with busy='queue'"
             )
+        abort = abort or AbortSignal()
+        if not self._lock.locked():
+            self._abort = abort  # so an interrupt before the first event still counts
+        return self._submission(prompt, abort)
+
+    async def _submission(
+        self, prompt: str | Sequence[ContentBlock], abort: AbortSignal
+    ) -> AsyncGenerator[Event, None]:
         async with self._lock:
-            async for event in self._run(prompt, abort or AbortSignal()):
-                yield event
+            finished = False
+            try:
+                async for event in self._run(prompt, abort):
+                    finished = finished or isinstance(event, Finished)
+                    yield event
+            finally:
+                if not finished:
+                    self._salvage()
+                self._note_failure()
 
     def interrupt(self) -> None:
         """Stop the running submission (its run still ends with `Finished`)."""
@@ -130,12 +154,27 @@ class Session:
         if not self._announced:
             self._announced = True
             yield self.setup.started
-        async for event in loop_query(params, messages):
-            if writer is not None:
-                _record(writer, event)
-            if isinstance(event, Finished):
-                self.history = event.messages
-            yield event
+        self._seen = messages
+        async with aclosing(loop_query(params, messages)) as events:  # its tools stop with it
+            async for event in events:
+                if writer is not None:
+                    _record(writer, event)
+                if isinstance(event, Finished):
+                    self.history = event.messages
+                yield event
+
+    def _note_failure(self) -> None:
+        writer = self._transcript
+        if writer is not None and writer.failure and writer.failure not in self.warnings:
+            self.warnings = (*self.warnings, writer.failure)
+
+    def _salvage(self) -> None:
+        """A run its consumer left before it finished: keep what it did, made valid."""
+        repaired = repair(self._seen)
+        self.history = repaired.messages
+        self._interrupted = True
+        if self._transcript is not None:
+            self._transcript.event("interrupted", terminalReason="abandoned")
 
     def _params_for(self, prompt: str | Sequence[ContentBlock]) -> LoopParams:
         params = self.setup.params
@@ -144,8 +183,13 @@ class Session:
             params = replace(
                 params, token_budget=budget, system_prompt=self.setup.system_for(budget)
             )
-        writer = self._transcript
-        return params if writer is None else replace(params, observe=writer.sync)
+        return replace(params, observe=self._observe)
+
+    def _observe(self, messages: tuple[Message, ...]) -> None:
+        """The conversation as the loop last settled it: kept, and written."""
+        self._seen = messages
+        if self._transcript is not None:
+            self._transcript.sync(messages)
 
     def _take(self, loaded: Loaded) -> None:
         """Go on from a saved conversation, repaired where it needs it."""
@@ -190,6 +234,18 @@ def _writer(options: QueryOptions, setup: Setup, env: Mapping[str, str]) -> Tran
         return None
     cwd = Path(setup.started.cwd)
     folder = config_root(env) / "projects" / project_slug(cwd)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        writable = os.access(folder, os.W_OK)
+    except OSError as error:
+        writable, reason = False, error.strerror or str(error)
+    else:
+        reason = "not writable"
+    if not writable:
+        raise ConfigError(
+            f"cannot keep sessions in {folder} ({reason}); set STAYER_CONFIG_DIR to a folder "
+            "you can write, or pass --no-session-persistence"
+        )
     return TranscriptWriter(
         path=folder / f"{setup.started.session_id}.jsonl",
         session_id=setup.started.session_id,
@@ -227,7 +283,10 @@ def _transcript_to_resume(options: QueryOptions, folder: Path) -> Path:
         return latest[0].path
     given = options.resume
     if given.endswith(".jsonl") or os.sep in given:
-        path = Path(given).expanduser()
+        try:
+            path = Path(given).expanduser()
+        except RuntimeError:  # `~name` for a user that does not exist
+            raise ConfigError(f"--resume {given}: no such home directory; give a path") from None
         if not path.is_file():
             raise ConfigError(f"--resume {given}: no such transcript file")
         return path

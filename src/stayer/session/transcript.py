@@ -6,7 +6,10 @@ record being written. Records chain by `parentUuid`, as Claude Code's do: when t
 is rewritten (a compaction, a dropped answer), the new records hang off the last one still
 shared, and the conversation the model last saw is the chain from the newest message record
 back to its root. Compaction boundaries, model switches and interruptions are `system`
-records beside the chain. Secrets the user passed in the environment never reach the file.
+records beside the chain. The values of environment variables whose names say they are secret
+(`…_KEY`, `…_TOKEN`, `…_SECRET`, `…PASSWORD`, `…_PWD`, …), and passwords inside URLs in the
+environment, are replaced by the variable's name (thinking blocks excepted: their signature
+covers their text).
 
 Reading follows the same chain over every record that has a `uuid`, so Claude Code's own files
 (one record per content block of an answer and per tool result, parallel calls written as a fan
@@ -37,7 +40,12 @@ from stayer.messages import (
     message_to_wire,
 )
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+_SECRET_NAME = re.compile(
+    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|PASS|CREDENTIALS?|AUTH|AUTH_TOKEN)(_|$)",
+    re.IGNORECASE,
+)
+"""Names whose values are secrets: a whole part of the name (`GIT_AUTHOR_NAME` is not one)."""
+_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/:@\s]+:([^/@\s]+)@", re.IGNORECASE)
 MIN_SECRET_CHARS = 8
 
 
@@ -55,22 +63,35 @@ class Scrubber:
 
     @classmethod
     def of(cls, *envs: Mapping[str, str]) -> Scrubber:
-        found = {
-            value: name
-            for env in envs
-            for name, value in env.items()
-            if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS
-        }
+        found: dict[str, str] = {}
+        for env in envs:
+            for name, value in env.items():
+                if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
+                    found[value] = name
+                password = _URL_PASSWORD.match(value)
+                if password and len(password.group(1)) >= 4:  # the password part of a URL
+                    found[password.group(1)] = f"{name} password"
         # longest first, so a secret that contains another is replaced whole
         ordered = sorted(found.items(), key=lambda item: -len(item[0]))
         return cls(tuple((value, name) for value, name in ordered))
 
-    def __call__(self, line: str) -> str:
+    def __call__(self, text: str) -> str:
         for value, name in self.secrets:
-            escaped = json.dumps(value)[1:-1]
-            for form in {value, escaped}:
-                line = line.replace(form, f"[{name} redacted]")
-        return line
+            text = text.replace(value, f"[{name} redacted]")
+        return text
+
+    def record(self, value: Any) -> Any:
+        """`value` (a record or part of one) with every string scrubbed, except inside thinking
+        blocks: their signature covers their text, and a changed one is refused on resume."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, list):
+            return [self.record(item) for item in value]
+        if isinstance(value, dict):
+            if value.get("type") in ("thinking", "redacted_thinking"):
+                return value
+            return {key: self.record(item) for key, item in value.items()}
+        return value
 
 
 @dataclass
@@ -87,6 +108,9 @@ class TranscriptWriter:
     _ids: list[str] = field(default_factory=list[str])
     """... and the uuid of each message's record."""
     _file: IO[str] | None = None
+    failure: str | None = None
+    """Why the file could not be written (a full disk, say): the session goes on rather than
+    failing, says so once, and the next sync writes what was left out."""
 
     def go_on_from(self, messages: Sequence[Message], ids: Sequence[str]) -> None:
         """Continue a chain already in the file: `messages`, whose records are `ids`."""
@@ -107,6 +131,8 @@ class TranscriptWriter:
                 self._write(_message_record(message), record_id, parent)
                 self._ids.append(record_id)
                 done += 1
+        except OSError as error:
+            self._fail(error)
         finally:
             # the objects just given, so the next sync finds them by identity
             self._written = messages[:done]
@@ -132,7 +158,18 @@ class TranscriptWriter:
     def event(self, subtype: str, **fields: Any) -> None:
         """A `system` record beside the chain: a compaction, a model switch, an interruption."""
         parent = self._ids[-1] if self._ids else None
-        self._write({"type": "system", "subtype": subtype, **fields}, str(uuid.uuid4()), parent)
+        try:
+            record = {"type": "system", "subtype": subtype, **fields}
+            self._write(record, str(uuid.uuid4()), parent)
+        except OSError as error:
+            self._fail(error)
+
+    def _fail(self, error: OSError) -> None:
+        self.failure = self.failure or (
+            f"cannot write the transcript {self.path} ({error.strerror or error}); what could "
+            "not be written is tried again at the next step"
+        )
+        self.close()
 
     def close(self) -> None:
         if self._file is not None:
@@ -159,7 +196,10 @@ class TranscriptWriter:
                 # a process killed mid-write left a torn line: end it, or the first record of
                 # this one would be glued to it and lost with it
                 self._file.write("\n")
-        self._file.write(self.scrub(json.dumps(full, ensure_ascii=False)) + "\n")
+        line = json.dumps(
+            self.scrub.record(full) if self.scrub.secrets else full, ensure_ascii=False
+        )
+        self._file.write(line + "\n")
         self._file.flush()
 
 
@@ -190,7 +230,13 @@ class Loaded:
 def load(path: Path) -> Loaded:
     """The conversation the transcript at `path` holds; raises `OSError` if it cannot be read."""
     records, warnings = _records(path)
-    walk = _with_parallel_calls(_chain_to_newest(records), records)
+    newest, gaps = _chain_to_newest(records)
+    if gaps:
+        warnings.append(
+            f"{path}: {gaps} record(s) point to a parent the file does not hold; the "
+            "conversation was joined across the gap in file order"
+        )
+    walk = _with_parallel_calls(newest, records)
     messages, chain, bad = _messages(walk)
     if bad:
         warnings.append(f"{path}: {bad} unreadable message record(s) skipped")
@@ -199,19 +245,40 @@ def load(path: Path) -> Loaded:
     return Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings))
 
 
-def _chain_to_newest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records from the root to the newest message record, following `parentUuid`."""
+def _chain_to_newest(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The records from the root to the newest message record, following `parentUuid`, and
+    how many gaps were crossed: a parent the file lacks (a torn or lost line) is replaced by
+    the record before it in the file, so a lost line costs that line, not all that came before.
+    """
     by_id = {record["uuid"]: record for record in records if isinstance(record.get("uuid"), str)}
+    position = {id(record): index for index, record in enumerate(records)}
     leaf = next((r for r in reversed(records) if _is_message(r)), None)
     walk: list[dict[str, Any]] = []
     seen: set[str] = set()
+    gaps = 0
     while leaf is not None and leaf["uuid"] not in seen:
         seen.add(leaf["uuid"])
         walk.append(leaf)
         parent = leaf.get("parentUuid")
-        leaf = by_id.get(parent) if isinstance(parent, str) else None
+        if not isinstance(parent, str):
+            break
+        found = by_id.get(parent)
+        if found is None:
+            gaps += 1
+            found = _before(records, position[id(leaf)])
+        leaf = found
     walk.reverse()
-    return walk
+    return walk, gaps
+
+
+def _before(records: list[dict[str, Any]], index: int) -> dict[str, Any] | None:
+    """The nearest record with a uuid before `index` in the file."""
+    found: dict[str, Any] | None = None
+    for record in reversed(records[:index]):
+        if isinstance(record.get("uuid"), str):
+            found = record
+            break
+    return found
 
 
 def _with_parallel_calls(
@@ -326,7 +393,7 @@ def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int
             continue
         try:
             message = message_from_wire(record["message"])
-        except (ValueError, KeyError, TypeError):
+        except Exception:  # a record that is not what a message looks like, however it fails
             bad += 1
             continue
         at = _joins(messages, chain, message, record.get("parentUuid"))
@@ -398,7 +465,7 @@ def summaries(folder: Path, *, limit: int = 20) -> list[Summary]:
     for path in files[:limit]:
         try:
             loaded = load(path)
-        except OSError:
+        except (OSError, ValueError):  # one unreadable file does not hide the others
             continue
         first = next((m for m in loaded.messages if not isinstance(m, AssistantMessage)), None)
         prompt = " ".join(getattr(b, "text", "") for b in first.content) if first else ""
