@@ -14,7 +14,9 @@ Code, where the files nearer the working directory come later and weigh more):
    then `CLAUDE.local.md` (the user's private notes there, last, as Claude Code reads them).
    Outside a repository every directory from just below the filesystem root down counts, as
    in Claude Code (which never reads the root itself). Directories above a repository belong
-   to other projects or to the user's wider setup, whose place is the user's folder.
+   to other projects or to the user's wider setup, whose place is the user's folder. A
+   repository whose top level is the home directory or above it (a dotfiles repository in
+   `~`) counts as none: it would make every project below home, and `~/.ssh`, one project.
 
 `@path` imports (see `imports`) are read after the file that names them, relative to that file,
 `~/` meaning the home directory, up to five hops deep as in Claude Code. Each file is read once:
@@ -24,9 +26,13 @@ file with the very text of one already read are noted and skipped.
 Two guards. A project's file, and what it imports, must really lie inside the project (its
 repository, or its own directory outside one), so a cloned repository cannot pull
 `~/.ssh/id_rsa` into the prompt through an import or a symlink; Claude Code asks before it
-follows an import out of the project, and with nobody to ask, stayer does not follow it. The
-user's own files may import from anywhere. And a project file in a directory anyone may write
-(`/tmp`) is skipped unless it belongs to the user or root, since anyone could have left it there.
+follows an import out of the project, and with nobody to ask, stayer does not follow it. A
+directory that holds the home directory (home itself, and those above it, read on the walk
+outside a repository) is no boundary for imports: its files may import only files directly
+beside them, since below it lie every project and the user's keys. The user's own files may
+import from anywhere. And a file that someone other than the user or root could have left in a
+directory anyone may write (`/tmp`; see `ownership`) is skipped, whether found on the walk or
+named by an import, the user's imports included.
 
 Sizes: a file is cut at 40,000 characters (the size at which Claude Code warns that a memory
 file is large), and all of them together at 100,000; when they go over, the files read first,
@@ -44,6 +50,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from .imports import import_paths
+from .ownership import OwnerCheck, ours_or_root, planted
 
 MemorySource = Literal["user", "project", "local", "import"]
 SkipReason = Literal[
@@ -136,6 +143,9 @@ class Candidate:
     path: Path
     source: MemorySource
     boundary: Path | None
+    imports_beside: bool = False
+    """Whether what it imports must lie directly in `boundary`, not below it (the files of a
+    directory that holds the home directory)."""
 
 
 def project_root(cwd: Path) -> Path | None:
@@ -155,28 +165,50 @@ def project_directories(cwd: Path, root: Path | None) -> tuple[Path, ...]:
 
 
 def memory_candidates(
-    cwd: Path, *, user_dirs: Sequence[tuple[Path, Sequence[str]]], root: Path | None
+    cwd: Path,
+    *,
+    user_dirs: Sequence[tuple[Path, Sequence[str]]],
+    root: Path | None,
+    home: Path,
 ) -> tuple[Candidate, ...]:
     """Every place a memory file may be, in reading order; `user_dirs` are the user's folders
-    with the names each may hold."""
+    with the names each may hold, `root` the repository (none when it holds `home`)."""
     found = [
         Candidate(folder / name, "user", None) for folder, names in user_dirs for name in names
     ]
+    if root is not None and _holds(root, home):
+        root = None
     for directory in project_directories(cwd, root):
         boundary = directory if root is None else root
-        found.extend(Candidate(directory / name, "project", boundary) for name in PROJECT_NAMES)
-        found.extend(Candidate(directory / name, "local", boundary) for name in LOCAL_NAMES)
+        beside = root is None and _holds(directory, home)
+        places: tuple[tuple[tuple[str, ...], MemorySource], ...] = (
+            (PROJECT_NAMES, "project"),
+            (LOCAL_NAMES, "local"),
+        )
+        for names, source in places:
+            found.extend(Candidate(directory / name, source, boundary, beside) for name in names)
     return tuple(found)
 
 
+def _holds(directory: Path, home: Path) -> bool:
+    """Whether `directory` is `home` or one of the directories above it."""
+    return Path(os.path.realpath(home)).is_relative_to(os.path.realpath(directory))
+
+
 def load_memory(
-    candidates: Sequence[Candidate], *, home: Path, limits: MemoryLimits = MemoryLimits()
+    candidates: Sequence[Candidate],
+    *,
+    home: Path,
+    limits: MemoryLimits = MemoryLimits(),
+    trusted: OwnerCheck = ours_or_root,
 ) -> Memory:
-    """Read the candidates that exist and everything they import, within `limits`."""
-    loader = _Loader(home, limits)
+    """Read the candidates that exist and everything they import, within `limits`; `trusted`
+    says whose files in a directory anyone may write are taken as the user's own."""
+    loader = _Loader(home, limits, trusted)
     for candidate in candidates:
         if os.path.lexists(candidate.path):
-            loader.load(candidate.path, candidate.source, candidate.boundary, chain=())
+            reach = _Reach(candidate.boundary, candidate.imports_beside)
+            loader.load(candidate.path, candidate.source, reach, chain=())
     files, over = fit_total(loader.files, limits.max_total_chars)
     return Memory(tuple(files), (*loader.skipped, *over))
 
@@ -215,12 +247,36 @@ def _inside(path: str, boundary: Path) -> bool:
     return path == real_boundary or path.startswith(real_boundary.rstrip(os.sep) + os.sep)
 
 
+class _Reach(NamedTuple):
+    """Where a file and what it imports must lie: inside `boundary` (None: anywhere), and
+    imports directly in it when `beside`."""
+
+    boundary: Path | None
+    beside: bool = False
+
+    def refuses(self, real: str, *, imported: bool) -> bool:
+        if self.boundary is None:
+            return False
+        if imported and self.beside:
+            return os.path.dirname(real) != os.path.realpath(self.boundary)
+        return not _inside(real, self.boundary)
+
+    def planted(self, path: Path, real: str, trusted: OwnerCheck) -> bool:
+        """Whether the file as named, or where it really is, could have been left by anyone."""
+        anchor = self.boundary if self.boundary is not None else Path(path.anchor)
+        real_anchor = Path(os.path.realpath(anchor))
+        return planted(path, anchor, trusted=trusted) or planted(
+            Path(real), real_anchor, trusted=trusted
+        )
+
+
 class _Loader:
     """Reads files and follows imports; remembers what it read, to read nothing twice."""
 
-    def __init__(self, home: Path, limits: MemoryLimits) -> None:
+    def __init__(self, home: Path, limits: MemoryLimits, trusted: OwnerCheck) -> None:
         self.home = home
         self.limits = limits
+        self.trusted = trusted
         self.files: list[MemoryFile] = []
         self.skipped: list[SkippedFile] = []
         self._seen: dict[str, Path] = {}
@@ -230,14 +286,14 @@ class _Loader:
         self,
         path: Path,
         source: MemorySource,
-        boundary: Path | None,
+        reach: _Reach,
         *,
         chain: tuple[str, ...],
         imported_by: Path | None = None,
     ) -> None:
         """Read `path` (reached through the imports in `chain`), then what it imports."""
         real = os.path.realpath(path)
-        problem = self._refusal(path, real, source, boundary, chain)
+        problem = self._refusal(path, real, source, reach, chain)
         read = _read(path, self.limits.max_file_chars) if problem is None else problem
         if not isinstance(read, _Read):
             self.skipped.append(SkippedFile(path, read[0], read[1], imported_by))
@@ -251,32 +307,34 @@ class _Loader:
         self._seen[real] = path
         self._texts[stripped] = path
         self.files.append(MemoryFile(path, source, text, read.size, imported_by, read.cut))
-        self._follow(path, text, boundary, (*chain, real))
+        self._follow(path, text, reach, (*chain, real))
 
     def _refusal(
         self,
         path: Path,
         real: str,
         source: MemorySource,
-        boundary: Path | None,
+        reach: _Reach,
         chain: tuple[str, ...],
     ) -> tuple[SkipReason, str] | None:
         if real in chain:
             return "cycle", "imports itself through a chain of imports; read once"
         if real in self._seen:
             return "already_loaded", f"already loaded as {self._seen[real]}"
-        if boundary is not None and not _inside(real, boundary):
+        if reach.refuses(real, imported=source == "import"):
+            where = "directly in" if reach.beside and source == "import" else "inside"
             return "outside_project", (
-                f"lies outside the project ({boundary}); a project's files may only bring in "
-                "files inside it, so import it from your own STAYER.md instead"
+                f"lies outside the project ({reach.boundary}); a project's files may only "
+                f"bring in files {where} it, so import it from your own STAYER.md instead"
             )
-        if source in ("project", "local") and _planted(path):
+        if source != "user" and reach.planted(path, real, self.trusted):
             return "untrusted_owner", (
-                "belongs to another user, in a directory anyone may write; not trusted"
+                "it, or a directory on the way to it, belongs to another user and lies in a "
+                "directory anyone may write; not trusted"
             )
         return None
 
-    def _follow(self, path: Path, text: str, boundary: Path | None, chain: tuple[str, ...]) -> None:
+    def _follow(self, path: Path, text: str, reach: _Reach, chain: tuple[str, ...]) -> None:
         depth = len(chain)
         for written in import_paths(text):
             target = self._resolve(path, written)
@@ -288,7 +346,7 @@ class _Loader:
                 detail = f"@{written} names no file"
                 self.skipped.append(SkippedFile(target, "not_found", detail, path))
                 continue
-            self.load(target, "import", boundary, chain=chain, imported_by=path)
+            self.load(target, "import", reach, chain=chain, imported_by=path)
 
     def _resolve(self, importer: Path, written: str) -> Path:
         """Where `@written` in `importer` points; a sentence's closing punctuation is let go
@@ -304,20 +362,6 @@ class _Loader:
         if written.startswith("~/"):
             return Path(os.path.normpath(self.home / written[2:]))
         return Path(os.path.normpath(importer.parent / written))
-
-
-def _planted(path: Path) -> bool:
-    """Whether `path` belongs to someone other than us or root, in a directory anyone may
-    write (`/tmp`): a file anyone could have left there for us to obey."""
-    getuid = getattr(os, "getuid", None)
-    if getuid is None:
-        return False
-    try:
-        owner = path.lstat().st_uid
-        directory_mode = path.parent.stat().st_mode
-    except OSError:
-        return False
-    return owner not in (getuid(), 0) and bool(directory_mode & stat.S_IWOTH)
 
 
 class _Read(NamedTuple):

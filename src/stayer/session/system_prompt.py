@@ -49,8 +49,9 @@ def discover_memory(cwd: Path, env: Mapping[str, str]) -> Memory:
     if env_flag(env, "CLAUDE_CODE_DISABLE_CLAUDE_MDS"):
         return Memory()
     user_dirs = ((claude_config_dir(env), ("CLAUDE.md",)), (config_root(env), USER_NAMES))
-    candidates = memory_candidates(cwd, user_dirs=user_dirs, root=project_root(cwd))
-    return load_memory(candidates, home=Path.home())
+    home = Path.home()
+    candidates = memory_candidates(cwd, user_dirs=user_dirs, root=project_root(cwd), home=home)
+    return load_memory(candidates, home=home)
 
 
 def system_prompt(

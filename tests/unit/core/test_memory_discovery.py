@@ -116,7 +116,7 @@ def test_the_repository_is_the_nearest_directory_holding_git(tmp_path: Path) -> 
 
 
 def test_outside_a_repository_each_directory_may_import_only_from_itself(tmp_path: Path) -> None:
-    candidates = memory_candidates(tmp_path / "a", user_dirs=(), root=None)
+    candidates = memory_candidates(tmp_path / "a", user_dirs=(), root=None, home=Path("/elsewhere"))
     mine = [c for c in candidates if c.path.parent in (tmp_path, tmp_path / "a")]
     assert mine[0] == Candidate(tmp_path / "AGENTS.md", "project", tmp_path)
     assert Candidate(tmp_path / "a" / "CLAUDE.local.md", "local", tmp_path / "a") in mine
@@ -128,7 +128,9 @@ def test_a_symlinked_or_copied_file_is_read_once(tmp_path: Path) -> None:
     write(repo / "AGENTS.md", "the shared guidance")
     (repo / "CLAUDE.md").symlink_to("AGENTS.md")
     write(repo / "STAYER.md", "the shared guidance\n")
-    memory = load_memory(memory_candidates(repo, user_dirs=(), root=repo), home=tmp_path)
+    memory = load_memory(
+        memory_candidates(repo, user_dirs=(), root=repo, home=tmp_path), home=tmp_path
+    )
     assert memory.paths == (str(repo / "AGENTS.md"),)
     assert memory.skipped == (
         SkippedFile(
@@ -147,7 +149,9 @@ def test_a_project_file_that_points_out_of_the_project_is_not_read(tmp_path: Pat
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "AGENTS.md").symlink_to(secret)
-    memory = load_memory(memory_candidates(repo, user_dirs=(), root=repo), home=tmp_path)
+    memory = load_memory(
+        memory_candidates(repo, user_dirs=(), root=repo, home=tmp_path), home=tmp_path
+    )
     assert memory.files == ()
     (skipped,) = memory.skipped
     assert (skipped.path, skipped.reason) == (repo / "AGENTS.md", "outside_project")
@@ -159,7 +163,9 @@ def test_empty_files_and_directories_are_skipped_with_the_reason(tmp_path: Path)
     (repo / ".git").mkdir(parents=True)
     write(repo / "AGENTS.md", "  \n")
     (repo / "CLAUDE.md").mkdir()
-    memory = load_memory(memory_candidates(repo, user_dirs=(), root=repo), home=tmp_path)
+    memory = load_memory(
+        memory_candidates(repo, user_dirs=(), root=repo, home=tmp_path), home=tmp_path
+    )
     assert memory.files == ()
     assert [(s.path.name, s.reason) for s in memory.skipped] == [
         ("AGENTS.md", "empty"),
