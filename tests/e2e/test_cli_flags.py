@@ -151,15 +151,85 @@ def test_session_id_must_be_a_uuid_as_written(
     assert server.requests == []
 
 
-def test_a_session_id_is_reported_exactly_as_given(server: FakeModelServer, tmp_path: Path) -> None:
-    wanted = str(uuid.uuid4()).upper()
-    server.enqueue(reply("ok"))
+def test_a_session_id_is_kept_in_lower_case_so_resume_finds_it(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    wanted = str(uuid.uuid4())
+    server.enqueue(reply("ok"), reply("still here"))
     done = stayer(
-        "-p", "hi", f"--session-id={wanted}", "--output-format", "json",
+        "-p", "hi", f"--session-id={wanted.upper()}", "--output-format", "json",
         cwd=tmp_path, env=server.env(),
     )  # fmt: skip
     assert done.status == 0, done.stderr
     assert json.loads(done.stdout)["session_id"] == wanted
+    again = stayer("-p", "--resume", wanted.upper(), "--output-format", "json", "--", "again",
+                   cwd=tmp_path, env=server.env())  # fmt: skip
+    assert again.status == 0, again.stderr
+    assert json.loads(again.stdout)["session_id"] == wanted
+    assert len(server.requests[1].messages) == 3
+
+
+def test_the_id_of_a_saved_session_cannot_start_another(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    wanted = str(uuid.uuid4())
+    server.enqueue(reply("ok"))
+    first = stayer("-p", "hi", "--session-id", wanted, cwd=tmp_path, env=server.env())
+    assert first.status == 0, first.stderr
+    done = stayer("-p", "hi", "--session-id", wanted, cwd=tmp_path, env=server.env())
+
+    assert (done.status, done.stderr) == (
+        2,
+        f"stayer: session {wanted} already exists; use --resume {wanted} to go on with it, "
+        "or give another id\n",
+    )
+    assert len(server.requests) == 1
+
+
+def test_a_session_id_with_continue_needs_fork_session_and_then_names_the_fork(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    wanted = str(uuid.uuid4())
+    server.enqueue(reply("one"), reply("two"))
+    first = stayer("-p", "first", "--output-format", "json", cwd=tmp_path, env=server.env())
+    assert first.status == 0, first.stderr
+    refused = stayer("-p", "-c", "--session-id", wanted, "--", "more", cwd=tmp_path,
+                     env=server.env())  # fmt: skip
+    assert (refused.status, refused.stderr) == (
+        2,
+        "stayer: a session id with --resume or --continue needs --fork-session (the fork gets "
+        "the id); leave the id out to go on under the resumed session's own\n",
+    )
+    fork = stayer("-p", "-c", "--fork-session", "--session-id", wanted, "--output-format",
+                  "json", "--", "more", cwd=tmp_path, env=server.env())  # fmt: skip
+    assert fork.status == 0, fork.stderr
+    assert json.loads(fork.stdout)["session_id"] == wanted != json.loads(first.stdout)["session_id"]
+    assert len(server.requests[1].messages) == 3
+
+
+def test_a_directory_sharing_a_folder_name_does_not_continue_the_others_session(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    underscore, dot = tmp_path / "my_proj", tmp_path / "my.proj"
+    underscore.mkdir()
+    dot.mkdir()
+    server.enqueue(reply("the plan"), reply("hello"))
+    first = stayer("-p", "secret plan", "--output-format", "json", cwd=underscore,
+                   env=server.env())  # fmt: skip
+    assert first.status == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+
+    again = stayer("-p", "-c", "go on", cwd=dot, env=server.env())
+    assert again.status == 2 and again.stderr.startswith("stayer: no saved session to continue")
+    listing = stayer("-p", "--resume", "--", "go on", cwd=dot, env=server.env())
+    assert listing.stderr == "stayer: no saved session to resume in this folder; start one first\n"
+    named = stayer("-p", "--resume", session_id, "--", "go on", cwd=dot, env=server.env())
+    assert named.status == 0, named.stderr
+    assert named.stderr == (
+        f"stayer: session {session_id} was recorded in {underscore.resolve()}, not here "
+        f"({dot.resolve()}); going on here\n"
+    )
+    assert len(server.requests) == 2 and len(server.requests[1].messages) == 3
 
 
 @pytest.mark.parametrize("output_format", ["json", "stream-json"])

@@ -150,8 +150,8 @@ def _resume_choice(given: str | None) -> str | None:
     from stayer.session.paths import config_root, project_slug
     from stayer.session.transcript import summaries
 
-    folder = config_root(os.environ) / "projects" / project_slug(Path.cwd().resolve())
-    found = summaries(folder)
+    cwd = Path.cwd().resolve()
+    found = summaries(config_root(os.environ) / "projects" / project_slug(cwd), cwd=cwd)
     if not found:
         raise ConfigError("no saved session to resume in this folder; start one first")
     for number, summary in enumerate(found, start=1):

@@ -243,13 +243,13 @@ _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 
 def _session_id(value: str) -> str:
-    """A session id in the standard 8-4-4-4-12 form, kept exactly as given (Python's `UUID`
-    also takes braces, `urn:uuid:` and bare hex, and would report another spelling)."""
+    """A session id in the standard 8-4-4-4-12 form (Python's `UUID` also takes braces,
+    `urn:uuid:` and bare hex), in lower case: the form its file is named in and looked up by."""
     if not _UUID.match(value):
         raise argparse.ArgumentTypeError(
             f"{value!r} is not a UUID; give one such as {uuid.uuid4()}, or leave the flag out"
         )
-    return value
+    return value.lower()
 
 
 def _tokens(value: str) -> int:
@@ -327,7 +327,7 @@ def output_format_in(argv: Sequence[str]) -> str:
 def session_id_in(argv: Sequence[str]) -> str | None:
     """A valid `--session-id` in `argv`, if one is there (for the same reports)."""
     value = _last_value(argv, "--session-id")
-    return value if value is not None and _UUID.match(value) else None
+    return value.lower() if value is not None and _UUID.match(value) else None
 
 
 def _last_value(argv: Sequence[str], flag: str) -> str | None:

@@ -223,7 +223,8 @@ def _check_limits(options: QueryOptions) -> None:
 
 
 def _session_id(options: QueryOptions) -> str:
-    """The session's id: the one given, which names its folder, so it must be a UUID."""
+    """The session's id: the one given, which names its files, so it must be a UUID; kept in
+    lower case, the form `--resume` looks for."""
     if options.session_id is None:
         return str(uuid.uuid4())
     try:
@@ -232,7 +233,7 @@ def _session_id(options: QueryOptions) -> str:
         canonical = ""
     if canonical != options.session_id.lower():
         raise ConfigError(f"the session id must be a UUID, not {options.session_id!r}")
-    return options.session_id
+    return canonical
 
 
 def _fallbacks(

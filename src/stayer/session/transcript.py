@@ -455,15 +455,21 @@ class Summary:
     turns: int
 
 
-def summaries(folder: Path, *, limit: int = 20) -> list[Summary]:
-    """The most recent sessions saved in `folder`, newest first."""
+def summaries(folder: Path, *, cwd: Path | None, limit: int = 20) -> list[Summary]:
+    """The most recent sessions saved in `folder`, newest first; with `cwd`, only those begun
+    there (another directory can share the folder's name) or that do not say where."""
     try:
         files = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
         return []
     found: list[Summary] = []
-    for path in files[:limit]:
+    for path in files:
+        if len(found) == limit:
+            break
         try:
+            recorded = recorded_cwd(path)
+            if cwd is not None and recorded is not None and Path(recorded) != cwd:
+                continue
             loaded = load(path)
         except (OSError, ValueError):  # one unreadable file does not hide the others
             continue
@@ -472,3 +478,17 @@ def summaries(folder: Path, *, limit: int = 20) -> list[Summary]:
         turns = sum(1 for m in loaded.messages if isinstance(m, AssistantMessage))
         found.append(Summary(path.stem, path, path.stat().st_mtime, prompt.strip(), turns))
     return found
+
+
+def recorded_cwd(path: Path) -> str | None:
+    """The working directory the session at `path` began in: the `cwd` of its first record
+    that has one (None if none does); raises `OSError` if the file cannot be read."""
+    with path.open(encoding="utf-8", errors="replace") as file:
+        for line in file:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("cwd"), str):
+                return str(record["cwd"])
+    return None

@@ -189,7 +189,8 @@ async def printed(
 ) -> list[dict[str, Any]]:
     """Every line a real run on `model` prints, each checked against the SDK's parser."""
     writer = StreamJsonWriter(include_partial=partial)
-    options = QueryOptions(cwd=cwd, provider=model, session_id=SESSION)
+    # not kept: some tests print two runs under the one id
+    options = QueryOptions(cwd=cwd, provider=model, session_id=SESSION, persist_session=False)
     lines: list[dict[str, Any]] = []
     async for event in query("go", options=options):
         if abort_when is not None and abort_when(event):
@@ -365,7 +366,10 @@ async def test_json_verbose_collects_the_lines_stream_json_prints(tmp_path: Path
 
     async def output(printer: Printer) -> list[dict[str, Any]]:
         options = QueryOptions(
-            cwd=tmp_path, provider=ScriptedProvider(script()), session_id=SESSION
+            cwd=tmp_path,
+            provider=ScriptedProvider(script()),
+            session_id=SESSION,
+            persist_session=False,  # run twice under the one id
         )
         out = io.StringIO()
         status = await print_run(query("go", options=options), printer, AbortSignal(), out)
