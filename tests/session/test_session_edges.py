@@ -150,7 +150,8 @@ def test_a_malformed_record_is_skipped_and_a_bad_file_hides_no_other(tmp_path: P
     writer = TranscriptWriter(good, session_id="good", cwd=str(tmp_path))
     writer.sync((UserMessage.of_text("hello"),))
     writer.close()
-    assert sorted(summary.session_id for summary in summaries(tmp_path)) == ["bad", "good"]
+    listed = summaries(tmp_path, cwd=tmp_path)
+    assert sorted(summary.session_id for summary in listed) == ["bad", "good"]
 
 
 @pytest.mark.parametrize(
