@@ -4,7 +4,8 @@ Scripts and claude-agent-sdk pass Claude Code's flags, so every flag Claude Code
 here with its arity, even the ones stayer does not act on yet: their values are never taken for
 the prompt, and each use is reported on standard error. Abbreviations are off (argparse would
 otherwise read `--dang` as `--dangerously-skip-permissions`). Flags whose silent omission would
-lose the user's work (`--resume`, `--continue`) are refused instead of ignored.
+lose the user's work (`--resume-session-at`: going on from the middle of a session) are refused
+instead of ignored.
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ IGNORED_SWITCHES = (
 )  # fmt: skip
 IGNORED_SHORT = {"-n": "--name", "-w": "--worktree", "-d": "--debug"}
 
-# Claude Code flags that continue an earlier conversation. Running a fresh session instead
-# would silently lose the history a script asked for, so they are refused until sessions
-# persist.
+# Claude Code flags that continue an earlier conversation from a point inside it. Running from
+# its end instead would silently lose what a script asked for, so they are refused.
 REFUSED = ("--resume-session-at", "--resume-drops-turn")
 
 
