@@ -37,7 +37,9 @@ from tests.e2e.conversations import continued, sent, transcript_of, wire
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import reply
 
-FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "claude-code-transcripts"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "claude-code-transcripts"
+"""A real transcript written by Claude Code 2.1.332 (copied from the team's shared fixtures, so a
+clean clone has it)."""
 REAL_ID = "c0a253a2-b287-47f0-bd41-07da0571e0de"
 REAL = FIXTURES / f"{REAL_ID}.jsonl"
 MODEL = "claude-sonnet-4-5"
