@@ -85,3 +85,43 @@ async def test_text_kept_at_a_cut_stays_on_screen_and_the_rest_follows_it(tmp_pa
         " which saves it.",
     ]
     assert "discarded" not in out.getvalue()
+
+
+async def test_a_changed_todo_list_is_shown_compactly_and_an_unchanged_one_is_not(
+    tmp_path: Path,
+) -> None:
+    from stayer.providers.scripted import tool_call
+
+    def todos(first: str, second: str) -> dict[str, object]:
+        return {
+            "todos": [
+                {"content": "Fix the bug", "status": first, "activeForm": "Fixing the bug"},
+                {"content": "Add a test", "status": second, "activeForm": "Adding a test"},
+            ]
+        }
+
+    model = ScriptedProvider(
+        [
+            tool_call("TodoWrite", todos("in_progress", "pending"), id="toolu_1"),
+            tool_call("TodoWrite", todos("in_progress", "pending"), id="toolu_2"),
+            tool_call("TodoWrite", todos("completed", "completed"), id="toolu_3"),
+            text("Both done."),
+        ]
+    )
+    out = io.StringIO()
+    view = LiveView(out)
+    async for event in query("go", options=QueryOptions(cwd=tmp_path, provider=model)):
+        view.show(event)
+
+    assert out.getvalue().splitlines()[1:10] == [
+        "● TodoWrite(2 tasks)",
+        "  ⎿  ▶ Fix the bug",
+        "     ☐ Add a test",
+        "● TodoWrite(2 tasks)",
+        "  ⎿  The todo list is saved, unchanged (2 tasks: 0 completed, 1 in progress, 1 "
+        "pending). Go on with the open tasks and mark each completed once it is done.",
+        "● TodoWrite(2 tasks)",
+        "  ⎿  ☒ Fix the bug",
+        "     ☒ Add a test",
+        "Both done.",
+    ]

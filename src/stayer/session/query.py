@@ -142,14 +142,22 @@ def _directories(given: Sequence[Path | str], cwd: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _stop_checks(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> tuple[StopCheck, ...]:
-    if options.done_when is None:
-        return ()
-    if not options.done_when.strip():
-        raise ConfigError("--done-when needs a command, such as --done-when 'pytest -q'")
-    from .done_check import done_check
+def _stop_checks(
+    options: QueryOptions, tools: Toolbox, ctx: ToolContext, env: Mapping[str, str]
+) -> tuple[StopCheck, ...]:
+    """The checks before a run may complete: open todos (with TodoWrite), then `--done-when`."""
+    checks: list[StopCheck] = []
+    if "TodoWrite" in tools.names:
+        from .todo_check import todo_check
 
-    return (done_check(options.done_when, cwd=cwd, env={**os.environ, **env}),)
+        checks.append(todo_check(ctx))
+    if options.done_when is not None:
+        if not options.done_when.strip():
+            raise ConfigError("--done-when needs a command, such as --done-when 'pytest -q'")
+        from .done_check import done_check
+
+        checks.append(done_check(options.done_when, cwd=ctx.cwd, env={**os.environ, **env}))
+    return tuple(checks)
 
 
 def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) -> int | None:
@@ -284,19 +292,20 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         pins=compaction.pins,
     )
     max_tokens = _max_tokens(options, env, choice.max_output_tokens)
+    tool_context = ToolContext(cwd=cwd, env=dict(env))
     params = LoopParams(
         provider=provider,
         model=model,
         system_prompt=system.text,
         tools=tools,
-        tool_context=ToolContext(cwd=cwd, env=dict(env)),
+        tool_context=tool_context,
         can_use_tool=_permission_check(policy, cwd),
         abort=options.abort,
         max_turns=options.max_turns,
         retry=_retry(options, env),
         max_tokens=max_tokens,
         escalated_max_tokens=_escalated(options, env, max_tokens, choice.max_output_tokens),
-        stop_checks=_stop_checks(options, cwd, env),
+        stop_checks=_stop_checks(options, tools, tool_context, env),
         max_budget_usd=options.max_budget_usd,
         token_budget=budget,
         repeat_nudge_after=options.repeat_nudge_after,

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from stayer.messages import JSON, ToolResultContent, ToolSpec
 
@@ -31,6 +31,25 @@ def _no_progress(_text: str) -> None:
     return None
 
 
+TodoStatus = Literal["pending", "in_progress", "completed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TodoItem:
+    """One task of the model's todo list (the `TodoWrite` tool)."""
+
+    content: str
+    """The task in the imperative ("Run the tests")."""
+    status: TodoStatus
+    active_form: str
+    """The task as it is being done ("Running the tests"), shown while it is in progress."""
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the task still has to be done."""
+        return self.status != "completed"
+
+
 @dataclass
 class ToolContext:
     """What a running tool may see and touch.
@@ -38,13 +57,15 @@ class ToolContext:
     `read_files` maps each file the model has read (resolved path) to its modification time
     (ns) at that moment, so Edit and Write can refuse to overwrite what the model never saw or
     what changed since. `pins` are the notes the model pinned (the `Pin` tool), which every
-    compaction keeps word for word.
+    compaction keeps word for word. `todos` is the model's task list (the `TodoWrite` tool),
+    replaced in place by each call so every copy of the context sees the same list.
     """
 
     cwd: Path
     env: Mapping[str, str] = field(default_factory=dict[str, str])
     read_files: dict[Path, int] = field(default_factory=dict[Path, int])
     pins: list[str] = field(default_factory=list[str])
+    todos: list[TodoItem] = field(default_factory=list[TodoItem])
     progress: Callable[[str], None] = _no_progress
 
     def resolve(self, path: str) -> Path:

@@ -187,6 +187,80 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         },
     ),
     ToolSpec(
+        name="NotebookEdit",
+        description="Changes one cell of a Jupyter notebook (.ipynb): replaces its source, inserts a new cell, or deletes it.\n\n- Read the notebook first; a change to a notebook that was not read, or that changed since, is refused.\n- Name the cell by its id (cell_id). In a notebook without ids, use cell-N, counting from 0.\n- edit_mode insert puts a new cell after cell_id, or at the top without one; it needs cell_type.\n- Replacing a code cell clears its outputs and execution count; run the notebook again to get new ones.\n- Use this tool, not Edit or Write, for notebooks: it keeps the file a valid notebook.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "notebook_path": {
+                    "description": "Absolute path of the .ipynb file (a relative path is taken from the working directory).",
+                    "type": "string",
+                },
+                "cell_id": {
+                    "description": "The id of the cell to change or delete; for insert, the cell the new one goes after (leave it out to insert at the top). In a notebook without cell ids, name a cell as cell-N, counting from 0.",
+                    "type": "string",
+                },
+                "new_source": {
+                    "description": "The cell's new source (ignored for delete).",
+                    "type": "string",
+                },
+                "cell_type": {
+                    "description": "code or markdown: required for insert; for replace, changes the cell's type (by default it keeps its own).",
+                    "enum": ["code", "markdown"],
+                    "type": "string",
+                },
+                "edit_mode": {
+                    "default": "replace",
+                    "description": "replace (the default), insert or delete.",
+                    "enum": ["replace", "insert", "delete"],
+                    "type": "string",
+                },
+            },
+            "required": ["notebook_path", "new_source"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="TodoWrite",
+        description='Keeps your task list for this session: each call replaces the whole list with the one given.\n\n- Use it for work of three or more distinct steps, or when the user gives several things to do; skip it for a single quick change.\n- Write each task twice: content in the imperative ("Fix the parser") and activeForm as it is being done ("Fixing the parser").\n- Mark a task in_progress before you start it and completed as soon as it is fully done (tests pass, nothing left half-made); work on one task at a time where you can.\n- Add tasks you discover as you go; remove tasks that turn out not to be needed.\n- The run is not finished while a task is pending or in_progress: when you would stop with open tasks, you are sent back to finish them.',
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "todos": {
+                    "description": "The whole task list as it should now be; it replaces the previous one.",
+                    "items": {
+                        "additionalProperties": False,
+                        "properties": {
+                            "content": {
+                                "description": 'The task in the imperative, such as "Run the tests".',
+                                "maxLength": 1000,
+                                "minLength": 1,
+                                "type": "string",
+                            },
+                            "status": {
+                                "description": "pending, in_progress or completed.",
+                                "enum": ["pending", "in_progress", "completed"],
+                                "type": "string",
+                            },
+                            "activeForm": {
+                                "description": 'The task as it is being done, such as "Running the tests".',
+                                "maxLength": 1000,
+                                "minLength": 1,
+                                "type": "string",
+                            },
+                        },
+                        "required": ["content", "status", "activeForm"],
+                        "type": "object",
+                    },
+                    "maxItems": 100,
+                    "type": "array",
+                }
+            },
+            "required": ["todos"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
         name="Pin",
         description="Pins a short note that must survive, word for word, when a long conversation is summarised to fit the context window.\n\n- Use it for facts that must not blur: an exact requirement or limit the user set, a command that must (or must never) be run, a decision and its reason, a value to reach.\n- Do not pin what the code or files already hold; they can be read again.\n- At most 20 notes of up to 1000 characters each.",
         input_schema={

@@ -22,11 +22,23 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
     from stayer.tools.builtin.edit import EditTool
     from stayer.tools.builtin.glob import GlobTool
     from stayer.tools.builtin.grep import GrepTool
+    from stayer.tools.builtin.notebook import NotebookEditTool
     from stayer.tools.builtin.pin import PinTool
     from stayer.tools.builtin.read import ReadTool
+    from stayer.tools.builtin.todo import TodoWriteTool
     from stayer.tools.builtin.write import WriteTool
 
-    return (BashTool(), GlobTool(), GrepTool(), ReadTool(), EditTool(), WriteTool(), PinTool())
+    return (
+        BashTool(),
+        GlobTool(),
+        GrepTool(),
+        ReadTool(),
+        EditTool(),
+        WriteTool(),
+        NotebookEditTool(),
+        TodoWriteTool(),
+        PinTool(),
+    )
 
 
 BUILTIN_NAMES: tuple[str, ...] = tuple(spec.name for spec in BUILTIN_SPECS)

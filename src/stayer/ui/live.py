@@ -48,7 +48,13 @@ _SUBJECT_FIELDS = ("command", "file_path", "pattern", "path", "url")
 MAX_RESULT_LINES = 6
 
 
+_TODO_MARKS = {"completed": "☒", "in_progress": "▶", "pending": "☐"}
+
+
 def _summary(tool_input: dict[str, JSON]) -> str:
+    todos = tool_input.get("todos")
+    if isinstance(todos, list):  # TodoWrite: the list itself is shown when it is saved
+        return f"{len(todos)} task" + ("" if len(todos) == 1 else "s")
     for name in _SUBJECT_FIELDS:
         value = tool_input.get(name)
         if isinstance(value, str) and value:
@@ -120,6 +126,10 @@ class LiveView:
                 pass
 
     def _tool_finished(self, event: ToolCallFinished) -> None:
+        todos = event.data.get("newTodos")
+        if isinstance(todos, list) and todos and todos != event.data.get("oldTodos"):
+            self._write(_todo_list(todos))
+            return
         lines = event.result.text.splitlines() or [""]
         shown = lines[:MAX_RESULT_LINES]
         if len(lines) > MAX_RESULT_LINES:
@@ -139,6 +149,17 @@ class LiveView:
         else:
             line = f"\n✗ {event.terminal.value}: {event.message} · {facts}\n"
             self._write(self._style(line, "31"))
+
+
+def _todo_list(todos: list[JSON]) -> str:
+    """A changed todo list, one task a line under the call, each marked with its status."""
+    lines: list[str] = []
+    for todo in todos:
+        if isinstance(todo, dict):
+            status, content = todo.get("status"), todo.get("content")
+            lines.append(f"{_TODO_MARKS.get(str(status), '?')} {content}")
+    prefix = "  ⎿  "
+    return prefix + ("\n" + " " * len(prefix)).join(lines) + "\n"
 
 
 def _compacted(event: Compacted) -> str:

@@ -50,6 +50,8 @@ async def test_query_yields_the_session_the_stream_and_one_finish(tmp_path: Path
         "Read",
         "Edit",
         "Write",
+        "NotebookEdit",
+        "TodoWrite",
         "Pin",
     ]
 

@@ -90,7 +90,9 @@ async def test_a_run_prints_init_assistant_user_and_result_lines(tmp_path: Path)
         assert line["session_id"] == SESSION
     init, call, answer, reply, result = lines
     assert init["claude_code_version"] >= "2.0.0"
-    assert init["tools"] == ["Bash", "Glob", "Grep", "Read", "Edit", "Write", "Pin"]
+    assert init["tools"] == [
+        *("Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit", "TodoWrite", "Pin")
+    ]
     assert init["cwd"] == str(tmp_path.resolve())
     assert call["message"]["content"][0]["name"] == "Read"
     assert answer["message"]["content"][0]["tool_use_id"] == "toolu_r"

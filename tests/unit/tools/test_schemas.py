@@ -38,8 +38,36 @@ CLAUDE_CODE_FIELDS = {
         {"file_path", "old_string", "new_string"},
     ),
     "Write": ({"file_path", "content"}, {"file_path", "content"}),
+    "NotebookEdit": (
+        {"notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"},
+        {"notebook_path", "new_source"},
+    ),
+    "TodoWrite": ({"todos"}, {"todos"}),
     "Pin": ({"note"}, {"note"}),  # stayer's own: Claude Code has no such tool
 }
+
+MINIMAL: dict[str, dict[str, object]] = {"TodoWrite": {"todos": []}}
+"""Required fields that a string does not satisfy, with the least valid value."""
+
+
+def test_todowrite_items_have_claude_codes_fields_and_statuses_inline() -> None:
+    from stayer.tools.builtin.todo import TodoWriteTool
+
+    schema = TodoWriteTool().spec().input_schema
+    assert "$defs" not in schema
+    items = schema["properties"]["todos"]["items"]
+    assert set(items["properties"]) == set(items["required"]) == {"content", "status", "activeForm"}
+    assert items["properties"]["status"]["enum"] == ["pending", "in_progress", "completed"]
+    assert items["additionalProperties"] is False and "title" not in items
+
+
+def test_notebook_edit_modes_and_cell_types_are_closed_sets() -> None:
+    from stayer.tools.builtin.notebook import NotebookEditTool
+
+    properties = NotebookEditTool().spec().input_schema["properties"]
+    assert properties["edit_mode"]["enum"] == ["replace", "insert", "delete"]
+    assert properties["edit_mode"]["default"] == "replace"
+    assert properties["cell_type"]["enum"] == ["code", "markdown"]
 
 
 def test_builtin_tools_come_in_claude_codes_order_with_stayers_own_last() -> None:
@@ -50,6 +78,8 @@ def test_builtin_tools_come_in_claude_codes_order_with_stayers_own_last() -> Non
         "Read",
         "Edit",
         "Write",
+        "NotebookEdit",
+        "TodoWrite",
         "Pin",
     ]
 
@@ -77,7 +107,7 @@ def test_schema_fields_are_described_plain_types(tool: Tool[Any]) -> None:
 @pytest.mark.parametrize("tool", builtin_tools(), ids=lambda tool: tool.name)
 def test_unknown_fields_are_rejected(tool: Tool[Any]) -> None:
     _, required = CLAUDE_CODE_FIELDS[tool.name]
-    minimal = dict.fromkeys(required, "x")
+    minimal: dict[str, object] = {**dict.fromkeys(required, "x"), **MINIMAL.get(tool.name, {})}
     tool.input_model.model_validate(minimal)
     with pytest.raises(ValidationError, match="extra_field"):
         tool.input_model.model_validate({**minimal, "extra_field": 1})
