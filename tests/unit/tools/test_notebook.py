@@ -206,7 +206,7 @@ async def test_edits_follow_one_another_without_another_read(ctx: ToolContext) -
 async def test_a_notebook_not_read_or_changed_since_is_refused(ctx: ToolContext) -> None:
     unread = ctx.cwd / "unread.ipynb"
     unread.write_text(json.dumps(notebook()))
-    with pytest.raises(ToolFailure, match="has not been read yet. Read it with the Read tool"):
+    with pytest.raises(ToolFailure, match=r"has not been read yet\. Read it with the Read tool"):
         await run_tool(
             NotebookEditTool(), ctx, notebook_path="unread.ipynb", cell_id="intro", new_source="x"
         )
