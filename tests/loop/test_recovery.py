@@ -40,7 +40,6 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Echo, Refuse
@@ -74,7 +73,7 @@ def loop_events(events: Sequence[Event]) -> list[object]:
 
 def cut_call(raw: str, *, id: str = "toolu_cut") -> Reply:
     """A reply whose one tool call the output limit cut inside its JSON input."""
-    return Reply((ToolUseBlock(id, "Echo", {UNPARSED_INPUT_KEY: raw}),), stop_reason=CUT)
+    return Reply((ToolUseBlock(id, "Echo", {}, unparsed=raw),), stop_reason=CUT)
 
 
 async def test_a_cut_reply_is_asked_again_once_with_a_larger_output_limit(tmp_path: Path) -> None:
@@ -173,7 +172,7 @@ async def test_complete_calls_before_a_cut_one_still_run(tmp_path: Path) -> None
     both = Reply(
         (
             ToolUseBlock("toolu_ok", "Echo", {"text": "first"}),
-            ToolUseBlock("toolu_cut", "Echo", {UNPARSED_INPUT_KEY: '{"text": "sec'}),
+            ToolUseBlock("toolu_cut", "Echo", {}, unparsed='{"text": "sec'),
         ),
         stop_reason=CUT,
     )
