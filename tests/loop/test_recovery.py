@@ -463,3 +463,16 @@ async def test_a_cut_reply_with_a_cut_call_asked_again_larger_is_never_shown(
     ]
     shown = [e.message.id for e in events if isinstance(e, MessageCompleted)]
     assert shown == ["msg_scripted_2"]
+
+
+async def test_calls_cut_at_different_points_are_not_the_same_failure(tmp_path: Path) -> None:
+    # Their results are all the one cut-call text and their inputs all empty: only what the
+    # model wrote tells them apart.
+    raws = ['{"text": "a', '{"text": "ab', '{"text": "abc']
+    cuts = [cut_call(raw, id=f"toolu_{n}") for n, raw in enumerate(raws)]
+    model = ScriptedProvider([*cuts, text("done")])
+    params = replace(make_params(model, [Echo()], tmp_path), repeat_nudge_after=2)
+    events = await run(params)
+
+    assert Continuing(Continue.REPEATED_FAILURE_NUDGE) not in events
+    assert finished(events).terminal is Terminal.COMPLETED
