@@ -9,8 +9,10 @@
 `s.submit(prompt)`); `query()` is a session with one prompt. It yields the same events the
 command line prints: `SessionStarted`, the model's
 streamed deltas and complete messages, tool calls as they run, and finally `Finished`, exactly
-once, whose `terminal` says why the run ended. Importing stayer does no work: the names below
-are loaded on first use.
+once, whose `terminal` says why the run ended. A tool of your own is a `Tool` subclass (a
+pydantic input model and an async `call(tool_input, ctx)` that returns a `ToolOutput`), passed
+in `QueryOptions(extra_tools=[...])`. Importing stayer does no work: the names below are loaded
+on first use.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from stayer.session.options import QueryOptions
     from stayer.session.query import query
     from stayer.session.session import Session, SessionBusy
+    from stayer.tools.base import Tool, ToolContext, ToolOutput
 
 __all__ = [
     "AbortSignal",
@@ -60,8 +63,11 @@ __all__ = [
     "StayerError",
     "Terminal",
     "TextDelta",
+    "Tool",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolContext",
+    "ToolOutput",
     "UserMessage",
     "__version__",
     "query",
@@ -86,8 +92,11 @@ _HOMES = {
     "StayerError": "stayer.errors",
     "Terminal": "stayer.events",
     "TextDelta": "stayer.events",
+    "Tool": "stayer.tools.base",
     "ToolCallFinished": "stayer.events",
     "ToolCallStarted": "stayer.events",
+    "ToolContext": "stayer.tools.base",
+    "ToolOutput": "stayer.tools.base",
     "UserMessage": "stayer.messages",
     "query": "stayer.session.query",
 }

@@ -66,12 +66,18 @@ class ImageBlock:
 
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
-    """The model asking for one tool call."""
+    """The model asking for one tool call.
+
+    `unparsed` holds the arguments text as the model wrote it when it was not a JSON object
+    (then `input` is empty); the executor answers such a call with the parser's reason. It is
+    ours alone: no wire form (API request, transcript, stream-json) carries it.
+    """
 
     id: str
     name: str
     input: Mapping[str, JSON]
     type: Literal["tool_use"] = "tool_use"
+    unparsed: str | None = field(default=None, kw_only=True)
 
 
 ToolResultContent: TypeAlias = TextBlock | ImageBlock
@@ -184,7 +190,12 @@ class ToolSpec:
 
 
 def block_to_wire(block: ContentBlock) -> dict[str, JSON]:
-    """One content block as the Anthropic API spells it."""
+    """One content block as the Anthropic API spells it.
+
+    A call's `unparsed` text is left out: the API (and so the transcript, which is read back
+    into requests) wants `input` to be an object, and the call's error result already quotes
+    what the model wrote, so a resumed session shows the model the same as the live one did.
+    """
     match block:
         case TextBlock(text=text):
             return {"type": "text", "text": text}

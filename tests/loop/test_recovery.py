@@ -40,7 +40,6 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Echo, Refuse
@@ -74,7 +73,7 @@ def loop_events(events: Sequence[Event]) -> list[object]:
 
 def cut_call(raw: str, *, id: str = "toolu_cut") -> Reply:
     """A reply whose one tool call the output limit cut inside its JSON input."""
-    return Reply((ToolUseBlock(id, "Echo", {UNPARSED_INPUT_KEY: raw}),), stop_reason=CUT)
+    return Reply((ToolUseBlock(id, "Echo", {}, unparsed=raw),), stop_reason=CUT)
 
 
 async def test_a_cut_reply_is_asked_again_once_with_a_larger_output_limit(tmp_path: Path) -> None:
@@ -173,7 +172,7 @@ async def test_complete_calls_before_a_cut_one_still_run(tmp_path: Path) -> None
     both = Reply(
         (
             ToolUseBlock("toolu_ok", "Echo", {"text": "first"}),
-            ToolUseBlock("toolu_cut", "Echo", {UNPARSED_INPUT_KEY: '{"text": "sec'}),
+            ToolUseBlock("toolu_cut", "Echo", {}, unparsed='{"text": "sec'),
         ),
         stop_reason=CUT,
     )
@@ -464,3 +463,16 @@ async def test_a_cut_reply_with_a_cut_call_asked_again_larger_is_never_shown(
     ]
     shown = [e.message.id for e in events if isinstance(e, MessageCompleted)]
     assert shown == ["msg_scripted_2"]
+
+
+async def test_calls_cut_at_different_points_are_not_the_same_failure(tmp_path: Path) -> None:
+    # Their results are all the one cut-call text and their inputs all empty: only what the
+    # model wrote tells them apart.
+    raws = ['{"text": "a', '{"text": "ab', '{"text": "abc']
+    cuts = [cut_call(raw, id=f"toolu_{n}") for n, raw in enumerate(raws)]
+    model = ScriptedProvider([*cuts, text("done")])
+    params = replace(make_params(model, [Echo()], tmp_path), repeat_nudge_after=2)
+    events = await run(params)
+
+    assert Continuing(Continue.REPEATED_FAILURE_NUDGE) not in events
+    assert finished(events).terminal is Terminal.COMPLETED

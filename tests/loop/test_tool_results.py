@@ -7,7 +7,6 @@ from pathlib import Path
 from stayer.events import Terminal, ToolCallFinished, ToolCallStarted, ToolResultsAppended
 from stayer.loop.tool_exec import MAX_ECHOED_INPUT_CHARS
 from stayer.messages import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
-from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Boom, Echo, Refuse, Rendezvous, Silent
@@ -93,7 +92,7 @@ async def test_each_kind_of_failure_comes_back_as_an_error_and_the_loop_goes_on(
 
 
 def _unparsed(raw: str) -> Reply:
-    return Reply((ToolUseBlock("t1", "Echo", {UNPARSED_INPUT_KEY: raw}),))
+    return Reply((ToolUseBlock("t1", "Echo", {}, unparsed=raw),))
 
 
 async def test_unparseable_tool_input_is_shown_to_the_model_with_the_reason(

@@ -39,7 +39,7 @@ from stayer.messages import (
     Usage,
     UserMessage,
 )
-from stayer.providers.base import UNPARSED_INPUT_KEY, json_problem
+from stayer.providers.base import json_problem
 from stayer.providers.openai_chat import OpenAIChatProvider
 from tests.fakes.loop_harness import finished, make_params, run
 from tests.fakes.model_server import FakeModelServer
@@ -187,7 +187,7 @@ async def test_whole_but_invalid_arguments_under_stop_are_the_model_s(
     gateway.enqueue(openai_stream(ToolCall("call_1", "Echo", raw_input=raw), finish_reason="stop"))
     message = await final_message(client, make_request(model="m"))
     assert (message.content, message.stop_reason) == (
-        (ToolUseBlock("call_1", "Echo", {UNPARSED_INPUT_KEY: raw}),),
+        (ToolUseBlock("call_1", "Echo", {}, unparsed=raw),),
         "tool_use",
     )
 
@@ -220,7 +220,7 @@ async def test_bad_arguments_under_other_finish_reasons_are_the_model_s(
         openai_stream(ToolCall("call_1", "Echo", raw_input=CUT_ARGUMENTS), finish_reason=finish)
     )
     message = await final_message(client, make_request(model="m"))
-    assert message.content == (ToolUseBlock("call_1", "Echo", {UNPARSED_INPUT_KEY: CUT_ARGUMENTS}),)
+    assert message.content == (ToolUseBlock("call_1", "Echo", {}, unparsed=CUT_ARGUMENTS),)
     assert message.stop_reason == stop
 
 

@@ -27,7 +27,6 @@ from stayer.messages import (
     Usage,
     UserMessage,
 )
-from stayer.providers.base import UNPARSED_INPUT_KEY
 from stayer.providers.openai_chat import OpenAIChatProvider
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import (
@@ -203,7 +202,9 @@ async def test_bad_tool_json_is_kept_for_the_executor_and_sent_back_as_an_empty_
     server.enqueue(openai_tool_calls(ToolCall("call_x", "get_weather", raw_input='{"city": "Ri')))
     server.enqueue(openai_text("sorry"))
     message = await final_message(openai, make_request(model="m"))
-    assert message.tool_uses[0].input == {UNPARSED_INPUT_KEY: '{"city": "Ri'}
+    assert message.tool_uses[0] == ToolUseBlock(
+        "call_x", "get_weather", {}, unparsed='{"city": "Ri'
+    )
     result = ToolResultBlock("call_x", (TextBlock("invalid JSON"),), is_error=True)
     follow = make_request(UserMessage.of_text("hello"), message, UserMessage((result,)), model="m")
     await collect(openai, follow)

@@ -53,7 +53,6 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from stayer.providers.base import UNPARSED_INPUT_KEY
 
 from .budget import BudgetProgress
 from .state import LoopParams, LoopState
@@ -251,7 +250,7 @@ def _with_tools(params: LoopParams, state: LoopState, message: AssistantMessage)
 
 def _cut(message: AssistantMessage, block: ToolUseBlock) -> bool:
     """Whether the output limit cut `block` inside its input (then its JSON does not parse)."""
-    return message.stop_reason == "max_tokens" and UNPARSED_INPUT_KEY in block.input
+    return message.stop_reason == "max_tokens" and block.unparsed is not None
 
 
 def _output_cut(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:

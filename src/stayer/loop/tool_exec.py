@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
 from stayer.exec import truncate_middle
 from stayer.messages import TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
-from stayer.providers.base import UNPARSED_INPUT_KEY, json_problem
+from stayer.providers.base import json_problem
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolFailure, ToolOutput
 
 from .state import LoopParams, ToolCall
@@ -80,8 +80,8 @@ def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
     if tool is None:
         names = ", ".join(sorted(tools)) or "none"
         return _Prepared(block, None, f"Error: no tool named {block.name!r}. Available: {names}.")
-    if UNPARSED_INPUT_KEY in block.input:
-        return _Prepared(block, None, _unparsed(block.name, str(block.input[UNPARSED_INPUT_KEY])))
+    if block.unparsed is not None:
+        return _Prepared(block, None, _unparsed(block.name, block.unparsed))
     from pydantic import ValidationError  # loaded with the tools, not at start-up
 
     try:

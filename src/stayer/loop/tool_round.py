@@ -108,13 +108,15 @@ class ToolRound:
         return UserMessage(tuple(blocks))
 
     def failure_signature(self) -> tuple[str, ...] | None:
-        """What failed in this round, call by call (name, input, result), when every call
-        failed; None when any call succeeded, which is progress."""
+        """What failed in this round, call by call (name, input or the text that did not parse,
+        result), when every call failed; None when any call succeeded, which is progress."""
         finished = [self.results[b.id] for b in self.tool_uses]
         if not finished or any(not f.result.is_error for f in finished):
             return None
         return tuple(
-            json.dumps([b.name, b.input, self.results[b.id].result.text], sort_keys=True)
+            json.dumps(
+                [b.name, b.input, b.unparsed, self.results[b.id].result.text], sort_keys=True
+            )
             for b in self.tool_uses
         )
 

@@ -63,7 +63,7 @@ from stayer.providers.base import (
     PURPOSE_HEADER,
     MessageAssembler,
     ModelRequest,
-    parse_tool_input,
+    tool_use_from_json,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -329,7 +329,7 @@ class _OpenBlock:
                 # Some gateways send the whole input at block start and no deltas.
                 if not self.parts and isinstance(self.start_input, dict) and self.start_input:
                     return ToolUseBlock(self.tool_id, self.name, dict(self.start_input))
-                return ToolUseBlock(self.tool_id, self.name, parse_tool_input(joined))
+                return tool_use_from_json(self.tool_id, self.name, joined)
 
 
 def _stop_reason(value: JSON) -> StopReason | None:

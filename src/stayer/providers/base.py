@@ -25,20 +25,17 @@ from stayer.events import (
     ToolInputDelta,
 )
 from stayer.messages import (
-    JSON,
     AssistantMessage,
     ContentBlock,
     Message,
     StopReason,
     ToolSpec,
+    ToolUseBlock,
     Usage,
 )
 
 PURPOSE_HEADER = "x-stayer-purpose"
 """Sent on every request so gateways and cost reports can tell the loop's own calls apart."""
-
-UNPARSED_INPUT_KEY = "__stayer_unparsed_input__"
-"""Tool input whose JSON did not parse is kept under this key so the executor can say why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +80,18 @@ def json_problem(raw: str) -> str | None:
     return None
 
 
-def parse_tool_input(raw: str) -> dict[str, JSON]:
-    """Decode streamed tool input; unparseable or non-object JSON is kept for the executor."""
+def tool_use_from_json(tool_id: str, name: str, raw: str) -> ToolUseBlock:
+    """The call whose streamed input is `raw`; text that is not a JSON object is kept in
+    `unparsed` (with an empty `input`) for the executor to explain."""
     if not raw.strip():
-        return {}
+        return ToolUseBlock(tool_id, name, {})
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
-        return {UNPARSED_INPUT_KEY: raw}
+        value = None
     if not isinstance(value, dict):
-        return {UNPARSED_INPUT_KEY: raw}
-    return value
+        return ToolUseBlock(tool_id, name, {}, unparsed=raw)
+    return ToolUseBlock(tool_id, name, value)
 
 
 @dataclass

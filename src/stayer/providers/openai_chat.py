@@ -47,7 +47,7 @@ from stayer.providers._http import (
     drain,
 )
 from stayer.providers._watchdog import DEFAULT_FIRST_BYTE_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S
-from stayer.providers.base import PURPOSE_HEADER, UNPARSED_INPUT_KEY, ModelRequest
+from stayer.providers.base import PURPOSE_HEADER, ModelRequest
 from stayer.providers.openai_chunks import ChunkDecoder
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -213,12 +213,9 @@ def _encode_tools(tools: tuple[ToolSpec, ...]) -> bytes:
 
 
 def _tool_arguments(block: ToolUseBlock) -> str:
-    unparsed = block.input.get(UNPARSED_INPUT_KEY)
-    if isinstance(unparsed, str) and len(block.input) == 1:
-        # The protocol wants a JSON object here, and a gateway that translates to Anthropic
-        # parses it and refuses the whole request when it is not one. What the model wrote,
-        # and why the call did not run, reaches the model in the call's error result.
-        return "{}"
+    # Never `block.unparsed`: the protocol wants a JSON object here, and a gateway that
+    # translates to Anthropic parses it and refuses the whole request when it is not one. What
+    # the model wrote, and why the call did not run, reaches the model in the call's error result.
     return json.dumps(dict(block.input), ensure_ascii=False)
 
 

@@ -44,7 +44,7 @@ from stayer.providers._http import (
     not_the_protocol,
     stream_error,
 )
-from stayer.providers.base import MessageAssembler, json_problem, parse_tool_input
+from stayer.providers.base import MessageAssembler, json_problem, tool_use_from_json
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -65,7 +65,7 @@ class _ToolCall:
     arguments: list[str] = field(default_factory=list[str])
 
     def complete(self) -> ToolUseBlock:
-        return ToolUseBlock(self.id, self.name, parse_tool_input("".join(self.arguments)))
+        return tool_use_from_json(self.id, self.name, "".join(self.arguments))
 
 
 @dataclass

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from stayer.loop.abort import AbortSignal
 from stayer.loop.state import RetryPolicy
 from stayer.messages import Message
 from stayer.providers.base import Provider
+from stayer.tools.base import Tool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +42,9 @@ class QueryOptions:
     tools: str | Sequence[str] | None = None
     allowed_tools: str | Sequence[str] = ()
     disallowed_tools: str | Sequence[str] = ()
+    extra_tools: Sequence[Tool[Any]] = ()
+    """The caller's own tools (`stayer.Tool` instances), offered after the built-ins whatever
+    `tools` selects; a name clash with a built-in or another is refused."""
     permission_mode: str = "default"
     add_dirs: Sequence[Path | str] = ()
     betas: Sequence[str] = ()

@@ -35,12 +35,13 @@ from stayer.permissions import (
 )
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
-from stayer.tools.base import Toolbox, ToolContext
+from stayer.tools.base import ToolContext
 
 from .compaction import compact_policy
 from .fallback import fallback_models
 from .options import QueryOptions
 from .system_prompt import system_prompt
+from .toolset import run_toolbox
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
 """Output budget per call unless the model allows less or the user asks otherwise."""
@@ -78,22 +79,6 @@ def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, 
 
     provider, choice = select_provider(options.model, env)
     return provider, choice, True
-
-
-def _toolbox(options: QueryOptions, policy: PermissionPolicy) -> Toolbox:
-    from stayer.tools.registry import BUILTIN_NAMES, builtin_toolbox
-
-    names = set(BUILTIN_NAMES)
-    if options.tools is not None:
-        wanted = {name.strip() for item in _listed(options.tools) for name in item.split(",")}
-        wanted.discard("")
-        if wanted != {"default"}:
-            unknown = wanted - names
-            if unknown:
-                known = ", ".join(BUILTIN_NAMES)
-                raise ConfigError(f"unknown tool(s) {', '.join(sorted(unknown))}; known: {known}")
-            names = wanted
-    return builtin_toolbox({name for name in names if not policy.hides(name)})
 
 
 def _listed(value: str | Sequence[str]) -> Sequence[str]:
@@ -277,7 +262,8 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     _check_limits(options)
     session_id = _session_id(options)
     compaction = compact_policy(options, env, cwd, session_id)
-    tools = _toolbox(options, policy)
+    given = None if options.tools is None else _listed(options.tools)
+    tools = run_toolbox(given, options.extra_tools, policy)
     budget = token_budget(options, prompt)
     provider, choice, owns = _provider(options, env)
     model = choice.model

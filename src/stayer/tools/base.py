@@ -157,6 +157,14 @@ class Toolbox:
         made = tuple(tools)
         return cls(tuple(tool.spec() for tool in made), lambda: made)
 
+    def with_tools(self, tools: Sequence[Tool[Any]]) -> Toolbox:
+        """This toolbox with `tools`, already made, after its own (the caller's tools)."""
+        if not tools:
+            return self
+        made = tuple(tools)
+        load = self._load
+        return Toolbox((*self.specs, *(tool.spec() for tool in made)), lambda: (*load(), *made))
+
     @property
     def names(self) -> tuple[str, ...]:
         """The tool names, in the order the model sees them."""

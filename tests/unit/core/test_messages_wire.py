@@ -78,3 +78,11 @@ def test_usage_adds_up() -> None:
     total = Usage(1, 2, 3, 4) + Usage(10, 20, 30, 40)
     assert total == Usage(11, 22, 33, 44)
     assert total.total_input_tokens == 11 + 33 + 44
+
+
+def test_a_call_s_unparsed_text_has_no_wire_form() -> None:
+    refused = ToolUseBlock("toolu_1", "Read", {}, unparsed='{"file_path": "/x"')
+    wire = message_to_wire(AssistantMessage(content=(refused,), id="msg_1", model="m"))
+
+    assert wire["content"] == [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]
+    assert message_from_wire(wire).content == (ToolUseBlock("toolu_1", "Read", {}),)
