@@ -35,7 +35,7 @@ from stayer.permissions import (
 )
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
-from stayer.tools.base import ToolContext
+from stayer.tools.base import Toolbox, ToolContext
 
 from .compaction import compact_policy
 from .fallback import fallback_models

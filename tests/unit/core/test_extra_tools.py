@@ -21,7 +21,7 @@ from tests.fakes.sse import ToolCall, reply
 from tests.unit.core.readme_tool_example import CountInput, WordCount
 
 EXAMPLE = Path(__file__).with_name("readme_tool_example.py")
-BUILTINS = ["Bash", "Glob", "Grep", "Read", "Edit", "Write", "Pin"]
+BUILTINS = ["Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit", "TodoWrite", "Pin"]
 
 
 def test_the_readme_example_runs_its_tool_for_the_model(
@@ -130,3 +130,11 @@ async def test_a_bad_extra_tool_is_refused_in_one_line(
     with pytest.raises(ConfigError) as refused:
         await _run(tmp_path, extra)
     assert str(refused.value) == message
+
+
+def test_the_readme_shows_the_example_this_file_runs() -> None:
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[3] / "README.md"
+    example = (Path(__file__).parent / "readme_tool_example.py").read_text()
+    assert f"```python\n{example.rstrip()}\n```" in readme.read_text()
