@@ -31,13 +31,14 @@ def make_params(
     abort: AbortSignal | None = None,
     tool_timeout_s: float = 30.0,
     retry: RetryPolicy | None = None,
+    session_dir: Path | None = None,
 ) -> LoopParams:
     return LoopParams(
         provider=provider,
         model="scripted",
         system_prompt="You are a test.",
         tools=Toolbox.of(tools),
-        tool_context=ToolContext(cwd=cwd),
+        tool_context=ToolContext(cwd=cwd, session_dir=session_dir),
         can_use_tool=can_use_tool,
         abort=abort or AbortSignal(),
         max_turns=max_turns,

@@ -89,11 +89,12 @@ async def test_a_self_bounded_result_over_the_cap_keeps_its_start_and_says_so(
     (answer,) = results_in(model.requests[1].messages[-1])
     full = Overflowing.text()
     shown, note = answer.text.split("\n\n[", 1)
-    assert len(answer.text) <= MAX_RESULT_CHARS
+    limit = Overflowing.max_result_chars
+    assert len(answer.text) <= limit
     assert full.startswith(shown + "\n")  # a whole-line prefix: nothing inside it is missing
     dropped = len(full) - len(shown)
     assert note == (
-        f"Overflowing returned {len(full)} characters, more than the {MAX_RESULT_CHARS} one "
+        f"Overflowing returned {len(full)} characters, more than the {limit} one "
         f"result may hold, so its last {dropped} characters were dropped here; nothing above "
         "was left out. Any note about where to continue was among them: go on from the last "
         "line shown.]"

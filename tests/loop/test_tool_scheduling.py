@@ -13,7 +13,7 @@ from stayer.loop.tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT
 from stayer.messages import ToolUseBlock
 from stayer.permissions import Decision
 from stayer.providers.scripted import Reply, ScriptedProvider, text
-from stayer.tools.base import MAX_RESULT_CHARS
+from stayer.tools.base import DEFAULT_RESULT_CHARS
 from tests.fakes.loop_harness import finished, make_params, results_in, run
 from tests.fakes.tools import Echo, Huge, Overlap, Sleep
 
@@ -102,7 +102,7 @@ class Tight(Huge):
 
 
 async def test_a_huge_result_loses_its_middle_with_true_counts(tmp_path: Path) -> None:
-    for tool, limit in ((Huge(), MAX_RESULT_CHARS), (Tight(), 2_000)):
+    for tool, limit in ((Huge(), DEFAULT_RESULT_CHARS), (Tight(), 2_000)):
         model = ScriptedProvider([Reply((ToolUseBlock("t1", tool.name, {}),)), text("ok")])
         await run(make_params(model, [tool], tmp_path))
 

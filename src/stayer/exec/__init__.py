@@ -6,7 +6,7 @@ keeps and cuts their output. `run_probes` is the synchronous cousin for the few 
 a session asks before it starts (git), side by side under one deadline.
 """
 
-from stayer.exec.capture import Captured, cut_streams, omission_marker, truncate_middle
+from stayer.exec.capture import Captured, Spool, cut_streams, omission_marker, truncate_middle
 from stayer.exec.probe import ProbeResult, run_probes
 from stayer.exec.process import CommandResult, kill_everything_now, run_argv, run_command
 
@@ -14,6 +14,7 @@ __all__ = [
     "Captured",
     "CommandResult",
     "ProbeResult",
+    "Spool",
     "cut_streams",
     "kill_everything_now",
     "omission_marker",

@@ -1,16 +1,19 @@
 """Keeping a bounded part of a process's output, and cutting output once with one true marker.
 
-A stream is kept as a `Captured`: its start, its end, and how many characters fell between them,
-so memory stays bounded however much a command prints. Whoever shows several streams together
-(Bash shows stdout, then stderr) cuts them with `cut_streams`: one cut across all of them and one
-marker whose count is every character not shown, stream by stream. Cutting text that was already
-cut would hide the first marker's count inside the second cut.
+A stream is kept in memory as a `Captured`: its start, its end, and how many characters fell
+between them, so memory stays bounded however much a command prints; a `Spool` may also copy it
+whole to a file as it arrives, so whoever shows only part of it can point at all of it.
+Whoever shows several streams together (Bash shows stdout, then stderr) cuts them with
+`cut_streams`: one cut across all of them and one marker whose count is every character not
+shown, stream by stream. Cutting text that was already cut would hide the first marker's count
+inside the second cut.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TextIO
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,3 +185,30 @@ class HeadTail:
         if self._tail_len > self._tail_limit:
             self._keep_tail()
         return Captured("".join(self._head), "".join(self._tail), self._dropped)
+
+
+class Spool:
+    """Copies a stream to an open file as it arrives, up to `max_chars` characters.
+
+    The cap keeps a command that prints without end from filling the disk; `dropped` counts
+    what did not fit, so whoever points at the file can say it is not all there.
+    """
+
+    def __init__(self, file: TextIO, max_chars: int) -> None:
+        self.file = file
+        self.max_chars = max_chars
+        self.written = 0
+        self.lines = 0
+        self.dropped = 0
+        self.ends_with_newline = False
+
+    def add(self, text: str) -> None:
+        """Write the next piece of the stream, as far as the cap allows."""
+        taken = text[: max(0, self.max_chars - self.written)]
+        self.dropped += len(text) - len(taken)
+        if not taken:
+            return
+        self.file.write(taken)
+        self.written += len(taken)
+        self.lines += taken.count("\n")
+        self.ends_with_newline = taken.endswith("\n")

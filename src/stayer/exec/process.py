@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stayer.exec.capture import Captured, HeadTail
+from stayer.exec.capture import Captured, HeadTail, Spool
 
 KILL_GRACE_S = 2.0
 """How long a stopped process group may take to exit after SIGTERM before it gets SIGKILL."""
@@ -69,8 +69,14 @@ class CommandResult:
 class _Collector(asyncio.SubprocessProtocol):
     """Receives a child's output and exit, decoding UTF-8 across chunk boundaries."""
 
-    def __init__(self, max_chars: int, on_output: Callable[[str], None] | None) -> None:
+    def __init__(
+        self,
+        max_chars: int,
+        on_output: Callable[[str], None] | None,
+        spools: tuple[Spool, Spool] | None,
+    ) -> None:
         self._on_output = on_output
+        self._spools = {1: spools[0], 2: spools[1]} if spools else {}
         self._buffers = {1: HeadTail(max_chars), 2: HeadTail(max_chars)}
         self._decoders = {
             fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in (1, 2)
@@ -92,6 +98,8 @@ class _Collector(asyncio.SubprocessProtocol):
         if not text:
             return
         self._buffers[fd].add(text)
+        if fd in self._spools:
+            self._spools[fd].add(text)
         if self._on_output is not None:
             self._on_output(text)
 
@@ -118,6 +126,7 @@ async def run_command(
     timeout_s: float,
     on_output: Callable[[str], None] | None = None,
     max_output_chars: int = 30_000,
+    spools: tuple[Spool, Spool] | None = None,
 ) -> CommandResult:
     """Run `command` with ``bash -c`` and wait for it (see `run_argv` for the rules)."""
     return await run_argv(
@@ -127,6 +136,7 @@ async def run_command(
         timeout_s=timeout_s,
         on_output=on_output,
         max_output_chars=max_output_chars,
+        spools=spools,
     )
 
 
@@ -138,17 +148,19 @@ async def run_argv(
     timeout_s: float,
     on_output: Callable[[str], None] | None = None,
     max_output_chars: int = 30_000,
+    spools: tuple[Spool, Spool] | None = None,
 ) -> CommandResult:
     """Run a program and wait for it to finish, time out, or be cancelled.
 
     `env` is the child's whole environment (None inherits ours). Each of stdout and stderr keeps
-    at most `max_output_chars` characters. On timeout the group is stopped and the result has
+    at most `max_output_chars` characters in memory; `spools` (stdout's, stderr's) also copy
+    them whole to files as they arrive. On timeout the group is stopped and the result has
     `timed_out`; on cancellation the group is stopped and `CancelledError` propagates. Raises
     `OSError` when the program cannot be started (missing binary, missing `cwd`).
     """
     loop = asyncio.get_running_loop()
     transport, collector = await loop.subprocess_exec(
-        lambda: _Collector(max_output_chars, on_output),
+        lambda: _Collector(max_output_chars, on_output, spools),
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,

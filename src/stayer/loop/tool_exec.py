@@ -5,8 +5,10 @@ other call runs alone, in order. Every failure becomes an `is_error` result the 
 (SPEC §6.3): an unknown tool, input that fails the schema, a denial, an exception, a timeout.
 Events are yielded as they happen; results are returned in tool_use order by the caller.
 
-Every text result is held to its tool's size limit here (SPEC §5.5): a tool that bounds its own
-results is trusted to, and one that still overflows keeps its start, never loses its middle.
+Every text result is held to its tool's size limit here (SPEC §5.5). When the session has a
+folder, a longer text is saved there whole and the model gets a preview and the path (`saved`);
+with none, it loses its middle, with a note. A tool that bounds its own results is trusted to;
+one that still overflows is saved, or with no folder keeps its start, never loses its middle.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
-from stayer.exec import truncate_middle
+from stayer.exec import Captured, truncate_middle
 from stayer.messages import TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
 from stayer.providers.base import json_problem
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolFailure, ToolOutput
+from stayer.tools.saved import count_lines, preview, result_path, save_text
 
 from .state import LoopParams, ToolCall
 
@@ -167,7 +170,8 @@ async def _run_one(params: LoopParams, item: _Prepared, emit: Callable[[ToolEven
     except Exception as exc:  # a permission callback or tool helper that broke
         status = "failed"
         output = ToolOutput(f"Error running {block.name}: {type(exc).__name__}: {exc}", True)
-    emit(_finished(block, started, status, output, item.call.tool if item.call else None))
+    tool = item.call.tool if item.call else None
+    emit(_finished(params, block, started, status, output, tool))
 
 
 async def _outcome(
@@ -183,7 +187,7 @@ async def _outcome(
 
 
 async def _call(params: LoopParams, call: ToolCall, report: Callable[[str], None]) -> ToolOutput:
-    ctx = dataclasses.replace(params.tool_context, progress=report)
+    ctx = dataclasses.replace(params.tool_context, progress=report, tool_use_id=call.tool_use_id)
     try:
         return await asyncio.wait_for(call.tool.call(call.input, ctx), params.tool_timeout_s)
     except ToolFailure as exc:
@@ -201,6 +205,7 @@ async def _call(params: LoopParams, call: ToolCall, report: Callable[[str], None
 
 
 def _finished(
+    params: LoopParams,
     block: ToolUseBlock,
     started: float,
     status: ToolStatus,
@@ -211,8 +216,8 @@ def _finished(
     if isinstance(content, str):
         content = (TextBlock(content),) if content.strip() else ()
     limit = min(tool.max_result_chars, MAX_RESULT_CHARS) if tool else MAX_RESULT_CHARS
-    self_bounded = tool is not None and tool.bounds_own_results
-    content = tuple(_capped(part, block.name, limit, self_bounded=self_bounded) for part in content)
+    cap = _Cap(block, limit, tool is not None and tool.bounds_own_results, params)
+    content = tuple(cap.apply(index, part) for index, part in enumerate(content))
     if not content:
         content = (TextBlock(empty_placeholder(block.name)),)
     result = ToolResultBlock(block.id, content, is_error=output.is_error)
@@ -220,17 +225,42 @@ def _finished(
     return ToolCallFinished(block.id, block.name, status, result, duration_ms, dict(output.data))
 
 
-def _capped(
-    part: ToolResultContent, name: str, limit: int, *, self_bounded: bool
-) -> ToolResultContent:
-    """Keep one result within `limit` characters, saying what was cut and where."""
-    if not isinstance(part, TextBlock) or len(part.text) <= limit:
-        return part
-    if self_bounded:
-        return TextBlock(_head_only(part.text, name, limit))
-    # The note's count has at most as many digits as the whole length: reserve that much.
-    text, omitted = truncate_middle(part.text, limit - len(_cut_note(len(part.text))))
-    return TextBlock(text + _cut_note(omitted))
+@dataclass(frozen=True, slots=True)
+class _Cap:
+    """How the texts of one result are held to its tool's limit."""
+
+    block: ToolUseBlock
+    limit: int
+    self_bounded: bool
+    params: LoopParams
+
+    def apply(self, index: int, part: ToolResultContent) -> ToolResultContent:
+        """Keep one text within the limit: saved with a preview, else cut, saying so."""
+        if not isinstance(part, TextBlock) or len(part.text) <= self.limit:
+            return part
+        saved = self._saved(index, part.text)
+        if saved is not None:
+            return TextBlock(saved)
+        if self.self_bounded:
+            return TextBlock(_head_only(part.text, self.block.name, self.limit))
+        # The note's count has at most as many digits as the whole length: reserve that much.
+        note_room = len(_cut_note(len(part.text)))
+        text, omitted = truncate_middle(part.text, self.limit - note_room)
+        return TextBlock(text + _cut_note(omitted))
+
+    def _saved(self, index: int, text: str) -> str | None:
+        """The preview of `text` saved to the session's folder; None with no folder (or when
+        it cannot be written, so the model still gets the cut rather than nothing)."""
+        folder = self.params.tool_context.session_dir
+        if folder is None:
+            return None
+        path = result_path(folder, self.block.id, index)
+        try:
+            save_text(path, text)
+        except OSError:
+            return None
+        shown = [("", Captured(text))]
+        return preview(shown, path=path, chars=len(text), lines=count_lines(text), limit=self.limit)
 
 
 def _cut_note(omitted: int) -> str:

@@ -40,6 +40,7 @@ from stayer.tools.base import Toolbox, ToolContext
 from .compaction import compact_policy
 from .fallback import fallback_models
 from .options import QueryOptions
+from .paths import session_folder
 from .system_prompt import system_prompt
 from .toolset import run_toolbox
 
@@ -249,6 +250,15 @@ def _fallbacks(
     )
 
 
+def _tool_context(
+    options: QueryOptions, env: Mapping[str, str], cwd: Path, session_id: str
+) -> ToolContext:
+    """What the tools see; oversized results are saved with the session, so nowhere when the
+    session is not kept."""
+    session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
+    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir)
+
+
 def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Setup:
     """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
     env = _env(options)
@@ -278,7 +288,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         pins=compaction.pins,
     )
     max_tokens = _max_tokens(options, env, choice.max_output_tokens)
-    tool_context = ToolContext(cwd=cwd, env=dict(env))
+    tool_context = _tool_context(options, env, cwd, session_id)
     params = LoopParams(
         provider=provider,
         model=model,

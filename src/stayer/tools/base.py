@@ -3,9 +3,10 @@
 Defaults fail closed (SPEC §7.2, DESIGN "one tool contract"): a tool is assumed to change
 things, to be unsafe to run beside others, and to need permission, unless it says otherwise.
 Tools never render anything and never print; they return a `ToolOutput` and may report live
-progress through `ToolContext.progress`. The size of a result is part of the contract too: the
-executor cuts what is longer than the tool's `max_result_chars`, unless the tool bounds its own
-results (see `Tool.bounds_own_results`).
+progress through `ToolContext.progress`. The size of a result is part of the contract too: what
+is longer than the tool's `max_result_chars` is saved whole to the session's folder and the model
+gets a preview and the path (`saved`), or, with no folder, the executor cuts it, unless the tool
+bounds its own results (see `Tool.bounds_own_results`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
 
 MAX_RESULT_CHARS = 100_000
 """The most text one tool result may put in front of the model (about 25k tokens)."""
+
+DEFAULT_RESULT_CHARS = 50_000
+"""A tool's own limit unless it sets another (Claude Code's default); Bash's is 30,000."""
 
 
 def _no_progress(_text: str) -> None:
@@ -59,6 +63,9 @@ class ToolContext:
     what changed since. `pins` are the notes the model pinned (the `Pin` tool), which every
     compaction keeps word for word. `todos` is the model's task list (the `TodoWrite` tool),
     replaced in place by each call so every copy of the context sees the same list.
+    `session_dir` is the session's folder, where results too long for the model are saved
+    (None when the session is not kept); `tool_use_id` is the call being run, set by the
+    executor for each call.
     """
 
     cwd: Path
@@ -67,6 +74,8 @@ class ToolContext:
     pins: list[str] = field(default_factory=list[str])
     todos: list[TodoItem] = field(default_factory=list[TodoItem])
     progress: Callable[[str], None] = _no_progress
+    session_dir: Path | None = None
+    tool_use_id: str | None = None
 
     def resolve(self, path: str) -> Path:
         """A path from the model, made absolute against the working directory."""
@@ -103,15 +112,18 @@ class Tool(ABC, Generic[InputT]):
     read_only: ClassVar[bool] = False
     subject_is_path: ClassVar[bool] = False
     """Whether `permission_subject` is a file path (rules then match the resolved path)."""
-    max_result_chars: ClassVar[int] = MAX_RESULT_CHARS
-    """The longest text one result of this tool may have; never more than `MAX_RESULT_CHARS`."""
+    max_result_chars: ClassVar[int] = DEFAULT_RESULT_CHARS
+    """The longest text one result of this tool may have; never more than `MAX_RESULT_CHARS`.
+    A longer one is saved to the session's folder and the model sees a preview."""
     bounds_own_results: ClassVar[bool] = False
     """Whether the tool keeps every result within `max_result_chars` itself and says in it
     what it left out (Read's pages, Bash's omission marker).
 
     The executor then never cuts such a result in its middle, where a cut could hide lines
-    between a page's start and the offset it says to continue from. By default (fail closed)
-    the executor does cut: a longer result loses its middle, with a note.
+    between a page's start and the offset it says to continue from (one that still overflows
+    is saved whole when there is a session folder, else keeps its start). By default (fail
+    closed) the executor does not trust the tool: a longer result is saved with a preview, or
+    with no folder loses its middle, with a note.
     """
 
     def is_read_only(self, tool_input: InputT) -> bool:

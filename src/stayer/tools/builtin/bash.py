@@ -1,7 +1,9 @@
 """The Bash tool: run one shell command and report its output, exit code and any timeout.
 
 The working directory carries over between calls, as in Claude Code: each command ends by
-writing its final ``pwd -P`` to a private file, and the next command starts there.
+writing its final ``pwd -P`` to a private file, and the next command starts there. Output over
+``BASH_MAX_OUTPUT_LENGTH`` is saved whole to the session's folder and the model gets its start,
+its end and the path (`bash_saved`); with no folder it is cut in the middle with a marker.
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ from pathlib import Path
 
 from pydantic import Field
 
-from stayer.exec import CommandResult, cut_streams, run_command
+from stayer.exec import Captured, CommandResult, cut_streams, run_command
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, env_value, tool_env
+from stayer.tools.builtin.bash_saved import SavedOutput
+from stayer.tools.saved import preview
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 DEFAULT_MAX_OUTPUT_CHARS = 30_000
 MAX_OUTPUT_CHARS_CEILING = MAX_RESULT_CHARS
-"""Claude Code allows 150,000, but saves a result over its per-tool limit to a file and shows a
-preview; until stayer does, one result must fit the executor's cap."""
+"""Claude Code allows 150,000; here the cut output of a session that is not kept must still fit
+the executor's cap."""
 MIN_OUTPUT_CHARS = 1_000
 """Room for a little output besides the omission marker and the exit note."""
 
@@ -73,8 +77,9 @@ class BashTool(Tool[BashInput]):
         f"- The default timeout is {DEFAULT_TIMEOUT_MS // 1000} s; set `timeout` (ms, up to "
         f"{MAX_TIMEOUT_MS}) for longer work. A command that times out is stopped, with all the "
         "processes it started.\n"
-        "- Long output is cut in the middle (the start and the end are kept); filter it with "
-        "grep, head or tail when you only need part of it.\n"
+        "- Long output is saved to a file and you get its start, its end and the file's path "
+        "(Read or Grep the file for the rest); filter it with grep, head or tail when you only "
+        "need part of it.\n"
         "- Chain dependent steps with `&&`; run independent commands as separate calls.\n"
         "- A non-zero exit code is reported as an error along with the output."
     )
@@ -94,6 +99,7 @@ class BashTool(Tool[BashInput]):
         env = {**_NON_INTERACTIVE_DEFAULTS, **tool_env(ctx)}
         fd, cwd_file = tempfile.mkstemp(prefix="stayer-cwd-")
         os.close(fd)
+        saved = SavedOutput.for_call(ctx)
         try:
             result = await run_command(
                 _with_cwd_capture(tool_input.command, cwd_file),
@@ -102,14 +108,19 @@ class BashTool(Tool[BashInput]):
                 timeout_s=timeout_ms / 1000,
                 on_output=ctx.progress,
                 max_output_chars=limit,
+                spools=saved.spools if saved else None,
             )
             self._remember_cwd(ctx, Path(cwd_file))
-        except OSError as exc:
-            raise ToolFailure(f"Could not start bash in {cwd}: {exc}") from None
+        except BaseException as exc:
+            if saved:
+                saved.discard()
+            if isinstance(exc, OSError):
+                raise ToolFailure(f"Could not start bash in {cwd}: {exc}") from None
+            raise
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(cwd_file)
-        return _to_output(result, limit=limit, timeout_ms=timeout_ms)
+        return _to_output(result, limit=limit, timeout_ms=timeout_ms, saved=saved)
 
     def _working_directory(self, ctx: ToolContext) -> Path:
         remembered = self._cwd_by_root.get(ctx.cwd)
@@ -146,15 +157,24 @@ def _output_limit(ctx: ToolContext) -> int:
     return max(MIN_OUTPUT_CHARS, min(value, MAX_OUTPUT_CHARS_CEILING))
 
 
-def _to_output(result: CommandResult, *, limit: int, timeout_ms: int) -> ToolOutput:
-    """Stdout then stderr, cut once to fit `limit` together with the notes after them."""
+def _to_output(
+    result: CommandResult, *, limit: int, timeout_ms: int, saved: SavedOutput | None
+) -> ToolOutput:
+    """Stdout then stderr with the notes after them: whole if they fit `limit`, else a preview
+    of the saved file, or with no file cut once."""
     notes = _notes(result, timeout_ms)
     streams = [
         (name, captured.rstrip())
         for name, captured in (("stdout", result.stdout_capture), ("stderr", result.stderr_capture))
         if not captured.blank
     ]
-    text, _ = cut_streams(streams, limit - sum(len(note) + 1 for note in notes))
+    text, dropped = cut_streams(streams, limit - sum(len(note) + 1 for note in notes))
+    if saved is not None:
+        shown = _saved_preview(saved, streams, limit) if dropped else None
+        if shown is None:
+            saved.discard()
+        else:
+            text, notes = shown, [*notes, *_unsaved_notes(saved)]
     content = "\n".join(part for part in (text, *notes) if part)
     return ToolOutput(
         content=content,
@@ -166,6 +186,28 @@ def _to_output(result: CommandResult, *, limit: int, timeout_ms: int) -> ToolOut
             "interrupted": result.interrupted,
         },
     )
+
+
+def _saved_preview(
+    saved: SavedOutput, streams: list[tuple[str, Captured]], limit: int
+) -> str | None:
+    """The preview of the whole output, joined in one file; None when it cannot be written."""
+    try:
+        path = saved.keep()
+    except OSError:
+        saved.discard()
+        return None
+    return preview(streams, path=path, chars=saved.chars, lines=saved.lines, limit=limit)
+
+
+def _unsaved_notes(saved: SavedOutput) -> list[str]:
+    """What the file lacks: output beyond the most that is saved of a stream."""
+    return [
+        f"(The file holds only the first {spool.written} characters of {name}; the command "
+        f"printed {spool.dropped} more, which were not kept.)"
+        for name, spool in (("stdout", saved.stdout), ("stderr", saved.stderr))
+        if spool.dropped
+    ]
 
 
 def _notes(result: CommandResult, timeout_ms: int) -> list[str]:

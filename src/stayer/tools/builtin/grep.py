@@ -134,6 +134,7 @@ class GrepTool(Tool[GrepInput]):
     read_only = True
     # Pages stop at PAGE_MAX_CHARS and say which offset continues them (see `_window`).
     bounds_own_results = True
+    max_result_chars = MAX_RESULT_CHARS
     description = (
         "Searches file contents with ripgrep (regular expressions), respecting .gitignore.\n\n"
         "- Always use this tool for content search instead of running grep or rg through "

@@ -21,7 +21,7 @@ from typing import TextIO
 from pydantic import Field
 
 from stayer.messages import ImageBlock
-from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     MAX_LINE_CHARS,
     ToolInput,
@@ -109,6 +109,8 @@ class ReadTool(Tool[ReadInput]):
     # A page stops early at `max_result_chars`, notes included, and says where to go on; a cut
     # made after it by the executor could only hide lines, never shorten the page honestly.
     bounds_own_results = True
+    # Pages of the whole allowance: saving a page of a file to another file would gain nothing.
+    max_result_chars = MAX_RESULT_CHARS
     description = (
         "Reads a file from the local filesystem and returns it with line numbers, like "
         "`cat -n`: each line is its number, a tab, then the text.\n\n"
