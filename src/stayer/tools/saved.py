@@ -65,7 +65,7 @@ def preview(
     body, _ = cut_streams(streams, PREVIEW_CHARS)
     note = (
         f"[This result has {chars} characters ({lines} lines), more than the {limit} one result "
-        f"may hold here, so it was saved in full to {path}. Its start and end follow. To see "
+        f"may hold here, so it was saved to {path}. Its start and end follow. To see "
         "the rest, Read that file with offset and limit (in lines), or Grep it for what you "
         "need.]"
     )
