@@ -19,6 +19,7 @@ from stayer.tools.builtin import bash_saved
 from stayer.tools.builtin.bash import BashTool
 from stayer.tools.builtin.read import ReadTool
 from tests.fakes.loop_harness import make_params, results_in, run
+from tests.fakes.tools import Overflowing
 
 _NOTE = re.compile(
     r"\[This result has (\d+) characters \((\d+) lines\), more than the (\d+) one result may "
@@ -160,3 +161,14 @@ async def test_bash_says_when_the_file_holds_less_than_the_command_printed(
         f"line 12000\n(The file holds only the first 40000 characters of stdout; the command "
         f"printed {len(whole) - 40_000} more, which were not kept.)"
     )
+
+
+async def test_a_self_bounded_result_that_overflows_is_saved_whole(tmp_path: Path) -> None:
+    session = tmp_path / "session"
+    model = ScriptedProvider([tool_call("Overflowing", {}, id="t1"), text("ok")])
+    await run(make_params(model, [Overflowing()], tmp_path, session_dir=session))
+
+    (answer,) = results_in(model.requests[1].messages[-1])
+    path, shown = _saved(answer.text, Overflowing.max_result_chars)
+    assert path.read_text(encoding="utf-8") == Overflowing.text()
+    assert shown.endswith("\n(continue at 5000)")  # its own note on where to go on survives
