@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
+from stayer.exec import BackgroundShells
 from stayer.messages import JSON, ToolResultContent, ToolSpec
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
@@ -59,6 +60,8 @@ class ToolContext:
     what changed since. `pins` are the notes the model pinned (the `Pin` tool), which every
     compaction keeps word for word. `todos` is the model's task list (the `TodoWrite` tool),
     replaced in place by each call so every copy of the context sees the same list.
+    `shells` are the commands Bash left running in the background (``run_in_background``), which
+    BashOutput reads and KillShell stops; whoever owns the context (the Session) closes them.
     """
 
     cwd: Path
@@ -66,6 +69,7 @@ class ToolContext:
     read_files: dict[Path, int] = field(default_factory=dict[Path, int])
     pins: list[str] = field(default_factory=list[str])
     todos: list[TodoItem] = field(default_factory=list[TodoItem])
+    shells: BackgroundShells = field(default_factory=BackgroundShells)
     progress: Callable[[str], None] = _no_progress
 
     def resolve(self, path: str) -> Path:
