@@ -9,6 +9,7 @@ from typing import Any
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import HttpError, ToolCall, reply
+from tests.unit.tools.helpers import is_running
 
 RESULT_FIELDS = {
     "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result",
@@ -268,3 +269,16 @@ def test_prompt_from_stdin_and_openai_compatible_server(
     assert first.body["model"] == "local-model"
     assert "what is 2+2?" in json.dumps(first.body["messages"][-1])
     assert second.body["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "4"}
+
+
+def test_a_background_shell_is_stopped_when_the_run_ends(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    call = ToolCall("toolu_1", "Bash", {"command": "exec sleep 60", "run_in_background": True})
+    server.enqueue(reply(call), reply("Started it."))
+    done = stayer("-p", "serve", *STREAM, *BYPASS, cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    (started,) = [line for line in done.json_lines() if "tool_use_result" in line]
+    assert started["tool_use_result"]["backgroundTaskId"] == "bash_1"
+    assert not is_running(started["tool_use_result"]["pid"])

@@ -29,6 +29,7 @@ from stayer.session.repair import INTERRUPTED_NOTE, UNKNOWN_OUTCOME
 from stayer.session.session import Session, SessionBusy
 from stayer.session.transcript import load
 from stayer.tools.base import Tool, ToolContext, ToolOutput
+from tests.unit.tools.helpers import is_running
 
 
 def options(tmp_path: Path, model: ScriptedProvider, **more: Any) -> QueryOptions:
@@ -356,3 +357,40 @@ def _answer(value: str, number: int) -> AssistantMessage:
 
 def _answer_with(call: ToolUseBlock) -> AssistantMessage:
     return AssistantMessage((call,), id="msg_lost", model="scripted", stop_reason="tool_use")
+
+
+async def _until_file(path: Path) -> None:
+    for _ in range(500):
+        if path.exists():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{path.name} never appeared")
+
+
+async def test_a_background_shell_outlives_its_prompt_and_dies_with_the_session(
+    tmp_path: Path,
+) -> None:
+    command = "echo serving; touch up; exec sleep 60"
+    model = ScriptedProvider(
+        [
+            tool_call("Bash", {"command": command, "run_in_background": True}),
+            text("Started."),
+            tool_call("BashOutput", {"bash_id": "bash_1"}),
+            text("Still serving."),
+        ]
+    )
+    chosen = options(tmp_path, model, allowed_tools="Bash")
+    async with Session(chosen) as session:
+        await submit(session, "start the server")
+        (shell,) = session.setup.params.tool_context.shells.list()
+        await _until_file(tmp_path / "up")  # printed, so in the pipe by now
+        await submit(session, "is it up?")
+        running = shell.status
+    assert (running, shell.status, is_running(shell.pid)) == ("running", "killed", False)
+    started, read = (model.requests[i].messages[-1].content[0] for i in (1, 3))
+    assert isinstance(started, ToolResultBlock) and isinstance(read, ToolResultBlock)
+    assert started.content[0] == TextBlock(
+        "Command running in background with ID: bash_1. Read its output with BashOutput and "
+        "stop it with KillShell."
+    )
+    assert read.content[0] == TextBlock("<status>running</status>\n\n<stdout>\nserving\n</stdout>")

@@ -66,17 +66,18 @@ class CommandResult:
         return bool(self.stdout_capture.omitted or self.stderr_capture.omitted)
 
 
-class _Collector(asyncio.SubprocessProtocol):
+class Collector(asyncio.SubprocessProtocol):
     """Receives a child's output and exit, decoding UTF-8 across chunk boundaries."""
 
     def __init__(
         self,
         max_chars: int,
         on_output: Callable[[str], None] | None,
-        spools: tuple[Spool, Spool] | None,
+        spools: tuple[Spool, Spool] | None = None,
     ) -> None:
         self._on_output = on_output
         self._spools = {1: spools[0], 2: spools[1]} if spools else {}
+        self._max_chars = max_chars
         self._buffers = {1: HeadTail(max_chars), 2: HeadTail(max_chars)}
         self._decoders = {
             fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in (1, 2)
@@ -116,6 +117,12 @@ class _Collector(asyncio.SubprocessProtocol):
         for fd in (1, 2):
             self._finish(fd)
         return self._buffers[1].captured(), self._buffers[2].captured()
+
+    def take(self) -> tuple[Captured, Captured]:
+        """Stdout and stderr kept since the last take, forgotten here; reading goes on."""
+        taken = self._buffers[1].captured(), self._buffers[2].captured()
+        self._buffers = {1: HeadTail(self._max_chars), 2: HeadTail(self._max_chars)}
+        return taken
 
 
 async def run_command(
@@ -158,37 +165,28 @@ async def run_argv(
     `timed_out`; on cancellation the group is stopped and `CancelledError` propagates. Raises
     `OSError` when the program cannot be started (missing binary, missing `cwd`).
     """
-    loop = asyncio.get_running_loop()
-    transport, collector = await loop.subprocess_exec(
-        lambda: _Collector(max_output_chars, on_output, spools),
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env=None if env is None else dict(env),
-        start_new_session=True,
+    transport, collector = await spawn(
+        argv, cwd=cwd, env=env, collector=Collector(max_output_chars, on_output, spools)
     )
     pgid = transport.get_pid()
-    _LIVE_GROUPS.add(pgid)
     timed_out = False
     try:
         try:
             await asyncio.wait_for(collector.exited.wait(), timeout_s)
         except TimeoutError:
             timed_out = True
-            await _stop_group(pgid, collector.exited)
-        await _wait_at_most(collector.pipes_closed, DRAIN_GRACE_S)
+            await stop_group(pgid, collector.exited)
+        await wait_at_most(collector.pipes_closed, DRAIN_GRACE_S)
     except BaseException:
         # Cancelled (or failing): the group must not outlive us.
-        await _stop_group(pgid, collector.exited)
+        await stop_group(pgid, collector.exited)
         raise
     finally:
-        _LIVE_GROUPS.discard(pgid)
+        LIVE_GROUPS.discard(pgid)
         returncode = transport.get_returncode()
         transport.close()
     stdout, stderr = collector.output()
-    exit_code, by_signal = _exit_code(returncode)
+    exit_code, by_signal = exit_code_of(returncode)
     return CommandResult(
         stdout_capture=stdout,
         stderr_capture=stderr,
@@ -198,7 +196,27 @@ async def run_argv(
     )
 
 
-def _exit_code(returncode: int | None) -> tuple[int, bool]:
+async def spawn(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None, collector: Collector
+) -> tuple[asyncio.SubprocessTransport, Collector]:
+    """Start `argv` in a session of its own, stdin from /dev/null, output into `collector`;
+    its group is recorded in `LIVE_GROUPS`, which the caller must discard it from."""
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.subprocess_exec(
+        lambda: collector,
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        start_new_session=True,
+    )
+    LIVE_GROUPS.add(transport.get_pid())
+    return transport, collector
+
+
+def exit_code_of(returncode: int | None) -> tuple[int, bool]:
     if returncode is None:  # never reaped (stuck in the kernel); report it as killed
         return 128 + signal.SIGKILL, True
     if returncode < 0:
@@ -206,7 +224,7 @@ def _exit_code(returncode: int | None) -> tuple[int, bool]:
     return returncode, False
 
 
-_LIVE_GROUPS: set[int] = set()
+LIVE_GROUPS: set[int] = set()
 """Process groups started and not yet reaped, for `kill_everything_now`."""
 
 
@@ -214,24 +232,24 @@ def kill_everything_now() -> None:
     """SIGKILL every process group still running, without waiting: the last resort before the
     process itself must exit (a second Ctrl+C, SIGTERM). Safe to call from a signal handler.
     """
-    for pgid in list(_LIVE_GROUPS):
+    for pgid in list(LIVE_GROUPS):
         _signal_group(pgid, signal.SIGKILL)
 
 
-async def _stop_group(pgid: int, exited: asyncio.Event) -> None:
+async def stop_group(pgid: int, exited: asyncio.Event) -> None:
     """SIGTERM the group, give it a grace period, SIGKILL what is left, reap the leader."""
     _signal_group(pgid, signal.SIGTERM)
     try:
         # Nothing signals "the last member of a group exited", so we poll.
         for _ in range(int(KILL_GRACE_S / _POLL_S)):
-            if not _group_alive(pgid):
+            if not group_alive(pgid):
                 break
             await asyncio.sleep(_POLL_S)
     finally:
         # Runs even if we are cancelled again mid-grace: nothing may survive.
-        if _group_alive(pgid):
+        if group_alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
-    await _wait_at_most(exited, _REAP_WAIT_S)
+    await wait_at_most(exited, _REAP_WAIT_S)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -239,7 +257,7 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _group_alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
     """Whether any process of the group is still running (zombies do not count)."""
     try:
         os.killpg(pgid, 0)
@@ -267,6 +285,6 @@ def _has_running_member(pgid: int) -> bool:
     return False
 
 
-async def _wait_at_most(event: asyncio.Event, seconds: float) -> None:
+async def wait_at_most(event: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(event.wait(), seconds)

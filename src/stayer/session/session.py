@@ -1,10 +1,11 @@
 """`Session`: one conversation across prompts, with its transcript on disk.
 
 A Session owns what outlives one run: the model client and its connection, the toolbox and
-tool context (files read, the shell's working directory, pinned notes), the permission policy,
-the history, the session id and the transcript. `submit(prompt)` runs one prompt through the
-loop and keeps the conversation; `interrupt()` stops the submission that is running, leaving
-the conversation valid. Every front end drives Sessions; `stayer.query()` is one submission.
+tool context (files read, the shell's working directory, background shells, pinned notes), the
+permission policy, the history, the session id and the transcript. `submit(prompt)` runs one
+prompt through the loop and keeps the conversation; `interrupt()` stops the submission that is
+running, leaving the conversation valid. Every front end drives Sessions; `stayer.query()` is
+one submission.
 
 A session can go on from a saved one (`resume`, `continue_session`): the conversation the model
 last saw is read back and repaired rather than trimmed (`repair`), and the next prompt is told
@@ -120,7 +121,9 @@ class Session:
             self._abort.abort()
 
     async def aclose(self) -> None:
-        """Close the model clients this session made, and the transcript."""
+        """Stop the shells left running in the background, and close the model clients this
+        session made and the transcript."""
+        await self.setup.params.tool_context.shells.aclose()
         if self._transcript is not None:
             self._transcript.close()
         if self.setup.owns_provider:

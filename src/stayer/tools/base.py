@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
+from stayer.exec import BackgroundShells
 from stayer.messages import JSON, ToolResultContent, ToolSpec
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
@@ -65,7 +66,9 @@ class ToolContext:
     replaced in place by each call so every copy of the context sees the same list.
     `session_dir` is the session's folder, where results too long for the model are saved
     (None when the session is not kept); `tool_use_id` is the call being run, set by the
-    executor for each call.
+    executor for each call. `shells` are the commands Bash left running in the background
+    (``run_in_background``), which BashOutput reads and KillShell stops; whoever owns the
+    context (the Session) closes them.
     """
 
     cwd: Path
@@ -73,6 +76,7 @@ class ToolContext:
     read_files: dict[Path, int] = field(default_factory=dict[Path, int])
     pins: list[str] = field(default_factory=list[str])
     todos: list[TodoItem] = field(default_factory=list[TodoItem])
+    shells: BackgroundShells = field(default_factory=BackgroundShells)
     progress: Callable[[str], None] = _no_progress
     session_dir: Path | None = None
     tool_use_id: str | None = None

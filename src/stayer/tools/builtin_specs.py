@@ -9,7 +9,7 @@ from stayer.messages import ToolSpec
 BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Bash",
-        description="Runs a shell command with bash and returns what it printed (stdout, then stderr).\n\nUse it for things only a shell can do: running tests, builds, git, package managers, and other programs. For files there are dedicated tools that are cheaper and safer: Read instead of cat/head/tail, Edit or Write instead of sed/awk/echo redirection, Glob instead of find/ls for locating files, Grep instead of grep/rg.\n\n- The working directory persists between calls: after `cd dir`, later commands run in dir. Prefer absolute paths anyway, and quote paths that contain spaces.\n- Commands run without a terminal and with stdin closed, so anything interactive (editors, pagers, prompts, `git rebase -i`) fails or hangs; pass flags that avoid it.\n- The default timeout is 120 s; set `timeout` (ms, up to 600000) for longer work. A command that times out is stopped, with all the processes it started.\n- Long output is saved to a file and you get its start, its end and the file's path (Read or Grep the file for the rest); filter it with grep, head or tail when you only need part of it.\n- Chain dependent steps with `&&`; run independent commands as separate calls.\n- A non-zero exit code is reported as an error along with the output.",
+        description="Runs a shell command with bash and returns what it printed (stdout, then stderr).\n\nUse it for things only a shell can do: running tests, builds, git, package managers, and other programs. For files there are dedicated tools that are cheaper and safer: Read instead of cat/head/tail, Edit or Write instead of sed/awk/echo redirection, Glob instead of find/ls for locating files, Grep instead of grep/rg.\n\n- The working directory persists between calls: after `cd dir`, later commands run in dir. Prefer absolute paths anyway, and quote paths that contain spaces.\n- Commands run without a terminal and with stdin closed, so anything interactive (editors, pagers, prompts, `git rebase -i`) fails or hangs; pass flags that avoid it.\n- The default timeout is 120 s; set `timeout` (ms, up to 600000) for longer work. A command that times out is stopped, with all the processes it started.\n- Long output is saved to a file and you get its start, its end and the file's path (Read or Grep the file for the rest); filter it with grep, head or tail when you only need part of it.\n- Chain dependent steps with `&&`; run independent commands as separate calls.\n- For a server or a long build, set `run_in_background`: the call returns a shell id at once, BashOutput shows what it printed since you last looked, and KillShell stops it. Background commands have no timeout and are stopped when the session ends; do not add `&` yourself.\n- A non-zero exit code is reported as an error along with the output.",
         input_schema={
             "additionalProperties": False,
             "properties": {
@@ -23,8 +23,46 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
                     "description": "A short description of what the command does, in 5-10 words, in the active voice (e.g. 'List files in the current directory').",
                     "type": "string",
                 },
+                "run_in_background": {
+                    "description": "Set to true to run this command in the background. Use BashOutput to read the output later.",
+                    "type": "boolean",
+                },
             },
             "required": ["command"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="BashOutput",
+        description="Reads the output of a command started with Bash and run_in_background.\n\n- Returns only what the command printed since the last read, with its status (running, completed, failed, killed) and, once it ended, its exit code.\n- `filter` keeps only the lines that match a regular expression; the other new lines are dropped for good.\n- Use it to follow servers, watchers and long builds without waiting for them.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "bash_id": {
+                    "description": "The ID of the background shell to read output from.",
+                    "type": "string",
+                },
+                "filter": {
+                    "description": "Optional regular expression: only output lines that match it are shown. Lines that do not match are dropped and cannot be read again.",
+                    "type": "string",
+                },
+            },
+            "required": ["bash_id"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="KillShell",
+        description="Stops a command started with Bash and run_in_background, with every process it started. Takes the shell's ID. Output not yet read stays readable with BashOutput.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "shell_id": {
+                    "description": "The ID of the background shell to kill.",
+                    "type": "string",
+                }
+            },
+            "required": ["shell_id"],
             "type": "object",
         },
     ),

@@ -25,11 +25,14 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
     from stayer.tools.builtin.notebook import NotebookEditTool
     from stayer.tools.builtin.pin import PinTool
     from stayer.tools.builtin.read import ReadTool
+    from stayer.tools.builtin.shells import BashOutputTool, KillShellTool
     from stayer.tools.builtin.todo import TodoWriteTool
     from stayer.tools.builtin.write import WriteTool
 
     return (
         BashTool(),
+        BashOutputTool(),
+        KillShellTool(),
         GlobTool(),
         GrepTool(),
         ReadTool(),

@@ -21,7 +21,19 @@ from tests.fakes.sse import ToolCall, reply
 from tests.unit.core.readme_tool_example import CountInput, WordCount
 
 EXAMPLE = Path(__file__).with_name("readme_tool_example.py")
-BUILTINS = ["Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit", "TodoWrite", "Pin"]
+BUILTINS = [
+    "Bash",
+    "BashOutput",
+    "KillShell",
+    "Glob",
+    "Grep",
+    "Read",
+    "Edit",
+    "Write",
+    "NotebookEdit",
+    "TodoWrite",
+    "Pin",
+]
 
 
 def test_the_readme_example_runs_its_tool_for_the_model(

@@ -45,6 +45,8 @@ async def test_query_yields_the_session_the_stream_and_one_finish(tmp_path: Path
     assert str(tmp_path.resolve()) in request.system
     assert [spec.name for spec in request.tools] == [
         "Bash",
+        "BashOutput",
+        "KillShell",
         "Glob",
         "Grep",
         "Read",

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
 from stayer.tools.base import MAX_RESULT_CHARS, ToolContext, ToolFailure
-from stayer.tools.builtin.bash import DEFAULT_MAX_OUTPUT_CHARS, BashInput, BashTool
+from stayer.tools.builtin.bash import (
+    DEFAULT_MAX_OUTPUT_CHARS,
+    BashInput,
+    BashTool,
+    bash_timeout_ms,
+)
 from tests.unit.tools.helpers import is_running, run_tool, text_of
 
 
@@ -190,3 +197,55 @@ def test_classification_and_permission_subject() -> None:
     assert not tool.is_read_only(tool_input)
     assert not tool.is_concurrency_safe(tool_input)
     assert tool.permission_subject(tool_input) == "rm -rf build"
+
+
+async def test_a_command_reading_stdin_gets_end_of_file(ctx: ToolContext) -> None:
+    output = await run_tool(BashTool(), ctx, command='read -r line; echo "read says $?"; cat')
+    assert text_of(output) == "read says 1"
+
+
+async def test_a_daemon_left_behind_does_not_hold_up_the_call(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    output = await run_tool(BashTool(), ctx, command="sleep 60 & echo $!; echo launched")
+    daemon = int(text_of(output).splitlines()[0])
+    try:
+        assert time.monotonic() - started < 5  # the daemon would hold the pipes for 60 s
+        assert text_of(output).splitlines()[1:] == ["launched"]
+        assert not output.is_error and is_running(daemon)
+    finally:
+        os.kill(daemon, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("env", "asked_ms", "stopped_after"),
+    [
+        ({"BASH_DEFAULT_TIMEOUT_MS": "300"}, None, "0.3"),
+        ({"BASH_DEFAULT_TIMEOUT_MS": "100", "BASH_MAX_TIMEOUT_MS": "300"}, 60_000, "0.3"),
+        # The maximum is never below the default, as in Claude Code.
+        ({"BASH_DEFAULT_TIMEOUT_MS": "400", "BASH_MAX_TIMEOUT_MS": "200"}, 60_000, "0.4"),
+        # A value that is not a positive number is ignored, not fatal.
+        ({"BASH_DEFAULT_TIMEOUT_MS": "soon", "BASH_MAX_TIMEOUT_MS": "0"}, 300, "0.3"),
+    ],
+)
+async def test_timeouts_follow_the_environment(
+    tmp_path: Path, env: dict[str, str], asked_ms: int | None, stopped_after: str
+) -> None:
+    ctx = ToolContext(cwd=tmp_path, env=env)
+    raw = (
+        {"command": "sleep 60"}
+        if asked_ms is None
+        else {"command": "sleep 60", "timeout": asked_ms}
+    )
+    started = time.monotonic()
+    output = await run_tool(BashTool(), ctx, **raw)
+    assert time.monotonic() - started < 5
+    assert text_of(output) == f"Command timed out after {stopped_after} s and was stopped."
+
+
+def test_timeouts_default_to_two_minutes_and_cap_at_ten(tmp_path: Path) -> None:
+    ctx = ToolContext(cwd=tmp_path, env={"BASH_DEFAULT_TIMEOUT_MS": "", "BASH_MAX_TIMEOUT_MS": ""})
+    assert [bash_timeout_ms(ctx, asked) for asked in (None, 5_000, 3_600_000)] == [
+        120_000,
+        5_000,
+        600_000,
+    ]

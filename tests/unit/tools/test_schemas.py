@@ -12,7 +12,9 @@ from stayer.tools.builtin.grep import GrepInput
 from stayer.tools.registry import builtin_tools
 
 CLAUDE_CODE_FIELDS = {
-    "Bash": ({"command", "timeout", "description"}, {"command"}),
+    "Bash": ({"command", "timeout", "description", "run_in_background"}, {"command"}),
+    "BashOutput": ({"bash_id", "filter"}, {"bash_id"}),
+    "KillShell": ({"shell_id"}, {"shell_id"}),
     "Glob": ({"pattern", "path"}, {"pattern"}),
     "Grep": (
         {
@@ -73,6 +75,8 @@ def test_notebook_edit_modes_and_cell_types_are_closed_sets() -> None:
 def test_builtin_tools_come_in_claude_codes_order_with_stayers_own_last() -> None:
     assert [tool.name for tool in builtin_tools()] == [
         "Bash",
+        "BashOutput",
+        "KillShell",
         "Glob",
         "Grep",
         "Read",

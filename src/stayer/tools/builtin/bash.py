@@ -3,7 +3,14 @@
 The working directory carries over between calls, as in Claude Code: each command ends by
 writing its final ``pwd -P`` to a private file, and the next command starts there. Output over
 ``BASH_MAX_OUTPUT_LENGTH`` is saved whole to the session's folder and the model gets its start,
-its end and the path (`bash_saved`); with no folder it is cut in the middle with a marker.
+its end and the path (`bash_saved`); with no folder it is cut in the middle with a marker. With
+``run_in_background`` the command is left running in the session's `shells` and the call returns
+its id at once (BashOutput reads it, KillShell stops it); a background command starts in the
+working directory but never moves it, since it ends long after later calls have started.
+
+Timeouts follow Claude Code: 2 minutes unless `BASH_DEFAULT_TIMEOUT_MS` says otherwise, and a
+requested `timeout` is capped to `BASH_MAX_TIMEOUT_MS` (10 minutes), which is never below the
+default.
 """
 
 from __future__ import annotations
@@ -54,6 +61,13 @@ class BashInput(ToolInput):
             "voice (e.g. 'List files in the current directory')."
         ),
     )
+    run_in_background: bool | None = Field(
+        default=None,
+        description=(
+            "Set to true to run this command in the background. Use BashOutput to read the "
+            "output later."
+        ),
+    )
 
 
 class BashTool(Tool[BashInput]):
@@ -81,6 +95,10 @@ class BashTool(Tool[BashInput]):
         "(Read or Grep the file for the rest); filter it with grep, head or tail when you only "
         "need part of it.\n"
         "- Chain dependent steps with `&&`; run independent commands as separate calls.\n"
+        "- For a server or a long build, set `run_in_background`: the call returns a shell id "
+        "at once, BashOutput shows what it printed since you last looked, and KillShell stops "
+        "it. Background commands have no timeout and are stopped when the session ends; do "
+        "not add `&` yourself.\n"
         "- A non-zero exit code is reported as an error along with the output."
     )
 
@@ -94,9 +112,11 @@ class BashTool(Tool[BashInput]):
 
     async def call(self, tool_input: BashInput, ctx: ToolContext) -> ToolOutput:
         cwd = self._working_directory(ctx)
-        timeout_ms = min(tool_input.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-        limit = _output_limit(ctx)
+        limit = output_limit(ctx)
         env = {**_NON_INTERACTIVE_DEFAULTS, **tool_env(ctx)}
+        if tool_input.run_in_background:
+            return await _start_in_background(tool_input.command, ctx, cwd, env, limit)
+        timeout_ms = bash_timeout_ms(ctx, tool_input.timeout)
         fd, cwd_file = tempfile.mkstemp(prefix="stayer-cwd-")
         os.close(fd)
         saved = SavedOutput.for_call(ctx)
@@ -148,7 +168,43 @@ def _with_cwd_capture(command: str, cwd_file: str) -> str:
     return f"trap {shlex.quote(record)} EXIT; eval {shlex.quote(command)}"
 
 
-def _output_limit(ctx: ToolContext) -> int:
+async def _start_in_background(
+    command: str, ctx: ToolContext, cwd: Path, env: dict[str, str], limit: int
+) -> ToolOutput:
+    try:
+        shell = await ctx.shells.start(command, cwd=cwd, env=env, max_output_chars=limit)
+    except OSError as exc:
+        raise ToolFailure(f"Could not start bash in {cwd}: {exc}") from None
+    return ToolOutput(
+        content=(
+            f"Command running in background with ID: {shell.id}. Read its output with "
+            f"BashOutput and stop it with KillShell."
+        ),
+        # Claude Code's field name, for stream-json consumers that look for it.
+        data={"backgroundTaskId": shell.id, "pid": shell.pid},
+    )
+
+
+def bash_timeout_ms(ctx: ToolContext, requested: int | None) -> int:
+    """The requested timeout, or the default, capped to the maximum (from the environment)."""
+    default = _positive_setting(ctx, "BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS)
+    ceiling = max(_positive_setting(ctx, "BASH_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS), default)
+    return min(requested or default, ceiling)
+
+
+def _positive_setting(ctx: ToolContext, name: str, fallback: int) -> int:
+    """A positive whole number from the environment; `fallback` when unset or unusable, as in
+    Claude Code, which ignores a value it cannot read rather than refusing to run."""
+    raw = env_value(ctx, name)
+    try:
+        value = int(raw) if raw else fallback
+    except ValueError:
+        return fallback
+    return value if value > 0 else fallback
+
+
+def output_limit(ctx: ToolContext) -> int:
+    """How many characters of output one result may show (`BASH_MAX_OUTPUT_LENGTH`, bounded)."""
     raw = env_value(ctx, "BASH_MAX_OUTPUT_LENGTH")
     try:
         value = int(raw) if raw else DEFAULT_MAX_OUTPUT_CHARS
