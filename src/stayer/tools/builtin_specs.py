@@ -154,7 +154,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="Read",
-        description="Reads a file from the local filesystem and returns it with line numbers, like `cat -n`: each line is its number, a tab, then the text.\n\n- Reads up to 2000 lines from the start by default. For long files pass `offset` (1-based line number) and `limit` to read a slice; the result says where to continue when more remains.\n- Lines longer than 2000 characters are cut.\n- A file that is not UTF-8 is decoded as its byte-order mark says, or else with a guess at its encoding; the result then names the encoding used.\n- Images (png, jpg, jpeg, gif, webp) come back as images you can look at.\n- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob for directories.\n- The line-number prefix is not part of the file: leave it out when you copy text into an Edit.\n- You must Read a file before you Edit or overwrite it. When several files may be useful, read them together in one turn.\n- Reading a path that does not exist is an error that suggests similar names.",
+        description='Reads a file from the local filesystem and returns it with line numbers, like `cat -n`: each line is its number, a tab, then the text.\n\n- Reads up to 2000 lines from the start by default. For long files pass `offset` (1-based line number) and `limit` to read a slice; the result says where to continue when more remains.\n- Lines longer than 2000 characters are cut.\n- A file that is not UTF-8 is decoded as its byte-order mark says, or else with a guess at its encoding; the result then names the encoding used.\n- Images (png, jpg, jpeg, gif, webp) come back as images you can look at; a large one is scaled down first.\n- Jupyter notebooks (.ipynb) come back as their cells with outputs; for a notebook, `offset` and `limit` count cells.\n- PDFs come back as the text of each page. Pass `pages` (e.g. "1-5") to pick pages; one read shows at most 20 pages.\n- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob for directories.\n- The line-number prefix is not part of the file: leave it out when you copy text into an Edit.\n- You must Read a file before you Edit or overwrite it. When several files may be useful, read them together in one turn.\n- Reading a path that does not exist is an error that suggests similar names.',
         input_schema={
             "additionalProperties": False,
             "properties": {
@@ -171,6 +171,10 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
                     "description": "How many lines to read (default 2000). Give it only when the file is too long to read at once.",
                     "minimum": 1,
                     "type": "integer",
+                },
+                "pages": {
+                    "description": 'Page range for PDF files, such as "1-5" or "3" (at most 20 pages per read). Only for PDF files.',
+                    "type": "string",
                 },
             },
             "required": ["file_path"],

@@ -34,7 +34,7 @@ CLAUDE_CODE_FIELDS = {
         },
         {"pattern"},
     ),
-    "Read": ({"file_path", "offset", "limit"}, {"file_path"}),
+    "Read": ({"file_path", "offset", "limit", "pages"}, {"file_path"}),
     "Edit": (
         {"file_path", "old_string", "new_string", "replace_all"},
         {"file_path", "old_string", "new_string"},

@@ -1,15 +1,15 @@
-"""The Read tool: show a text file with line numbers, or an image as an image block.
+"""The Read tool: show a text file with line numbers, an image, a notebook or a PDF's text.
 
 Reading records the file's modification time in `ToolContext.read_files`; Edit and Write use it
 to refuse changes to files the model has not seen as they are now. Text is streamed line by line
 with a bounded line length, so a huge file or a huge line never has to fit in memory. A file that
 is not plain UTF-8 is decoded as `textfile` decides, and the page says which encoding that was.
+Images, notebooks and PDFs each have their own module (`read_image`, `read_notebook`, `read_pdf`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import difflib
 import os
 import stat
@@ -20,7 +20,6 @@ from typing import TextIO
 
 from pydantic import Field
 
-from stayer.messages import ImageBlock
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     MAX_LINE_CHARS,
@@ -30,6 +29,9 @@ from stayer.tools.builtin import (
     plural,
     record_read,
 )
+from stayer.tools.builtin.read_image import IMAGE_TYPES, image_output
+from stayer.tools.builtin.read_notebook import notebook_output
+from stayer.tools.builtin.read_pdf import MAX_PAGES, pdf_output
 from stayer.tools.builtin.textfile import (
     UNDECODABLE,
     TextEncoding,
@@ -41,17 +43,6 @@ from stayer.tools.builtin.textfile import (
 )
 
 DEFAULT_LIMIT = 2000
-
-MAX_IMAGE_BYTES = 3_750_000
-"""The largest image sent as is: base64 makes it about 5 MB, the API's limit per image."""
-
-IMAGE_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
 
 # fmt: off
 BINARY_EXTENSIONS = frozenset({
@@ -87,6 +78,11 @@ class ReadInput(ToolInput):
         description=f"How many lines to read (default {DEFAULT_LIMIT}). Give it only when the "
         "file is too long to read at once.",
     )
+    pages: str | None = Field(
+        default=None,
+        description=f'Page range for PDF files, such as "1-5" or "3" (at most {MAX_PAGES} '
+        "pages per read). Only for PDF files.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +116,12 @@ class ReadTool(Tool[ReadInput]):
         f"- Lines longer than {MAX_LINE_CHARS} characters are cut.\n"
         "- A file that is not UTF-8 is decoded as its byte-order mark says, or else with a "
         "guess at its encoding; the result then names the encoding used.\n"
-        "- Images (png, jpg, jpeg, gif, webp) come back as images you can look at.\n"
+        "- Images (png, jpg, jpeg, gif, webp) come back as images you can look at; a large "
+        "one is scaled down first.\n"
+        "- Jupyter notebooks (.ipynb) come back as their cells with outputs; for a notebook, "
+        "`offset` and `limit` count cells.\n"
+        f'- PDFs come back as the text of each page. Pass `pages` (e.g. "1-5") to pick pages; '
+        f"one read shows at most {MAX_PAGES} pages.\n"
         "- Other binary files, and directories, cannot be read: use Bash (e.g. `ls`) or Glob "
         "for directories.\n"
         "- The line-number prefix is not part of the file: leave it out when you copy text "
@@ -148,8 +149,17 @@ class ReadTool(Tool[ReadInput]):
 def _read(path: Path, tool_input: ReadInput, cwd: Path, max_chars: int) -> tuple[ToolOutput, int]:
     info = _stat(path, cwd)
     suffix = path.suffix.lower()
+    if tool_input.pages is not None and suffix != ".pdf":
+        raise ToolFailure(f"pages is only for PDF files, and {path} is not one; leave it out.")
     if suffix in IMAGE_TYPES:
-        return _read_image(path, suffix), info.st_mtime_ns
+        return image_output(path, suffix), info.st_mtime_ns
+    if suffix == ".pdf":
+        return pdf_output(path, tool_input.pages, max_chars), info.st_mtime_ns
+    if suffix == ".ipynb":
+        first = max(tool_input.offset or 1, 1)
+        notebook = notebook_output(path, first, tool_input.limit, max_chars)
+        if notebook is not None:
+            return notebook, info.st_mtime_ns
     try:
         sample = read_sample(path)
     except OSError as exc:
@@ -218,41 +228,10 @@ def _refuse_binary(path: Path, suffix: str, sample: bytes) -> None:
         reason = "it contains NUL bytes"
     if reason is not None:
         raise ToolFailure(
-            f"{path} looks like a binary file ({reason}); Read shows only text files and "
-            "images (png, jpg, jpeg, gif, webp). Inspect it through Bash with a suitable "
-            "program instead (for example `file`, `xxd | head`, `unzip -l`, `pdftotext`)."
+            f"{path} looks like a binary file ({reason}); Read shows only text files, "
+            "images (png, jpg, jpeg, gif, webp), notebooks and PDFs. Inspect it through Bash "
+            "with a suitable program instead (for example `file`, `xxd | head`, `unzip -l`)."
         )
-
-
-def _read_image(path: Path, suffix: str) -> ToolOutput:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_IMAGE_BYTES:
-        raise ToolFailure(
-            f"{path} is {len(data) / 1_000_000:.1f} MB; images can be at most "
-            f"{MAX_IMAGE_BYTES / 1_000_000:.2f} MB. Make a smaller copy (e.g. with ImageMagick "
-            "through Bash) and read that."
-        )
-    media_type = _sniff_image(data) or IMAGE_TYPES[suffix]
-    return ToolOutput(
-        content=(ImageBlock(media_type=media_type, data=base64.b64encode(data).decode("ascii")),),
-        data={"type": "image", "file_path": str(path), "media_type": media_type},
-    )
-
-
-def _sniff_image(data: bytes) -> str | None:
-    """The real image type from its magic bytes (the API rejects a mislabelled image)."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def _lines(stream: TextIO) -> Iterator[str]:
