@@ -63,8 +63,11 @@ def stayer(
     return Completed(done.returncode, done.stdout, done.stderr)
 
 
-def start_tool_run(cwd: Path, env: Mapping[str, str]) -> tuple[subprocess.Popen[str], list[Any]]:
-    """Start `stayer -p` with stream-json output and wait until its tool is running.
+def start_tool_run(
+    cwd: Path, env: Mapping[str, str], started: Path
+) -> tuple[subprocess.Popen[str], list[Any]]:
+    """Start `stayer -p` with stream-json output and wait until its tool is running: until the
+    command the test scripted has created the marker file `started`.
 
     Returns the process and the lines read so far; the caller signals it and collects the rest.
     """
@@ -84,5 +87,9 @@ def start_tool_run(cwd: Path, env: Mapping[str, str]) -> tuple[subprocess.Popen[
         lines.append(json.loads(raw))
         if lines[-1]["type"] == "assistant":
             break
-    time.sleep(0.5)  # the tool call starts right after its message is printed
+    deadline = time.monotonic() + 20
+    while not started.exists():  # the command says it runs: a signal, not a guess
+        assert time.monotonic() < deadline, "the tool call never started"
+        assert process.poll() is None, "stayer ended before its tool started"
+        time.sleep(0.01)
     return process, lines

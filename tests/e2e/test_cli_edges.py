@@ -91,9 +91,10 @@ def test_a_prompt_argument_does_not_wait_forever_on_an_open_stdin(
 def test_sigterm_ends_the_run_cleanly_and_stops_the_tool(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "survived"
-    server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": f"sleep 30; touch {marker}"})))
-    process, _ = start_tool_run(tmp_path, server.env())
+    marker, started = tmp_path / "survived", tmp_path / "started"
+    command = f"touch {started}; sleep 30; touch {marker}"
+    server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": command})))
+    process, _ = start_tool_run(tmp_path, server.env(), started)
     process.send_signal(signal.SIGTERM)
     rest, err = process.communicate(timeout=15)
 
@@ -129,10 +130,10 @@ def test_a_reader_that_goes_away_is_not_a_traceback(
 def test_a_second_signal_kills_a_stubborn_command_and_exits_at_once(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "survived"
-    stubborn = f"trap '' TERM INT HUP; sleep 3; touch {marker}"
+    marker, started = tmp_path / "survived", tmp_path / "started"
+    stubborn = f"trap '' TERM INT HUP; touch {started}; sleep 3; touch {marker}"
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": stubborn})))
-    process, _ = start_tool_run(tmp_path, server.env())
+    process, _ = start_tool_run(tmp_path, server.env(), started)
     with process:
         process.send_signal(signal.SIGTERM)
         time.sleep(0.1)

@@ -15,10 +15,10 @@ from tests.fakes.sse import ToolCall, reply
 def test_interrupt_during_a_tool_ends_with_aborted_tools(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "still-running"
-    command = f"sleep 30 && touch {marker}"
+    marker, started_file = tmp_path / "still-running", tmp_path / "started"
+    command = f"touch {started_file}; sleep 30 && touch {marker}"
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": command})))
-    process, lines = start_tool_run(tmp_path, server.env())
+    process, lines = start_tool_run(tmp_path, server.env(), started_file)
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
     rest, _ = process.communicate(timeout=15)
