@@ -208,3 +208,17 @@ async def test_a_saved_prompt_is_private_and_not_kept_without_persistence(tmp_pa
         else:
             assert folder is None
             assert model.requests[0].messages[0].content[0] == TextBlock(huge)
+
+
+async def test_leaving_at_the_first_event_keeps_the_conversation_it_began_with(
+    tmp_path: Path,
+) -> None:
+    earlier = (UserMessage.of_text("before"), AssistantMessage((TextBlock("noted"),), id="m0"))
+    model = ScriptedProvider([text("after")])
+    async with Session(options(tmp_path, model, history=earlier)) as session:
+        async with aclosing(session.submit("first")) as events:
+            async for _event in events:
+                break  # left at SessionStarted, before the model was asked anything
+        await submit(session, "again")
+    sent = model.requests[0].messages
+    assert sent[:2] == earlier  # the conversation it began with is still there

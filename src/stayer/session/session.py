@@ -154,10 +154,10 @@ class Session:
         if writer is not None:
             writer.sync(messages)
         params = replace(self._params_for(prompt), abort=abort)
+        self._seen = messages  # before the first yield: a consumer may leave at any of them
         if not self._announced:
             self._announced = True
             yield self.setup.started
-        self._seen = messages
         async with aclosing(loop_query(params, messages)) as events:  # its tools stop with it
             async for event in events:
                 if writer is not None:
