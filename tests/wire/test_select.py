@@ -186,6 +186,11 @@ LONG = (LONG_CONTEXT_BETA,)
             {**BOTH, "CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"},
             ModelChoice("anthropic", "claude-sonnet-4-5", 200_000, 64_000),
         ),
+        (  # a switch set to 0 is off, as Claude Code reads it
+            "sonnet[1m]",
+            {**BOTH, "CLAUDE_CODE_DISABLE_1M_CONTEXT": "0"},
+            ModelChoice("anthropic", "claude-sonnet-4-5", 1_000_000, 64_000, LONG),
+        ),
     ],
 )
 def test_a_1m_suffix_asks_for_the_long_window_with_its_beta(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from stayer.errors import ConfigError
 from stayer.providers.base import Provider
+from stayer.switches import env_flag
 
 if TYPE_CHECKING:
     from stayer.providers.anthropic import PromptCaching
@@ -115,7 +116,7 @@ def choose_model(model: str | None, env: Mapping[str, str]) -> ModelChoice:
         raise ConfigError(f"{given!r} names no model: write it as MODEL[1m], e.g. sonnet[1m]")
     provider, bare = resolve_model(model, env)
     profile = profile_for(bare)
-    if not long or _get(env, "CLAUDE_CODE_DISABLE_1M_CONTEXT"):
+    if not long or env_flag(env, "CLAUDE_CODE_DISABLE_1M_CONTEXT"):
         return ModelChoice(provider, bare, profile.context_window, profile.max_output_tokens)
     if provider != "anthropic":
         raise ConfigError(
@@ -234,13 +235,7 @@ def timeouts_from_env(env: Mapping[str, str]) -> Timeouts:
     return Timeouts(read_s=read, first_byte_s=first_byte, idle_s=idle)
 
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
 _CACHED_FAMILIES = ("haiku", "sonnet", "opus")
-
-
-def _switched_on(env: Mapping[str, str], name: str) -> bool:
-    """Whether a switch variable is on, read as Claude Code reads them."""
-    return env.get(name, "").strip().lower() in _TRUE
 
 
 def prompt_caching_from_env(env: Mapping[str, str]) -> PromptCaching:
@@ -248,9 +243,9 @@ def prompt_caching_from_env(env: Mapping[str, str]) -> PromptCaching:
     _SONNET, _OPUS) only for that family's models, as in Claude Code."""
     from stayer.providers.anthropic import PromptCaching
 
-    off = {f for f in _CACHED_FAMILIES if _switched_on(env, f"DISABLE_PROMPT_CACHING_{f.upper()}")}
+    off = {f for f in _CACHED_FAMILIES if env_flag(env, f"DISABLE_PROMPT_CACHING_{f.upper()}")}
     return PromptCaching(
-        enabled=not _switched_on(env, "DISABLE_PROMPT_CACHING"), off_for=frozenset(off)
+        enabled=not env_flag(env, "DISABLE_PROMPT_CACHING"), off_for=frozenset(off)
     )
 
 

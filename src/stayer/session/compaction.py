@@ -19,6 +19,7 @@ from pathlib import Path
 
 from stayer.errors import ConfigError
 from stayer.loop.state import CompactPolicy
+from stayer.switches import env_flag
 
 from .options import QueryOptions
 from .paths import session_folder
@@ -26,12 +27,6 @@ from .paths import session_folder
 MIN_WINDOW = 100_000
 """Claude Code's floor for `--autocompact`: with the output reserve and the buffer taken off, a
 smaller window would leave little room to work before every call compacts."""
-_TRUE = frozenset({"1", "true", "yes", "on"})
-
-
-def env_flag(env: Mapping[str, str], name: str) -> bool:
-    """Whether a switch variable is on (`1`, `true`, `yes`, `on`), as Claude Code reads them."""
-    return env.get(name, "").strip().lower() in _TRUE
 
 
 def compact_policy(

@@ -16,6 +16,7 @@ from stayer.errors import ConfigError
 from stayer.loop.state import FallbackModel
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
+from stayer.switches import env_flag
 
 NO_FALLBACK_VARIABLE = "CLAUDE_CODE_NO_MODEL_FALLBACK"
 
@@ -83,7 +84,7 @@ def fallback_models(
     `betas` are the user's, sent to every model; `max_tokens` gives a model's output limit
     per call from its ceiling, as for the main model."""
     choices = _choices(fallback_names(given), env, main, provider if injected else None)
-    if env.get(NO_FALLBACK_VARIABLE, "").strip():
+    if env_flag(env, NO_FALLBACK_VARIABLE):
         return ()
     clients: dict[str, Provider] = {main.provider: provider}
     chain = []

@@ -22,8 +22,8 @@ from stayer.context.memory import (
     project_root,
 )
 from stayer.context.prompt import Environment, build_system_prompt
+from stayer.switches import env_flag
 
-from .compaction import env_flag
 from .options import QueryOptions
 from .paths import config_root
 
