@@ -22,6 +22,7 @@ from stayer.messages import (
     AssistantMessage,
     ContentBlock,
     Message,
+    ModelSpend,
     StopReason,
     ToolResultBlock,
     Usage,
@@ -265,6 +266,8 @@ class ToolCallFinished:
     result: ToolResultBlock
     duration_ms: float
     data: dict[str, JSON] = field(default_factory=dict[str, JSON])
+    spent: tuple[ModelSpend, ...] = ()
+    """Model calls the tool made of its own (see `ToolOutput.spent`), billed to the run."""
     type: Literal["tool_call_finished"] = "tool_call_finished"
 
 

@@ -139,6 +139,15 @@ class Usage:
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
+@dataclass(frozen=True, slots=True)
+class ModelSpend:
+    """The tokens of a model call made outside the conversation (a tool asking a small model
+    about a web page), and which model answered: billed to the run like the loop's own."""
+
+    model: str
+    usage: Usage
+
+
 @dataclass(frozen=True, slots=True, weakref_slot=True)
 class UserMessage:
     """A message in the user role: a prompt, or the tool results of one turn."""

@@ -164,9 +164,7 @@ async def _run_one(params: LoopParams, item: _Prepared, emit: Callable[[ToolEven
     started = time.monotonic()
     emit(ToolCallStarted(block.id, block.name, dict(block.input)))
     try:
-        status, output = await _outcome(
-            params, item, lambda text: emit(ToolCallProgress(block.id, text))
-        )
+        status, output = await _outcome(params, item, emit)
     except Exception as exc:  # a permission callback or tool helper that broke
         status = "failed"
         output = ToolOutput(f"Error running {block.name}: {type(exc).__name__}: {exc}", True)
@@ -175,7 +173,7 @@ async def _run_one(params: LoopParams, item: _Prepared, emit: Callable[[ToolEven
 
 
 async def _outcome(
-    params: LoopParams, item: _Prepared, report: Callable[[str], None]
+    params: LoopParams, item: _Prepared, report: Callable[[ToolCallProgress], None]
 ) -> tuple[ToolStatus, ToolOutput]:
     if item.call is None:
         return "failed", ToolOutput(item.error or "", is_error=True)
@@ -186,8 +184,13 @@ async def _outcome(
     return ("failed" if output.is_error else "completed"), output
 
 
-async def _call(params: LoopParams, call: ToolCall, report: Callable[[str], None]) -> ToolOutput:
-    ctx = dataclasses.replace(params.tool_context, progress=report, tool_use_id=call.tool_use_id)
+async def _call(
+    params: LoopParams, call: ToolCall, report: Callable[[ToolCallProgress], None]
+) -> ToolOutput:
+    def emit(event: ToolCallProgress) -> None:  # a call reports only as itself
+        report(dataclasses.replace(event, tool_use_id=call.tool_use_id))
+
+    ctx = dataclasses.replace(params.tool_context, emit=emit, tool_use_id=call.tool_use_id)
     try:
         return await asyncio.wait_for(call.tool.call(call.input, ctx), params.tool_timeout_s)
     except ToolFailure as exc:
@@ -222,7 +225,8 @@ def _finished(
         content = (TextBlock(empty_placeholder(block.name)),)
     result = ToolResultBlock(block.id, content, is_error=output.is_error)
     duration_ms = (time.monotonic() - started) * 1000
-    return ToolCallFinished(block.id, block.name, status, result, duration_ms, dict(output.data))
+    data = dict(output.data)
+    return ToolCallFinished(block.id, block.name, status, result, duration_ms, data, output.spent)
 
 
 @dataclass(frozen=True, slots=True)

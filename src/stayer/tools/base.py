@@ -3,10 +3,14 @@
 Defaults fail closed (SPEC §7.2, DESIGN "one tool contract"): a tool is assumed to change
 things, to be unsafe to run beside others, and to need permission, unless it says otherwise.
 Tools never render anything and never print; they return a `ToolOutput` and may report live
-progress through `ToolContext.progress`. The size of a result is part of the contract too: what
-is longer than the tool's `max_result_chars` is saved whole to the session's folder and the model
-gets a preview and the path (`saved`), or, with no folder, the executor cuts it, unless the tool
-bounds its own results (see `Tool.bounds_own_results`).
+progress through `ToolContext.emit` (a `ToolCallProgress`, which the printers and stream-json
+show as it comes). A tool that asks a model something of its own (WebFetch) does so through
+`ToolContext.ask_model` and returns what it spent in `ToolOutput.spent`, so the run bills it.
+
+The size of a result is part of the contract too: what is longer than the tool's
+`max_result_chars` is saved whole to the session's folder and the model gets a preview and the
+path (`saved`), or, with no folder, the executor cuts it, unless the tool bounds its own results
+(see `Tool.bounds_own_results`).
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
+from stayer.events import ToolCallProgress
 from stayer.exec import BackgroundShells
-from stayer.messages import JSON, ToolResultContent, ToolSpec
+from stayer.messages import JSON, ModelSpend, ToolResultContent, ToolSpec
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
     from pydantic import BaseModel
@@ -32,8 +37,27 @@ DEFAULT_RESULT_CHARS = 50_000
 """A tool's own limit unless it sets another (Claude Code's default); Bash's is 30,000."""
 
 
-def _no_progress(_text: str) -> None:
+def _no_progress(_event: ToolCallProgress) -> None:
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelAnswer:
+    """A model's answer to a tool's own question, and what it cost."""
+
+    text: str
+    spent: ModelSpend
+
+
+class AskModel(Protocol):
+    """Ask a model one question outside the conversation (no tools, no history).
+
+    `purpose` names the call on the wire (`x-stayer-purpose`), as the loop's own are named
+    `main` and `compact`. Raises `stayer.errors.ModelError` when the call fails for good."""
+
+    async def __call__(
+        self, prompt: str, *, system: str, purpose: str, max_tokens: int = 1024
+    ) -> ModelAnswer: ...
 
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
@@ -66,9 +90,11 @@ class ToolContext:
     replaced in place by each call so every copy of the context sees the same list.
     `session_dir` is the session's folder, where results too long for the model are saved
     (None when the session is not kept); `tool_use_id` is the call being run, set by the
-    executor for each call. `shells` are the commands Bash left running in the background
-    (``run_in_background``), which BashOutput reads and KillShell stops; whoever owns the
-    context (the Session) closes them.
+    executor for each call, and `emit` reports its live progress. `ask_model` asks a small,
+    fast model a question of the tool's own (None where no model can be reached).
+    `shells` are the commands Bash left running in the background (``run_in_background``),
+    which BashOutput reads and KillShell stops; whoever owns the context (the Session) closes
+    them.
     """
 
     cwd: Path
@@ -77,9 +103,14 @@ class ToolContext:
     pins: list[str] = field(default_factory=list[str])
     todos: list[TodoItem] = field(default_factory=list[TodoItem])
     shells: BackgroundShells = field(default_factory=BackgroundShells)
-    progress: Callable[[str], None] = _no_progress
+    emit: Callable[[ToolCallProgress], None] = _no_progress
+    ask_model: AskModel | None = None
     session_dir: Path | None = None
     tool_use_id: str | None = None
+
+    def progress(self, text: str) -> None:
+        """Report live output of the running call (a `ToolCallProgress` through `emit`)."""
+        self.emit(ToolCallProgress(self.tool_use_id or "", text))
 
     def resolve(self, path: str) -> Path:
         """A path from the model, made absolute against the working directory."""
@@ -92,12 +123,14 @@ class ToolOutput:
     """What a tool returns: the content the model sees, and structured data for programs.
 
     `data` is reported to headless consumers (stream-json's ``tool_use_result``), never to the
-    model.
+    model. `spent` lists the model calls the tool made of its own (`ToolContext.ask_model`),
+    which the run adds to its usage and cost.
     """
 
     content: str | tuple[ToolResultContent, ...]
     is_error: bool = False
     data: dict[str, JSON] = field(default_factory=dict[str, JSON])
+    spent: tuple[ModelSpend, ...] = ()
 
 
 class ToolFailure(Exception):

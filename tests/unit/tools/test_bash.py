@@ -67,7 +67,7 @@ async def test_timeout_is_an_error_with_partial_output_and_kills_children(
 
 async def test_cancelling_the_call_kills_the_command(tmp_path: Path) -> None:
     chunks: list[str] = []
-    ctx = ToolContext(cwd=tmp_path, progress=chunks.append)
+    ctx = ToolContext(cwd=tmp_path, emit=lambda event: chunks.append(event.text))
     task = asyncio.create_task(run_tool(BashTool(), ctx, command="sleep 60 & echo $!; wait"))
     deadline = time.monotonic() + 5
     while "\n" not in "".join(chunks):
@@ -82,7 +82,7 @@ async def test_cancelling_the_call_kills_the_command(tmp_path: Path) -> None:
 
 async def test_progress_receives_output_as_it_comes(tmp_path: Path) -> None:
     chunks: list[str] = []
-    ctx = ToolContext(cwd=tmp_path, progress=chunks.append)
+    ctx = ToolContext(cwd=tmp_path, emit=lambda event: chunks.append(event.text))
     await run_tool(BashTool(), ctx, command="echo one; echo two >&2")
     assert sorted("".join(chunks).split()) == ["one", "two"]
 
