@@ -29,9 +29,9 @@ from benchmarks.instant import BenchmarkError
 from stayer.events import Continue, Event, Terminal
 from stayer.loop import compaction, recovery
 from stayer.loop.compaction import Outcome
+from stayer.loop.executor import ToolRound
 from stayer.loop.recovery import Finish, RunTools, Step
 from stayer.loop.state import LoopParams, LoopState
-from stayer.loop.tool_round import ToolRound
 from stayer.messages import AssistantMessage
 
 

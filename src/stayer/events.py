@@ -217,9 +217,10 @@ class Withdrawn:
 
 @dataclass(frozen=True, slots=True)
 class PartialKept:
-    """A stream broke after some text; the text (`message`, exactly as it streamed) stays in the
-    conversation and the model is asked to go on from where it stops
-    (`truncated_response_recovery`)."""
+    """A stream broke after some output; what of it the conversation keeps (`message`) stays,
+    and the model is asked to go on from where it stops (`truncated_response_recovery`): the
+    text exactly as it streamed, or the answer up to the last tool call that had started (the
+    calls that ran are answered first)."""
 
     message: AssistantMessage
     reason: str

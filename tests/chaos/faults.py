@@ -19,6 +19,7 @@ from typing import Literal, get_args
 
 from tests.fakes.sse import (
     Block,
+    Frame,
     Reply,
     Response,
     Stream,
@@ -97,8 +98,10 @@ def possible_faults(good: Reply) -> list[FaultKind]:
 
 @dataclass(frozen=True, slots=True)
 class Spoiled:
-    """A spoiled reply, and whether a tool call it carries may run: only one in an answer the
-    harness received whole, and whose input was not cut."""
+    """A spoiled reply, and whether a tool call it carries may run: one in an answer the harness
+    received whole, and whose input was not cut, or one whose block streamed whole before a
+    stream broke (the harness starts a call as soon as its block completes, and then keeps the
+    answer up to it rather than withdrawing it)."""
 
     response: Response
     calls_may_run: bool
@@ -119,9 +122,10 @@ def spoil(
             return Spoiled(_too_long(protocol), False)
         case "overloaded_mid_stream":
             at = rng.randint(1, frames - 1)
-            return Spoiled(_broken_at(stream, at, protocol), False)
+            return Spoiled(_broken_at(stream, at, protocol), _call_whole_before(stream, at))
         case "cut_stream":
-            return Spoiled(stream.cut(rng.randint(1, frames - 1)), False)
+            at = rng.randint(1, frames - 1)
+            return Spoiled(stream.cut(at), _call_whole_before(stream, at))
         case "unfinished_body":  # the answer is whole, only the body never ends
             return Spoiled(stream.cut(frames), True)
         case "slow_first_byte":
@@ -129,7 +133,8 @@ def spoil(
                 return Spoiled(stream.stalled(before_headers=STALL_S), False)
             return Spoiled(stream.stalled(at=0, seconds=STALL_S), False)
         case "garbage_frame":
-            return Spoiled(stream.with_frame(rng.randint(0, frames - 1), garbage_frame()), False)
+            at = rng.randint(0, frames - 1)
+            return Spoiled(stream.with_frame(at, garbage_frame()), _call_whole_before(stream, at))
         case _:
             return Spoiled(_incomplete(kind, good, rng), kind != "max_tokens_in_tool_input")
 
@@ -152,6 +157,35 @@ def _incomplete(kind: FaultKind, good: Reply, rng: random.Random) -> Reply:
         return Reply(said, stop_reason="tool_use")
     assert kind == "empty_reply", kind
     return Reply((), stop_reason="end_turn")
+
+
+def _call_whole_before(stream: Stream, at: int) -> bool:
+    """Whether the first `at` frames hold a tool call's whole block: Anthropic's
+    `content_block_stop` of a `tool_use` block, or OpenAI's chunk with a `finish_reason` (the
+    harness closes an OpenAI call only then)."""
+    tool_blocks: set[int] = set()
+    for chunk in stream.frames[:at]:
+        if not isinstance(chunk, Frame):
+            continue
+        try:
+            payload = chunk.payload
+        except ValueError:
+            continue
+        if not isinstance(payload, dict):
+            continue
+        kind = payload.get("type")
+        block = payload.get("content_block")
+        if kind == "content_block_start" and isinstance(block, dict):
+            if block.get("type") == "tool_use":
+                tool_blocks.add(int(str(payload.get("index"))))
+        elif kind == "content_block_stop" and payload.get("index") in tool_blocks:
+            return True
+        choices = payload.get("choices")
+        if isinstance(choices, list) and any(
+            isinstance(c, dict) and c.get("finish_reason") == "tool_calls" for c in choices
+        ):
+            return True
+    return False
 
 
 def _text(reply: Reply) -> str:

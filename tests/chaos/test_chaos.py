@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from stayer.events import Continue, Continuing, Retrying, Terminal
+from stayer.events import Continue, Continuing, RequestStarted, Retrying, Terminal
 from stayer.loop.state import RetryPolicy
 from stayer.messages import JSON
 from tests.chaos.agent import failing_task, make_task
@@ -308,8 +308,12 @@ def scenario_problems(scenario: Scenario, run: SessionRun) -> list[str]:
         if tried[reason] != count:
             problems.append(f"{reason.value} happened {tried[reason]} times, not {count}")
     retries = [e for e in run.events if isinstance(e, Retrying)]
-    if scenario.retries is not None and len(retries) != scenario.retries:
-        problems.append(f"{len(retries)} retries, not {scenario.retries}")
+    # Of the last model call: an earlier one may have ended early, with a call that had already
+    # started when its stream broke (the loop goes on from what ran, with a fresh call).
+    starts = [i for i, e in enumerate(run.events) if isinstance(e, RequestStarted)]
+    last_call = [e for e in run.events[starts[-1] if starts else 0 :] if isinstance(e, Retrying)]
+    if scenario.retries is not None and len(last_call) != scenario.retries:
+        problems.append(f"{len(last_call)} retries, not {scenario.retries}")
     problems += [f"a refusal was retried: {e.error}" for e in retries if e.status == 400]
     return problems
 

@@ -239,6 +239,22 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> Whole:
     return Whole(rooted(conversation, run.root), run.lines)
 
 
+def _prefix_of(held: list[JSON], conversation: list[JSON]) -> bool:
+    """Whether `held` begins `conversation`; its last answer may be the start of one (an answer
+    is on record up to a call before the call runs, while the rest of it still streams)."""
+    if held[:-1] != conversation[: len(held) - 1] or len(held) > len(conversation):
+        return False
+    last, whole = held[-1] if held else None, conversation[len(held) - 1] if held else None
+    if last == whole:
+        return True
+    assert isinstance(last, dict) and isinstance(whole, dict)
+    blocks, all_blocks = last.get("content"), whole.get("content")
+    assert isinstance(blocks, list) and isinstance(all_blocks, list)
+    return (
+        last.get("role") == whole.get("role") == "assistant" and blocks == all_blocks[: len(blocks)]
+    )
+
+
 def check_killed(run: Run, whole: Whole) -> tuple[list[JSON], Repaired]:
     """The killed session's transcript, repaired, is valid and complete, and it is resumed;
     returns what the file held (<root> for the session's folder) and its repair."""
@@ -248,7 +264,7 @@ def check_killed(run: Run, whole: Whole) -> tuple[list[JSON], Repaired]:
     held = rooted(wire(loaded.messages), run.root)
     seen = rooted(sent(run.requests[-1]), run.root) if run.requests else []
     assert held[: len(seen)] == seen  # everything the model was sent was flushed first
-    assert held == whole.conversation[: len(held)]  # and nothing else, in order
+    assert _prefix_of(held, whole.conversation)  # and nothing else, in order
     repaired = repair(loaded.messages)
     assert history_problems(repaired.messages) == []
 
@@ -275,10 +291,16 @@ def test_a_kill_while_an_answer_streams_resumes_noting_the_cut_turn(
     run = run_session(tmp_path / "session", Kill(held=True))
     _, repaired = check_killed(run, whole)
 
-    # the held answer was never complete, so nothing of it was kept: the conversation ends on
-    # the first round's results, and the next prompt says the turn was cut
+    # the held answer's first call started as soon as its block streamed, and was on record
+    # before it ran: the conversation keeps the answer up to it, its outcome unknown, and the
+    # next prompt says the turn was cut
     assert len(run.requests) == 2
-    assert rooted(wire(repaired.messages), run.root) == whole.conversation[:3]
+    assert rooted(wire(repaired.messages[:3]), run.root) == whole.conversation[:3]
+    answer, results = repaired.messages[3:]
+    assert isinstance(answer, AssistantMessage)
+    assert [call.id for call in answer.tool_uses] == ["toolu_k2"]
+    unknown = ToolResultBlock("toolu_k2", (TextBlock(UNKNOWN_OUTCOME),), is_error=True)
+    assert results == UserMessage((unknown,))
     assert repaired.interrupted
 
 
@@ -286,8 +308,9 @@ def test_a_kill_once_a_tool_wrote_its_file_resumes_whole(whole: Whole, tmp_path:
     run = run_session(tmp_path / "session", Kill(made="work/b.txt"))
     held, _ = check_killed(run, whole)
 
-    # a call whose effect can be seen was on disk before it ran
-    assert held[:4] == whole.conversation[:4]
+    # a call whose effect can be seen was on disk before it ran (its answer may still have
+    # been streaming: then it is on record up to the call)
+    assert len(held) >= 4 and _prefix_of(held[:4], whole.conversation)
     assert held[3]["content"][0]["id"] == "toolu_k2"
 
 

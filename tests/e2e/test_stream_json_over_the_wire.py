@@ -128,9 +128,10 @@ def test_each_content_block_is_its_own_assistant_line(
 def test_an_answer_a_retry_replaced_is_withdrawn_and_never_printed(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    # A whole tool call streamed before the cut: such an answer is never kept, only asked again.
+    # A whole tool call streamed before the cut, but one that never started (there is no such
+    # tool): such an answer is never kept, only asked again.
     broken = anthropic_stream(
-        Text("First try."), ToolCall("toolu_old", "Bash", {"command": "echo no"})
+        Text("First try."), ToolCall("toolu_old", "NoSuchTool", {"command": "echo no"})
     )
     server.enqueue(broken.cut(after=broken.index_of("message_delta")), reply("Second."))
     done = stayer("-p", "hi", *PARTIAL, cwd=tmp_path, env=server.env())
@@ -151,6 +152,40 @@ def test_an_answer_a_retry_replaced_is_withdrawn_and_never_printed(
     assert printed[1]["message_id"] == first_start["event"]["message"]["id"]
     assert printed[3]["message"]["content"] == [{"type": "text", "text": "Second."}]
     assert printed[-1]["result"] == "Second."
+
+
+def test_an_answer_cut_after_its_call_started_is_kept_up_to_the_call_and_goes_on(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    broken = anthropic_stream(
+        Text("First try."), ToolCall("toolu_ran", "Bash", {"command": "echo ran >> ran.txt"})
+    )
+    server.enqueue(broken.cut(after=broken.index_of("message_delta")), reply("Second."))
+    done = stayer("-p", "hi", *PARTIAL, cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    printed = [line for line in done.json_lines() if line["type"] != "stream_event"]
+    assert [(line["type"], line.get("subtype")) for line in printed] == [
+        ("system", "init"),
+        ("assistant", None),
+        ("assistant", None),
+        ("user", None),
+        ("user", None),
+        ("system", "continuing"),
+        ("assistant", None),
+        ("result", "success"),
+    ]
+    kept = [line["message"]["content"] for line in printed[1:3]]
+    assert kept == [
+        [{"type": "text", "text": "First try."}],
+        [{"type": "tool_use", "id": "toolu_ran", "name": "Bash",
+          "input": {"command": "echo ran >> ran.txt"}}],
+    ]  # fmt: skip
+    assert printed[3]["message"]["content"][0]["tool_use_id"] == "toolu_ran"
+    assert printed[4]["message"]["content"][0]["text"].startswith("[Your reply above broke off")
+    assert printed[5]["reason"] == "truncated_response_recovery"
+    assert printed[-1]["result"] == "Second."
+    assert (tmp_path / "ran.txt").read_text() == "ran\n"  # once
 
 
 def test_a_redacted_thinking_block_is_relayed_with_its_data_at_its_start(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stayer.events import Event, Finished, ToolCallFinished, ToolCallStarted
+from stayer.events import Event, Finished, RequestStarted, ToolCallFinished, ToolCallStarted
 from stayer.loop.abort import AbortSignal
 from stayer.loop.run import query
 from stayer.loop.state import CanUseTool, LoopParams, RetryPolicy, allow_everything
@@ -59,10 +59,22 @@ async def run(params: LoopParams, prompt: str = "go", *, strict: bool = True) ->
     started = [e.tool_use_id for e in events if isinstance(e, ToolCallStarted)]
     ended = {e.tool_use_id for e in events if isinstance(e, ToolCallFinished)}
     assert set(started) <= ended, "a tool call started but never finished"
+    assert_no_call_started_twice(events)
     if strict and isinstance(params.provider, ScriptedProvider):
         assert "scripted model:" not in finished[0].message, finished[0].message
         params.provider.assert_done()
     return events
+
+
+def assert_no_call_started_twice(events: Sequence[Event]) -> None:
+    """No call of one response starts twice (scripted replies may reuse ids across turns)."""
+    seen: set[str] = set()
+    for event in events:
+        if isinstance(event, RequestStarted):
+            seen = set()
+        elif isinstance(event, ToolCallStarted):
+            assert event.tool_use_id not in seen, f"{event.tool_use_id} started twice"
+            seen.add(event.tool_use_id)
 
 
 def finished(events: Sequence[Event]) -> Finished:

@@ -223,8 +223,10 @@ async def test_with_compaction_off_a_too_long_prompt_is_not_summarised(tmp_path:
 async def test_an_answer_the_window_cut_off_is_dropped_and_the_history_shrunk(
     tmp_path: Path,
 ) -> None:
+    # The call's input is invalid, so it never starts while the answer streams (one that
+    # did start: tests/loop/test_streaming_executor.py).
     window_cut = Reply(
-        (TextBlock("I will now"), ToolUseBlock("toolu_never", "Echo", {"text": "never run"})),
+        (TextBlock("I will now"), ToolUseBlock("toolu_never", "Echo", {"txt": "never run"})),
         stop_reason="model_context_window_exceeded",
     )
     model = ScriptedProvider([*[big_call(n) for n in range(5)], window_cut, text("done")])
@@ -245,7 +247,7 @@ async def test_an_answer_the_window_cut_off_is_dropped_and_the_history_shrunk(
 async def test_a_window_cut_nothing_can_shrink_ends_keeping_what_was_written(
     tmp_path: Path,
 ) -> None:
-    call = ToolUseBlock("toolu_never", "Echo", {"text": "never run"})
+    call = ToolUseBlock("toolu_never", "Echo", {"txt": "never run"})  # invalid: never starts
     cut = Reply((TextBlock("Half an answer"), call), stop_reason="model_context_window_exceeded")
     model = ScriptedProvider([cut, text("NOTES"), cut])
     events = await run(make_params(model, [Echo()], tmp_path))  # checks the history is valid

@@ -1,6 +1,7 @@
 """A stream that a server error cuts after some text keeps the text, and the model goes on from
 the cut (`truncated_response_recovery`); a cut before any text worth keeping, or after a whole
-tool call, is withdrawn and asked again whole, as before. Resumes are bounded per model call."""
+tool call that never started, is withdrawn and asked again whole, as before. Resumes are bounded
+per model call."""
 
 from __future__ import annotations
 
@@ -183,10 +184,12 @@ async def test_a_cut_before_enough_text_is_withdrawn_and_asked_again_whole(
     assert end.result_text == "The whole answer."
 
 
-async def test_an_answer_with_a_whole_tool_call_before_the_cut_is_asked_again_whole(
+async def test_an_answer_with_a_whole_tool_call_that_never_started_is_asked_again_whole(
     tmp_path: Path,
 ) -> None:
-    call = ToolUseBlock("toolu_early", "Echo", {"text": "not from a broken answer"})
+    # Its input is invalid, so it waits for the end of the answer (tests/loop/
+    # test_streaming_executor.py has the answer whose call did start).
+    call = ToolUseBlock("toolu_early", "Echo", {"wrong": "not from a broken answer"})
     model = ScriptedProvider(
         [Cut(SERVER_ERROR, blocks=(TextBlock(SAID), call)), text("The whole answer.")]
     )

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from stayer.events import ModelSwitched, ModelUsage
-from stayer.messages import Message, ToolSpec, Usage
+from stayer.messages import Message, ModelSpend, ToolSpec, Usage
 from stayer.providers.base import ModelRequest, Provider
 
 from .state import LoopParams, LoopState
@@ -114,16 +114,39 @@ def billed(params: LoopParams, state: LoopState, serving: int, calls: Sequence[U
     from stayer.providers.profiles import cost_usd
 
     model = model_name(params, serving)
-    usage = sum(calls, Usage())
     cost = sum(cost_usd(model, call) for call in calls)
-    label = model_label(params, serving)
+    return _tallied(state, model_label(params, serving), calls, cost, _limits(params, serving))
+
+
+def billed_spends(state: LoopState, spends: Sequence[ModelSpend]) -> LoopState:
+    """The state with the model calls tools made of their own counted, each under the model
+    that answered it (WebFetch's small model has its own `modelUsage` entry)."""
+    from stayer.providers.profiles import profile_for
+
+    for spend in spends:
+        profile = profile_for(spend.model)
+        limits = (profile.context_window, profile.max_output_tokens)
+        cost = profile.prices.cost(spend.usage)
+        state = _tallied(state, spend.model, (spend.usage,), cost, limits)
+    return state
+
+
+def _tallied(
+    state: LoopState,
+    label: str,
+    calls: Sequence[Usage],
+    cost: float,
+    limits: tuple[int, int],
+) -> LoopState:
+    """The state with `calls`, which cost `cost`, added to the run and to model `label`."""
+    usage = sum(calls, Usage())
     tally = list(state.model_usage)
     for index, entry in enumerate(tally):
         if entry.model == label:
             tally[index] = replace(entry, usage=entry.usage + usage, cost_usd=entry.cost_usd + cost)
             break
     else:
-        window, output = _limits(params, serving)
+        window, output = limits
         tally.append(ModelUsage(label, usage, cost, window, output))
     return replace(state, usage=state.usage + usage, model_usage=tuple(tally))
 

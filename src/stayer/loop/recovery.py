@@ -114,19 +114,29 @@ class Retry:
 
 @dataclass(frozen=True, slots=True)
 class RunTools:
-    """Run the response's tool calls; `cut` maps calls answered without running to their text."""
+    """Run the response's tool calls; `cut` maps calls answered without running to their text.
+
+    `broken` is set when the answer broke off after some of its calls had started (see
+    `executor`): it is kept up to its last started call, only those run, and `broken` is the
+    note the model reads after their results. The run then goes on, or ends as `then` says
+    when the failure was final."""
 
     state: LoopState
     cut: tuple[tuple[str, str], ...] = ()
+    broken: str | None = None
+    then: Finish | None = None
 
 
 Step = Finish | Retry | RunTools
 
 
-def after_response(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
-    """What to do with a completed response, already the last message of `state`."""
+def after_response(
+    params: LoopParams, state: LoopState, message: AssistantMessage, *, started: bool = False
+) -> Step:
+    """What to do with a completed response, already the last message of `state`; `started`
+    says some of its calls already started while it streamed, so it cannot be asked again."""
     if message.tool_uses:
-        return _with_tools(params, state, message)
+        return _with_tools(params, state, message, started=started)
     if message.stop_reason == "max_tokens":
         return _output_cut(params, state, message)
     if message.stop_reason == "tool_use":
@@ -211,9 +221,12 @@ def repeats(
     return state, REPEAT_TEXT if state.repeats == params.repeat_nudge_after else None
 
 
-def next_turn(state: LoopState, *, cut: bool, nudged: bool = False) -> LoopState:
-    """The state for the turn after a tool round; a round with a cut call, or after which the
-    model was told it keeps failing the same way, was a recovery.
+def next_turn(
+    state: LoopState, *, cut: bool, nudged: bool = False, broken: bool = False
+) -> LoopState:
+    """The state for the turn after a tool round; a round with a cut call, after which the
+    model was told it keeps failing the same way, or of an answer that broke off after some
+    calls started, was a recovery.
 
     An ordinary round is progress, so every recovery may be tried again after it: the
     too-long-prompt guards too, as Claude Code resets them at each turn (a run that once had
@@ -222,8 +235,10 @@ def next_turn(state: LoopState, *, cut: bool, nudged: bool = False) -> LoopState
     if nudged:
         reason = Continue.REPEATED_FAILURE_NUDGE
         return replace(state, turn_count=state.turn_count + 1, transition=reason)
-    if cut:
-        reason = Continue.MAX_OUTPUT_TOKENS_RECOVERY
+    if cut or broken:
+        reason = (
+            Continue.TRUNCATED_RESPONSE_RECOVERY if broken else Continue.MAX_OUTPUT_TOKENS_RECOVERY
+        )
         return replace(state, turn_count=state.turn_count + 1, transition=reason)
     return replace(
         state,
@@ -237,11 +252,13 @@ def next_turn(state: LoopState, *, cut: bool, nudged: bool = False) -> LoopState
     )
 
 
-def _with_tools(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+def _with_tools(
+    params: LoopParams, state: LoopState, message: AssistantMessage, *, started: bool
+) -> Step:
     cut = [block for block in message.tool_uses if _cut(message, block)]
     if not cut:
         return RunTools(state)
-    escalated = _escalate(params, state, message)
+    escalated = None if started else _escalate(params, state, message)  # what ran stays
     if escalated is not None:
         return escalated
     answers = tuple((block.id, CUT_CALL_TEXT) for block in cut)

@@ -1,55 +1,49 @@
 """The loop (SPEC §1): `query()` hands everything to `query_loop()`, a `while True` over turns.
 
 Each iteration streams one model response, yielding every event as it arrives. A tool_use block
-seen in the stream sets `needs_follow_up`; `stop_reason` is never consulted for that (SPEC §1.4).
-With tool calls, the tools run and their results go back as one user message, in tool_use order,
-and the loop goes round (`Continue.NEXT_TURN`). Whether to go on, and why, is `recovery`'s
-decision after each response and each tool round (SPEC §3): this module only streams, runs tools
-and acts on it. The loop leaves only through `_finished`, which makes the one `Finished` event;
-before it, every tool_use in the history has a result, so the conversation stays valid for the
-API whatever happened.
+seen in the stream sets `needs_follow_up`, and the call starts then and there when the rules
+allow (`executor`); `stop_reason` is never consulted for that (SPEC §1.4). With tool calls,
+the rest of the calls run once the response has ended, their results go back as one user
+message, in tool_use order, and the loop goes round (`Continue.NEXT_TURN`). Whether to go on,
+and why, is `recovery`'s decision after each response and each tool round (SPEC §3): this module
+only streams, runs tools and acts on it. The loop leaves only through `_finished`, which makes
+the one `Finished` event; before it, every tool_use in the history has a result, so the
+conversation stays valid for the API whatever happened.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field, replace
+from contextlib import aclosing
+from dataclasses import replace
 
-from stayer.errors import ModelError, PromptTooLong, StayerError
 from stayer.events import (
-    BlockCompleted,
     Continuing,
     Event,
     Finished,
     MessageCompleted,
-    MessageStarted,
     PartialKept,
     RequestStarted,
-    StreamEvent,
     Terminal,
     ToolResultsAppended,
     Withdrawn,
 )
 from stayer.messages import (
     AssistantMessage,
-    ContentBlock,
     Message,
-    TextBlock,
-    ToolUseBlock,
-    Usage,
 )
-from stayer.providers.base import MessageAssembler
 
 from . import compaction, recovery
 from .abort import relay
 from .compaction import Outcome
+from .executor import Executor
 from .fallback import billed, handed_over, run_cost
 from .recovery import Finish, Retry, RunTools, Step, append_user
+from .response import INCOMPLETE, Response, blank, broken, go_on_from_what_ran, stream_response
 from .state import LoopParams, LoopState
 from .stream_cut import answer_text
-from .tool_round import INTERRUPTED_MARKER, AfterTools, ToolRound, tool_round
-from .turn import TurnResult, stream_turn
+from .tool_round import INTERRUPTED_MARKER, AfterTools, tool_round
 
 ABORTED_WHILE_STREAMING = Finish(
     Terminal.ABORTED_STREAMING, "Interrupted by the user while the model answered."
@@ -57,55 +51,62 @@ ABORTED_WHILE_STREAMING = Finish(
 ABORTED_WHILE_CHECKING = Finish(
     Terminal.ABORTED_TOOLS, "Interrupted by the user while checking whether the work is done."
 )
-INCOMPLETE = Finish(Terminal.MODEL_ERROR, "the model's response ended before it was complete")
 
 
 async def query(params: LoopParams, messages: tuple[Message, ...]) -> AsyncGenerator[Event, None]:
     """Run the loop on `messages` (ending with the new user message); yields every event."""
-    async for event in query_loop(params, LoopState(messages=messages)):
-        yield event
+    async with aclosing(query_loop(params, LoopState(messages=messages))) as events:
+        async for event in events:
+            yield event
 
 
-async def query_loop(params: LoopParams, state: LoopState) -> AsyncIterator[Event]:
+async def query_loop(params: LoopParams, state: LoopState) -> AsyncGenerator[Event, None]:
     """The `while True` loop; its last event is always `Finished`, exactly once."""
     started = time.monotonic()
-    while True:
-        ready = Outcome(state)
-        async for event in _before_call(params, state, ready):
-            yield event
-        state = ready.state
-        if isinstance(ready.step, Finish):
-            yield _finished(params, state, ready.step, started)
-            return
-        yield RequestStarted(state.turn_count)
-        stream = _Stream()
-        async for event in _stream_response(params, state, stream):
-            yield event
-        answer = Outcome(_account(params, state, stream))
-        async for event in _after_call(params, answer.state, stream, answer):
-            yield event
-        state, step = _settled(answer)
-        for event in _release(stream, step.state if isinstance(step, Retry | RunTools) else state):
-            yield event
-        if isinstance(step, Finish):
-            yield _finished(params, state, step, started)
-            return
-        if isinstance(step, Retry):
-            for event in _announce(step):
+    stream = Response(Executor(params))
+    try:
+        while True:
+            ready = Outcome(state)
+            async for event in _before_call(params, state, ready):
                 yield event
-            state = replace(step.state, transition=step.reason)
-            continue
-        assert isinstance(step, RunTools)
+            state = ready.state
+            if isinstance(ready.step, Finish):
+                yield _finished(params, state, ready.step, started)
+                return
+            yield RequestStarted(state.turn_count)
+            stream = Response(Executor(params))
+            async with aclosing(stream_response(params, state, stream)) as streamed:
+                async for event in streamed:
+                    yield event
+            answer = Outcome(_account(params, state, stream))
+            async for event in _after_call(params, answer.state, stream, answer):
+                yield event
+            state, step = _settled(answer)
+            for event in _release(stream, _kept_from(step, state)):
+                yield event
+            if isinstance(step, Finish):
+                yield _finished(params, state, step, started)
+                return
+            if isinstance(step, Retry):
+                for event in _announce(step):
+                    yield event
+                state = replace(step.state, transition=step.reason)
+                continue
+            after = AfterTools(step.state)
+            async for tool_event in tool_round(params, step, stream.executor, after):
+                yield tool_event
+            state = after.state
+            if after.finish is not None:
+                yield _finished(params, state, after.finish, started)
+                return
+            assert state.transition is not None
+            yield Continuing(state.transition)
+    finally:  # a reader that left early leaves no call running
+        await stream.executor.aclose()
 
-        after = AfterTools(step.state)
-        async for tool_event in tool_round(params, step, stream.tool_uses, after):
-            yield tool_event
-        state = after.state
-        if after.finish is not None:
-            yield _finished(params, state, after.finish, started)
-            return
-        assert state.transition is not None
-        yield Continuing(state.transition)
+
+def _kept_from(step: Step, state: LoopState) -> LoopState:
+    return step.state if isinstance(step, Retry | RunTools) else state
 
 
 def _settled(out: Outcome) -> tuple[LoopState, Step]:
@@ -116,7 +117,7 @@ def _settled(out: Outcome) -> tuple[LoopState, Step]:
     return out.state, out.step
 
 
-def _release(stream: _Stream, state: LoopState) -> list[Event]:
+def _release(stream: Response, state: LoopState) -> list[Event]:
     """The held completion of an answer recovery may drop, once it has decided: out as the
     conversation now holds it (whole, or only its text), or not at all when it was dropped (the
     `Withdrawn` that `_announce` yields then tells whoever saw it stream)."""
@@ -150,11 +151,12 @@ async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> As
 
 
 async def _after_call(
-    params: LoopParams, state: LoopState, stream: _Stream, out: Outcome
+    params: LoopParams, state: LoopState, stream: Response, out: Outcome
 ) -> AsyncIterator[Event]:
     """What a finished model call leads to: recovery from a too-long prompt, the end of a failed
     call, or recovery's decision on the answer (`out.step`)."""
     failure = stream.failure
+    message = stream.turn.message
     if params.abort.aborted:
         for event in _release(stream, state):
             yield event
@@ -163,19 +165,25 @@ async def _after_call(
     elif failure is not None and failure.terminal is Terminal.PROMPT_TOO_LONG:
         async for event in compaction.too_long(params, state, failure, out):
             yield event
-    elif failure is not None or stream.turn.message is None:
+    elif stream.executor.started_any and broken(stream):
+        out.step, why = go_on_from_what_ran(state, stream)
+        if stream.held is None and stream.broken is not None:  # nothing showed it complete
+            yield PartialKept(stream.broken, why)
+    elif failure is not None or message is None:
         out.step = failure or INCOMPLETE
-    elif stream.turn.message.stop_reason == "model_context_window_exceeded":
-        async for event in compaction.window_exceeded(params, state, stream.turn.message, out):
+    elif message.stop_reason == "model_context_window_exceeded":
+        async for event in compaction.window_exceeded(params, state, message, out):
             yield event
     else:
-        out.step = await _decide(params, state, stream.turn.message)
+        out.step = await _decide(params, state, message, started=stream.executor.started_any)
 
 
-async def _decide(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+async def _decide(
+    params: LoopParams, state: LoopState, message: AssistantMessage, *, started: bool
+) -> Step:
     """Recovery's answer to a response; when the model would be done, the stop checks' too.
     A stop check that sends the model back is a recovery too, and the budget bounds it."""
-    step = recovery.after_response(params, state, message)
+    step = recovery.after_response(params, state, message, started=started)
     if isinstance(step, Retry):  # a recovery costs another call: not past the budget
         return recovery.over_budget(params, state) or step
     if not (isinstance(step, Finish) and step.terminal is Terminal.COMPLETED):
@@ -199,96 +207,21 @@ async def _stop_checks(params: LoopParams) -> AsyncIterator[str | None]:
 
 
 async def _close_interrupted(
-    state: LoopState, stream: _Stream, out: Outcome
+    state: LoopState, stream: Response, out: Outcome
 ) -> AsyncIterator[Event]:
-    """A run interrupted while the model answered: keep what streamed completely and close its
-    tool calls, none of which ran; the run then ends."""
+    """A run interrupted while the model answered: keep what streamed completely, stop the calls
+    that started and close every call; the run then ends."""
     state = _keep_partial(state, stream)
-    round_ = ToolRound(stream.tool_uses)
-    for closed in round_.unanswered():
-        round_.note(closed)
+    async for closed in stream.executor.interrupt():
         yield closed
+    round_ = stream.executor.round
     results = round_.message(marker=INTERRUPTED_MARKER)
     yield ToolResultsAppended(results, round_.data())
     out.state = replace(state, messages=append_user(state.messages, results))
     out.step = ABORTED_WHILE_STREAMING
 
 
-@dataclass
-class _Stream:
-    """What one streamed response left behind."""
-
-    turn: TurnResult = field(default_factory=TurnResult)
-    assembler: MessageAssembler = field(default_factory=MessageAssembler)
-    tool_uses: list[ToolUseBlock] = field(default_factory=list[ToolUseBlock])
-    needs_follow_up: bool = False
-    failure: Finish | None = None
-    spent: list[Usage] = field(default_factory=list[Usage])
-    """The tokens of each attempt that was abandoned and retried (each a request of its own)."""
-    held: MessageCompleted | None = None
-    """The completion of an answer recovery may drop, withheld until it has decided, so a
-    reader is not shown an answer the loop then takes back (see `_release`)."""
-
-    @property
-    def complete_message(self) -> AssistantMessage | None:
-        return None if self.failure is not None else self.turn.message
-
-
-async def _stream_response(
-    params: LoopParams, state: LoopState, stream: _Stream
-) -> AsyncIterator[Event]:
-    """Relay one response, noting tool calls the moment their blocks complete (SPEC §1.4)."""
-    try:
-        source = stream_turn(
-            params,
-            state.messages,
-            params.tools.specs,
-            stream.turn,
-            max_tokens=state.max_tokens_override,
-            serving=state.serving,
-            resume=True,
-        )
-        async for event in relay(source, params.abort):
-            if isinstance(event, Withdrawn | PartialKept):  # what follows is a new answer
-                stream.spent.append(stream.assembler.usage)
-                stream.assembler = MessageAssembler()
-                stream.tool_uses.clear()
-                stream.needs_follow_up = False
-            elif isinstance(event, MessageStarted):
-                params.tools.preload()  # the request is out: load the tools while it is answered
-            elif isinstance(event, BlockCompleted) and isinstance(event.block, ToolUseBlock):
-                stream.needs_follow_up = True
-                stream.tool_uses.append(event.block)
-            if isinstance(event, MessageCompleted) and _may_withdraw(event.message):
-                stream.held = event
-                continue
-            if isinstance(event, StreamEvent) and not isinstance(event, MessageCompleted):
-                stream.assembler.feed(event)
-            yield event
-    except PromptTooLong as error:
-        # Compaction will recover from this first (SPEC §3.1); until then it ends the run.
-        stream.failure = Finish(Terminal.PROMPT_TOO_LONG, str(error), error.status)
-        return
-    except StayerError as error:
-        status = error.status if isinstance(error, ModelError) else None
-        stream.failure = Finish(Terminal.MODEL_ERROR, str(error), status)
-        return
-    except Exception as error:  # a bug below us still ends the run with a Finished event
-        detail = f"internal error in the model call: {type(error).__name__}: {error}"
-        stream.failure = Finish(Terminal.MODEL_ERROR, detail)
-        return
-
-
-def _may_withdraw(message: AssistantMessage) -> bool:
-    """Whether recovery may drop or change this answer: a cut reply, or an empty one."""
-    if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
-        return True  # even with tool calls: one cut in its input may send the whole reply back
-    if message.tool_uses:
-        return False
-    return message.stop_reason == "tool_use" or not message.text.strip()
-
-
-def _account(params: LoopParams, state: LoopState, stream: _Stream) -> LoopState:
+def _account(params: LoopParams, state: LoopState, stream: Response) -> LoopState:
     """Fold one model call into the state: time, every token billed to the model that answered
     (abandoned attempts and partial answers included), the partial answers kept at a cut, and
     the message if it completed.
@@ -312,18 +245,13 @@ def _account(params: LoopParams, state: LoopState, stream: _Stream) -> LoopState
     )
 
 
-def _keep_partial(state: LoopState, stream: _Stream) -> LoopState:
+def _keep_partial(state: LoopState, stream: Response) -> LoopState:
     """Keep the blocks of an interrupted answer that streamed completely."""
     partial = stream.assembler.message()
-    blocks = tuple(block for block in partial.content if not _blank(block))
+    blocks = tuple(block for block in partial.content if not blank(block))
     if stream.complete_message is not None or not blocks:
         return state
     return replace(state, messages=(*state.messages, replace(partial, content=blocks)))
-
-
-def _blank(block: ContentBlock) -> bool:
-    """A text block of nothing but whitespace, which the API refuses."""
-    return isinstance(block, TextBlock) and not block.text.strip()
 
 
 def _finished(params: LoopParams, state: LoopState, finish: Finish, started: float) -> Finished:
@@ -355,7 +283,7 @@ def _without_empty_last(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     last = messages[-1] if messages else None
     if not isinstance(last, AssistantMessage):
         return messages
-    kept = tuple(block for block in last.content if not _blank(block))
+    kept = tuple(block for block in last.content if not blank(block))
     if not kept:
         return messages[:-1]
     if len(kept) == len(last.content):

@@ -15,10 +15,11 @@ decides which, and what is kept:
 * the answer is kept only when it holds a complete text block with visible text, or at least
   `MIN_OPEN_TEXT_CHARS` characters of it in the open block: less is quicker to write again
   than to stitch, and a model continues more reliably after a sentence than inside a first word;
-* an answer in which a complete tool call streamed is withdrawn and asked again whole. Keeping
-  it would mean running a call from an answer the model never finished (more calls, or text
-  that qualifies this one, may have been on their way), and a tool_use must be answered by the
-  very next message, so the note could not follow it. Nothing ran, so nothing can run twice;
+* an answer in which a complete tool call streamed that has not started (its input was invalid,
+  or it waited behind another call) is withdrawn and asked again whole: a tool_use must be
+  answered by the very next message, so the note could not follow it, and nothing ran, so
+  nothing can run twice. Once a call has started, the answer is never withdrawn: the loop keeps
+  it up to that call and goes on from what ran (see `executor`); this module is not asked;
 * at most `MAX_STREAM_RESUMES` resumes per model call (each call starts afresh, after a tool
   round too); past that, and whenever the call moves to a fallback model, the partial answer is
   withdrawn and the request (with what was kept before) sent again whole. Every resume counts as

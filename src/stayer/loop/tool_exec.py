@@ -1,9 +1,8 @@
-"""Running the tool calls of one response: validate → permission → run → result.
+"""Running one tool call: validate → permission → run → result.
 
-Consecutive concurrency-safe calls run together (at most `max_concurrent_tools` at a time); any
-other call runs alone, in order. Every failure becomes an `is_error` result the model can act on
-(SPEC §6.3): an unknown tool, input that fails the schema, a denial, an exception, a timeout.
-Events are yielded as they happen; results are returned in tool_use order by the caller.
+When each call runs, and beside which others, is the executor's business (`executor`). Every
+failure becomes an `is_error` result the model can act on (SPEC §6.3): an unknown tool, input
+that fails the schema, a denial, an exception, a timeout.
 
 Every text result is held to its tool's size limit here (SPEC §5.5). When the session has a
 folder, a longer text is saved there whole and the model gets a preview and the path (`saved`);
@@ -14,11 +13,10 @@ one that still overflows is saved, or with no folder keeps its start, never lose
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +60,7 @@ def empty_placeholder(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Prepared:
+class Prepared:
     block: ToolUseBlock
     call: ToolCall | None
     error: str | None = None
@@ -77,23 +75,23 @@ class _Prepared:
             return False
 
 
-def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> _Prepared:
+def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> Prepared:
     """Find the tool and validate the input; a problem becomes the result text."""
     tool = tools.get(block.name)
     if tool is None:
         names = ", ".join(sorted(tools)) or "none"
-        return _Prepared(block, None, f"Error: no tool named {block.name!r}. Available: {names}.")
+        return Prepared(block, None, f"Error: no tool named {block.name!r}. Available: {names}.")
     if block.unparsed is not None:
-        return _Prepared(block, None, _unparsed(block.name, block.unparsed))
+        return Prepared(block, None, _unparsed(block.name, block.unparsed))
     from pydantic import ValidationError  # loaded with the tools, not at start-up
 
     try:
         parsed = tool.input_model.model_validate(dict(block.input))
     except ValidationError as exc:
-        return _Prepared(block, None, f"InputValidationError: {_describe(exc)}")
+        return Prepared(block, None, f"InputValidationError: {_describe(exc)}")
     except Exception as exc:  # a validator that raised something other than a ValueError
-        return _Prepared(block, None, f"InputValidationError: {type(exc).__name__}: {exc}")
-    return _Prepared(block, ToolCall(tool, block.id, parsed))
+        return Prepared(block, None, f"InputValidationError: {type(exc).__name__}: {exc}")
+    return Prepared(block, ToolCall(tool, block.id, parsed))
 
 
 def _unparsed(name: str, raw: str) -> str:
@@ -118,51 +116,16 @@ def _describe(exc: pydantic.ValidationError) -> str:
     return "; ".join(problems)
 
 
-def batches(prepared: Sequence[_Prepared]) -> list[list[_Prepared]]:
-    """Group consecutive concurrency-safe calls; every other call is a batch of its own."""
-    groups: list[list[_Prepared]] = []
-    for item in prepared:
-        if item.concurrency_safe and groups and groups[-1][0].concurrency_safe:
-            groups[-1].append(item)
-        else:
-            groups.append([item])
-    return groups
+def started_event(item: Prepared) -> ToolCallStarted:
+    """What says a call has started (the executor says it the moment it starts the call)."""
+    return ToolCallStarted(item.block.id, item.block.name, dict(item.block.input))
 
 
-async def run_batch(params: LoopParams, batch: list[_Prepared]) -> AsyncIterator[ToolEvent]:
-    """Run one batch, yielding each call's events (progress included) as they happen."""
-    queue: asyncio.Queue[ToolEvent | None] = asyncio.Queue()
-    limit = asyncio.Semaphore(params.max_concurrent_tools)
-
-    async def worker(item: _Prepared) -> None:
-        async with limit:
-            await _run_one(params, item, queue.put_nowait)
-
-    async def all_workers() -> None:
-        try:
-            async with asyncio.TaskGroup() as group:
-                for item in batch:
-                    group.create_task(worker(item))
-        finally:
-            queue.put_nowait(None)
-
-    runner = asyncio.create_task(all_workers())
-    try:
-        while (event := await queue.get()) is not None:
-            yield event
-        await runner
-    finally:
-        if not runner.done():
-            runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await runner
-
-
-async def _run_one(params: LoopParams, item: _Prepared, emit: Callable[[ToolEvent], None]) -> None:
-    """One call from start to result; nothing that goes wrong here escapes as an exception."""
+async def run_one(params: LoopParams, item: Prepared, emit: Callable[[ToolEvent], None]) -> None:
+    """One call, once started, to its result (emitted as a `ToolCallFinished`, after any
+    progress); nothing that goes wrong here escapes as an exception."""
     block = item.block
     started = time.monotonic()
-    emit(ToolCallStarted(block.id, block.name, dict(block.input)))
     try:
         status, output = await _outcome(params, item, emit)
     except Exception as exc:  # a permission callback or tool helper that broke
@@ -173,7 +136,7 @@ async def _run_one(params: LoopParams, item: _Prepared, emit: Callable[[ToolEven
 
 
 async def _outcome(
-    params: LoopParams, item: _Prepared, report: Callable[[ToolCallProgress], None]
+    params: LoopParams, item: Prepared, report: Callable[[ToolCallProgress], None]
 ) -> tuple[ToolStatus, ToolOutput]:
     if item.call is None:
         return "failed", ToolOutput(item.error or "", is_error=True)

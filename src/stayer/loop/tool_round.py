@@ -1,30 +1,24 @@
-"""Running one response's tool calls and turning what became of each into the next user message.
+"""The round of tool calls after a response, and the user message of what became of each.
 
-Every call ends with a `ToolCallFinished`: it ran, it failed, it was denied, it was answered
+The calls have been starting since their blocks completed (`executor`); here the rest run, and
+every call ends with a `ToolCallFinished`: it ran, it failed, it was denied, it was answered
 without running (cut by the output limit), or it was interrupted or never started. The results
-go back as one user message, one `tool_result` per `tool_use`, in order (SPEC §1.5).
+go back as one user message, one `tool_result` per `tool_use`, in order (SPEC §1.5), with the
+round's notes after them. What the calls spent on model calls of their own is billed here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from stayer.events import (
-    Event,
-    PermissionDenial,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolResultsAppended,
-)
-from stayer.messages import JSON, ContentBlock, TextBlock, ToolUseBlock, UserMessage
+from stayer.events import Event, ToolResultsAppended
 
 from . import recovery
-from .abort import relay
+from .executor import Executor
+from .fallback import billed_spends
 from .recovery import Finish, RunTools
 from .state import LoopParams, LoopState
-from .tool_exec import INTERRUPTED_TEXT, NOT_RUN_TEXT, batches, prepare, run_batch, synthetic_result
 
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 INTERRUPTED_TOOLS_MARKER = "[Request interrupted by user for tool use]"
@@ -39,112 +33,26 @@ class AfterTools:
 
 
 async def tool_round(
-    params: LoopParams, step: RunTools, tool_uses: list[ToolUseBlock], after: AfterTools
+    params: LoopParams, step: RunTools, executor: Executor, after: AfterTools
 ) -> AsyncIterator[Event]:
-    """Run one response's tool calls, append their results, and decide what comes next."""
-    params.settled(step.state.messages)  # the calls are recorded before any of them runs
-    round_ = ToolRound(tool_uses)
-    for closed in round_.answer_without_running(step.cut):
-        yield closed
-    async for tool_event in run_tools(params, round_):
+    """Finish one response's tool calls, append their results, and decide what comes next."""
+    params.settled(step.state.messages)  # the answer is on record before its last calls run
+    async for tool_event in executor.finish(step.cut):
         yield tool_event
+    round_ = executor.round
     state, nudge = recovery.repeats(params, step.state, round_.failure_signature())
-    marker = INTERRUPTED_TOOLS_MARKER if params.abort.aborted else nudge
-    results = round_.message(marker=marker)
+    aborted = params.abort.aborted
+    notes = [INTERRUPTED_TOOLS_MARKER] if aborted else [n for n in (step.broken, nudge) if n]
+    results = round_.message(marker="\n\n".join(notes) if notes else None)
     yield ToolResultsAppended(results, round_.data())
     state = replace(
-        state,
+        billed_spends(state, [spend for r in round_.results.values() for spend in r.spent]),
         messages=(*state.messages, results),
         denials=(*state.denials, *round_.denials()),
     )
-    after.finish = recovery.after_tools(params, state, aborted=params.abort.aborted)
+    after.finish = recovery.after_tools(params, state, aborted=aborted) or step.then
     if after.finish is None:
-        state = recovery.next_turn(state, cut=bool(step.cut), nudged=nudge is not None)
+        state = recovery.next_turn(
+            state, cut=bool(step.cut), nudged=nudge is not None, broken=step.broken is not None
+        )
     after.state = state
-
-
-@dataclass
-class ToolRound:
-    """The calls of one response and what became of each."""
-
-    tool_uses: list[ToolUseBlock]
-    started: set[str] = field(default_factory=set[str])
-    results: dict[str, ToolCallFinished] = field(default_factory=dict[str, ToolCallFinished])
-    failure: str | None = None
-
-    def note(self, event: Event) -> None:
-        if isinstance(event, ToolCallStarted):
-            self.started.add(event.tool_use_id)
-        elif isinstance(event, ToolCallFinished):
-            self.results[event.tool_use_id] = event
-
-    def unanswered(self) -> list[ToolCallFinished]:
-        """Close every call that has no result: it was interrupted, or never started."""
-        closed = []
-        for block in self.tool_uses:
-            if block.id not in self.results:
-                text = INTERRUPTED_TEXT if block.id in self.started else NOT_RUN_TEXT
-                text = self.failure or text
-                result = synthetic_result(block, text)
-                closed.append(ToolCallFinished(block.id, block.name, "failed", result, 0.0))
-        return closed
-
-    def answer_without_running(self, answers: tuple[tuple[str, str], ...]) -> list[Event]:
-        """Close these calls with these texts before the round runs; they never start."""
-        closed: list[Event] = []
-        texts = dict(answers)
-        for block in self.tool_uses:
-            if block.id in texts:
-                result = synthetic_result(block, texts[block.id])
-                closed.append(ToolCallFinished(block.id, block.name, "failed", result, 0.0))
-                self.note(closed[-1])
-        return closed
-
-    def message(self, *, marker: str | None) -> UserMessage:
-        """One user message answering every tool_use, in order (SPEC §1.5), then `marker`."""
-        blocks: list[ContentBlock] = [self.results[b.id].result for b in self.tool_uses]
-        if marker is not None:
-            blocks.append(TextBlock(marker))
-        return UserMessage(tuple(blocks))
-
-    def failure_signature(self) -> tuple[str, ...] | None:
-        """What failed in this round, call by call (name, input or the text that did not parse,
-        result), when every call failed; None when any call succeeded, which is progress."""
-        finished = [self.results[b.id] for b in self.tool_uses]
-        if not finished or any(not f.result.is_error for f in finished):
-            return None
-        return tuple(
-            json.dumps(
-                [b.name, b.input, b.unparsed, self.results[b.id].result.text], sort_keys=True
-            )
-            for b in self.tool_uses
-        )
-
-    def data(self) -> tuple[dict[str, JSON], ...]:
-        return tuple(self.results[b.id].data for b in self.tool_uses)
-
-    def denials(self) -> tuple[PermissionDenial, ...]:
-        return tuple(
-            PermissionDenial(b.name, b.id, dict(b.input))
-            for b in self.tool_uses
-            if self.results[b.id].status == "denied"
-        )
-
-
-async def run_tools(params: LoopParams, round_: ToolRound) -> AsyncIterator[Event]:
-    """Run the round's calls batch by batch; every call ends with a `ToolCallFinished`."""
-    try:
-        tools = params.tools.tools()
-        waiting = [block for block in round_.tool_uses if block.id not in round_.results]
-        prepared = [prepare(tools, block) for block in waiting]
-        for batch in batches(prepared):
-            async for event in relay(run_batch(params, batch), params.abort):
-                round_.note(event)
-                yield event
-            if params.abort.aborted:
-                break
-    except Exception as error:  # the executor itself broke: still answer every call
-        round_.failure = f"Error: the tool could not run ({type(error).__name__}: {error})"
-    for closed in round_.unanswered():
-        round_.note(closed)
-        yield closed

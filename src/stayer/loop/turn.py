@@ -6,13 +6,14 @@ either withdrawn (`Withdrawn`, so whoever showed the partial blocks knows they a
 the request sent again whole, or, when the answer already holds text, kept (`PartialKept`) and
 continued from the cut (`truncated_response_recovery`, see `stream_cut`). A switch to a
 fallback model (`ModelSwitched`, see `fallback`) withdraws the partial answer and sends the
-request again at once to the next model.
+request again at once to the next model. An answer in which a tool call has already started is
+never withdrawn: the call ends there, and the loop goes on from what ran (`TurnResult.broke`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,6 +46,13 @@ class TurnResult:
     kept: tuple[Message, ...] = ()
     """Partial answers kept at a cut, each followed by the note asking the model to go on: they
     belong in the conversation before `message` (or last, if the call failed in the end)."""
+    committed: Callable[[], bool] = lambda: False
+    """Whether a tool call of the answer streaming now has started (see `executor`): such an
+    answer is never withdrawn or sent again, so a failure ends the call with it in `broke`."""
+    broke: ModelError | None = None
+    """The failure the answer broke off at after some of its calls started ..."""
+    final: bool = False
+    """... and whether the call would have given up on it (rather than tried again)."""
 
 
 @dataclass
@@ -155,6 +163,9 @@ async def stream_turn(
             return
         except ModelError as error:
             plan = call.plan(error)
+            if result.committed():  # what ran must not run twice: the loop goes on from it
+                result.broke, result.final = error, plan == "give_up"
+                return
             if plan == "give_up":
                 raise
             failure = error

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
 from stayer.errors import ModelError, ScriptError
@@ -46,6 +46,9 @@ class Reply:
     content: tuple[ContentBlock, ...]
     stop_reason: StopReason | None = None
     usage: Usage = field(default_factory=lambda: Usage(input_tokens=100, output_tokens=20))
+    after_block: Callable[[int], Awaitable[None]] | None = None
+    """Awaited after each block has streamed (with its index): a test holds the rest of the
+    response back until it has seen what it waits for; a benchmark spaces the blocks out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +149,8 @@ class ScriptedProvider:
             yield event
             if isinstance(event, BlockCompleted):
                 blocks_done += 1
+                if reply.after_block is not None:
+                    await reply.after_block(event.index)
             if self._chunk_delay_s and isinstance(event, TextDelta | ThinkingDelta):
                 await asyncio.sleep(self._chunk_delay_s)
         if isinstance(step, Fault):

@@ -26,7 +26,7 @@ import os
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -123,8 +123,15 @@ class TranscriptWriter:
         prefix already written (a rewritten history starts a new branch)."""
         messages = tuple(messages)
         done = self._shared(messages)
-        del self._ids[done:]
+        grown = self._grown(messages, done)
+        del self._ids[done + (grown is not None) :]
         try:
+            if grown is not None:  # only its new blocks, in a record hanging off its start
+                if grown.content:
+                    record_id = str(uuid.uuid4())
+                    self._write(_message_record(grown), record_id, self._ids[done])
+                    self._ids[done] = record_id
+                done += 1
             for message in messages[done:]:
                 parent = self._ids[-1] if self._ids else None
                 record_id = str(uuid.uuid4())
@@ -154,6 +161,21 @@ class TranscriptWriter:
             if before is not now and before != now:
                 return index
         return min(len(written), len(messages))
+
+    def _grown(self, messages: tuple[Message, ...], done: int) -> AssistantMessage | None:
+        """The blocks an answer gained since it was written as it streamed (its calls start
+        before it ends, and are on record first), when `messages[done]` is that answer grown;
+        written as a further record of the same message, which is how Claude Code writes
+        answers, so a reader joins them back into one."""
+        if done != len(self._written) - 1 or done >= len(messages):
+            return None
+        before, now = self._written[done], messages[done]
+        if not (isinstance(before, AssistantMessage) and isinstance(now, AssistantMessage)):
+            return None
+        size = len(before.content)
+        if not before.id or before.id != now.id or now.content[:size] != before.content:
+            return None
+        return replace(now, content=now.content[size:])
 
     def event(self, subtype: str, **fields: Any) -> None:
         """A `system` record beside the chain: a compaction, a model switch, an interruption."""

@@ -272,8 +272,10 @@ async def test_an_answer_with_no_blocks_still_prints_one_valid_line(tmp_path: Pa
 
 async def test_blocks_of_an_answer_a_retry_replaced_are_never_printed(tmp_path: Path) -> None:
     for partial in (False, True):
-        # A whole tool call streamed before the break: the answer is asked again, not kept.
-        script = ScriptedProvider([Reply((TextBlock("First try."), GLOB)), text("Second try.")])
+        # A whole tool call streamed before the break that never started (no such tool): the
+        # answer is asked again, not kept.
+        never = ToolUseBlock("toolu_n", "NoSuchTool", {"pattern": "*.txt"})
+        script = ScriptedProvider([Reply((TextBlock("First try."), never)), text("Second try.")])
         lines = await printed(BreaksOnce(script, after_blocks=2), tmp_path, partial=partial)
 
         assert assistant_messages(lines) == [
