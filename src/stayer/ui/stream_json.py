@@ -190,6 +190,7 @@ class StreamJsonWriter:
                 self.session_id, self.model = event.session_id, event.model
                 return [self._init(event)]
             case ToolResultsAppended():
+                self._running.clear()  # every call of the round has its result now
                 return [*self._interrupted_answer(), *self._tool_results(event)]
             case PartialKept():
                 self._streaming = None  # the lines below are all of it the conversation holds
