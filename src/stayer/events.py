@@ -250,10 +250,15 @@ class ToolCallStarted:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallProgress:
-    """Live output from a running tool call."""
+    """Live output from a running tool call, for watching only (the result is what counts).
+
+    `omitted_lines` is how many lines the tool printed just before `text` and left out, to keep
+    its live output bounded (Bash sends a few batches of lines a second, however much it prints).
+    """
 
     tool_use_id: str
     text: str
+    omitted_lines: int = 0
     type: Literal["tool_call_progress"] = "tool_call_progress"
 
 

@@ -2,13 +2,15 @@
 
 Everything else (the Bash tool, Grep and Glob through ripgrep, hooks) goes through `run_command`
 or `run_argv`, so timeouts, output caps and process-group cleanup live in one place; `capture`
-keeps and cuts their output. `run_probes` is the synchronous cousin for the few quick questions
-a session asks before it starts (git), side by side under one deadline. `BackgroundShells`
-keeps a session's commands that run on in the background (Bash's ``run_in_background``).
+keeps and cuts their output, and `lines` hands it to whoever watches as whole lines.
+`run_probes` is the synchronous cousin for the few quick questions a session asks before it
+starts (git), side by side under one deadline. `BackgroundShells` keeps a session's commands
+that run on in the background (Bash's ``run_in_background``).
 """
 
 from stayer.exec.background import BackgroundShell, BackgroundShells, ShellOutput, ShellStatus
 from stayer.exec.capture import Captured, Spool, cut_streams, omission_marker, truncate_middle
+from stayer.exec.lines import OutputLines
 from stayer.exec.probe import ProbeResult, run_probes
 from stayer.exec.process import CommandResult, kill_everything_now, run_argv, run_command
 
@@ -17,6 +19,7 @@ __all__ = [
     "BackgroundShells",
     "Captured",
     "CommandResult",
+    "OutputLines",
     "ProbeResult",
     "ShellOutput",
     "ShellStatus",

@@ -1,9 +1,9 @@
 """Running a program to completion: the one place stayer starts processes.
 
 Every process gets its own session (so its own process group), stdin from /dev/null and pipes
-for stdout and stderr. Output is decoded as it arrives, handed to an optional callback, and kept
-in memory only up to a cap (the start and the end survive; the middle is counted and dropped,
-see `capture`).
+for stdout and stderr. Output is decoded as it arrives, kept in memory only up to a cap (the
+start and the end survive; the middle is counted and dropped, see `capture`) and, for whoever
+watches, handed on as whole lines at a bounded rate (`lines`).
 On timeout and on cancellation the whole group is stopped: SIGTERM, a short grace, then SIGKILL,
 and the direct child is always reaped before we return.
 
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stayer.exec.capture import Captured, HeadTail, Spool
+from stayer.exec.lines import LineRelay, OutputLines
 
 KILL_GRACE_S = 2.0
 """How long a stopped process group may take to exit after SIGTERM before it gets SIGKILL."""
@@ -72,10 +73,10 @@ class Collector(asyncio.SubprocessProtocol):
     def __init__(
         self,
         max_chars: int,
-        on_output: Callable[[str], None] | None,
+        on_lines: Callable[[OutputLines], None] | None,
         spools: tuple[Spool, Spool] | None = None,
     ) -> None:
-        self._on_output = on_output
+        self._relay = LineRelay(on_lines) if on_lines is not None else None
         self._spools = {1: spools[0], 2: spools[1]} if spools else {}
         self._max_chars = max_chars
         self._buffers = {1: HeadTail(max_chars), 2: HeadTail(max_chars)}
@@ -101,8 +102,8 @@ class Collector(asyncio.SubprocessProtocol):
         self._buffers[fd].add(text)
         if fd in self._spools:
             self._spools[fd].add(text)
-        if self._on_output is not None:
-            self._on_output(text)
+        if self._relay is not None:
+            self._relay.add(fd, text)
 
     def _finish(self, fd: int) -> None:
         if fd not in self._open:
@@ -116,7 +117,14 @@ class Collector(asyncio.SubprocessProtocol):
         """Stdout and stderr as kept; ends reading for good."""
         for fd in (1, 2):
             self._finish(fd)
+        if self._relay is not None:
+            self._relay.finish()
         return self._buffers[1].captured(), self._buffers[2].captured()
+
+    def abandon(self) -> None:
+        """The run is being given up (cancelled, failing): no more lines for the watcher."""
+        if self._relay is not None:
+            self._relay.close()
 
     def take(self) -> tuple[Captured, Captured]:
         """Stdout and stderr kept since the last take, forgotten here; reading goes on."""
@@ -131,7 +139,7 @@ async def run_command(
     cwd: Path,
     env: Mapping[str, str] | None,
     timeout_s: float,
-    on_output: Callable[[str], None] | None = None,
+    on_lines: Callable[[OutputLines], None] | None = None,
     max_output_chars: int = 30_000,
     spools: tuple[Spool, Spool] | None = None,
 ) -> CommandResult:
@@ -141,7 +149,7 @@ async def run_command(
         cwd=cwd,
         env=env,
         timeout_s=timeout_s,
-        on_output=on_output,
+        on_lines=on_lines,
         max_output_chars=max_output_chars,
         spools=spools,
     )
@@ -153,7 +161,7 @@ async def run_argv(
     cwd: Path,
     env: Mapping[str, str] | None,
     timeout_s: float,
-    on_output: Callable[[str], None] | None = None,
+    on_lines: Callable[[OutputLines], None] | None = None,
     max_output_chars: int = 30_000,
     spools: tuple[Spool, Spool] | None = None,
 ) -> CommandResult:
@@ -161,12 +169,14 @@ async def run_argv(
 
     `env` is the child's whole environment (None inherits ours). Each of stdout and stderr keeps
     at most `max_output_chars` characters in memory; `spools` (stdout's, stderr's) also copy
-    them whole to files as they arrive. On timeout the group is stopped and the result has
-    `timed_out`; on cancellation the group is stopped and `CancelledError` propagates. Raises
-    `OSError` when the program cannot be started (missing binary, missing `cwd`).
+    them whole to files as they arrive; `on_lines` gets it as whole lines, bounded (see
+    `lines`), the last of them before this returns. On timeout the group is stopped and the
+    result has `timed_out`; on cancellation the group is stopped, no more lines go out, and
+    `CancelledError` propagates. Raises `OSError` when the program cannot be started (missing
+    binary, missing `cwd`).
     """
     transport, collector = await spawn(
-        argv, cwd=cwd, env=env, collector=Collector(max_output_chars, on_output, spools)
+        argv, cwd=cwd, env=env, collector=Collector(max_output_chars, on_lines, spools)
     )
     pgid = transport.get_pid()
     timed_out = False
@@ -178,7 +188,8 @@ async def run_argv(
             await stop_group(pgid, collector.exited)
         await wait_at_most(collector.pipes_closed, DRAIN_GRACE_S)
     except BaseException:
-        # Cancelled (or failing): the group must not outlive us.
+        # Cancelled (or failing): the group must not outlive us, nor its lines the call.
+        collector.abandon()
         await stop_group(pgid, collector.exited)
         raise
     finally:

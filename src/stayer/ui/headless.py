@@ -1,7 +1,9 @@
 """Headless printers: run once and print `text`, `json` or `stream-json` to standard output.
 
 Only the result (or, for stream-json, protocol lines) goes to standard output; diagnostics go
-to standard error, so `stayer -p ... | next-program` stays clean.
+to standard error, so `stayer -p ... | next-program` stays clean. A running tool's live output
+is not printed in text or json, as `claude -p` prints only the result there: stream-json carries
+it as `tool_progress` lines with `--include-partial-messages`, and the live view draws it.
 """
 
 from __future__ import annotations

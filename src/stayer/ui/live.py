@@ -1,11 +1,18 @@
-"""A live, human-readable view of a run for a terminal: text as it streams, tools as they run."""
+"""A live, human-readable view of a run for a terminal: text as it streams, tools as they run.
+
+On a real terminal the latest lines a running call printed are drawn under it and erased when
+anything else is written, then drawn again below it, until the call's result takes their place
+(`live_output`), as Claude Code shows a running command. Elsewhere (a file, a pipe) what is
+written cannot be taken back, so only the results are shown.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import TextIO
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TextIO, assert_never
 
 from stayer.events import (
     BlockStarted,
@@ -20,10 +27,14 @@ from stayer.events import (
     Terminal,
     TextDelta,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
+    ToolResultsAppended,
     Withdrawn,
 )
 from stayer.messages import JSON
+
+from .live_output import RunningOutput
 
 _RECOVERIES: dict[Continue, str] = {
     Continue.MAX_OUTPUT_TOKENS_ESCALATE: "cut off by the output limit: asking again, allowing more",
@@ -63,18 +74,46 @@ def _summary(tool_input: dict[str, JSON]) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _terminal_width(out: TextIO) -> Callable[[], int]:
+    """The width of the terminal `out` writes to, asked afresh each time (it may be resized)."""
+
+    def width() -> int:
+        try:
+            return os.get_terminal_size(out.fileno()).columns
+        except (OSError, ValueError):
+            return 80
+
+    return width
+
+
 @dataclass
 class LiveView:
-    """Writes events to a terminal as they arrive."""
+    """Writes events to a terminal as they arrive.
+
+    With `live`, running calls' latest output is drawn below everything else and redrawn with
+    cursor movements, so it needs a terminal; `width` says how wide it is now.
+    """
 
     out: TextIO
     color: bool = False
+    live: bool = False
+    width: Callable[[], int] = lambda: 80
     _at_line_start: bool = True
+    _running: RunningOutput = field(default_factory=RunningOutput)
+    _drawn: int = 0
+    """How many rows of running output are on screen, just above the cursor."""
 
     @classmethod
     def for_stream(cls, out: TextIO) -> LiveView:
-        """A view that colours only a real terminal, and never when NO_COLOR is set."""
-        return cls(out, color=out.isatty() and "NO_COLOR" not in os.environ)
+        """A view that colours only a real terminal, and never when NO_COLOR is set; running
+        output is drawn on a terminal that can move its cursor."""
+        terminal = out.isatty()
+        return cls(
+            out,
+            color=terminal and "NO_COLOR" not in os.environ,
+            live=terminal and os.environ.get("TERM") != "dumb",
+            width=_terminal_width(out),
+        )
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
@@ -91,6 +130,32 @@ class LiveView:
 
     def show(self, event: Event) -> None:
         """Render one event."""
+        if isinstance(event, ToolCallProgress):
+            if self.live and self._running.add(event):
+                self._erase_running()
+                self._draw_running()
+            return
+        self._erase_running()
+        self._render(event)
+        self._draw_running()
+
+    def _erase_running(self) -> None:
+        if self._drawn:
+            # To the start of the first row drawn, then clear from there to the end.
+            self.out.write(f"\x1b[{self._drawn}F\x1b[J")
+            self.out.flush()
+            self._drawn = 0
+
+    def _draw_running(self) -> None:
+        if not (self.live and self._at_line_start):
+            return  # drawn again after the next full line
+        rows = self._running.rows(self.width())
+        if rows:
+            self.out.write("".join(self._style(row, "2") + "\n" for row in rows))
+            self.out.flush()
+            self._drawn = len(rows)
+
+    def _render(self, event: Event) -> None:
         match event:
             case SessionStarted(model=model, cwd=cwd):
                 self._write(self._style(f"stayer · {model} · {cwd}\n", "2"))
@@ -98,11 +163,8 @@ class LiveView:
                 self._newline()
             case TextDelta(text=text):
                 self._write(text)
-            case ToolCallStarted(name=name, input=tool_input):
-                self._newline()
-                self._write(self._style("● ", "36") + f"{name}({_summary(tool_input)})\n")
-            case ToolCallFinished():
-                self._tool_finished(event)
+            case ToolCallStarted() | ToolCallFinished() | ToolResultsAppended():
+                self._tool_event(event)
             case Retrying(attempt=attempt, max_retries=limit, delay_s=delay, error=error):
                 self._newline()
                 note = f"  retrying in {delay:.1f}s (attempt {attempt}/{limit}): {error}\n"
@@ -121,9 +183,25 @@ class LiveView:
                 self._newline()
                 self._write(self._style(f"  ↻ {_RECOVERIES[reason]}\n", "33"))
             case Finished():
+                self._running.clear()
                 self._finished(event)
             case _:
                 pass
+
+    def _tool_event(self, event: ToolCallStarted | ToolCallFinished | ToolResultsAppended) -> None:
+        match event:
+            case ToolCallStarted(tool_use_id=tool_use_id, name=name, input=tool_input):
+                self._newline()
+                label = f"{name}({_summary(tool_input)})"
+                self._write(self._style("● ", "36") + label + "\n")
+                self._running.start(tool_use_id, label)
+            case ToolCallFinished():
+                self._running.finish(event.tool_use_id)
+                self._tool_finished(event)
+            case ToolResultsAppended():
+                self._running.clear()  # every call of the round has its result
+            case _:
+                assert_never(event)
 
     def _tool_finished(self, event: ToolCallFinished) -> None:
         todos = event.data.get("newTodos")

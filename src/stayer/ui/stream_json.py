@@ -39,6 +39,14 @@ message's `assistant` lines come just before it, so, as with Claude Code, a mess
 all out by its `message_stop`. A redacted thinking block is complete at its start (Anthropic
 sends its `data` there), so its `content_block_start` waits for the block and carries the data.
 
+A running tool call's live output (`ToolCallProgress`: Bash's lines as they are printed) is a
+`tool_progress` line, in the shape of Claude Code's TS SDK message (`tool_use_id`, `tool_name`,
+`parent_tool_use_id`, `elapsed_time_seconds` since the call started), plus stayer's own `output`
+(the lines, each ending in a newline) and `omitted_lines` (lines left out just before them to
+keep the output bounded). Only with `--include-partial-messages`: like `stream_event`, it is
+live detail a consumer asks for, and the `user` tool-result line that follows holds the output
+that counts. The Python SDK skips a message type it does not know, so its callers see nothing.
+
 A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_metadata": ...}`
 (Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
 loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
@@ -57,8 +65,9 @@ any partial answer a retry replaced (never a kept one: its raw events stand, and
 from __future__ import annotations
 
 import json
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -168,6 +177,9 @@ class StreamJsonWriter:
     """The response streaming now, until it completes or is withdrawn."""
     _printed: set[str] = field(default_factory=set[str])
     """Messages whose assistant lines are out: withdrawing one later must be said."""
+    clock: Callable[[], float] = time.monotonic
+    _running: dict[str, tuple[str, float]] = field(default_factory=dict[str, tuple[str, float]])
+    """The tool calls running now: their names and when they started (by `clock`)."""
 
     def lines(self, event: Event) -> list[Line]:
         """The lines one event produces (often none)."""
@@ -178,6 +190,7 @@ class StreamJsonWriter:
                 self.session_id, self.model = event.session_id, event.model
                 return [self._init(event)]
             case ToolResultsAppended():
+                self._running.clear()  # every call of the round has its result now
                 return [*self._interrupted_answer(), *self._tool_results(event)]
             case PartialKept():
                 self._streaming = None  # the lines below are all of it the conversation holds
@@ -187,8 +200,10 @@ class StreamJsonWriter:
             case Finished():
                 self._streaming = None  # a failed answer is not in the conversation
                 return [self.result(event)]
-            case RequestStarted() | ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
-                return []  # no line of their own: calls show as assistant and user lines
+            case ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
+                return self._tool_call_lines(event)
+            case RequestStarted():
+                return []
             case _:
                 assert_never(event)
 
@@ -218,6 +233,35 @@ class StreamJsonWriter:
                 return [self._frame("system", subtype="continuing", reason=reason.value)]
             case _:
                 assert_never(event)
+
+    def _tool_call_lines(
+        self, event: ToolCallStarted | ToolCallProgress | ToolCallFinished
+    ) -> list[Line]:
+        """Calls show as assistant and user lines; with partial messages, what a running call
+        prints is a `tool_progress` line too (see the module docstring)."""
+        match event:
+            case ToolCallStarted(tool_use_id=tool_use_id, name=name):
+                self._running[tool_use_id] = (name, self.clock())
+                return []
+            case ToolCallFinished(tool_use_id=tool_use_id):
+                self._running.pop(tool_use_id, None)
+                return []
+            case ToolCallProgress():
+                return [self._tool_progress(event)] if self.include_partial else []
+            case _:
+                assert_never(event)
+
+    def _tool_progress(self, event: ToolCallProgress) -> Line:
+        name, started = self._running.get(event.tool_use_id, ("", self.clock()))
+        return self._frame(
+            "tool_progress",
+            tool_use_id=event.tool_use_id,
+            tool_name=name,
+            parent_tool_use_id=None,
+            elapsed_time_seconds=round(self.clock() - started, 3),
+            output=event.text,
+            omitted_lines=event.omitted_lines,
+        )
 
     def _stream_lines(self, event: StreamEvent) -> list[Line]:
         lines: list[Line] = []

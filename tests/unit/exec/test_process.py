@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.exec import process, run_argv, run_command
+from stayer.exec import OutputLines, process, run_argv, run_command
 from tests.unit.tools.helpers import is_running
 
 
@@ -41,21 +41,21 @@ async def test_stdin_is_empty(tmp_path: Path) -> None:
     assert result.stdout == "done\n"
 
 
-async def test_output_streams_to_the_callback_as_it_arrives(tmp_path: Path) -> None:
-    chunks: list[str] = []
+async def test_output_lines_reach_the_watcher_as_they_arrive(tmp_path: Path) -> None:
+    seen: list[OutputLines] = []
     task = asyncio.create_task(
         run_command(
             "echo first; sleep 0.5; echo second >&2",
             cwd=tmp_path,
             env=None,
             timeout_s=10,
-            on_output=chunks.append,
+            on_lines=seen.append,
         )
     )
-    await _wait_until(lambda: "first" in "".join(chunks))
+    await _wait_until(lambda: bool(seen))
     assert not task.done()
     result = await task
-    assert "".join(chunks) == "first\nsecond\n"
+    assert seen == [OutputLines("first\n"), OutputLines("second\n")]
     assert result.stderr == "second\n"
 
 
@@ -88,18 +88,18 @@ async def test_a_child_ignoring_sigterm_gets_sigkill(
 
 
 async def test_cancellation_kills_the_process_group(tmp_path: Path) -> None:
-    chunks: list[str] = []
+    seen: list[OutputLines] = []
     task = asyncio.create_task(
         run_command(
             "sleep 60 & echo $!; wait",
             cwd=tmp_path,
             env=None,
             timeout_s=60,
-            on_output=chunks.append,
+            on_lines=seen.append,
         )
     )
-    await _wait_until(lambda: "\n" in "".join(chunks))
-    child = int("".join(chunks).split()[0])
+    await _wait_until(lambda: bool(seen))
+    child = int(seen[0].text)
     assert is_running(child)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

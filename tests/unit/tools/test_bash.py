@@ -249,3 +249,25 @@ def test_timeouts_default_to_two_minutes_and_cap_at_ten(tmp_path: Path) -> None:
         5_000,
         600_000,
     ]
+
+
+async def test_output_goes_out_as_live_lines_and_the_result_is_unchanged(tmp_path: Path) -> None:
+    from stayer.events import ToolCallProgress
+
+    command = "for i in 1 2 3; do echo out$i; echo err$i >&2; sleep 0.05; done; printf end"
+    quiet = await run_tool(BashTool(), ToolContext(cwd=tmp_path), command=command)
+    seen: list[ToolCallProgress] = []
+    watched_ctx = ToolContext(cwd=tmp_path, tool_use_id="toolu_1", emit=seen.append)
+    watched = await run_tool(BashTool(), watched_ctx, command=command)
+
+    lines = "".join(event.text for event in seen).splitlines()
+    # Each stream in its own order; which of two pipes is read first is the kernel's choice.
+    assert [line for line in lines if not line.startswith("err")] == ["out1", "out2", "out3", "end"]
+    assert [line for line in lines if line.startswith("err")] == ["err1", "err2", "err3"]
+    assert {(event.tool_use_id, event.omitted_lines) for event in seen} == {("toolu_1", 0)}
+    assert (watched.content, watched.is_error, watched.data) == (
+        quiet.content,
+        quiet.is_error,
+        quiet.data,
+    )
+    assert text_of(watched) == "out1\nout2\nout3\nend\nerr1\nerr2\nerr3"

@@ -7,6 +7,9 @@ its end and the path (`bash_saved`); with no folder it is cut in the middle with
 ``run_in_background`` the command is left running in the session's `shells` and the call returns
 its id at once (BashOutput reads it, KillShell stops it); a background command starts in the
 working directory but never moves it, since it ends long after later calls have started.
+While a command runs, its output goes out as live progress: whole lines, a few batches a second
+at most, the lines left out counted (`stayer.exec.lines`); the result is built from the
+captured output alone, so watching changes nothing the model sees.
 
 Timeouts follow Claude Code: 2 minutes unless `BASH_DEFAULT_TIMEOUT_MS` says otherwise, and a
 requested `timeout` is capped to `BASH_MAX_TIMEOUT_MS` (10 minutes), which is never below the
@@ -19,11 +22,13 @@ import contextlib
 import os
 import shlex
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
 
-from stayer.exec import Captured, CommandResult, cut_streams, run_command
+from stayer.events import ToolCallProgress
+from stayer.exec import Captured, CommandResult, OutputLines, cut_streams, run_command
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, env_value, tool_env
 from stayer.tools.builtin.bash_saved import SavedOutput
@@ -126,7 +131,7 @@ class BashTool(Tool[BashInput]):
                 cwd=cwd,
                 env=env,
                 timeout_s=timeout_ms / 1000,
-                on_output=ctx.progress,
+                on_lines=_reporter(ctx),
                 max_output_chars=limit,
                 spools=saved.spools if saved else None,
             )
@@ -160,6 +165,15 @@ class BashTool(Tool[BashInput]):
         # Empty when the command replaced the shell (exec) or reset our trap; keep the old one.
         if recorded and Path(recorded).is_dir():
             self._cwd_by_root[ctx.cwd] = Path(recorded)
+
+
+def _reporter(ctx: ToolContext) -> Callable[[OutputLines], None]:
+    """Hands the command's output lines on as this call's live progress."""
+
+    def report(lines: OutputLines) -> None:
+        ctx.emit(ToolCallProgress(ctx.tool_use_id or "", lines.text, lines.omitted))
+
+    return report
 
 
 def _with_cwd_capture(command: str, cwd_file: str) -> str:
