@@ -166,11 +166,6 @@ class _PageCache:
                 del self._pages[url]
 
 
-def is_preapproved(host: str) -> bool:
-    """Whether `host` is one of the documentation sites of `PREAPPROVED_HOSTS`."""
-    return host.lower().rstrip(".") in PREAPPROVED_HOSTS
-
-
 class WebFetchTool(Tool[WebFetchInput]):
     """Fetches a web page and answers a question about it with a small model."""
 
@@ -204,8 +199,10 @@ class WebFetchTool(Tool[WebFetchInput]):
         timeout_s: float = FETCH_TIMEOUT_S,
         max_bytes: int = MAX_BODY_BYTES,
         cache_ttl_s: float = CACHE_TTL_S,
+        preapproved: frozenset[str] = PREAPPROVED_HOSTS,
     ) -> None:
         self._timeout_s = timeout_s
+        self._preapproved = preapproved
         self._max_bytes = max_bytes
         self._cache = _PageCache(clock, cache_ttl_s, CACHE_MAX_CHARS)
 
@@ -249,7 +246,10 @@ class WebFetchTool(Tool[WebFetchInput]):
             "bytes": page.size,
             "cached": cached,
         }
-        output = await _answer(page, tool_input.prompt, ctx, self.max_result_chars)
+        preapproved = httpx.URL(page.url).host.rstrip(".") in self._preapproved
+        output = await _answer(
+            page, tool_input.prompt, ctx, self.max_result_chars, preapproved=preapproved
+        )
         data["duration_ms"] = round((time.monotonic() - started) * 1000)
         return ToolOutput(output.content, data={**data, **output.data}, spent=output.spent)
 
@@ -266,12 +266,13 @@ class WebFetchTool(Tool[WebFetchInput]):
         return found
 
 
-async def _answer(page: _Fetched, prompt: str, ctx: ToolContext, max_chars: int) -> ToolOutput:
-    """The small model's answer to `prompt` about `page`, or the page itself with a note."""
-    host = httpx.URL(page.url).host
+async def _answer(
+    page: _Fetched, prompt: str, ctx: ToolContext, max_chars: int, *, preapproved: bool
+) -> ToolOutput:
+    """The small model's answer to `prompt` about `page`, or the page itself with a note; a
+    markdown page of a documentation site (`preapproved`) is its own answer, as in Claude Code."""
     if not page.markdown.strip():
         return ToolOutput(f"The page at {page.url} is empty ({page.status} {page.reason}).")
-    preapproved = is_preapproved(host)
     if preapproved and page.media_type == "text/markdown" and len(page.markdown) <= max_chars:
         return ToolOutput(page.markdown, data={"answered_by": "page"})
     if ctx.ask_model is None:
