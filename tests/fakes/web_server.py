@@ -49,6 +49,8 @@ class WebServer:
         self.endless_sent = 0
         """Bytes of the endless body written before the client hung up (or the limit)."""
         self.endless_done = threading.Event()
+        self.endless_hung_up = False
+        """Whether the client closed the endless body's connection (rather than the limit)."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -121,7 +123,7 @@ class WebServer:
                         self.wfile.write(chunk)
                         server.endless_sent += len(chunk)
                 except OSError:  # the client stopped reading and closed the connection
-                    pass
+                    server.endless_hung_up = True
                 finally:
                     server.endless_done.set()
 

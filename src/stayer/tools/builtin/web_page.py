@@ -32,7 +32,7 @@ FETCH_TIMEOUT_S = 60.0
 """For the whole fetch, redirects included."""
 MAX_REDIRECTS = 5
 """Same-site redirects followed in a row before the fetch gives up."""
-USER_AGENT = f"stayer/{__version__} (WebFetch; +https://github.com/stayer)"
+USER_AGENT = f"stayer/{__version__} (WebFetch)"
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _TEXT_TYPES = frozenset(
@@ -167,9 +167,8 @@ async def fetch(
     try:
         async with (
             asyncio.timeout(timeout_s),
-            httpx.AsyncClient(
-                headers=headers, timeout=timeout_s, follow_redirects=False, trust_env=False
-            ) as client,
+            # Proxies and CA bundles from the environment apply, as they do to model calls.
+            httpx.AsyncClient(headers=headers, timeout=timeout_s, follow_redirects=False) as client,
         ):
             return await _follow(client, url, max_bytes, max_redirects)
     except (TimeoutError, httpx.TimeoutException):
