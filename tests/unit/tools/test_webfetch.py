@@ -281,10 +281,10 @@ async def test_an_endless_body_is_cut_off_at_the_cap(web: WebServer, tmp_path: P
         "search it."
     )
     assert web.endless_done.wait(10)
-    # The client hung up once past the cap (what the sockets' buffers held aside), long before
+    # The client hung up once past the cap (the sockets' buffers may hold tens of MB more), before
     # the server's own limit.
     assert web.endless_hung_up
-    assert MAX_BODY_BYTES < web.endless_sent < ENDLESS_LIMIT / 2
+    assert MAX_BODY_BYTES < web.endless_sent < ENDLESS_LIMIT
 
 
 async def test_a_declared_length_over_the_cap_is_refused_before_reading(
