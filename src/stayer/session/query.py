@@ -37,6 +37,7 @@ from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
 
+from .ask_model import model_asker, small_model
 from .compaction import compact_policy
 from .fallback import fallback_models
 from .options import QueryOptions
@@ -311,6 +312,9 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         context_window=choice.context_window,
         compaction=compaction,
     )
+    # A tool's own question (WebFetch's) goes through the same provider, retries and timeouts.
+    asked = small_model(env, provider=choice.provider, main_model=model, injected=not owns)
+    tool_context.ask_model = model_asker(params, asked)
     started = SessionStarted(
         session_id=session_id,
         model=choice.display_name,

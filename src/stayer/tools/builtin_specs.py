@@ -263,6 +263,25 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         },
     ),
     ToolSpec(
+        name="WebFetch",
+        description="Fetches a web page and answers a question about it.\n\nGive the page's `url` and a `prompt` saying what you want to know or extract. The page is fetched, converted from HTML to markdown, and read by a small, fast model, which answers the prompt; you get its answer, not the whole page.\n\n- The URL must be complete (http or https). http is upgraded to https, except for localhost.\n- Read-only: it never changes anything. Prefer a more specific tool when one fits (an MCP server's fetch tool, or the `gh` CLI through Bash for GitHub).\n- When a page redirects to another host, the redirect is not followed: the result gives the new URL, and you call WebFetch again with it.\n- Very large pages are cut before the model reads them, so ask about what you need.\n- Pages are kept for 15 minutes: asking another question about the same URL soon after is fast and does not fetch it again.\n- Binary content (a PDF, an image) is saved to a file that Read can open.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "url": {
+                    "description": "The URL to fetch: a full http or https address.",
+                    "type": "string",
+                },
+                "prompt": {
+                    "description": "What to find out from the page: the question the page's content should answer, or what to extract from it.",
+                    "type": "string",
+                },
+            },
+            "required": ["url", "prompt"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
         name="TodoWrite",
         description='Keeps your task list for this session: each call replaces the whole list with the one given.\n\n- Use it for work of three or more distinct steps, or when the user gives several things to do; skip it for a single quick change.\n- Write each task twice: content in the imperative ("Fix the parser") and activeForm as it is being done ("Fixing the parser").\n- Mark a task in_progress before you start it and completed as soon as it is fully done (tests pass, nothing left half-made); work on one task at a time where you can.\n- Add tasks you discover as you go; remove tasks that turn out not to be needed.\n- The run is not finished while a task is pending or in_progress: when you would stop with open tasks, you are sent back to finish them.',
         input_schema={

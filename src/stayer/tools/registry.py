@@ -27,6 +27,7 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
     from stayer.tools.builtin.read import ReadTool
     from stayer.tools.builtin.shells import BashOutputTool, KillShellTool
     from stayer.tools.builtin.todo import TodoWriteTool
+    from stayer.tools.builtin.webfetch import WebFetchTool
     from stayer.tools.builtin.write import WriteTool
 
     return (
@@ -39,6 +40,7 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
         EditTool(),
         WriteTool(),
         NotebookEditTool(),
+        WebFetchTool(),
         TodoWriteTool(),
         PinTool(),
     )

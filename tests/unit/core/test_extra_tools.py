@@ -31,6 +31,7 @@ BUILTINS = [
     "Edit",
     "Write",
     "NotebookEdit",
+    "WebFetch",
     "TodoWrite",
     "Pin",
 ]

@@ -53,6 +53,7 @@ async def test_query_yields_the_session_the_stream_and_one_finish(tmp_path: Path
         "Edit",
         "Write",
         "NotebookEdit",
+        "WebFetch",
         "TodoWrite",
         "Pin",
     ]

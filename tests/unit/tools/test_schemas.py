@@ -44,6 +44,7 @@ CLAUDE_CODE_FIELDS = {
         {"notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"},
         {"notebook_path", "new_source"},
     ),
+    "WebFetch": ({"url", "prompt"}, {"url", "prompt"}),
     "TodoWrite": ({"todos"}, {"todos"}),
     "Pin": ({"note"}, {"note"}),  # stayer's own: Claude Code has no such tool
 }
@@ -83,6 +84,7 @@ def test_builtin_tools_come_in_claude_codes_order_with_stayers_own_last() -> Non
         "Edit",
         "Write",
         "NotebookEdit",
+        "WebFetch",
         "TodoWrite",
         "Pin",
     ]

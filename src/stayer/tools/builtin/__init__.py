@@ -1,8 +1,8 @@
 """What the built-in tools share: their input base model, file-state rules, line numbering.
 
 The tools themselves live one per module (`bash`, `read`, `write`, `edit`, `glob`, `grep`,
-`notebook`, `todo`, `pin`); `stayer.tools.registry.builtin_tools()` collects them. This package
-module imports none of them, so each can import these helpers without a cycle.
+`notebook`, `webfetch`, `todo`, `pin`); `stayer.tools.registry.builtin_tools()` collects them.
+This package module imports none of them, so each can import these helpers without a cycle.
 """
 
 from __future__ import annotations
