@@ -102,10 +102,6 @@ async def test_a_refused_question_leaves_the_model_the_page_itself(
     assert len(server.requests) == 3  # a refusal is not retried
 
 
-@pytest.mark.xfail(
-    reason="the loop does not yet bill ToolCallFinished.spent (being written in loop/)",
-    strict=True,
-)
 async def test_the_webfetch_models_tokens_are_the_runs(
     server: FakeModelServer, web: WebServer, tmp_path: Path
 ) -> None:
