@@ -16,7 +16,7 @@ import re
 import ssl
 import threading
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Literal
@@ -140,6 +140,13 @@ async def drain(events: AsyncGenerator[ServerSentEvent, None], limit_s: float = 
         async with asyncio.timeout(limit_s):
             async for _ in events:
                 pass
+
+
+async def _drain_and_close(events: AsyncGenerator[ServerSentEvent, None]) -> None:
+    try:
+        await drain(events)
+    finally:
+        await events.aclose()
 
 
 def make_timeout(*, connect_s: float, read_s: float) -> httpx.Timeout:
@@ -422,6 +429,7 @@ async def post_sse(
     endpoint: Endpoint,
     timeouts: httpx.Timeout,
     watchdog: StreamWatchdog,
+    settle: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncGenerator[ServerSentEvent, None]:
     """POST `body` (encoded JSON) and yield server-sent events as they arrive; raises only
     `ModelError`.
@@ -429,7 +437,10 @@ async def post_sse(
     Sending, and each read, waits no longer than `watchdog` allows; the caller tells it which
     events were progress. Use under `contextlib.aclosing` so the connection closes as soon as
     the caller stops. A response left unread (a stall, an early stop) closes its connection.
+    `settle` is awaited first: the connection's previous stream may still be read to its end.
     """
+    if settle is not None:
+        await settle()
     try:
         request = client.build_request("POST", url, headers=headers, content=body, timeout=timeouts)
         response = await watchdog.wait(client.send(request, stream=True))
@@ -463,6 +474,7 @@ class Connection:
         )
         self._client = client
         self._owns_client = client is None
+        self._draining: set[asyncio.Task[None]] = set()
         if client is None:
             preload_tls(endpoint.base_url)
 
@@ -490,11 +502,34 @@ class Connection:
             endpoint=self.endpoint,
             timeouts=self.timeout,
             watchdog=watchdog,
+            settle=self._settle,
         )
         return watchdog, events
 
+    async def _settle(self) -> None:
+        """Wait for the streams still being read to their end (each for a second at most), so
+        the next request goes out on their connection rather than a new one. They are nearly
+        always done long before: the tools run meanwhile."""
+        if self._draining:
+            await asyncio.wait(set(self._draining))
+
+    def drain_later(self, events: AsyncGenerator[ServerSentEvent, None]) -> None:
+        """Read the rest of a finished stream in the background, then close it.
+
+        The answer is complete at its last event (`message_stop`, `[DONE]`), and the loop acts
+        on it then: a server slow to end the body (one that waits for Nagle's algorithm, say,
+        about 40 ms) must not hold up the tools, yet the body must be read to the end for the
+        connection to be reused (see `drain`)."""
+        task = asyncio.create_task(_drain_and_close(events))
+        self._draining.add(task)
+        task.add_done_callback(self._draining.discard)
+
     async def aclose(self) -> None:
-        """Close the HTTP client if this connection created it."""
+        """Close the HTTP client if this connection created it, and any stream still read."""
+        for task in list(self._draining):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         if self._owns_client and self._client is not None:
             await self._client.aclose()
             self._client = None

@@ -9,7 +9,6 @@ mapping of every failure onto `stayer.errors`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -54,7 +53,6 @@ from stayer.providers._http import (
     Endpoint,
     decode_error_body,
     decode_event_data,
-    drain,
     not_the_protocol,
     stream_error,
 )
@@ -141,7 +139,8 @@ class AnthropicProvider:
             headers=self._headers(request.purpose, request.betas),
             body=self._encoder.encode(request),
         )
-        async with aclosing(events):
+        done = False
+        try:
             async for sse in events:
                 if sse.event == "ping" or not sse.data.strip():
                     continue  # keep-alives: the watchdog's clock runs on
@@ -152,8 +151,12 @@ class AnthropicProvider:
                 for event in decoder.feed(name, data):
                     yield event
                 if decoder.done:
-                    await drain(events)
+                    done = True
+                    self._connection.drain_later(events)  # act on message_stop, not the body
                     return
+        finally:
+            if not done:
+                await events.aclose()
         if not decoder.started:
             # HTML, JSON without a type, another API's chunks: not a message that broke off.
             raise not_the_protocol(self._endpoint, "no message_start in the stream")

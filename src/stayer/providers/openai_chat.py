@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import aclosing
 
 import httpx
 
@@ -44,7 +43,6 @@ from stayer.providers._http import (
     Connection,
     Endpoint,
     decode_event_data,
-    drain,
 )
 from stayer.providers._watchdog import DEFAULT_FIRST_BYTE_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S
 from stayer.providers.base import PURPOSE_HEADER, ModelRequest
@@ -150,13 +148,13 @@ class OpenAIChatProvider:
             headers=self._headers(request.purpose),
             body=self.encode_request(request),
         )
-        async with aclosing(events):
+        try:
             async for sse in events:
                 if not sse.data.strip():
                     continue
                 if sse.data.strip() == "[DONE]":
                     saw_done = True
-                    await drain(events)
+                    self._connection.drain_later(events)  # act on [DONE], not the body's end
                     break
                 produced = decoder.feed(decode_event_data(sse.data, self._endpoint))
                 if produced:  # a chunk that carries nothing is a keep-alive
@@ -164,6 +162,9 @@ class OpenAIChatProvider:
                 for event in produced:
                     yield event
                 self._send_thinking = self._send_thinking or decoder.saw_thinking_blocks
+        finally:
+            if not saw_done:
+                await events.aclose()
         for event in decoder.finish(saw_done=saw_done):
             yield event
 
