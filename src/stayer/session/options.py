@@ -73,3 +73,6 @@ class QueryOptions:
     history: Sequence[Message] = ()
     retry: RetryPolicy | None = None
     max_tokens: int | None = None
+    max_concurrent_tools: int | None = None
+    """How many concurrency-safe tool calls may run at once (default 10, or
+    `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""

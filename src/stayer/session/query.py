@@ -19,7 +19,6 @@ from stayer.loop.state import (
     CanUseTool,
     FallbackModel,
     LoopParams,
-    RetryPolicy,
     StopCheck,
     ToolCall,
 )
@@ -40,16 +39,11 @@ from stayer.tools.base import Toolbox, ToolContext
 from .ask_model import model_asker, small_model
 from .compaction import compact_policy
 from .fallback import fallback_models
+from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
 from .system_prompt import system_prompt
 from .toolset import run_toolbox
-
-DEFAULT_MAX_OUTPUT_TOKENS = 32_000
-"""Output budget per call unless the model allows less or the user asks otherwise."""
-ESCALATED_MAX_TOKENS = 64_000
-"""What a reply cut at the default budget is asked again with, once, where the model allows it
-(Claude Code's figure); never when the user chose the budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,33 +80,6 @@ def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, 
 def _listed(value: str | Sequence[str]) -> Sequence[str]:
     """A lone string is one entry, not a sequence of characters."""
     return (value,) if isinstance(value, str) else value
-
-
-def _retry(options: QueryOptions, env: Mapping[str, str]) -> RetryPolicy:
-    if options.retry is not None:
-        return options.retry
-    raw = env.get("CLAUDE_CODE_MAX_RETRIES")
-    if raw is None:
-        return RetryPolicy()
-    try:
-        return RetryPolicy(max_retries=max(0, min(int(raw), 15)))
-    except ValueError:
-        raise ConfigError(f"CLAUDE_CODE_MAX_RETRIES must be a whole number, not {raw!r}") from None
-
-
-def _max_tokens(options: QueryOptions, env: Mapping[str, str], ceiling: int) -> int:
-    if options.max_tokens is not None:
-        return options.max_tokens
-    raw = env.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS")
-    if raw is None:
-        return min(ceiling, DEFAULT_MAX_OUTPUT_TOKENS)
-    try:
-        wanted = int(raw)
-    except ValueError:
-        raise ConfigError(
-            f"CLAUDE_CODE_MAX_OUTPUT_TOKENS must be a whole number, not {raw!r}"
-        ) from None
-    return max(1, min(wanted, ceiling))
 
 
 def _directories(given: Sequence[Path | str], cwd: Path) -> tuple[Path, ...]:
@@ -161,15 +128,6 @@ def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) ->
         else " ".join(block.text for block in prompt if isinstance(block, TextBlock))
     )
     return budget_in_prompt(text)
-
-
-def _escalated(
-    options: QueryOptions, env: Mapping[str, str], max_tokens: int, ceiling: int
-) -> int | None:
-    if options.max_tokens is not None or env.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS") is not None:
-        return None
-    larger = min(ESCALATED_MAX_TOKENS, ceiling)
-    return larger if larger > max_tokens else None
 
 
 def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
@@ -247,7 +205,7 @@ def _fallbacks(
         provider=provider,
         injected=injected,
         betas=_betas(options.betas),
-        max_tokens=lambda ceiling: _max_tokens(options, env, ceiling),
+        max_tokens=lambda ceiling: output_budget(options, env, ceiling),
     )
 
 
@@ -288,7 +246,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         token_budget=budget,
         pins=compaction.pins,
     )
-    max_tokens = _max_tokens(options, env, choice.max_output_tokens)
+    limits = run_limits(options, env, ceiling=choice.max_output_tokens)
     tool_context = _tool_context(options, env, cwd, session_id)
     params = LoopParams(
         provider=provider,
@@ -299,9 +257,10 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         can_use_tool=_permission_check(policy, cwd),
         abort=options.abort,
         max_turns=options.max_turns,
-        retry=_retry(options, env),
-        max_tokens=max_tokens,
-        escalated_max_tokens=_escalated(options, env, max_tokens, choice.max_output_tokens),
+        retry=limits.retry,
+        max_tokens=limits.max_tokens,
+        escalated_max_tokens=limits.escalated_max_tokens,
+        max_concurrent_tools=limits.max_concurrent_tools,
         stop_checks=_stop_checks(options, tools, tool_context, env),
         max_budget_usd=options.max_budget_usd,
         token_budget=budget,
