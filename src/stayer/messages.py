@@ -341,6 +341,7 @@ HistoryFault: TypeAlias = Literal[
     "unanswered_tool_use",
     "unexpected_tool_result",
     "blank_text",
+    "duplicate_tool_use",
 ]
 
 
@@ -363,18 +364,20 @@ class HistoryProblem:
             "unanswered_tool_use": f"tool calls in message {self.index} get no result: {ids}",
             "unexpected_tool_result": f"message {self.index} answers calls not made: {ids}",
             "blank_text": f"message {self.index} has a text block with nothing but whitespace",
+            "duplicate_tool_use": f"message {self.index} repeats tool call ids: {ids}",
         }[self.fault]
 
 
 def history_problems(messages: Sequence[Message]) -> list[HistoryProblem]:
     """Everything that makes `messages` invalid for the API (empty when it is valid): roles
     alternate from the user's, only the last assistant message may be empty, no text block is
-    blank, and every tool call is answered in the very next message, which answers nothing
-    else."""
+    blank, every tool call has an id of its own, and is answered in the very next message,
+    which answers nothing else."""
     if not messages:
         return [HistoryProblem("empty", 0)]
     problems = [] if isinstance(messages[0], UserMessage) else [HistoryProblem("first_not_user", 0)]
     calls: tuple[str, ...] = ()
+    made: set[str] = set()
     for index, message in enumerate(messages):
         if index and message.role == messages[index - 1].role:
             problems.append(HistoryProblem("roles_repeat", index))
@@ -389,6 +392,10 @@ def history_problems(messages: Sequence[Message]) -> list[HistoryProblem]:
             if not message.content and index < len(messages) - 1:
                 problems.append(HistoryProblem("empty_assistant", index))
             calls = tuple(block.id for block in message.tool_uses)
+            repeated = tuple(c for n, c in enumerate(calls) if c in made or c in calls[:n])
+            if repeated:
+                problems.append(HistoryProblem("duplicate_tool_use", index, repeated))
+            made.update(calls)
             if calls and index == len(messages) - 1:
                 problems.append(HistoryProblem("unanswered_tool_use", index, calls))
             continue

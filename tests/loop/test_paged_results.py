@@ -37,7 +37,8 @@ def _follow(path: Path) -> Callable[[ModelRequest], Reply]:
         found = _CONTINUE.search(_last_result(request).text)
         if found is None:
             return text("read it all")
-        return tool_call("Read", {"file_path": str(path), "offset": int(found[1])})
+        offset = int(found[1])  # each call an id of its own, as the API gives them
+        return tool_call("Read", {"file_path": str(path), "offset": offset}, id=f"toolu_{offset}")
 
     return step
 

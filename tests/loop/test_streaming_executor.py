@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,10 @@ from stayer.loop.run import query
 from stayer.loop.tool_exec import INTERRUPTED_TEXT
 from stayer.messages import AssistantMessage, Message, TextBlock, ToolUseBlock, UserMessage
 from stayer.providers.scripted import Cut, Reply, ScriptedProvider, text
+from stayer.session.transcript import TranscriptWriter, load
+from stayer.tools.base import Tool, ToolContext, ToolOutput
 from tests.fakes.loop_harness import finished, make_params, results_in, run
-from tests.fakes.tools import Echo, Overlap, Refuse, Sleep, TextInput, Touch
+from tests.fakes.tools import Echo, EmptyInput, Overlap, Refuse, Sleep, TextInput, Touch
 
 SERVER_ERROR = ServerError("server error (500)", status=500)
 PATIENCE_S = 5.0
@@ -240,8 +243,6 @@ async def test_a_call_that_ran_is_not_asked_again_with_a_larger_output_limit(
     answer = Reply((whole, cut), stop_reason="max_tokens", after_block=Gate(0, marker))
     model = ScriptedProvider([answer, text("done")])
     params = make_params(model, [marker], tmp_path)
-    from dataclasses import replace
-
     params = replace(params, escalated_max_tokens=64_000)
     events = await run(params)
 
@@ -315,8 +316,6 @@ async def test_a_call_is_on_record_before_it_runs(tmp_path: Path) -> None:
 
     call = ToolUseBlock("toolu_a", "Echo", {"text": "x"})
     model = ScriptedProvider([Reply((TextBlock("First"), call, TextBlock("more"))), text("ok")])
-    from dataclasses import replace
-
     params = replace(make_params(model, [Check()], tmp_path), observe=seen.append)
     await run(params)
     assert on_record == [True]
@@ -346,8 +345,87 @@ async def test_the_cap_bounds_calls_started_while_streaming(tmp_path: Path, cap:
     overlap = Overlap(hold_s=0.05)
     calls = tuple(ToolUseBlock(f"t{i}", "Overlap", {"text": str(i)}) for i in range(6))
     model = ScriptedProvider([Reply(calls), text("done")])
-    from dataclasses import replace
-
     params = replace(make_params(model, [overlap], tmp_path), max_concurrent_tools=cap)
     await run(params)
     assert overlap.peak == cap
+
+
+class SelfCancel(Tool[EmptyInput]):
+    """A tool whose awaited future something else cancelled (a torn-down client, say)."""
+
+    name = "SelfCancel"
+    description = "Await a cancelled future."
+    input_model = EmptyInput
+    read_only = True
+
+    async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
+        future: asyncio.Future[ToolOutput] = asyncio.get_running_loop().create_future()
+        future.cancel()
+        return await future
+
+
+class Unshowable(Tool[EmptyInput]):
+    """Returns content of no kind a result can hold."""
+
+    name = "Unshowable"
+    description = "Return nonsense."
+    input_model = EmptyInput
+    read_only = True
+
+    async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tool", [SelfCancel(), Unshowable()])
+async def test_a_call_that_breaks_in_any_way_still_ends_with_a_result(
+    tmp_path: Path, tool: Tool[EmptyInput]
+) -> None:
+    model = ScriptedProvider([Reply((ToolUseBlock("t1", tool.name, {}),)), text("done")])
+    events = await asyncio.wait_for(run(make_params(model, [tool], tmp_path)), PATIENCE_S)
+
+    (result,) = results_in(model.requests[1].messages[-1])
+    assert result.is_error
+    assert result.text.startswith("Error")
+    assert finished(events).terminal is Terminal.COMPLETED
+
+
+def written_and_loaded(tmp_path: Path, seen: list[tuple[Message, ...]]) -> tuple[Message, ...]:
+    """The conversations a run settled, written as a session's transcript, read back."""
+    writer = TranscriptWriter(tmp_path / "t.jsonl", "sid", str(tmp_path))
+    for messages in seen:
+        writer.sync(messages)
+    writer.close()
+    return load(tmp_path / "t.jsonl").messages
+
+
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        (  # a call held as invalid between two that started while the answer streamed
+            ToolUseBlock("a", "Overlap", {"text": "a"}),
+            ToolUseBlock("x", "NoSuchTool", {}),
+            ToolUseBlock("b", "Overlap", {"text": "b"}),
+        ),
+        (  # blank text before the call, which the record of the answer so far leaves out
+            TextBlock("\n\n"),
+            ToolUseBlock("a", "Overlap", {"text": "a"}),
+            TextBlock("after"),
+        ),
+        (ToolUseBlock("a", "Overlap", {"text": "a"}), ToolUseBlock("b", "Overlap", {"text": "b"})),
+    ],
+)
+async def test_an_answer_on_record_before_its_calls_ran_reads_back_as_it_ended(
+    tmp_path: Path, blocks: tuple[TextBlock | ToolUseBlock, ...]
+) -> None:
+    seen: list[tuple[Message, ...]] = []
+    model = ScriptedProvider([Reply(blocks), text("done")])
+    params = replace(make_params(model, [Overlap(hold_s=0.05)], tmp_path), observe=seen.append)
+    end = finished(await run(params))
+    assert len(seen) > 3  # the answer was on record while it streamed, then whole
+
+    loaded = written_and_loaded(tmp_path, seen)
+    answers = [m for m in loaded if isinstance(m, AssistantMessage)]
+    ended = [m for m in end.messages if isinstance(m, AssistantMessage)]
+    shown = [tuple(b for b in m.content if not (isinstance(b, TextBlock) and not b.text.strip()))
+             for m in ended]  # fmt: skip
+    assert [m.content for m in answers] == shown

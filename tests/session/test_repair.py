@@ -115,6 +115,28 @@ def test_a_valid_conversation_has_no_problems_and_is_left_alone() -> None:
             True,
             id="starts with an answer",
         ),
+        pytest.param(
+            (
+                ASK,
+                answer(CALL_A, TextBlock("then"), CALL_A),
+                UserMessage((result("toolu_a"),)),
+                answer(CALL_A, CALL_B, id="msg_2"),
+                UserMessage((result("toolu_a", "again"), result("toolu_b"))),
+            ),
+            [
+                HistoryProblem("duplicate_tool_use", 1, ("toolu_a",)),
+                HistoryProblem("duplicate_tool_use", 3, ("toolu_a",)),
+            ],
+            (
+                ASK,
+                answer(CALL_A, TextBlock("then")),
+                UserMessage((result("toolu_a"),)),
+                answer(CALL_B, id="msg_2"),
+                UserMessage((result("toolu_b"),)),
+            ),
+            True,  # it ends on results the model never saw
+            id="a call twice, as a file whose answer was joined twice holds it",
+        ),
     ],
 )
 def test_each_broken_shape_is_named_and_repaired(

@@ -153,6 +153,9 @@ class Executor:
         self._waiting: list[Prepared] = []
         self._running: dict[str, tuple[asyncio.Task[None], bool]] = {}
         self._streaming = True
+        self._paused = False
+        """Set between the end of the stream and `finish`: recovery decides on the answer
+        first, and a call starts only once it is on record (see `finish`)."""
         self._tools: dict[str, Tool[Any]] | None = None
         self.before_start: Callable[[str], None] | None = None
         """Called just before a call starts while the response still streams, so the answer
@@ -178,9 +181,13 @@ class Executor:
         self._waiting.clear()
 
     def keep_started(self) -> None:
-        """The answer was cut after some calls started: only those stay; the rest never start."""
-        self._waiting.clear()
-        self.round.tool_uses = [b for b in self.round.tool_uses if b.id in self.round.started]
+        """The answer broke off after some calls started: the calls up to the last started one
+        stay (those held as invalid get their error at the round); the rest never start."""
+        calls = self.round.tool_uses
+        last = max(i for i, block in enumerate(calls) if block.id in self.round.started)
+        self.round.tool_uses = calls[: last + 1]
+        kept = {block.id for block in self.round.tool_uses}
+        self._waiting = [item for item in self._waiting if item.block.id in kept]
 
     async def alongside(
         self, source: AsyncIterator[Event], follow: Callable[[Event], None]
@@ -221,17 +228,17 @@ class Executor:
                     yield item
         finally:
             stop()
+            self._streaming = False
+            self._paused = True
             if not task.done():
                 task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            self._streaming = False
+            await _settle(task)
 
     async def finish(self, cut: tuple[tuple[str, str], ...] = ()) -> AsyncIterator[Event]:
         """The response has ended: answer the `cut` calls without running them, run the rest
         (the held invalid ones too), and yield every event until each call has its result.
         Interrupted, the running calls are stopped and every call still open is closed."""
-        self._streaming = False
+        self._streaming = self._paused = False
         for closed in self.round.answer_without_running(cut):
             yield closed
         cut_ids = {call_id for call_id, _ in cut}
@@ -270,8 +277,7 @@ class Executor:
         for task in tasks:
             task.cancel()
         for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await _settle(task)
 
     def _schedule(self) -> None:
         """Start every waiting call the rules allow now, in order."""
@@ -301,16 +307,36 @@ class Executor:
         task = asyncio.create_task(run_one(self._params, item, self._emit))
         call_id = item.block.id
         self._running[call_id] = (task, safe)
-        task.add_done_callback(lambda _task: self._done(call_id))
+        task.add_done_callback(lambda done: self._done(call_id, done))
 
-    def _done(self, call_id: str) -> None:
+    def _done(self, call_id: str, task: asyncio.Task[None]) -> None:
         self._running.pop(call_id, None)
-        if not self._params.abort.aborted:
+        if call_id not in self.round.results and not task.cancelled():
+            # `run_one` answers every call; should it ever end without doing so, the call is
+            # still closed here, so the round settles rather than waiting forever
+            error = task.exception()
+            why = f"{type(error).__name__}: {error}" if error else "it ended without a result"
+            block = next(b for b in self.round.tool_uses if b.id == call_id)
+            result = synthetic_result(block, f"Error: the tool could not finish ({why})")
+            self._emit(ToolCallFinished(call_id, block.name, "failed", result, 0.0))
+        if not self._params.abort.aborted and not self._paused:
             self._schedule()
 
     def _emit(self, event: ToolEvent) -> None:
         self.round.note(event)
         self._outbox.put_nowait(event)
+
+
+async def _settle(task: asyncio.Task[None]) -> None:
+    """Wait for a task being cancelled to end, without swallowing a cancellation of our own."""
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
+    except Exception:
+        pass
 
 
 async def _close(source: AsyncIterator[object]) -> None:

@@ -79,15 +79,13 @@ def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, s
 
 def started_part(stream: Response, starting: str | None = None) -> AssistantMessage:
     """The answer so far up to its last started call (or `starting`, about to start), without
-    the calls that never started: what the conversation must hold of it."""
+    blank text: what the conversation must hold of it. The calls before that one all started,
+    or were held as invalid (those get their error as their result): a valid call waits only
+    behind another, so none that never started comes before a started one."""
     started = {*stream.executor.round.started, *([starting] if starting else [])}
     blocks = [stream.assembler.blocks[i] for i in sorted(stream.assembler.blocks)]
     ran = [i for i, b in enumerate(blocks) if isinstance(b, ToolUseBlock) and b.id in started]
-    kept = tuple(
-        block
-        for block in blocks[: ran[-1] + 1 if ran else 0]
-        if not blank(block) and not (isinstance(block, ToolUseBlock) and block.id not in started)
-    )
+    kept = tuple(block for block in blocks[: ran[-1] + 1 if ran else 0] if not blank(block))
     return replace(stream.assembler.message(), content=kept)
 
 

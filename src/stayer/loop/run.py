@@ -235,6 +235,7 @@ def _account(params: LoopParams, state: LoopState, stream: Response) -> LoopStat
     message = stream.complete_message
     if message is None:
         return state
+    message = stream.turn.message = _without_blank_text(message)
     messages = (*state.messages, message)
     counted = message.usage.total_input_tokens + message.usage.output_tokens
     return replace(
@@ -242,6 +243,16 @@ def _account(params: LoopParams, state: LoopState, stream: Response) -> LoopStat
         messages=messages,
         stop_reason=message.stop_reason,
         context_mark=(counted, len(messages)) if counted else state.context_mark,
+    )
+
+
+def _without_blank_text(message: AssistantMessage) -> AssistantMessage:
+    """The answer without text blocks of nothing but whitespace (models stream them between
+    blocks), which the API refuses once the answer is no longer last; an answer of nothing
+    else stays as it is, for recovery to see it is empty."""
+    kept = tuple(block for block in message.content if not blank(block))
+    return (
+        message if not kept or len(kept) == len(message.content) else replace(message, content=kept)
     )
 
 

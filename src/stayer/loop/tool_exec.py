@@ -17,7 +17,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
@@ -126,13 +126,23 @@ async def run_one(params: LoopParams, item: Prepared, emit: Callable[[ToolEvent]
     progress); nothing that goes wrong here escapes as an exception."""
     block = item.block
     started = time.monotonic()
+    tool = item.call.tool if item.call else None
     try:
         status, output = await _outcome(params, item, emit)
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # the call was stopped: the round says it was interrupted
+        status, output = "failed", ToolOutput(f"Error: {block.name} was cancelled", True)
     except Exception as exc:  # a permission callback or tool helper that broke
         status = "failed"
         output = ToolOutput(f"Error running {block.name}: {type(exc).__name__}: {exc}", True)
-    tool = item.call.tool if item.call else None
-    emit(_finished(params, block, started, status, output, tool))
+    try:
+        finished = _finished(params, block, started, status, output, tool)
+    except Exception as exc:  # a result that cannot be shown, such as content of no known kind
+        broken = ToolOutput(f"Error: {block.name} returned a result that cannot be shown ({exc})")
+        finished = _finished(params, block, started, "failed", replace(broken, is_error=True), None)
+    emit(finished)
 
 
 async def _outcome(

@@ -143,10 +143,12 @@ async def drain(events: AsyncGenerator[ServerSentEvent, None], limit_s: float = 
 
 
 async def _drain_and_close(events: AsyncGenerator[ServerSentEvent, None]) -> None:
+    """The rest of a finished stream read, then closed; a failure only costs the connection."""
     try:
         await drain(events)
     finally:
-        await events.aclose()
+        with contextlib.suppress(Exception):
+            await events.aclose()
 
 
 def make_timeout(*, connect_s: float, read_s: float) -> httpx.Timeout:
@@ -507,9 +509,9 @@ class Connection:
         return watchdog, events
 
     async def _settle(self) -> None:
-        """Wait for the streams still being read to their end (each for a second at most), so
-        the next request goes out on their connection rather than a new one. They are nearly
-        always done long before: the tools run meanwhile."""
+        """Wait for the streams still being read to their end (the reading stops after a
+        second), so the next request goes out on their connection rather than a new one. They
+        are nearly always done long before: the tools run meanwhile."""
         if self._draining:
             await asyncio.wait(set(self._draining))
 
@@ -528,7 +530,7 @@ class Connection:
         """Close the HTTP client if this connection created it, and any stream still read."""
         for task in list(self._draining):
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         if self._owns_client and self._client is not None:
             await self._client.aclose()

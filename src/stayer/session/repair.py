@@ -19,6 +19,7 @@ from stayer.messages import (
     Message,
     TextBlock,
     ToolResultBlock,
+    ToolUseBlock,
     UserMessage,
     history_problems,
 )
@@ -47,9 +48,10 @@ def repair(messages: Sequence[Message]) -> Repaired:
     """`messages` made valid for the API, losing nothing that can be kept."""
     fixes = [str(problem) for problem in history_problems(messages)] if messages else []
     out: list[Message] = []
+    made: set[str] = set()
     for message in map(_without_blank_text, messages):
         if isinstance(message, AssistantMessage):
-            _add_answer(out, message)
+            _add_answer(out, _without_repeated_calls(message, made))
         else:
             _add_user(out, message)
     interrupted = bool(out) and (isinstance(out[-1], UserMessage) or bool(_last_calls(out)))
@@ -72,6 +74,20 @@ def _without_blank_text(message: Message) -> Message:
         b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
     )
     return message if len(kept) == len(message.content) else replace(message, content=kept)
+
+
+def _without_repeated_calls(message: AssistantMessage, made: set[str]) -> AssistantMessage:
+    """`message` without tool calls whose id an earlier call already has (the API refuses a
+    history with two; a torn file can join an answer's records twice): the first one stays,
+    with its result."""
+    kept: list[ContentBlock] = []
+    for block in message.content:
+        if isinstance(block, ToolUseBlock):
+            if block.id in made:
+                continue
+            made.add(block.id)
+        kept.append(block)
+    return message if len(kept) == len(message.content) else replace(message, content=tuple(kept))
 
 
 def _add_answer(out: list[Message], message: AssistantMessage) -> None:

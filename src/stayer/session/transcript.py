@@ -33,7 +33,9 @@ from typing import IO, Any
 from stayer._version import __version__
 from stayer.messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
+    TextBlock,
     ToolResultBlock,
     UserMessage,
     message_from_wire,
@@ -127,6 +129,9 @@ class TranscriptWriter:
         del self._ids[done + (grown is not None) :]
         try:
             if grown is not None:  # only its new blocks, in a record hanging off its start
+                # Only new blocks are written: a record of no content would be refused (by
+                # Claude Code reading the file too), so the answer keeps the usage it had
+                # when its first call started.
                 if grown.content:
                     record_id = str(uuid.uuid4())
                     self._write(_message_record(grown), record_id, self._ids[done])
@@ -172,10 +177,15 @@ class TranscriptWriter:
         before, now = self._written[done], messages[done]
         if not (isinstance(before, AssistantMessage) and isinstance(now, AssistantMessage)):
             return None
-        size = len(before.content)
-        if not before.id or before.id != now.id or now.content[:size] != before.content:
+        if not before.id or before.id != now.id:
             return None
-        return replace(now, content=now.content[size:])
+        # The answer on record left out its blank text (the API refuses it), which the whole
+        # answer may still hold: compare what is not blank.
+        shown = [i for i, block in enumerate(now.content) if not _blank(block)]
+        size = len(before.content)
+        if len(shown) < size or [now.content[i] for i in shown[:size]] != list(before.content):
+            return None
+        return replace(now, content=now.content[shown[size - 1] + 1 if size else 0 :])
 
     def event(self, subtype: str, **fields: Any) -> None:
         """A `system` record beside the chain: a compaction, a model switch, an interruption."""
@@ -448,6 +458,10 @@ def _joins(
     if isinstance(earlier, AssistantMessage) and last is not None and _only_results(last):
         return len(messages) - 2 if earlier.id == message.id and parent == chain[-2] else None
     return None
+
+
+def _blank(block: ContentBlock) -> bool:
+    return isinstance(block, TextBlock) and not block.text.strip()
 
 
 def _only_results(message: Message) -> bool:
