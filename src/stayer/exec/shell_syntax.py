@@ -126,6 +126,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "exec": _Wrapper(with_argument=_options("-a"), transparent=True),
     "nice": _Wrapper(with_argument=_options("-n", "--adjustment"), transparent=True),
     "nohup": _Wrapper(transparent=True),
+    "coproc": _Wrapper(),
     "time": _Wrapper(with_argument=_options("-f", "--format", "-o", "--output"), transparent=True),
     "timeout": _Wrapper(
         with_argument=_options("-s", "--signal", "-k", "--kill-after"),
@@ -206,6 +207,12 @@ def _read(command: str) -> Parsed:
     if tree.root_node.has_error:
         reader.opaque.append("the command does not parse as shell")
     return Parsed(tuple(reader.commands), tuple(dict.fromkeys(reader.opaque)), tuple(reader.writes))
+
+
+def preload() -> None:
+    """Load tree-sitter and the bash grammar now (the tools load in a background thread while
+    the model thinks), so the first judged command does not wait for them."""
+    _language()
 
 
 _local = threading.local()

@@ -238,7 +238,8 @@ def test_a_write_redirection_is_allowed_by_the_whole_tool_or_that_exact_command(
     "command",
     ["ls | xargs rm", "find . -name '*.tmp' -exec rm {} \\;", "sudo -u root rm -rf /",
      "timeout 5 rm x", "env -i A=1 rm x", "nice -n 5 /usr/bin/rm x", "echo $(command rm x)",
-     "cat <(rm x)", "bash -c 'echo hi'", "ls | sh", "eval ls", "$PROG x", "f() { ls; }; f"],
+     "cat <(rm x)", "bash -c 'echo hi'", "ls | sh", "eval ls", "$PROG x", "f() { ls; }; f",
+     "\\rm x", "r''m x", "coproc rm x", "echo $(ls; rm x)"],
 )  # fmt: skip
 def test_deny_rules_see_through_wrappers_and_opaque_lines(command: str) -> None:
     policy = PermissionPolicy(mode="bypassPermissions", deny=parse_rules(["Bash(rm:*)"]))

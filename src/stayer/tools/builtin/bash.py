@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from stayer.exec import Captured, CommandResult, cut_streams, run_command
+from stayer.exec import Captured, CommandResult, cut_streams, run_command, shell_syntax
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, env_value, tool_env
 from stayer.tools.builtin.bash_read_only import is_read_only_command
@@ -108,6 +108,8 @@ class BashTool(Tool[BashInput]):
         # Keyed by the context's own working directory, so agents sharing this instance
         # from different directories do not steer each other.
         self._cwd_by_root: dict[Path, Path] = {}
+        # Tools are made off the start-up path; the grammar every call is judged by loads here.
+        shell_syntax.preload()
 
     def permission_subject(self, tool_input: BashInput) -> str | None:
         return tool_input.command
