@@ -109,6 +109,8 @@ class _Wrapper:
     """Options with which the wrapper runs no command (``command -v``, ``sudo -l``)."""
     hides: frozenset[str] = frozenset()
     """Options that make it run something its words do not show (``env -S``, ``sudo -s``)."""
+    lone_dash: bool = False
+    """Whether a lone ``-`` is an option (``env -`` is ``env -i``), not the command."""
 
 
 def _options(*names: str) -> frozenset[str]:
@@ -120,6 +122,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
         with_argument=_options("-u", "--unset", "-C", "--chdir"),
         assignments=True,
         hides=_options("-S", "--split-string"),
+        lone_dash=True,
     ),
     "command": _Wrapper(transparent=True, runs_nothing=_options("-v", "-V")),
     "builtin": _Wrapper(transparent=True),
@@ -279,7 +282,8 @@ class _Reader:
             if child.type == "variable_assignment":
                 assignments.append(_text(child))
             elif child.type == "command_name":
-                words.append(_word(child.named_children[0]))
+                inner = child.named_children
+                words.append(_word(inner[0]) if inner else Word(_text(child), dynamic=True))
             elif name == "argument":
                 words.append(_word(child))
         command = SimpleCommand(tuple(words), tuple(assignments))
@@ -352,6 +356,9 @@ def _wrapped(command: SimpleCommand, wrapper: _Wrapper) -> SimpleCommand | str |
             break
         if wrapper.assignments and _ASSIGNMENT.match(text):
             assignments.append(text)
+            index += 1
+            continue
+        if wrapper.lone_dash and text == "-":
             index += 1
             continue
         if not text.startswith("-") or text == "-":

@@ -100,6 +100,7 @@ CASES: list[tuple[str, Seen]] = [
     ("FOO=1 rm x", Seen(("FOO=1 rm x",))),
     ("env -i A=1 B=2 rm x", Seen(("env -i A=1 B=2 rm x", "A=1 B=2 rm x"))),
     ("env", Seen(("env",))),
+    ("env - PATH=/x rm x", Seen(("env - PATH=/x rm x", "PATH=/x rm x"))),
     ("env -S 'rm x'", Seen(("env -S rm x",), opaque=True)),
     ("command rm x; command -v rm", Seen(("command rm x", "rm x", "command -v rm"))),
     ("sudo -u bob rm -rf /", Seen(("sudo -u bob rm -rf /", "rm -rf /"))),
