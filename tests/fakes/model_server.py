@@ -631,10 +631,14 @@ async def _watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
 # --- the shared server ------------------------------------------------------------------------
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def _read_body(receive: Receive) -> bytes | None:
+    """The request's body, or None when the client left before sending all of it (a client
+    that gave up on a slow server, say): that is no history of theirs to judge."""
     parts: list[bytes] = []
     while True:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
         parts.append(message.get("body", b""))
         if not message.get("more_body"):
             return b"".join(parts)
@@ -712,6 +716,8 @@ class _Host:
         if scope["type"] != "http":
             return
         raw = await _read_body(receive)
+        if raw is None:
+            return
         parts = scope["path"].split("/", 3)
         tenant_id = parts[2] if len(parts) > 2 and parts[1] == "fake" else ""
         rest = parts[3] if len(parts) > 3 else ""

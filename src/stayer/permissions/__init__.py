@@ -3,16 +3,17 @@
 Until interactive approval exists, a call that would need asking is denied with a message that
 tells the model (and the person reading the transcript) how to allow it. Rules use Claude Code's
 syntax: ``Tool`` or ``Tool(specifier)``, where the specifier is matched against the call's
-subject (a Bash command, a file path) as a glob; the legacy ``prefix:*`` form matches a prefix.
+subject as a glob; the legacy ``prefix:*`` form matches a prefix.
 
-A Bash command is judged by its parts: ``git status; rm -rf x`` is two commands, and an allow
-rule must cover every part, while a deny rule needs to match only one. A command whose parts
-cannot be told apart (command substitution, unbalanced quotes) is never allowed by a rule.
-File paths arrive resolved (absolute, ``~`` expanded, ``..`` gone); path specifiers are resolved
-against the working directory the same way before matching. A call with a path subject that is
-not read-only writes that path: `acceptEdits` allows it inside the working directories (the
-run's own and those added with ``--add-dir``), and no mode allows it on a protected path
-(`protected.py`).
+No tool is named here: each declares what its subject is (`stayer.tools.base.SubjectKind`).
+A command line is judged by the simple commands a real shell parse finds in it (`shell.py`): an
+allow rule must cover every one, a deny rule needs to match only one, and what the parse cannot
+see through is never allowed by a rule with a pattern. File paths arrive resolved (absolute,
+``~`` expanded, ``..`` gone); path specifiers are resolved against the working directory the
+same way before matching. A call with a path subject that is not read-only writes that path:
+`acceptEdits` allows it inside the working directories (the run's own and those added with
+``--add-dir``), and no mode allows it on a protected path (`protected.py`). A domain specifier
+may be written ``domain:host``.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from pathlib import Path
 from typing import Literal, TypeAlias, cast, get_args
 
 from stayer.errors import ConfigError
+from stayer.tools.base import SubjectKind
 
 from .protected import protected_parts
-from .shell import command_parts, program_forms
+from .shell import command_forms
 
 PermissionMode: TypeAlias = Literal[
     "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"
@@ -66,18 +68,23 @@ class Rule:
         spec = match.group("spec")
         return cls(match.group("tool"), spec if spec not in (None, "", "*") else None)
 
-    def matches(self, tool: str, subject: str | None, cwd: Path, *, path: bool = False) -> bool:
-        """Whether this rule covers a call of `tool` on `subject` (a resolved path if `path`)."""
+    def matches(
+        self, tool: str, subject: str | None, cwd: Path, *, kind: SubjectKind = "none"
+    ) -> bool:
+        """Whether this rule covers a call of `tool` on `subject` (a resolved path for paths)."""
         if tool != self.tool:
             return False
         if self.specifier is None:
             return True
         if subject is None:
             return False
+        if kind == "domain":  # host names are not case-sensitive
+            pattern = self.specifier.removeprefix("domain:")
+            return fnmatch.fnmatchcase(subject.lower(), pattern.lower())
         if self.specifier.endswith(":*"):  # the legacy prefix form ends at a word boundary
             prefix = self.specifier[:-2]
             return subject == prefix or subject.startswith(prefix + " ")
-        if not path:
+        if kind != "path":
             return fnmatch.fnmatchcase(subject, self.specifier)
         pattern = self.path_pattern(cwd)
         # As in gitignore, `**/` also stands for no directory at all.
@@ -146,29 +153,36 @@ class PermissionPolicy:
 
 
 def _covered(
-    rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, path: bool
+    rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, kind: SubjectKind
 ) -> bool:
-    """An allow rule must cover every part of a compound command."""
-    if tool != "Bash" or subject is None:
-        return any(rule.matches(tool, subject, cwd, path=path) for rule in rules)
-    parts = command_parts(subject)
-    if parts is None:
-        return any(rule.matches(tool, None, cwd) for rule in rules)  # only whole-tool rules
-    return all(any(rule.matches(tool, part, cwd) for rule in rules) for part in parts)
+    """An allow rule must cover every simple command of a command line."""
+    if kind != "command" or subject is None:
+        return any(rule.matches(tool, subject, cwd, kind=kind) for rule in rules)
+    forms = command_forms(subject)
+    if forms.allow is None:
+        return any(
+            rule.matches(tool, None, cwd)
+            or (forms.exact and rule.tool == tool and rule.specifier == subject.strip())
+            for rule in rules
+        )
+    return all(
+        any(rule.matches(tool, form, cwd) for rule in rules for form in command)
+        for command in forms.allow
+    )
 
 
-def _hit(rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, path: bool) -> bool:
-    """A deny rule needs to match the whole command or only one of its parts; a command whose
-    parts cannot be told apart is denied by any Bash rule with a pattern.
-    """
-    candidates = [subject]
-    if tool == "Bash" and subject is not None:
-        parts = command_parts(subject)
-        if parts is None:
-            return any(rule.tool == "Bash" for rule in rules)
-        for part in parts:
-            candidates += [part, *program_forms(part)]
-    return any(rule.matches(tool, c, cwd, path=path) for rule in rules for c in candidates)
+def _hit(
+    rules: tuple[Rule, ...], tool: str, subject: str | None, cwd: Path, kind: SubjectKind
+) -> bool:
+    """A deny rule needs to match the whole command line or one form of one of its simple
+    commands; a line the parse cannot see through is denied by any of the tool's rules."""
+    candidates: tuple[str | None, ...] = (subject,)
+    if kind == "command" and subject is not None:
+        forms = command_forms(subject).deny
+        if forms is None:
+            return any(rule.tool == tool for rule in rules)
+        candidates = forms
+    return any(rule.matches(tool, c, cwd, kind=kind) for rule in rules for c in candidates)
 
 
 def evaluate(
@@ -178,28 +192,28 @@ def evaluate(
     subject: str | None,
     read_only: bool,
     cwd: Path,
-    subject_is_path: bool = False,
+    subject_kind: SubjectKind = "none",
     aliases: tuple[str, ...] = (),
 ) -> Decision:
     """Decide one call. Deny rules win, then protected paths, bypass, allow rules, read-only,
     accept-edits.
 
-    A path `subject` must already be resolved (see `resolve_subject`); `aliases` are other
-    names of the same thing (the path as written, before symlinks), which deny rules and the
-    protected-path check also see. A call with a path subject that is not read-only writes
-    that path.
+    `subject_kind` says what `subject` is (the tool declares it). A path must already be
+    resolved (see `resolve_subject`); `aliases` are other names of the same thing (the path as
+    written, before symlinks), which deny rules and the protected-path check also see. A call
+    with a path subject that is not read-only writes that path.
     """
     names = (subject, *aliases)
-    if any(_hit(policy.deny, tool, name, cwd, subject_is_path) for name in names):
+    if any(_hit(policy.deny, tool, name, cwd, subject_kind) for name in names):
         return Decision("deny", f"Permission to use {tool} has been denied by a deny rule.")
-    writes = subject_is_path and not read_only
+    writes = subject_kind == "path" and not read_only
     if writes and subject is not None:
         guarded = [n for n in names if n and protected_parts(n)]
         if guarded:
             return _protected(policy, tool, subject, aliases, cwd, guarded[0])
     if policy.mode == "bypassPermissions":
         return Decision("allow")
-    if _covered(policy.allow, tool, subject, cwd, subject_is_path):
+    if _covered(policy.allow, tool, subject, cwd, subject_kind):
         return Decision("allow")
     if read_only:
         return Decision("allow")
@@ -241,7 +255,7 @@ def _protected(
         if rule.specifier is not None
         and needed <= {part for part, _ in protected_parts(rule.path_pattern(cwd))}
     )
-    if any(_covered(explicit, tool, name, cwd, True) for name in names):
+    if any(_covered(explicit, tool, name, cwd, "path") for name in names):
         return Decision("allow")
     part, why = protected_parts(guarded)[0]
     written = next((alias for alias in aliases if alias != subject), None)

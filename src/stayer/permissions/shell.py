@@ -1,87 +1,74 @@
-"""Telling the simple commands of a shell command line apart, for Bash permission rules.
+"""How permission rules see a command line: the simple commands a real parse finds in it.
 
-Rules are judged per simple command, so `git status; rm -rf x` cannot ride on an allow rule for
-`git status`. This is not a shell parser: whenever a command line holds something whose effect
-cannot be read off its words (command or process substitution, `${...}` expansion, ANSI-C
-quoting, redirection to a file, subshells and groups), `command_parts` gives up and returns None,
-and then no allow rule with a pattern applies while any Bash deny rule with a pattern does.
-Failing closed is the point.
+Rules are judged per simple command (`stayer.exec.shell_syntax`), wherever it stands: in a list
+or pipeline, in ``$(…)``, backticks, a subshell or process substitution. So
+``echo "$(git rev-parse HEAD)"`` is covered by rules for ``echo`` and ``git rev-parse``, while
+``git status && rm -rf x`` needs a rule for ``rm`` too.
+
+Allow rules must cover every command as it is written (a rule for ``git status`` also stands for
+``timeout 5 git status``, whose wrapper changes only how it runs; not for ``sudo git status``).
+Deny rules need to hit only one form of one command: as written, without its assignments, with
+its program named without a directory, or as a wrapper (``env``, ``xargs``, ``find -exec``) runs
+it.
+
+Two things take a command line out of reach of pattern allow rules. What the parse cannot see
+through (an expansion as a command name, ``eval``, a shell given code) makes it opaque: only a
+rule for the whole tool allows it, and every deny rule of the tool with a pattern denies it. A
+redirection that writes a file (``> out``, ``>> log``, ``&> f``) makes it a write whose target no
+command rule speaks for: a rule for the whole tool allows it, or one naming exactly this command
+line (``Bash(make > build.log)``), since a pattern such as ``echo:*`` was not written to let
+``echo`` overwrite files. Failing closed is the point.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shlex
+from dataclasses import dataclass
 
-_OPERATORS = ";&|\n"
-
-# Redirections that touch no file of the user's: stderr into stdout, output thrown away.
-_HARMLESS_REDIRECTS = re.compile(r"(?<!\S)(?:[0-9]?>&[0-9]|(?:[0-9]|&)?>>?\s*/dev/null)(?!\S)")
-
-# Outside quotes, and (for the `$` forms) inside double quotes, these make a command opaque.
-_OPAQUE_ANYWHERE_BUT_SINGLE = ("$(", "`", "${", '$"')
-_OPAQUE_UNQUOTED = ("$'", "<", ">", "(", ")", "{", "}")
-
-_WRAPPERS = frozenset({"command", "builtin", "exec", "env", "nohup", "time", "nice", "sudo"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+from stayer.exec.shell_syntax import SimpleCommand, parse
 
 
-def command_parts(command: str) -> list[str] | None:
-    """The simple commands of `command`, each as its words joined by spaces; None if opaque."""
-    text = _HARMLESS_REDIRECTS.sub(" ", command.replace("\\\n", ""))
-    if _opaque(text):
-        return None
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=_OPERATORS)
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # a `#` ends nothing we rely on: keep every word in view
-    parts: list[str] = []
-    words: list[str] = []
-    try:
-        for token in lexer:
-            if token and set(token) <= set(_OPERATORS):
-                parts.append(" ".join(words))
-                words = []
-            else:
-                words.append(token)
-    except ValueError:  # unbalanced quotes
-        return None
-    parts.append(" ".join(words))
-    return [part for part in parts if part]
+@dataclass(frozen=True, slots=True)
+class CommandForms:
+    """A command line as allow and deny rules see it."""
+
+    allow: tuple[tuple[str, ...], ...] | None
+    """Per simple command as written, the forms any one of which an allow rule must match;
+    None when no pattern rule may allow the line (see `exact`)."""
+    deny: tuple[str, ...] | None
+    """Every form a deny rule is matched against; None when the line is opaque, so any deny
+    rule with a pattern hits it."""
+    exact: bool = False
+    """Whether a rule naming exactly this command line allows it (a clear line that writes)."""
 
 
-def _opaque(text: str) -> bool:
-    """Whether `text` holds a construct whose effect its words do not show."""
-    quote = ""
-    index = 0
-    while index < len(text):
-        char = text[index]
-        rest = text[index:]
-        if quote == "'":
-            quote = "" if char == "'" else quote
-        elif char == "\\":
-            index += 1  # the next character is literal
-        elif rest.startswith(_OPAQUE_ANYWHERE_BUT_SINGLE):
-            return True
-        elif quote == '"':
-            quote = "" if char == '"' else quote
-        elif rest.startswith(_OPAQUE_UNQUOTED):
-            return True
-        elif char in "'\"":
-            quote = char
-        index += 1
-    return False
+def command_forms(command: str) -> CommandForms:
+    """What allow and deny rules match for `command`."""
+    parsed = parse(command)
+    if parsed.opaque:
+        return CommandForms(allow=None, deny=None)
+    deny = [command]
+    for simple in parsed.every_command():
+        deny += _deny_forms(simple)
+    if parsed.writes:
+        return CommandForms(allow=None, deny=tuple(deny), exact=True)
+    allow = tuple(tuple(_allow_forms(simple)) for simple in parsed.commands)
+    return CommandForms(allow=allow, deny=tuple(deny))
 
 
-def program_forms(part: str) -> list[str]:
-    """`part` as deny rules should also see it: without leading variable assignments and
-    wrappers such as `env` or `command`, and with the program named without its directory.
-    """
-    words = part.split(" ")
-    while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS):
-        words = words[1:]
-    if not words:
-        return []
-    bare = [os.path.basename(words[0]), *words[1:]]
-    return [" ".join(words), " ".join(bare)]
+def _allow_forms(command: SimpleCommand) -> list[str]:
+    """The command as written, and what a wrapper that changes only how it runs runs."""
+    forms = [command.line]
+    if command.transparent and len(command.runs) == 1 and not command.assignments:
+        forms += _allow_forms(command.runs[0])
+    return forms
+
+
+def _deny_forms(command: SimpleCommand) -> list[str]:
+    """The command as written, without its assignments, and with its program's directory
+    dropped (``/bin/rm x`` is ``rm x``)."""
+    argv = command.argv
+    if not argv:
+        return [command.line] if command.line else []
+    bare = " ".join((os.path.basename(argv[0]), *argv[1:]))
+    return list(dict.fromkeys((command.line, " ".join(argv), bare)))

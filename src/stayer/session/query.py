@@ -136,7 +136,7 @@ def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
     async def can_use_tool(call: ToolCall) -> Decision:
         subject = call.tool.permission_subject(call.input)
         aliases: tuple[str, ...] = ()
-        if call.tool.subject_is_path:
+        if call.tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
         return evaluate(
@@ -145,7 +145,7 @@ def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
             subject=subject,
             read_only=call.tool.is_read_only(call.input),
             cwd=cwd,
-            subject_is_path=call.tool.subject_is_path,
+            subject_kind=call.tool.subject_kind,
             aliases=aliases,
         )
 

@@ -60,6 +60,11 @@ class AskModel(Protocol):
     ) -> ModelAnswer: ...
 
 
+SubjectKind = Literal["none", "path", "command", "domain"]
+"""What a tool's permission subject is, so the permission layer can judge it without knowing
+the tool: nothing, a file path (resolved before rules match), a shell command line (judged per
+simple command), or a network host."""
+
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
 
@@ -147,8 +152,9 @@ class Tool(ABC, Generic[InputT]):
     description: ClassVar[str]
     input_model: ClassVar[type[BaseModel]]
     read_only: ClassVar[bool] = False
-    subject_is_path: ClassVar[bool] = False
-    """Whether `permission_subject` is a file path (rules then match the resolved path)."""
+    subject_kind: ClassVar[SubjectKind] = "none"
+    """What `permission_subject` is: a path (rules match the resolved path), a command (rules
+    judge each simple command of it), a domain, or none."""
     max_result_chars: ClassVar[int] = DEFAULT_RESULT_CHARS
     """The longest text one result of this tool may have; never more than `MAX_RESULT_CHARS`.
     A longer one is saved to the session's folder and the model sees a preview."""

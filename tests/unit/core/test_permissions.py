@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -16,15 +18,21 @@ from stayer.permissions import (
     parse_rules,
     resolve_subject,
 )
-from stayer.permissions.shell import command_parts
+from stayer.permissions.shell import CommandForms, command_forms
+from stayer.tools.base import SubjectKind
+from stayer.tools.builtin_specs import BUILTIN_SPECS
 
-PATH_TOOLS = {"Read", "Write", "Edit", "Glob", "Grep"}
+KINDS: dict[str, SubjectKind] = {
+    **dict.fromkeys(("Read", "Write", "Edit", "Glob", "Grep"), "path"),
+    "Bash": "command",
+    "WebFetch": "domain",
+}
 
 
 def decide(policy: PermissionPolicy, tool: str, subject: str | None, read_only: bool) -> str:
     """Decide as the session does: path subjects are resolved first."""
-    is_path = tool in PATH_TOOLS
-    if is_path:
+    kind = KINDS.get(tool, "none")
+    if kind == "path":
         subject = resolve_subject(subject, Path("/w"))
     decision = evaluate(
         policy,
@@ -32,7 +40,7 @@ def decide(policy: PermissionPolicy, tool: str, subject: str | None, read_only: 
         subject=subject,
         read_only=read_only,
         cwd=Path("/w"),
-        subject_is_path=is_path,
+        subject_kind=kind,
     )
     return decision.behavior
 
@@ -104,9 +112,15 @@ def test_a_deny_rule_catches_one_part_of_a_compound_command() -> None:
     assert decide(policy, "Bash", "echo 'rm is fine inside quotes'", False) == "allow"
 
 
-def test_command_parts_respect_quotes() -> None:
-    assert command_parts("git commit -m 'a; b' && ls") == ["git commit -m a; b", "ls"]
-    assert command_parts("echo 'unbalanced") is None
+def test_command_forms_respect_quotes_and_fail_closed() -> None:
+    assert command_forms("git commit -m 'a; b' && ls") == CommandForms(
+        allow=(("git commit -m a; b",), ("ls",)),
+        deny=("git commit -m 'a; b' && ls", "git commit -m a; b", "ls"),
+    )
+    assert command_forms("echo 'unbalanced") == CommandForms(allow=None, deny=None)
+    assert command_forms("echo hi > out.txt") == CommandForms(
+        allow=None, deny=("echo hi > out.txt", "echo hi"), exact=True
+    )
 
 
 def test_paths_are_judged_where_they_really_point() -> None:
@@ -125,10 +139,8 @@ def test_paths_are_judged_where_they_really_point() -> None:
         "git status #\ntouch X",  # a comment does not swallow the next line
         "git status x#y\ntouch X",
         "git status $\\\n(touch X)",  # backslash-newline joins into $( ... )
-        "git status $'\\'\ntouch X\n#'",  # ANSI-C quoting
         "git status ${x:=$(touch X)}${x@P}",
         "git status > ~/.bashrc",  # a redirection writes a file
-        "git status < /etc/shadow",
         "git status & touch X",
         "git status |& sh",
         "(git status; touch X)",
@@ -145,7 +157,11 @@ def test_allow_rules_cannot_be_stretched_over_other_commands(command: str) -> No
 @pytest.mark.parametrize(
     "command",
     ["git status", "git status --short", "git status 2>&1", "git status >/dev/null 2>&1",
-     "git status && git status -s", 'git status -- "a (quoted) name"'],
+     "git status && git status -s", 'git status -- "a (quoted) name"',
+     # bash reads this as one command: the \' does not end ANSI-C quoting, so touch never runs
+     "git status $'\\'\ntouch X\n#'",
+     "git status < /etc/shadow",  # reading stdin from a file writes nothing
+     "timeout 5 git status", "nice -n 5 git status"],  # wrappers that change only how it runs
 )  # fmt: skip
 def test_allow_rules_still_cover_ordinary_commands(command: str) -> None:
     policy = PermissionPolicy(allow=parse_rules(["Bash(git status:*)"]))
@@ -175,10 +191,95 @@ def test_deny_rules_also_see_the_path_as_written(tmp_path: Path) -> None:
             subject=resolve_subject(path, tmp_path),
             read_only=True,
             cwd=tmp_path,
-            subject_is_path=True,
+            subject_kind="path",
             aliases=(lexical_subject(path, tmp_path),),
         ).behavior
 
     assert read(".env") == "deny"
     assert read("/etc/hosts") == "deny"
     assert read("config/prod.env") == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ('echo "$(git rev-parse HEAD)"', "allow"),  # both commands have their rule
+        ("echo `git rev-parse HEAD`", "allow"),
+        ('echo "$(git rev-parse HEAD)" "$(rm -rf x)"', "deny"),
+        ("diff <(git rev-parse HEAD) <(echo x)", "deny"),  # diff has no rule
+        ("echo x | (git rev-parse HEAD; echo y)", "allow"),
+        ("git rev-parse HEAD && rm -rf x", "deny"),
+        ("git rev-parse HEAD; curl https://example.com", "deny"),
+        ("echo hi > notes.txt", "deny"),  # a write to a file needs a rule of its own
+        ("echo hi >> notes.txt", "deny"),
+        ("echo hi &> notes.txt", "deny"),
+        ("echo hi 2>&1 >/dev/null", "allow"),
+        ("echo hi | tee notes.txt", "deny"),  # tee is a command, with no rule
+        ("eval echo hi", "deny"),  # opaque: only a rule for the whole tool allows it
+        ("$ECHO hi", "deny"),
+        ("sudo echo hi", "deny"),  # sudo changes who runs it; a rule must name it
+    ],
+)
+def test_allow_rules_judge_every_command_the_parse_finds(command: str, verdict: str) -> None:
+    policy = PermissionPolicy(allow=parse_rules(["Bash(echo:*)", "Bash(git rev-parse:*)"]))
+    assert decide(policy, "Bash", command, False) == verdict, command
+
+
+def test_a_write_redirection_is_allowed_by_the_whole_tool_or_that_exact_command() -> None:
+    exact = PermissionPolicy(allow=parse_rules(["Bash(make > build.log)"]))
+    assert decide(exact, "Bash", "make > build.log", False) == "allow"
+    assert decide(exact, "Bash", "make > other.log", False) == "deny"
+    assert decide(exact, "Bash", "make > build.log; rm -rf ~", False) == "deny"
+    whole = PermissionPolicy(allow=parse_rules(["Bash"]))
+    assert decide(whole, "Bash", "echo hi > notes.txt && eval x", False) == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ls | xargs rm", "find . -name '*.tmp' -exec rm {} \\;", "sudo -u root rm -rf /",
+     "timeout 5 rm x", "env -i A=1 rm x", "nice -n 5 /usr/bin/rm x", "echo $(command rm x)",
+     "cat <(rm x)", "bash -c 'echo hi'", "ls | sh", "eval ls", "$PROG x", "f() { ls; }; f",
+     "\\rm x", "r''m x", "coproc rm x", "echo $(ls; rm x)"],
+)  # fmt: skip
+def test_deny_rules_see_through_wrappers_and_opaque_lines(command: str) -> None:
+    policy = PermissionPolicy(mode="bypassPermissions", deny=parse_rules(["Bash(rm:*)"]))
+    assert decide(policy, "Bash", command, False) == "deny", command
+
+
+def test_a_clear_line_is_not_denied_by_a_rule_for_another_program() -> None:
+    policy = PermissionPolicy(mode="bypassPermissions", deny=parse_rules(["Bash(rm:*)"]))
+    assert decide(policy, "Bash", "echo rm x; git log --grep rm", False) == "allow"
+    assert decide(policy, "Bash", "ls | xargs echo", False) == "allow"
+
+
+def test_domain_subjects_match_domain_rules_without_regard_to_case() -> None:
+    policy = PermissionPolicy(
+        allow=parse_rules(["WebFetch(domain:docs.python.org)"]),
+        deny=parse_rules(["WebFetch(domain:*.evil.test)"]),
+    )
+    assert decide(policy, "WebFetch", "Docs.Python.org", False) == "allow"
+    assert decide(policy, "WebFetch", "python.org", False) == "deny"
+    assert decide(policy, "WebFetch", "a.EVIL.test", False) == "deny"
+
+
+def test_the_permission_layer_names_no_built_in_tool() -> None:
+    """Tools declare what their subject is; permissions never special-case one by name."""
+    names = {spec.name for spec in BUILTIN_SPECS}
+    package = Path(__file__).parents[3] / "src" / "stayer" / "permissions"
+    found: list[str] = []
+    for source in sorted(package.rglob("*.py")):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) in docstrings:
+                    continue
+                words = set(re.findall(r"[A-Za-z]+", node.value))
+                found += [f"{source.name}:{node.lineno}: {name}" for name in names & words]
+    assert sorted(names) and found == []

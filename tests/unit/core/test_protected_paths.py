@@ -36,7 +36,7 @@ def write(policy: PermissionPolicy, path: str, tool: str = "Edit", cwd: Path = C
         subject=resolve_subject(path, cwd),
         read_only=False,
         cwd=cwd,
-        subject_is_path=True,
+        subject_kind="path",
         aliases=(lexical_subject(path, cwd),),
     )
 
@@ -115,7 +115,7 @@ def test_reading_and_lookalikes_are_not_protected() -> None:
         subject="/w/.git/config",
         read_only=True,
         cwd=CWD,
-        subject_is_path=True,
+        subject_kind="path",
     )
     assert read.behavior == "allow"
 

@@ -15,7 +15,8 @@ from stayer.providers.scripted import text
 def test_importing_stayer_loads_nothing_heavy() -> None:
     code = (
         "import sys, stayer; "
-        "heavy = [m for m in ('httpx', 'pydantic', 'asyncio', 'stayer.loop') if m in sys.modules]; "
+        "heavy = ('httpx', 'pydantic', 'asyncio', 'stayer.loop', 'tree_sitter'); "
+        "heavy = [m for m in heavy if m in sys.modules]; "
         "print(','.join(heavy))"
     )
     loaded = subprocess.run(

@@ -269,5 +269,5 @@ async def test_only_existing_ipynb_files_are_edited(ctx: ToolContext) -> None:
 def test_the_permission_subject_is_the_path_and_the_tool_changes_things() -> None:
     tool = NotebookEditTool()
     given = NotebookEditInput(notebook_path="nb/a.ipynb", new_source="x")
-    assert (tool.permission_subject(given), tool.subject_is_path) == ("nb/a.ipynb", True)
+    assert (tool.permission_subject(given), tool.subject_kind) == ("nb/a.ipynb", "path")
     assert tool.is_read_only(given) is False

@@ -14,6 +14,7 @@ import pytest
 
 from stayer.errors import Overloaded
 from stayer.messages import ModelSpend, Usage
+from stayer.permissions import Rule
 from stayer.tools.base import MAX_RESULT_CHARS, ModelAnswer, ToolContext, ToolFailure
 from stayer.tools.builtin.web_page import MAX_BODY_BYTES, Page, checked_url, same_site, upgraded
 from stayer.tools.builtin.webfetch import (
@@ -369,13 +370,14 @@ def test_http_is_upgraded_to_https_except_on_loopback(given: str, fetched: str) 
     assert str(checked_url(given)) == fetched
 
 
-def test_the_permission_subject_is_the_host_as_a_domain_rule_names_it() -> None:
+def test_the_permission_subject_is_the_host_a_domain_rule_names() -> None:
     tool = WebFetchTool()
-    subject = tool.permission_subject(
-        WebFetchInput(url="http://Docs.Python.org/3/library/", prompt="?")
-    )
-    assert subject == "domain:docs.python.org"
+    fetch = WebFetchInput(url="http://Docs.Python.org/3/library/", prompt="?")
+    assert (tool.subject_kind, tool.permission_subject(fetch)) == ("domain", "docs.python.org")
     assert tool.permission_subject(WebFetchInput(url="not a url", prompt="?")) is None
+    rule = Rule.parse("WebFetch(domain:docs.python.org)")
+    assert rule.matches("WebFetch", "docs.python.org", Path("/"), kind="domain")
+    assert not rule.matches("WebFetch", "evil.example", Path("/"), kind="domain")
 
 
 def test_webfetch_is_read_only_and_concurrency_safe() -> None:

@@ -28,9 +28,17 @@ from pathlib import Path
 from pydantic import Field
 
 from stayer.events import ToolCallProgress
-from stayer.exec import Captured, CommandResult, OutputLines, cut_streams, run_command
+from stayer.exec import (
+    Captured,
+    CommandResult,
+    OutputLines,
+    cut_streams,
+    run_command,
+    shell_syntax,
+)
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, env_value, tool_env
+from stayer.tools.builtin.bash_read_only import is_read_only_command
 from stayer.tools.builtin.bash_saved import SavedOutput
 from stayer.tools.saved import preview
 
@@ -80,6 +88,7 @@ class BashTool(Tool[BashInput]):
 
     name = "Bash"
     input_model = BashInput
+    subject_kind = "command"
     # Output is cut once, here, to BASH_MAX_OUTPUT_LENGTH with a marker counting what was left
     # out; a second cut by the executor would swallow that marker.
     bounds_own_results = True
@@ -111,9 +120,21 @@ class BashTool(Tool[BashInput]):
         # Keyed by the context's own working directory, so agents sharing this instance
         # from different directories do not steer each other.
         self._cwd_by_root: dict[Path, Path] = {}
+        # Tools are made off the start-up path; the grammar every call is judged by loads here.
+        shell_syntax.preload()
 
     def permission_subject(self, tool_input: BashInput) -> str | None:
         return tool_input.command
+
+    def is_read_only(self, tool_input: BashInput) -> bool:
+        """Read-only by a real parse of the command and a table of programs that only look
+        (`bash_read_only`)."""
+        return is_read_only_command(tool_input.command)
+
+    def is_concurrency_safe(self, tool_input: BashInput) -> bool:
+        """A read-only command may run beside others; one left in the background never is,
+        since it outlives the round it was started in."""
+        return not tool_input.run_in_background and self.is_read_only(tool_input)
 
     async def call(self, tool_input: BashInput, ctx: ToolContext) -> ToolOutput:
         cwd = self._working_directory(ctx)

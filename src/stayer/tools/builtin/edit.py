@@ -64,7 +64,7 @@ class EditTool(Tool[EditInput]):
 
     name = "Edit"
     input_model = EditInput
-    subject_is_path = True
+    subject_kind = "path"
     description = (
         "Replaces exact text in a file: old_string becomes new_string.\n\n"
         "- Read the file first; an edit to a file that was not read, or that changed since, "

@@ -42,7 +42,7 @@ class GlobTool(Tool[GlobInput]):
 
     name = "Glob"
     input_model = GlobInput
-    subject_is_path = True
+    subject_kind = "path"
     read_only = True
     description = (
         "Finds files by name with a glob pattern, such as '**/*.py' or 'src/**/*.{ts,tsx}', "

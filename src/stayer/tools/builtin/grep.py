@@ -130,7 +130,7 @@ class GrepTool(Tool[GrepInput]):
 
     name = "Grep"
     input_model = GrepInput
-    subject_is_path = True
+    subject_kind = "path"
     read_only = True
     # Pages stop at PAGE_MAX_CHARS and say which offset continues them (see `_window`).
     bounds_own_results = True

@@ -57,7 +57,7 @@ class NotebookEditTool(Tool[NotebookEditInput]):
 
     name = "NotebookEdit"
     input_model = NotebookEditInput
-    subject_is_path = True
+    subject_kind = "path"
     description = (
         "Changes one cell of a Jupyter notebook (.ipynb): replaces its source, inserts a new "
         "cell, or deletes it.\n\n"

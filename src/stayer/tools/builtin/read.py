@@ -100,7 +100,7 @@ class ReadTool(Tool[ReadInput]):
 
     name = "Read"
     input_model = ReadInput
-    subject_is_path = True
+    subject_kind = "path"
     read_only = True
     # A page stops early at `max_result_chars`, notes included, and says where to go on; a cut
     # made after it by the executor could only hide lines, never shorten the page honestly.

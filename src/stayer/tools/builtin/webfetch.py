@@ -172,6 +172,7 @@ class WebFetchTool(Tool[WebFetchInput]):
     name = "WebFetch"
     input_model = WebFetchInput
     read_only = True
+    subject_kind = "domain"
     max_result_chars = MAX_RESULT_CHARS
     # Every result is a model's short answer or a page cut to fit, with a note saying so.
     bounds_own_results = True
@@ -211,7 +212,7 @@ class WebFetchTool(Tool[WebFetchInput]):
 
     def permission_subject(self, tool_input: WebFetchInput) -> str | None:
         try:
-            return f"domain:{checked_url(tool_input.url).host}"
+            return checked_url(tool_input.url).host
         except FetchError:
             return None
 

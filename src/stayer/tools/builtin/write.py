@@ -40,7 +40,7 @@ class WriteTool(Tool[WriteInput]):
 
     name = "Write"
     input_model = WriteInput
-    subject_is_path = True
+    subject_kind = "path"
     description = (
         "Writes a file, replacing it entirely if it exists.\n\n"
         "- To overwrite an existing file you must have read it with Read first, and it must "

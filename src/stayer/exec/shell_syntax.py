@@ -1,0 +1,476 @@
+"""What a shell command line runs, read by a real parse (tree-sitter-bash).
+
+`parse(command)` finds every simple command the line runs, wherever it stands: in lists and
+pipelines, in subshells and groups, in ``$(…)``, backticks and process substitution, behind
+wrappers such as ``env``, ``nice``, ``timeout``, ``sudo``, ``xargs`` and ``find -exec``. Each
+command comes with its words after quote removal; a word whose value is known only when the
+shell runs it (an expansion, a glob) is kept as written and marked dynamic. Redirections that
+write files are listed apart from harmless ones (``2>&1``, ``>/dev/null``, ``<`` from a file).
+
+Whatever the words cannot show is reported as a reason in `Parsed.opaque`: a command name that
+comes from an expansion, ``eval`` and its kin, a shell given code to run, function definitions,
+arithmetic that assigns, ``${x@P}``, a line that does not parse. Callers fail closed on any.
+
+The exec layer owns this because both the tools (is a command read-only?) and permissions (which
+rules cover it?) must read a command the same way. tree-sitter loads on the first parse, never at
+start-up.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node, Parser
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of a command: its value after quote removal, or as written when `dynamic`."""
+
+    text: str
+    dynamic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One program run with its words (the program first) and leading ``NAME=value`` words."""
+
+    words: tuple[Word, ...]
+    assignments: tuple[str, ...] = ()
+    runs: tuple[SimpleCommand, ...] = ()
+    """The commands this one runs as a wrapper (``nice ls`` runs ``ls``; ``find -exec`` too)."""
+    transparent: bool = False
+    """Whether, as a wrapper, it changes only how `runs` run (priority, time limit), not what
+    runs or as whom, so a rule for the wrapped command may stand for it."""
+    fed: bool = False
+    """Whether the command gets more arguments when it runs (those ``xargs`` reads)."""
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The words as text."""
+        return tuple(word.text for word in self.words)
+
+    @property
+    def program(self) -> str:
+        """The program's name without its directory ('' for none)."""
+        return os.path.basename(self.words[0].text) if self.words else ""
+
+    @property
+    def line(self) -> str:
+        """The command as one line: assignments, then the words, joined by spaces."""
+        return " ".join((*self.assignments, *self.argv))
+
+    def flattened(self) -> Iterator[SimpleCommand]:
+        """This command and every command it runs, wrapped ones after their wrapper."""
+        yield self
+        for inner in self.runs:
+            yield from inner.flattened()
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """What a command line runs, what it cannot show, and the files it redirects output to."""
+
+    commands: tuple[SimpleCommand, ...] = ()
+    """The simple commands as written, in source order (wrapped ones hang off `runs`)."""
+    opaque: tuple[str, ...] = ()
+    """Why the words do not tell everything the line does; empty when they do."""
+    writes: tuple[str, ...] = ()
+    """Targets of redirections that write a file (as written when dynamic)."""
+
+    def every_command(self) -> Iterator[SimpleCommand]:
+        """Every command the line runs, wrapped ones included."""
+        for command in self.commands:
+            yield from command.flattened()
+
+
+# --- what programs do with the commands they are given ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Wrapper:
+    """How a wrapper program's own options are read before the command it runs."""
+
+    with_argument: frozenset[str] = frozenset()
+    operands: int = 0
+    """Operands before the command (``timeout``'s duration)."""
+    transparent: bool = False
+    assignments: bool = False
+    """Whether ``NAME=value`` words may come before the command (``env``)."""
+    fed: bool = False
+    runs_nothing: frozenset[str] = frozenset()
+    """Options with which the wrapper runs no command (``command -v``, ``sudo -l``)."""
+    hides: frozenset[str] = frozenset()
+    """Options that make it run something its words do not show (``env -S``, ``sudo -s``)."""
+    lone_dash: bool = False
+    """Whether a lone ``-`` is an option (``env -`` is ``env -i``), not the command."""
+
+
+def _options(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+_WRAPPERS: dict[str, _Wrapper] = {
+    "env": _Wrapper(
+        with_argument=_options("-u", "--unset", "-C", "--chdir"),
+        assignments=True,
+        hides=_options("-S", "--split-string"),
+        lone_dash=True,
+    ),
+    "command": _Wrapper(transparent=True, runs_nothing=_options("-v", "-V")),
+    "builtin": _Wrapper(transparent=True),
+    "exec": _Wrapper(with_argument=_options("-a"), transparent=True),
+    "nice": _Wrapper(with_argument=_options("-n", "--adjustment"), transparent=True),
+    "nohup": _Wrapper(transparent=True),
+    "coproc": _Wrapper(),
+    "time": _Wrapper(with_argument=_options("-f", "--format", "-o", "--output"), transparent=True),
+    "timeout": _Wrapper(
+        with_argument=_options("-s", "--signal", "-k", "--kill-after"),
+        operands=1,
+        transparent=True,
+    ),
+    "stdbuf": _Wrapper(
+        with_argument=_options("-i", "-o", "-e", "--input", "--output", "--error"),
+        transparent=True,
+    ),
+    "sudo": _Wrapper(
+        with_argument=_options(
+            *("-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D"),
+            *("--user", "--group", "--close-from", "--host", "--prompt", "--role", "--type"),
+            *("--other-user", "--chdir"),
+        ),
+        runs_nothing=_options("-l", "--list", "-v", "--validate", "-k", "-K", "-V"),
+        hides=_options("-s", "--shell", "-i", "--login", "-e", "--edit"),
+    ),
+    "doas": _Wrapper(with_argument=_options("-u", "-C"), hides=_options("-s")),
+    "xargs": _Wrapper(
+        with_argument=_options(
+            *("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"),
+            *("--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs"),
+            *("--max-chars", "--process-slot-var"),
+        ),
+        fed=True,
+    ),
+}
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"})
+_RUNS_TEXT = frozenset({"eval", "source", ".", "trap", "fc", "watch"})
+"""Builtins and programs that run a string as shell code."""
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_WRITE_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&"})
+_ARITHMETIC = frozenset({"arithmetic_expansion", "c_style_for_statement"})
+_ASSIGNING = re.compile(r"^(?:\+\+|--|[-+*/%&|^]?=|<<=|>>=|\*\*=)$")
+_GLOB = re.compile(r"[*?]|\[.*\]|\{.*(?:,|\.\.).*\}", re.DOTALL)
+_QUOTED = re.compile(r"\\.|'[^']*'|\"(?:\\.|[^\"\\])*\"", re.DOTALL)
+_STATIC_LEAVES = frozenset({"word", "number"})
+
+
+def parse(command: str) -> Parsed:
+    """What `command` runs, read by tree-sitter-bash; cached, since each call is judged by
+    several layers (read-only, permission) in turn."""
+    return _parse_cached(command)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(command: str) -> Parsed:
+    parsed = _read(command)
+    if "\\\n" in command:
+        # Bash joins a backslash-newline before it splits words, so `$\<newline>(` is `$(`;
+        # tree-sitter does not always. A line means what it seems only if joining it first
+        # (wrong inside single quotes and comments) reads the same.
+        joined = _read(command.replace("\\\n", ""))
+        if (joined.commands, joined.writes) != (parsed.commands, parsed.writes):
+            return Parsed(
+                parsed.commands,
+                (*parsed.opaque, "a line continuation joins words in a way the parse cannot see"),
+                parsed.writes,
+            )
+    return parsed
+
+
+def _read(command: str) -> Parsed:
+    source = command.encode("utf-8", "surrogateescape")
+    tree = _parser().parse(source)
+    reader = _Reader()
+    try:
+        for child in tree.root_node.named_children:
+            reader.statement(child)
+    except RecursionError:
+        reader.opaque.append("the command is nested too deeply to read")
+    if tree.root_node.has_error:
+        reader.opaque.append("the command does not parse as shell")
+    return Parsed(tuple(reader.commands), tuple(dict.fromkeys(reader.opaque)), tuple(reader.writes))
+
+
+def preload() -> None:
+    """Load tree-sitter and the bash grammar now (the tools load in a background thread while
+    the model thinks), so the first judged command does not wait for them."""
+    _language()
+
+
+_local = threading.local()
+
+
+def _parser() -> Parser:
+    """This thread's parser (parsers are not safe to share between threads)."""
+    parser: Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        from tree_sitter import Parser
+
+        parser = Parser(_language())
+        _local.parser = parser
+    return parser
+
+
+@functools.cache
+def _language() -> Language:
+    from tree_sitter import Language
+    from tree_sitter_bash import language
+
+    return Language(language())
+
+
+@dataclass
+class _Reader:
+    """Walks one tree, collecting commands, reasons and write targets."""
+
+    commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
+    opaque: list[str] = field(default_factory=list[str])
+    writes: list[str] = field(default_factory=list[str])
+
+    def statement(self, node: Node, *, arithmetic: bool = False) -> None:
+        """Read `node` and everything below it."""
+        kind = node.type
+        if kind == "command":
+            self.commands.append(self._command(node))
+        elif kind in ("declaration_command", "unset_command"):
+            self.commands.append(SimpleCommand(tuple(_declaration_words(node))))
+        elif kind == "function_definition":
+            self.opaque.append("it defines a function, whose later calls hide what they run")
+        elif kind == "file_redirect":
+            self._redirect(node)
+        elif kind == "variable_assignment" and not arithmetic:
+            self._standalone_assignment(node)
+        elif kind == "expansion" and any(c.type == "@" for c in node.children):
+            self.opaque.append("a ${…@…} transformation can run the value as code")
+        elif arithmetic and _assigns(node):
+            self.opaque.append("arithmetic that assigns has effects its words do not show")
+        inside = arithmetic or kind in _ARITHMETIC or _is_arithmetic_command(node)
+        for child in node.named_children:
+            if kind == "command" and child.type == "variable_assignment":
+                # `NAME=value cmd` sets NAME for cmd alone: part of its words, not a statement
+                for part in child.named_children:
+                    self.statement(part, arithmetic=inside)
+            else:
+                self.statement(child, arithmetic=inside)
+
+    def _command(self, node: Node) -> SimpleCommand:
+        assignments: list[str] = []
+        words: list[Word] = []
+        for index, child in enumerate(node.children):
+            name = node.field_name_for_child(index)
+            if child.type == "variable_assignment":
+                assignments.append(_text(child))
+            elif child.type == "command_name":
+                inner = child.named_children
+                words.append(_word(inner[0]) if inner else Word(_text(child), dynamic=True))
+            elif name == "argument":
+                words.append(_word(child))
+        command = SimpleCommand(tuple(words), tuple(assignments))
+        return self._judged(command)
+
+    def _judged(self, command: SimpleCommand) -> SimpleCommand:
+        """`command` with what it wraps; reasons for what it hides go to `opaque`."""
+        if not command.words:
+            return command
+        if command.words[0].dynamic:
+            self.opaque.append(
+                f"the command name {command.words[0].text} is known only when it runs"
+            )
+            return command
+        program = command.program
+        if program in _RUNS_TEXT:
+            self.opaque.append(f"{program} runs text as shell commands")
+        elif program in _SHELLS and _shell_runs_given_code(command.words[1:]):
+            self.opaque.append(f"{program} runs shell code it is given, not a script file")
+        elif program in _WRAPPERS:
+            return self._unwrapped(command, _WRAPPERS[program])
+        elif program == "find":
+            runs = tuple(self._judged(inner) for inner in _find_exec(command))
+            return SimpleCommand(command.words, command.assignments, runs)
+        return command
+
+    def _unwrapped(self, command: SimpleCommand, wrapper: _Wrapper) -> SimpleCommand:
+        inner = _wrapped(command, wrapper)
+        if isinstance(inner, str):
+            self.opaque.append(inner)
+            return command
+        runs = () if inner is None else (self._judged(inner),)
+        return SimpleCommand(
+            command.words, command.assignments, runs, wrapper.transparent, command.fed
+        )
+
+    def _redirect(self, node: Node) -> None:
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        target = node.child_by_field_name("destination")
+        if operator not in _WRITE_OPERATORS or target is None:
+            return  # reads (`<`), closes (`>&-`), here-strings
+        if target.type == "process_substitution":
+            return  # into a command, which is read like any other
+        if operator == ">&" and target.type == "number":
+            return  # `2>&1`: one stream into another
+        word = _word(target)
+        if word.dynamic or word.text not in _HARMLESS_TARGETS:
+            self.writes.append(word.text)
+
+    def _standalone_assignment(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        if name is not None and _ENVIRONMENT_NAME.match(_text(name)):
+            # Upper-case names are environment variables by convention: one already exported
+            # (PATH, LD_PRELOAD, GIT_EXTERNAL_DIFF) steers every later program of the line.
+            self.opaque.append(f"setting {_text(name)} can change what later commands do")
+
+
+def _wrapped(command: SimpleCommand, wrapper: _Wrapper) -> SimpleCommand | str | None:
+    """The command `wrapper` runs; None when it runs none; a reason when that cannot be told."""
+    words = command.words[1:]
+    assignments: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word.dynamic:
+            return f"what {command.program} runs depends on {word.text}, known only when it runs"
+        text = word.text
+        if text == "--":
+            index += 1
+            break
+        if wrapper.assignments and _ASSIGNMENT.match(text):
+            assignments.append(text)
+            index += 1
+            continue
+        if wrapper.lone_dash and text == "-":
+            index += 1
+            continue
+        if not text.startswith("-") or text == "-":
+            break
+        option = text.split("=", 1)[0] if text.startswith("--") else text[:2]
+        if option in wrapper.hides:
+            return f"{command.program} {option} runs something its words do not show"
+        if option in wrapper.runs_nothing:
+            return None
+        index += 1 + _takes_next(text, wrapper.with_argument)
+    rest = words[index + wrapper.operands :]
+    if not rest:
+        return None
+    return SimpleCommand(rest, tuple(assignments), fed=wrapper.fed or command.fed)
+
+
+def _takes_next(option: str, with_argument: frozenset[str]) -> int:
+    """1 when `option`'s argument is the next word, as getopt reads it (``-n5`` holds its own)."""
+    if option.startswith("--"):
+        return int("=" not in option and option in with_argument)
+    for position, letter in enumerate(option[1:], start=1):
+        if f"-{letter}" in with_argument:
+            return int(position == len(option) - 1)
+    return 0
+
+
+def _shell_runs_given_code(arguments: tuple[Word, ...]) -> bool:
+    """Whether a shell with these arguments runs code from `-c` or its input, not a file."""
+    for word in arguments:
+        if word.dynamic:
+            return True
+        if word.text == "--" or not word.text.startswith("-"):
+            return False  # a script file: a program like any other
+        if not word.text.startswith("--") and ("c" in word.text or "s" in word.text):
+            return True
+    return True  # no script: it reads commands from its input
+
+
+def _find_exec(command: SimpleCommand) -> Iterator[SimpleCommand]:
+    """The commands ``find -exec``/``-ok`` run, each up to its ``;`` or ``+``."""
+    words = command.words
+    for index, word in enumerate(words):
+        if word.text in _FIND_EXEC and not word.dynamic:
+            end = next(
+                (i for i in range(index + 1, len(words)) if words[i].text in (";", "+")),
+                len(words),
+            )
+            if end > index + 1:
+                yield SimpleCommand(words[index + 1 : end], fed=True)
+
+
+def _declaration_words(node: Node) -> Iterator[Word]:
+    for child in node.children:
+        if child.type == "variable_assignment" or not child.is_named:
+            yield Word(_text(child))
+        else:
+            yield _word(child)
+
+
+def _is_arithmetic_command(node: Node) -> bool:
+    """``(( … ))`` is a compound statement whose first token is ``((``."""
+    return (
+        node.type == "compound_statement"
+        and node.child_count > 0
+        and (node.children[0].type == "((")
+    )
+
+
+def _assigns(node: Node) -> bool:
+    if node.type not in ("binary_expression", "unary_expression", "postfix_expression"):
+        return False
+    return any(not c.is_named and _ASSIGNING.match(c.type) for c in node.children)
+
+
+def _word(node: Node) -> Word:
+    """A word after quote removal; dynamic (kept as written) if the shell decides its value."""
+    kind = node.type
+    if kind in ("word", "concatenation") and _globs(_text(node)):
+        return Word(_text(node), dynamic=True)
+    if kind in _STATIC_LEAVES:
+        return Word(_unescape(_text(node)))
+    if kind == "raw_string":
+        return Word(_text(node)[1:-1])
+    if kind == "string":
+        return _double_quoted(node)
+    if kind == "concatenation":
+        parts = [_word(child) for child in node.named_children]
+        if any(part.dynamic for part in parts):
+            return Word(_text(node), dynamic=True)
+        return Word("".join(part.text for part in parts))
+    return Word(_text(node), dynamic=True)
+
+
+def _double_quoted(node: Node) -> Word:
+    parts: list[str] = []
+    for child in node.named_children:
+        if child.type != "string_content":
+            return Word(_text(node), dynamic=True)
+        parts.append(re.sub(r'\\([$`"\\])|\\\n', lambda m: m.group(1) or "", _text(child)))
+    return Word("".join(parts))
+
+
+def _globs(source: str) -> bool:
+    """Whether a word as written has an unquoted glob or brace expansion, which makes its
+    value (even whether it is an option) depend on the files present."""
+    unquoted = _QUOTED.sub("", source)
+    return bool(_GLOB.search(unquoted))
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\\n|\\(.)", lambda m: m.group(1) or "", text, flags=re.DOTALL)
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogateescape")

@@ -1,0 +1,213 @@
+"""The shell parse finds every simple command a line runs, and says what it cannot see."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from stayer.exec.shell_syntax import Parsed, SimpleCommand, Word, parse
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a test expects of a line: every command it runs (wrapped ones included, as lines),
+    whether it is opaque, and its write targets."""
+
+    commands: tuple[str, ...]
+    opaque: bool = False
+    writes: tuple[str, ...] = ()
+
+
+def seen(command: str) -> Seen:
+    parsed = parse(command)
+    lines = tuple(simple.line for simple in parsed.every_command())
+    return Seen(lines, bool(parsed.opaque), parsed.writes)
+
+
+CASES: list[tuple[str, Seen]] = [
+    # lists, pipelines and operators
+    ("ls", Seen(("ls",))),
+    ("git status && ls -la", Seen(("git status", "ls -la"))),
+    ("git status || ls; pwd", Seen(("git status", "ls", "pwd"))),
+    ("git status & touch X", Seen(("git status", "touch X"))),
+    ("git log | head -5 |& cat", Seen(("git log", "head -5", "cat"))),
+    ("git status\nrm -rf x", Seen(("git status", "rm -rf x"))),
+    ("! grep -q x f", Seen(("grep -q x f",))),
+    # quoting
+    ("git commit -m 'a; b' && ls", Seen(("git commit -m a; b", "ls"))),
+    ('echo "a  b" c\\ d', Seen(("echo a  b c d",))),
+    ('echo "say \\"hi\\" \\$HOME"', Seen(('echo say "hi" $HOME',))),
+    ("echo 'it''s'", Seen(("echo its",))),
+    ("echo x#y # a comment; rm z", Seen(("echo x#y",))),
+    ("git status #\ntouch X", Seen(("git status", "touch X"))),
+    ("echo 'unbalanced", Seen(("echo",), opaque=True)),
+    # substitutions, subshells, groups
+    ('echo "$(git rev-parse HEAD)"', Seen(('echo "$(git rev-parse HEAD)"', "git rev-parse HEAD"))),
+    ("echo `date`", Seen(("echo `date`", "date"))),
+    ("echo $(ls $(pwd))", Seen(("echo $(ls $(pwd))", "ls $(pwd)", "pwd"))),
+    ("(cd src && make)", Seen(("cd src", "make"))),
+    ("{ git status; touch X; }", Seen(("git status", "touch X"))),
+    ("diff <(sort a) <(sort b)", Seen(("diff <(sort a) <(sort b)", "sort a", "sort b"))),
+    ("ls > >(tee log.txt)", Seen(("ls", "tee log.txt"))),
+    ("x=$(whoami); echo $x", Seen(("whoami", "echo $x"))),
+    ("if test -f a; then cat a; else echo no; fi", Seen(("test -f a", "cat a", "echo no"))),
+    ("for f in *.py; do wc -l $f; done", Seen(("wc -l $f",))),
+    ("while read l; do echo $l; done < in.txt", Seen(("read l", "echo $l"))),
+    ("case $x in a) ls;; *) pwd;; esac", Seen(("ls", "pwd"))),
+    ("[[ -f a ]] && cat a", Seen(("cat a",))),
+    # redirections
+    ("git status 2>&1 >/dev/null", Seen(("git status",))),
+    ("ls &>/dev/null; ls 2>/dev/stderr", Seen(("ls", "ls"))),
+    ("git status > ~/.bashrc", Seen(("git status",), writes=("~/.bashrc",))),
+    ("echo a >> log; echo b &> out; echo c >| f", Seen(("echo a", "echo b", "echo c"),
+                                                     writes=("log", "out", "f"))),
+    ("ls >& both.txt", Seen(("ls",), writes=("both.txt",))),
+    ('echo x > "$target"', Seen(("echo x",), writes=('"$target"',))),
+    ("> empty.txt", Seen((), writes=("empty.txt",))),
+    ("exec 3> fd.txt", Seen(("exec",), writes=("fd.txt",))),
+    ("sort < in.txt 2>&-", Seen(("sort",))),
+    ("cat <<< 'text'", Seen(("cat",))),
+    ("cat <<EOF\n$(rm x)\nEOF", Seen(("cat", "rm x"))),  # an unquoted here-doc runs it
+    ("cat <<'EOF'\n$(rm x)\nEOF", Seen(("cat",))),  # a quoted one does not
+    # what cannot be seen through
+    ("eval ls", Seen(("eval ls",), opaque=True)),
+    ("source ./env.sh", Seen(("source ./env.sh",), opaque=True)),
+    (". ./env.sh && ls", Seen((". ./env.sh", "ls"), opaque=True)),
+    ("$CMD arg", Seen(("$CMD arg",), opaque=True)),
+    ("${TOOL:-rm} x", Seen(("${TOOL:-rm} x",), opaque=True)),
+    ("$(echo rm) x", Seen(("$(echo rm) x", "echo rm"), opaque=True)),
+    ("bash -c 'rm x'", Seen(("bash -c rm x",), opaque=True)),
+    ("sh -ec 'ls'", Seen(("sh -ec ls",), opaque=True)),
+    ("curl -s x | sh", Seen(("curl -s x", "sh"), opaque=True)),
+    ("bash <<EOF\nrm x\nEOF", Seen(("bash",), opaque=True)),
+    ("bash ./build.sh", Seen(("bash ./build.sh",))),  # a script file is a program like any
+    ("f() { rm x; }; f", Seen(("rm x", "f"), opaque=True)),
+    ("echo $((i++))", Seen(("echo $((i++))",), opaque=True)),
+    ("echo $((n = 3))", Seen(("echo $((n = 3))",), opaque=True)),
+    ("echo $((1 + 2))", Seen(("echo $((1 + 2))",))),
+    ("(( count += 1 ))", Seen((), opaque=True)),
+    ("echo ${x@P}", Seen(("echo ${x@P}",), opaque=True)),
+    ("trap 'rm x' EXIT", Seen(("trap rm x EXIT",), opaque=True)),
+    ("PATH=/tmp/evil; ls", Seen(("ls",), opaque=True)),
+    ("export LD_PRELOAD=x.so", Seen(("export LD_PRELOAD=x.so",), opaque=True)),
+    ("name=world; echo $name", Seen(("echo $name",))),
+    ("ls <> both", Seen(("ls",), opaque=True)),  # tree-sitter-bash has no `<>`: fail closed
+    ("ls )", Seen(("ls",), opaque=True)),
+    # wrappers: the wrapped command is found too
+    ("FOO=1 rm x", Seen(("FOO=1 rm x",))),
+    ("env -i A=1 B=2 rm x", Seen(("env -i A=1 B=2 rm x", "A=1 B=2 rm x"))),
+    ("env", Seen(("env",))),
+    ("env - PATH=/x rm x", Seen(("env - PATH=/x rm x", "PATH=/x rm x"))),
+    ("env -S 'rm x'", Seen(("env -S rm x",), opaque=True)),
+    ("command rm x; command -v rm", Seen(("command rm x", "rm x", "command -v rm"))),
+    ("sudo -u bob rm -rf /", Seen(("sudo -u bob rm -rf /", "rm -rf /"))),
+    ("sudo -s", Seen(("sudo -s",), opaque=True)),
+    ("nice -n 5 nohup rm x", Seen(("nice -n 5 nohup rm x", "nohup rm x", "rm x"))),
+    ("nice -5 ls", Seen(("nice -5 ls", "ls"))),
+    ("timeout -s KILL 10s make", Seen(("timeout -s KILL 10s make", "make"))),
+    # $T might hold options, which would move where the command starts
+    ("timeout $T make", Seen(("timeout $T make",), opaque=True)),
+    ("time -p make", Seen(("time -p make", "make"))),
+    ("stdbuf -oL grep x", Seen(("stdbuf -oL grep x", "grep x"))),
+    ("ls | xargs -n1 -I{} rm {}", Seen(("ls", "xargs -n1 -I{} rm {}", "rm {}"))),
+    ("ls | xargs -0 sh -c 'rm $1'", Seen(("ls", "xargs -0 sh -c rm $1", "sh -c rm $1"),
+                                         opaque=True)),
+    ("ls | xargs", Seen(("ls", "xargs"))),
+    ("find . -name '*.o' -exec rm {} \\;", Seen(("find . -name *.o -exec rm {} ;", "rm {}"))),
+    ("find . -execdir mv {} x +", Seen(("find . -execdir mv {} x +", "mv {} x"))),
+    ("sudo env FOO=1 nice rm x", Seen(("sudo env FOO=1 nice rm x", "env FOO=1 nice rm x",
+                                       "FOO=1 nice rm x", "rm x"))),
+    ("sudo $X rm", Seen(("sudo $X rm",), opaque=True)),
+    ("command eval x", Seen(("command eval x", "eval x"), opaque=True)),
+    ("coproc rm x", Seen(("coproc rm x", "rm x"))),
+    # quoting inside a command name hides nothing
+    ("\\rm x; r''m y; \"rm\" z", Seen(("rm x", "rm y", "rm z"))),
+    # line continuations
+    ("ls \\\n  -la", Seen(("ls -la",))),
+    ("git status\\\n; touch X", Seen(("git status", "touch X"))),
+    ("git status $\\\n(touch X)", Seen(("git status $\\\n", "touch X"), opaque=True)),
+    ("ls status\\\n--short", Seen(("ls status --short",), opaque=True)),  # bash: status--short
+    ("echo a # note \\\nrm x", Seen(("echo a", "rm x"), opaque=True)),
+    # unicode
+    ("echo 'héllo wörld' ✓ && grep -c 日本 f", Seen(("echo héllo wörld ✓", "grep -c 日本 f"))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "expected"), CASES, ids=[case[0] for case in CASES])
+def test_the_parse_finds_every_command_and_what_it_cannot_see(command: str, expected: Seen) -> None:
+    assert seen(command) == expected
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(CASES) >= 40
+
+
+def test_words_know_whether_their_value_is_fixed() -> None:
+    (command,) = parse("""grep -e 'a b' "$PAT" *.py "*.md" x{1,2} ~/notes [ab] \\*""").commands
+    assert command == SimpleCommand(
+        (
+            Word("grep"),
+            Word("-e"),
+            Word("a b"),
+            Word('"$PAT"', dynamic=True),
+            Word("*.py", dynamic=True),  # a glob: the files decide
+            Word("*.md"),
+            Word("x{1,2}", dynamic=True),  # brace expansion
+            Word("~/notes"),
+            Word("[ab]", dynamic=True),
+            Word("*"),
+        )
+    )
+
+
+def test_wrapped_commands_hang_off_their_wrapper() -> None:
+    (nice,) = parse("nice -n 5 ls -l").commands
+    assert nice.runs == (SimpleCommand((Word("ls"), Word("-l"))),) and nice.transparent
+    (xargs,) = parse("xargs grep -l x").commands
+    assert xargs.runs == (SimpleCommand((Word("grep"), Word("-l"), Word("x")), fed=True),)
+    assert not xargs.transparent
+    (sudo,) = parse("sudo -l").commands
+    assert sudo.runs == ()
+
+
+def test_opaque_reasons_say_what_was_not_seen() -> None:
+    assert parse("$CMD x").opaque == ("the command name $CMD is known only when it runs",)
+    assert parse("eval ls; sh").opaque == (
+        "eval runs text as shell commands",
+        "sh runs shell code it is given, not a script file",
+    )
+    assert parse("ls )").opaque == ("the command does not parse as shell",)
+
+
+def test_an_empty_line_runs_nothing() -> None:
+    assert parse("") == Parsed()
+    assert parse("  # only a comment\n") == Parsed()
+
+
+def test_a_deeply_nested_line_fails_closed() -> None:
+    command = "echo " + "$(" * 2000 + "ls" + ")" * 2000
+    assert parse(command).opaque
+
+
+def test_parsing_loads_tree_sitter_only_when_asked() -> None:
+    probe = (
+        "import sys, stayer.exec.shell_syntax, stayer.permissions, stayer.tools.builtin.bash;"
+        "print('tree_sitter' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr
+
+
+def test_stayer_version_does_not_load_tree_sitter() -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "stayer", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "stayer" in result.stdout
+    assert "tree_sitter" not in result.stderr
+    assert "shell_syntax" not in result.stderr

@@ -1,0 +1,139 @@
+"""Bash calls are read-only, and so concurrency-safe, only when a real parse shows they look."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stayer.permissions import PermissionPolicy, evaluate, parse_rules
+from stayer.tools.builtin.bash import BashInput, BashTool
+from stayer.tools.builtin.bash_read_only import is_read_only_command
+
+READ_ONLY = [
+    "ls -la",
+    "cat README.md | head -20",
+    "tail -n 50 log.txt",
+    "wc -l src/*.py",
+    "grep -rn 'def main' src",
+    "rg -o 'TODO.*' src",  # -o is --only-matching, not an output file
+    "find . -name '*.py' -type f",
+    "git status",
+    "git -C sub --no-pager log --oneline -5",
+    "git diff HEAD~1 -- src",
+    "git show HEAD:README.md",
+    "git branch",
+    "git branch -a -v",
+    "git branch --list 'feat*'",
+    "git rev-parse --show-toplevel",
+    "git ls-files -m",
+    "echo hello; pwd; which python3",
+    'echo "$(git rev-parse HEAD)"',
+    "sed -n '1,20p' file.txt",
+    "sed -n -e '/start/,/end/p' f",
+    "sed 's/a/b/g' f",
+    "sort -u names.txt | uniq -c",
+    "ls 2>&1 >/dev/null",
+    "cat < input.txt",
+    "find . -name '*.py' | xargs wc -l",
+    "timeout 5 nice -n 10 grep -c x f",
+    "LC_ALL=C sort f",
+    "command -v rg",
+    "env",
+    "[ -f x ] && cat x",
+    "jq '.name' package.json",
+    "date +%Y-%m-%d",
+    "diff <(sort a) <(sort b)",
+    "for f in a b; do wc -c $f; done",
+]
+
+NOT_READ_ONLY = [
+    "rm -rf build",
+    "touch x",
+    "ls > listing.txt",  # a write redirection
+    "echo x >> log",
+    "ls &> out",
+    "ls | tee listing.txt",
+    "cd src",  # changes the directory later calls start in
+    "mkdir -p out && ls",
+    "git status && rm x",
+    "git commit -m x",
+    "git branch new-feature",  # a name without --list creates the branch
+    "git branch -D old",
+    "git -c core.pager=evil log",  # -c can make git run anything
+    "git diff --output=patch.txt",
+    "git log --out=x",  # abbreviations of long options count
+    "git $SUB",
+    "find . -delete",
+    "find . -name '*.o' -exec rm {} \\;",
+    "find . -fprint out.txt",
+    "find . $ARGS",  # could hold -delete
+    "sed -i 's/a/b/' f",
+    "sed -n 's/a/b/w out.txt' f",
+    "sed -n 1p $F",
+    "sed -f script.sed f",
+    "sort -o sorted.txt f",
+    "sort -ro sorted.txt f",  # -o in a bundle
+    "sort $OPTS f",
+    "rg --pre ./unpack x",
+    "uniq in.txt out.txt",
+    "date -s 2020-01-01",
+    "tree -o out.txt",
+    "xargs rm",
+    "ls | xargs sort -o out",
+    "sudo ls",
+    "GIT_EXTERNAL_DIFF=./evil git diff",
+    "/tmp/ls",  # not the ls the table means
+    "eval ls",
+    "$CMD",
+    "bash -c ls",
+    "ls | sh",
+    "f() { ls; }",
+    "python3 -c 'print(1)'",
+    "awk '{ print > \"out\" }' f",
+    "echo 'unbalanced",
+    "npm test",
+]
+
+
+@pytest.mark.parametrize("command", READ_ONLY)
+def test_commands_that_only_look_are_read_only(command: str) -> None:
+    assert is_read_only_command(command), command
+
+
+@pytest.mark.parametrize("command", NOT_READ_ONLY)
+def test_commands_that_may_change_things_are_not(command: str) -> None:
+    assert not is_read_only_command(command), command
+
+
+def test_the_tool_is_concurrency_safe_exactly_when_read_only_and_in_the_foreground() -> None:
+    tool = BashTool()
+    looks = BashInput(command="git status && ls")
+    changes = BashInput(command="git status && touch x")
+    behind = BashInput(command="tail -f log.txt", run_in_background=True)
+    verdicts = [
+        (tool.is_read_only(given), tool.is_concurrency_safe(given))
+        for given in (looks, changes, behind)
+    ]
+    assert verdicts == [(True, True), (False, False), (True, False)]
+
+
+def test_a_read_only_command_needs_no_rule_while_a_deny_rule_still_wins() -> None:
+    tool = BashTool()
+
+    def decide(command: str, policy: PermissionPolicy) -> str:
+        given = BashInput(command=command)
+        return evaluate(
+            policy,
+            tool=tool.name,
+            subject=tool.permission_subject(given),
+            read_only=tool.is_read_only(given),
+            cwd=Path("/w"),
+            subject_kind=tool.subject_kind,
+        ).behavior
+
+    assert decide("git log --oneline | head", PermissionPolicy()) == "allow"
+    assert decide("git log --oneline | head", PermissionPolicy(mode="plan")) == "allow"
+    assert decide("git log > log.txt", PermissionPolicy()) == "deny"
+    denied = PermissionPolicy(deny=parse_rules(["Bash(git log:*)"]))
+    assert decide("echo x; git log", denied) == "deny"
