@@ -84,6 +84,27 @@ class Parsed:
     """Why the words do not tell everything the line does; empty when they do."""
     writes: tuple[str, ...] = ()
     """Targets of redirections that write a file (as written when dynamic)."""
+    reads: tuple[Word, ...] = ()
+    """Files redirected into a command (``< file``)."""
+
+    def paths_read(self) -> tuple[str, ...] | None:
+        """What the line may read, as written: every word after a program's name that is not
+        an option (the value of ``--opt=value``), and every file redirected in; None when one
+        of them is only known when the line runs (an expansion, a glob). Words that are not
+        paths are in it too: they can only make a deny rule match more."""
+        words: list[str] = []
+        for command in self.every_command():
+            for word in command.words[1:]:
+                if word.dynamic:
+                    return None
+                text = word.text
+                if text.startswith("-"):
+                    text = text.partition("=")[2]
+                if text:
+                    words.append(text)
+        if any(target.dynamic for target in self.reads):
+            return None
+        return (*words, *(target.text for target in self.reads))
 
     def every_command(self) -> Iterator[SimpleCommand]:
         """Every command the line runs, wrapped ones included."""
@@ -194,6 +215,7 @@ def _parse_cached(command: str) -> Parsed:
                 parsed.commands,
                 (*parsed.opaque, "a line continuation joins words in a way the parse cannot see"),
                 parsed.writes,
+                parsed.reads,
             )
     return parsed
 
@@ -209,7 +231,12 @@ def _read(command: str) -> Parsed:
         reader.opaque.append("the command is nested too deeply to read")
     if tree.root_node.has_error:
         reader.opaque.append("the command does not parse as shell")
-    return Parsed(tuple(reader.commands), tuple(dict.fromkeys(reader.opaque)), tuple(reader.writes))
+    return Parsed(
+        tuple(reader.commands),
+        tuple(dict.fromkeys(reader.opaque)),
+        tuple(reader.writes),
+        tuple(reader.reads),
+    )
 
 
 def preload() -> None:
@@ -247,6 +274,7 @@ class _Reader:
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
     opaque: list[str] = field(default_factory=list[str])
     writes: list[str] = field(default_factory=list[str])
+    reads: list[Word] = field(default_factory=list[Word])
 
     def statement(self, node: Node, *, arithmetic: bool = False) -> None:
         """Read `node` and everything below it."""
@@ -323,8 +351,11 @@ class _Reader:
     def _redirect(self, node: Node) -> None:
         operator = next((c.type for c in node.children if not c.is_named), "")
         target = node.child_by_field_name("destination")
+        if operator == "<" and target is not None and target.type != "process_substitution":
+            self.reads.append(_word(target))
+            return
         if operator not in _WRITE_OPERATORS or target is None:
-            return  # reads (`<`), closes (`>&-`), here-strings
+            return  # closes (`>&-`), here-strings
         if target.type == "process_substitution":
             return  # into a command, which is read like any other
         if operator == ">&" and target.type == "number":

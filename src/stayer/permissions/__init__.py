@@ -291,6 +291,33 @@ def _outside(policy: PermissionPolicy, tool: str, subject: str, cwd: Path) -> De
     )
 
 
+def reads_denied(
+    policy: PermissionPolicy, *, tool: str, paths: tuple[str, ...] | None, cwd: Path
+) -> Decision | None:
+    """A denial when a file this call reads is one a deny rule of `tool` names (the tool whose
+    rules judge reading: a shell command that reads `.env` is judged as reading it would be);
+    None otherwise. Each path is judged as written and where it really points; a call that
+    cannot tell what it reads (`paths` None) is denied while any such rule has a pattern."""
+    rules = tuple(rule for rule in policy.deny if rule.tool == tool and rule.specifier)
+    if not rules:
+        return None
+    if paths is None:
+        return Decision(
+            "deny",
+            f"Permission denied: the files this command reads cannot be told from its words, "
+            f"and {tool} deny rules are in force. Name the files plainly instead.",
+        )
+    for path in paths:
+        names = (resolve_subject(path, cwd), lexical_subject(path, cwd))
+        if any(rule.matches(tool, name, cwd, kind="path") for rule in rules for name in names):
+            return Decision(
+                "deny",
+                f"Permission to read {path} has been denied by a deny rule for {tool}; reading "
+                "it another way is denied as well.",
+            )
+    return None
+
+
 def rule_path(path: str, cwd: Path) -> str:
     """How a rule names `path`: relative inside the working directory, `~/` under home,
     `//` (Claude Code's absolute form) elsewhere."""

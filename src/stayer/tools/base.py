@@ -181,6 +181,15 @@ class Tool(ABC, Generic[InputT]):
         """The part of the input permission rules match on (a command, a path), if any."""
         return None
 
+    reads_under: ClassVar[str | None] = None
+    """The tool whose deny rules also judge the files this call reads (`read_paths`): Bash's
+    are judged as Read's, so a rule denying `Read(.env)` stops `cat .env` as well."""
+
+    def read_paths(self, tool_input: InputT) -> tuple[str, ...] | None:
+        """The files this call reads besides its subject, as written; None when it cannot
+        tell (then every deny rule of `reads_under` with a pattern applies)."""
+        return ()
+
     @abstractmethod
     async def call(self, tool_input: InputT, ctx: ToolContext) -> ToolOutput:
         """Run the tool. Raise `ToolFailure` for errors the model should see."""

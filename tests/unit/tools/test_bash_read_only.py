@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from stayer.loop.state import ToolCall
 from stayer.permissions import PermissionPolicy, evaluate, parse_rules
+from stayer.providers.scripted import ScriptedProvider
+from stayer.session.options import QueryOptions
+from stayer.session.query import prepare
 from stayer.tools.builtin.bash import BashInput, BashTool
 from stayer.tools.builtin.bash_read_only import is_read_only_command
 
@@ -137,3 +141,44 @@ def test_a_read_only_command_needs_no_rule_while_a_deny_rule_still_wins() -> Non
     assert decide("git log > log.txt", PermissionPolicy()) == "deny"
     denied = PermissionPolicy(deny=parse_rules(["Bash(git log:*)"]))
     assert decide("echo x; git log", denied) == "deny"
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ("cat secrets/key.txt", "deny"),
+        ("head -n 1 ./secrets/key.txt", "deny"),
+        ("grep token secrets/key.txt notes.txt", "deny"),
+        ("cat < secrets/key.txt", "deny"),
+        ("cat notes/../secrets/key.txt", "deny"),
+        ("cat link-to-key", "deny"),  # where the link really points
+        ("sort --files0-from=secrets/key.txt", "deny"),
+        ("cat secrets/*", "deny"),  # a glob: known only when it runs
+        ('cat "$(echo secrets)/key.txt"', "deny"),
+        ("nice -n 5 cat secrets/key.txt", "deny"),
+        ("cat notes.txt", "allow"),
+        ("git log --oneline", "allow"),
+    ],
+)
+async def test_a_read_deny_rule_stops_a_shell_command_reading_that_file(
+    tmp_path: Path, command: str, verdict: str
+) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.txt").write_text("s3cret")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes.txt").write_text("fine")
+    (tmp_path / "link-to-key").symlink_to(tmp_path / "secrets" / "key.txt")
+    setup = prepare(
+        QueryOptions(
+            cwd=str(tmp_path),
+            provider=ScriptedProvider([]),
+            disallowed_tools=["Read(secrets/**)"],
+            permission_mode="bypassPermissions",  # deny rules win in every mode
+            persist_session=False,
+        )
+    )
+    tool = BashTool()
+    decision = await setup.params.can_use_tool(ToolCall(tool, "t1", BashInput(command=command)))
+    assert decision.behavior == verdict, decision.reason
+    if verdict == "deny":
+        assert "denied" in decision.reason

@@ -123,8 +123,16 @@ class BashTool(Tool[BashInput]):
         # Tools are made off the start-up path; the grammar every call is judged by loads here.
         shell_syntax.preload()
 
+    reads_under = "Read"
+
     def permission_subject(self, tool_input: BashInput) -> str | None:
         return tool_input.command
+
+    def read_paths(self, tool_input: BashInput) -> tuple[str, ...] | None:
+        """Every word that may name a file the command reads; None when the parse cannot see
+        all it runs."""
+        parsed = shell_syntax.parse(tool_input.command)
+        return None if parsed.opaque else parsed.paths_read()
 
     def is_read_only(self, tool_input: BashInput) -> bool:
         """Read-only by a real parse of the command and a table of programs that only look
