@@ -73,8 +73,8 @@ def test_without_a_working_bubblewrap_the_session_does_not_start(
     assert (done.status, done.stdout) == (2, "")
     assert done.stderr == (
         f"stayer: --sandbox: bubblewrap cannot run here (could not start {missing}: No such "
-        "file or directory); install bubblewrap (apt-get install bubblewrap) where user "
-        "namespaces are allowed, or run without --sandbox\n"
+        "file or directory); install the bubblewrap package (apt-get install bubblewrap), or "
+        "run without --sandbox\n"
     )
     assert server.requests == []
 

@@ -66,15 +66,34 @@ async def test_the_working_directories_are_writable_and_nothing_else(
     assert list(host_tmp.iterdir()) == []  # the session's /tmp is removed as it closes
 
 
-def test_without_a_working_bubblewrap_the_session_does_not_open(tmp_path: Path) -> None:
-    missing = tmp_path / "no-bwrap"
-    options = _options(tmp_path, ScriptedProvider([]), env={"STAYER_BWRAP": str(missing)})
+def _refusing_bwrap(path: Path) -> Path:
+    """A bubblewrap that fails as it does where the kernel forbids user namespaces."""
+    path.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("program", "remedy"),
+    [
+        ("missing", "install the bubblewrap package (apt-get install bubblewrap)"),
+        ("refusing", "allow user namespaces here (a container may forbid them)"),
+    ],
+)
+def test_without_a_working_bubblewrap_the_session_does_not_open(
+    tmp_path: Path, program: str, remedy: str
+) -> None:
+    bwrap = tmp_path / "no-bwrap" if program == "missing" else _refusing_bwrap(tmp_path / "bw")
+    options = _options(tmp_path, ScriptedProvider([]), env={"STAYER_BWRAP": str(bwrap)})
     with pytest.raises(stayer.ConfigError) as raised:
         Session(options)
+    problem = (
+        f"could not start {bwrap}: No such file or directory"
+        if program == "missing"
+        else "bwrap: No permissions to create new namespace"
+    )
     assert str(raised.value) == (
-        f"--sandbox: bubblewrap cannot run here (could not start {missing}: No such file or "
-        "directory); install bubblewrap (apt-get install bubblewrap) where user namespaces "
-        "are allowed, or run without --sandbox"
+        f"--sandbox: bubblewrap cannot run here ({problem}); {remedy}, or run without --sandbox"
     )
 
 

@@ -24,12 +24,17 @@ def check_sandbox(
         return
     wanted = Sandbox((cwd, *directories), network=options.sandbox_network, bwrap=_bwrap(env))
     problem = sandbox_problem(wanted, cwd=cwd)
-    if problem:
-        raise ConfigError(
-            f"--sandbox: bubblewrap cannot run here ({problem}); install bubblewrap "
-            "(apt-get install bubblewrap) where user namespaces are allowed, or run without "
-            "--sandbox"
-        )
+    if not problem:
+        return
+    missing = problem.startswith("could not start")
+    remedy = (
+        "install the bubblewrap package (apt-get install bubblewrap)"
+        if missing
+        else "allow user namespaces here (a container may forbid them)"
+    )
+    raise ConfigError(
+        f"--sandbox: bubblewrap cannot run here ({problem}); {remedy}, or run without --sandbox"
+    )
 
 
 def session_sandbox(
