@@ -3,12 +3,19 @@
 Needs nothing but Python 3.11+: it installs a pinned `uv` into `.cache/uv`, then makes `.venv`
 match `uv.lock` exactly. It does nothing when the lock has not changed since the last run, so
 the wrappers `./stayer` and `./test` can call it every time.
+
+It also installs bubblewrap (`bwrap`, which `--sandbox` runs Bash commands under) from Debian's
+packages when it is missing and apt-get is there and we are root. That is never fatal: without
+it, `--sandbox` refuses to start and the sandbox tests skip, each saying why. A failed attempt
+is remembered in `.cache/bubblewrap-failed`, so a machine that cannot install it is not asked
+again on every run; delete the file to try again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -17,6 +24,7 @@ from pathlib import Path
 UV_VERSION = "0.13.9"
 ROOT = Path(__file__).resolve().parent.parent
 STAMP = ROOT / ".venv" / ".stayer-lock-stamp"
+BWRAP_FAILED = ROOT / ".cache" / "bubblewrap-failed"
 
 
 def _fingerprint() -> str:
@@ -41,10 +49,47 @@ def _uv() -> Path:
     return uv
 
 
+def _apt_install(package: str) -> str:
+    """Install a Debian package; what went wrong, or "" when it is installed."""
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package]
+    # A fresh image has no package lists: read them only when the install needs them.
+    for step in ([install], [["apt-get", "update", "-qq"], install]):
+        failed = ""
+        for argv in step:
+            done = subprocess.run(argv, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                lines = (done.stderr or done.stdout).strip().splitlines()
+                failed = f"{' '.join(argv[:2])} failed: {lines[-1] if lines else done.returncode}"
+                break
+        if not failed:
+            return ""
+    return failed
+
+
+def _bubblewrap() -> None:
+    """Install bubblewrap where it is missing and we may; only ever says why not."""
+    if shutil.which("bwrap") or BWRAP_FAILED.exists():
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        return  # not ours to install: `--sandbox` and its tests say what is missing
+    print("stayer: installing bubblewrap with apt-get (for --sandbox)", file=sys.stderr)
+    problem = _apt_install("bubblewrap")
+    if problem:
+        BWRAP_FAILED.parent.mkdir(parents=True, exist_ok=True)
+        BWRAP_FAILED.write_text(problem + "\n")
+        print(
+            f"stayer: could not install bubblewrap ({problem}); --sandbox will not work here "
+            f"(delete {BWRAP_FAILED.relative_to(ROOT)} to try again)",
+            file=sys.stderr,
+        )
+
+
 def main() -> int:
     if sys.version_info < (3, 11):
         print("stayer needs Python 3.11 or newer; run this with python3.11+", file=sys.stderr)
         return 1
+    _bubblewrap()
     fingerprint = _fingerprint()
     if STAMP.exists() and STAMP.read_text() == fingerprint:
         return 0

@@ -120,6 +120,8 @@ async def _headless(args: argparse.Namespace) -> int:
         continue_session=args.continue_session,
         fork_session=args.fork_session,
         persist_session=args.persist_session,
+        sandbox=args.sandbox,
+        sandbox_network=args.sandbox_network,
     )
     printer = Printer(
         output_format=args.output_format,
@@ -130,6 +132,8 @@ async def _headless(args: argparse.Namespace) -> int:
     prompt = _prompt(args)
     if options.fork_session and options.resume is None and not options.continue_session:
         print("stayer: --fork-session does nothing without --resume or --continue", file=sys.stderr)
+    if options.sandbox_network and not options.sandbox:
+        print("stayer: --sandbox-network does nothing without --sandbox", file=sys.stderr)
     session = Session(options)
     for warning in session.warnings:
         print(f"stayer: {warning}", file=sys.stderr)

@@ -213,6 +213,16 @@ def _permission_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
     )
+    # stayer's own: Claude Code turns its sandbox on in settings (`sandbox.enabled`)
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run Bash commands under bubblewrap: only the working directories (and a private "
+        "/tmp) writable, no network",
+    )
+    parser.add_argument(
+        "--sandbox-network", action="store_true", help="with --sandbox: allow network access"
+    )
 
 
 def _tolerated_flags(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,8 @@ or `run_argv`, so timeouts, output caps and process-group cleanup live in one pl
 keeps and cuts their output, and `lines` hands it to whoever watches as whole lines.
 `run_probes` is the synchronous cousin for the few quick questions a session asks before it
 starts (git), side by side under one deadline. `BackgroundShells` keeps a session's commands
-that run on in the background (Bash's ``run_in_background``).
+that run on in the background (Bash's ``run_in_background``). A `Sandbox` runs shell commands,
+in the foreground or the background, under bubblewrap (`sandbox`).
 """
 
 from stayer.exec.background import BackgroundShell, BackgroundShells, ShellOutput, ShellStatus
@@ -13,6 +14,7 @@ from stayer.exec.capture import Captured, Spool, cut_streams, omission_marker, t
 from stayer.exec.lines import OutputLines
 from stayer.exec.probe import ProbeResult, run_probes
 from stayer.exec.process import CommandResult, kill_everything_now, run_argv, run_command
+from stayer.exec.sandbox import Sandbox, close_sandbox, make_sandbox, sandbox_problem
 
 __all__ = [
     "BackgroundShell",
@@ -21,14 +23,18 @@ __all__ = [
     "CommandResult",
     "OutputLines",
     "ProbeResult",
+    "Sandbox",
     "ShellOutput",
     "ShellStatus",
     "Spool",
+    "close_sandbox",
     "cut_streams",
     "kill_everything_now",
+    "make_sandbox",
     "omission_marker",
     "run_argv",
     "run_command",
     "run_probes",
+    "sandbox_problem",
     "truncate_middle",
 ]

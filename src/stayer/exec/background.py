@@ -24,10 +24,12 @@ from stayer.exec.process import (
     Collector,
     exit_code_of,
     group_alive,
+    shell_argv,
     spawn,
     stop_group,
     wait_at_most,
 )
+from stayer.exec.sandbox import Sandbox
 
 ShellStatus = Literal["running", "completed", "failed", "killed"]
 
@@ -123,12 +125,22 @@ class BackgroundShells:
         self._started = 0
 
     async def start(
-        self, command: str, *, cwd: Path, env: Mapping[str, str] | None, max_output_chars: int
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None,
+        max_output_chars: int,
+        sandbox: Sandbox | None = None,
     ) -> BackgroundShell:
-        """Run `command` with ``bash -c`` in the background; returns at once. Raises `OSError`
-        when bash cannot start. Each stream keeps `max_output_chars` between two reads."""
+        """Run `command` with ``bash -c`` in the background (inside `sandbox` when given);
+        returns at once. Raises `OSError` when bash cannot start. Each stream keeps
+        `max_output_chars` between two reads."""
         transport, sink = await spawn(
-            ["bash", "-c", command], cwd=cwd, env=env, collector=Collector(max_output_chars, None)
+            shell_argv(command, cwd=cwd, sandbox=sandbox),
+            cwd=cwd,
+            env=env,
+            collector=Collector(max_output_chars, None),
         )
         self._started += 1
         shell = BackgroundShell(f"bash_{self._started}", command, transport, sink)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from stayer.exec.capture import Captured, HeadTail, Spool
 from stayer.exec.lines import LineRelay, OutputLines
+from stayer.exec.sandbox import Sandbox
 
 KILL_GRACE_S = 2.0
 """How long a stopped process group may take to exit after SIGTERM before it gets SIGKILL."""
@@ -142,10 +143,12 @@ async def run_command(
     on_lines: Callable[[OutputLines], None] | None = None,
     max_output_chars: int = 30_000,
     spools: tuple[Spool, Spool] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CommandResult:
-    """Run `command` with ``bash -c`` and wait for it (see `run_argv` for the rules)."""
+    """Run `command` with ``bash -c`` and wait for it (see `run_argv` for the rules); inside
+    `sandbox` when one is given."""
     return await run_argv(
-        ["bash", "-c", command],
+        shell_argv(command, cwd=cwd, sandbox=sandbox),
         cwd=cwd,
         env=env,
         timeout_s=timeout_s,
@@ -153,6 +156,12 @@ async def run_command(
         max_output_chars=max_output_chars,
         spools=spools,
     )
+
+
+def shell_argv(command: str, *, cwd: Path, sandbox: Sandbox | None) -> list[str]:
+    """``bash -c command``, inside `sandbox` when there is one."""
+    argv = ["bash", "-c", command]
+    return argv if sandbox is None else sandbox.wrap(argv, cwd=cwd)
 
 
 async def run_argv(

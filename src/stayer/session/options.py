@@ -30,7 +30,10 @@ class QueryOptions:
     (`--pin`); `autocompact_window` and `autocompact_percent` make compaction come earlier
     (`--autocompact`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`). `repeat_nudge_after` and
     `repeat_stop_after` are the rounds in a row of the same calls failing the same way after
-    which the model is told to change course, and the run ends.
+    which the model is told to change course, and the run ends. `sandbox` runs Bash
+    commands under bubblewrap (`--sandbox`): only the working directories and a private /tmp
+    writable, and no network unless `sandbox_network` (`--sandbox-network`); a session that
+    asks for it where bubblewrap cannot run does not start.
     """
 
     model: str | None = None
@@ -66,6 +69,9 @@ class QueryOptions:
     """With `resume` or `continue_session`: go on under a new session id, leaving the old one."""
     persist_session: bool = True
     """Write the transcript (`--no-session-persistence` turns it off)."""
+    sandbox: bool = False
+    sandbox_network: bool = False
+    """Inside the sandbox, let commands use the network (it has none otherwise)."""
     provider: Provider | None = None
     env: Mapping[str, str] | None = None
     abort: AbortSignal = field(default_factory=AbortSignal)

@@ -43,6 +43,7 @@ from .fallback import fallback_models
 from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
+from .sandboxing import check_sandbox, session_sandbox
 from .system_prompt import system_prompt
 from .toolset import run_toolbox
 
@@ -236,6 +237,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         directories=_directories(options.add_dirs, cwd),
     )
     _check_limits(options)
+    check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
     compaction = compact_policy(options, env, cwd, session_id)
     given = None if options.tools is None else _listed(options.tools)
@@ -281,6 +283,8 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     # A tool's own question (WebFetch's) goes through the same provider, retries and timeouts.
     asked = small_model(env, provider=choice.provider, main_model=model, injected=not owns)
     tool_context.ask_model = model_asker(params, asked)
+    # last: nothing after it may fail and leave its private /tmp behind
+    tool_context.sandbox = session_sandbox(options, env, cwd=cwd, directories=policy.directories)
     started = SessionStarted(
         session_id=session_id,
         model=choice.display_name,

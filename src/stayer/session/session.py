@@ -27,6 +27,7 @@ from typing import Literal
 
 from stayer.errors import ConfigError, StayerError
 from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal
+from stayer.exec import close_sandbox
 from stayer.loop.abort import AbortSignal
 from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
@@ -66,7 +67,13 @@ class Session:
         self._lock = asyncio.Lock()
         self._abort: AbortSignal | None = None
         self._seen: tuple[Message, ...] = ()
-        self._transcript = _writer(options, self.setup, env)
+        try:
+            self._transcript = _writer(options, self.setup, env)
+        except ConfigError:
+            sandbox = self.setup.params.tool_context.sandbox
+            if sandbox is not None:
+                close_sandbox(sandbox)
+            raise
         if resumed is not None:
             self._take(resumed)
 
@@ -121,9 +128,12 @@ class Session:
             self._abort.abort()
 
     async def aclose(self) -> None:
-        """Stop the shells left running in the background, and close the model clients this
-        session made and the transcript."""
-        await self.setup.params.tool_context.shells.aclose()
+        """Stop the shells left running in the background, remove the sandbox's /tmp, and close
+        the model clients this session made and the transcript."""
+        context = self.setup.params.tool_context
+        await context.shells.aclose()
+        if context.sandbox is not None:
+            close_sandbox(context.sandbox)
         if self._transcript is not None:
             self._transcript.close()
         if self.setup.owns_provider:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from stayer.events import ToolCallProgress
-from stayer.exec import BackgroundShells
+from stayer.exec import BackgroundShells, Sandbox
 from stayer.messages import JSON, ModelSpend, ToolResultContent, ToolSpec
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
@@ -99,7 +99,7 @@ class ToolContext:
     fast model a question of the tool's own (None where no model can be reached).
     `shells` are the commands Bash left running in the background (``run_in_background``),
     which BashOutput reads and KillShell stops; whoever owns the context (the Session) closes
-    them.
+    them. `sandbox`, when set, is where Bash runs its commands (`--sandbox`).
     """
 
     cwd: Path
@@ -112,6 +112,7 @@ class ToolContext:
     ask_model: AskModel | None = None
     session_dir: Path | None = None
     tool_use_id: str | None = None
+    sandbox: Sandbox | None = None
 
     def progress(self, text: str) -> None:
         """Report live output of the running call (a `ToolCallProgress` through `emit`)."""

@@ -9,7 +9,8 @@ its id at once (BashOutput reads it, KillShell stops it); a background command s
 working directory but never moves it, since it ends long after later calls have started.
 While a command runs, its output goes out as live progress: whole lines, a few batches a second
 at most, the lines left out counted (`stayer.exec.lines`); the result is built from the
-captured output alone, so watching changes nothing the model sees.
+captured output alone, so watching changes nothing the model sees. With a sandbox in the
+context (`--sandbox`), commands, in the background too, run inside it (`stayer.exec.sandbox`).
 
 Timeouts follow Claude Code: 2 minutes unless `BASH_DEFAULT_TIMEOUT_MS` says otherwise, and a
 requested `timeout` is capped to `BASH_MAX_TIMEOUT_MS` (10 minutes), which is never below the
@@ -163,6 +164,8 @@ class BashTool(Tool[BashInput]):
                 on_lines=_reporter(ctx),
                 max_output_chars=limit,
                 spools=saved.spools if saved else None,
+                # the shell writes its final directory to a file of ours: let it, sandboxed
+                sandbox=ctx.sandbox.allowing(Path(cwd_file)) if ctx.sandbox else None,
             )
             self._remember_cwd(ctx, Path(cwd_file))
         except BaseException as exc:
@@ -215,7 +218,9 @@ async def _start_in_background(
     command: str, ctx: ToolContext, cwd: Path, env: dict[str, str], limit: int
 ) -> ToolOutput:
     try:
-        shell = await ctx.shells.start(command, cwd=cwd, env=env, max_output_chars=limit)
+        shell = await ctx.shells.start(
+            command, cwd=cwd, env=env, max_output_chars=limit, sandbox=ctx.sandbox
+        )
     except OSError as exc:
         raise ToolFailure(f"Could not start bash in {cwd}: {exc}") from None
     return ToolOutput(
