@@ -120,6 +120,8 @@ async def _headless(args: argparse.Namespace) -> int:
         continue_session=args.continue_session,
         fork_session=args.fork_session,
         persist_session=args.persist_session,
+        settings=args.settings,
+        setting_sources=args.setting_sources,
     )
     printer = Printer(
         output_format=args.output_format,
