@@ -83,6 +83,7 @@ def _typed(text: str, origin: str, data: dict[str, Any]) -> Parsed:
         line, column = position(text, offsets, detail["loc"])
         problems.append(Problem(origin, line, column, _what(detail), False))
         _drop(kept, _droppable(detail))
+    problems.sort(key=lambda problem: (problem.line, problem.column))  # in the file's order
     try:
         settings = Settings.model_validate_json(json.dumps(_rebuilt(kept)))
     except ValidationError as error:  # dropping what was wrong made something else wrong

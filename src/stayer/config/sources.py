@@ -133,8 +133,8 @@ def load_settings(
     flag = _flag_source(flag_settings, cwd)
     found = [
         source
-        for level, kind, path in _candidates(cwd, env, sources)
-        if (source := _file_source(level, kind, path)) is not None
+        for level, kind, path, root in _candidates(cwd, env, sources)
+        if (source := _file_source(level, kind, path, root)) is not None
     ]
     if not _reads_claude(env, [*found, *([flag] if flag else [])]):
         found = [source for source in found if source.kind != "claude"]
@@ -145,7 +145,9 @@ def load_settings(
 
 def _candidates(
     cwd: Path, env: Mapping[str, str], levels: Sequence[Level]
-) -> list[tuple[Level, Kind, Path]]:
+) -> list[tuple[Level, Kind, Path, Path]]:
+    """Each file a level may have, with the folder its `/path` rules start from: the folder the
+    settings folder sits in (home for `~/.claude`, the project for `.claude/`)."""
     folders: dict[Level, tuple[tuple[Kind, Path, str], ...]] = {
         "user": (
             ("claude", claude_config_dir(env), "settings.json"),
@@ -161,7 +163,7 @@ def _candidates(
         ),
     }
     return [
-        (level, kind, folder / name)
+        (level, kind, folder / name, folder.parent)
         for level in LEVELS
         if level in levels
         for kind, folder, name in folders[level]
@@ -182,7 +184,7 @@ def _reads_claude(env: Mapping[str, str], found: Sequence[Source]) -> bool:
     return said[-1] if said else True
 
 
-def _file_source(level: Level, kind: Kind, path: Path) -> Source | None:
+def _file_source(level: Level, kind: Kind, path: Path, root: Path) -> Source | None:
     """The settings file at `path`, or None when there is none."""
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -191,9 +193,7 @@ def _file_source(level: Level, kind: Kind, path: Path) -> Source | None:
     except (OSError, UnicodeDecodeError) as error:
         why = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
         warning = f"{path}: cannot read this settings file ({why or error}); skipped it"
-        return Source(level, kind, str(path), _root(path), None, (warning,), {}, ())
-    if path.is_dir():
-        return None
+        return Source(level, kind, str(path), root, None, (warning,), {}, ())
     parsed = parse_document(text, str(path))
     warnings = tuple(
         problem.line_text(
@@ -203,12 +203,12 @@ def _file_source(level: Level, kind: Kind, path: Path) -> Source | None:
         )
         for problem in parsed.problems
     )
-    return _source(level, kind, str(path), _root(path), parsed, warnings)
+    return _source(level, kind, str(path), root, parsed, warnings)
 
 
 def _root(path: Path) -> Path:
-    """The folder the settings folder sits in (the project for `.claude/settings.json`, home
-    for `~/.claude/settings.json`); for another file, its own folder."""
+    """Where a `--settings` file's `/path` rules start: the folder its settings folder sits in
+    when it is in a `.claude/` or `.stayer/`, else its own folder."""
     folder = path.parent
     return folder.parent if folder.name in (".claude", ".stayer") else folder
 
