@@ -5,7 +5,6 @@ settings file is one line on standard error while the run goes on."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -92,7 +91,7 @@ def test_a_broken_settings_file_is_one_line_and_the_other_sources_still_apply(
 def test_inline_settings_set_the_model_and_setting_sources_pick_the_files(
     server: FakeModelServer, project: Path, tmp_path: Path
 ) -> None:
-    user = Path(os.environ["STAYER_CONFIG_DIR"]).parent / "settings-user-home"
+    user = tmp_path / "user-home"
     user.mkdir()
     (user / "settings.json").write_text(json.dumps({"env": {"WHO": "user"}}))
     (project / ".claude" / "settings.local.json").write_text(json.dumps({"env": {"WHO": "local"}}))
