@@ -170,7 +170,8 @@ class SessionStarted:
 
     `memory_files` are the memory files (STAYER.md, AGENTS.md, CLAUDE.md and what they import)
     in the system prompt, in the order read; `memory_notes` say, one line each, what was cut
-    short or left out and why.
+    short or left out and why. `settings_files` are the settings files applied, in order
+    (`--settings` last); `settings_warnings` say, one line each, what of them could not be used.
     """
 
     session_id: str
@@ -183,6 +184,8 @@ class SessionStarted:
     max_output_tokens: int = 0
     memory_files: tuple[str, ...] = ()
     memory_notes: tuple[str, ...] = ()
+    settings_files: tuple[str, ...] = ()
+    settings_warnings: tuple[str, ...] = ()
     type: Literal["session_started"] = "session_started"
 
 

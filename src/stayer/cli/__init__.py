@@ -122,6 +122,8 @@ async def _headless(args: argparse.Namespace) -> int:
         persist_session=args.persist_session,
         sandbox=args.sandbox,
         sandbox_network=args.sandbox_network,
+        settings=args.settings,
+        setting_sources=args.setting_sources,
     )
     printer = Printer(
         output_format=args.output_format,

@@ -21,7 +21,7 @@ from stayer.errors import ConfigError
 
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
-    "--settings", "--setting-sources", "--permission-prompt-tool",
+    "--permission-prompt-tool",
     "--permission-prompts", "--max-thinking-tokens", "--agents", "--agent",
     "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a shell command that must succeed before the run may end (e.g. 'pytest -q')",
     )
     _recovery_flags(parser)
+    _settings_flags(parser)
     parser.add_argument(
         "--session-id", type=_session_id, help="use this session id (a UUID) instead of a new one"
     )
@@ -81,6 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--version", action="store_true", help="print the version")
     _tolerated_flags(parser)
     return parser
+
+
+def _settings_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--settings", metavar="FILE|JSON",
+        help="more settings over the settings files: a file, or a JSON object "
+        "('{\"model\": \"sonnet\"}')",
+    )  # fmt: skip
+    parser.add_argument(
+        "--setting-sources", metavar="SOURCES",
+        help="which settings files to read: user, project and/or local, comma-separated "
+        "(default all; .claude/ files too unless STAYER_NO_CLAUDE_SETTINGS=1)",
+    )  # fmt: skip
 
 
 def _session_flags(parser: argparse.ArgumentParser) -> None:
@@ -207,8 +221,8 @@ def _permission_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--permission-mode",
-        default="default",
-        help="default, acceptEdits, plan, bypassPermissions or dontAsk",
+        help="default, acceptEdits, plan, bypassPermissions or dontAsk (default: the settings' "
+        "permissions.defaultMode, else default)",
     )
     parser.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="allow every tool call"

@@ -87,25 +87,6 @@ class Parsed:
     reads: tuple[Word, ...] = ()
     """Files redirected into a command (``< file``)."""
 
-    def paths_read(self) -> tuple[str, ...] | None:
-        """What the line may read, as written: every word after a program's name that is not
-        an option (the value of ``--opt=value``), and every file redirected in; None when one
-        of them is only known when the line runs (an expansion, a glob). Words that are not
-        paths are in it too: they can only make a deny rule match more."""
-        words: list[str] = []
-        for command in self.every_command():
-            for word in command.words[1:]:
-                if word.dynamic:
-                    return None
-                text = word.text
-                if text.startswith("-"):
-                    text = text.partition("=")[2]
-                if text:
-                    words.append(text)
-        if any(target.dynamic for target in self.reads):
-            return None
-        return (*words, *(target.text for target in self.reads))
-
     def every_command(self) -> Iterator[SimpleCommand]:
         """Every command the line runs, wrapped ones included."""
         for command in self.commands:

@@ -34,6 +34,9 @@ class QueryOptions:
     commands under bubblewrap (`--sandbox`): only the working directories and a private /tmp
     writable, and no network unless `sandbox_network` (`--sandbox-network`); a session that
     asks for it where bubblewrap cannot run does not start.
+
+    The settings files (`.stayer/` and Claude Code's `.claude/`: see `stayer.config`) fill in
+    what these options leave unset, and add their permission rules to these.
     """
 
     model: str | None = None
@@ -48,7 +51,8 @@ class QueryOptions:
     extra_tools: Sequence[Tool[Any]] = ()
     """The caller's own tools (`stayer.Tool` instances), offered after the built-ins whatever
     `tools` selects; a name clash with a built-in or another is refused."""
-    permission_mode: str = "default"
+    permission_mode: str | None = None
+    """The permission mode; None: the settings' `permissions.defaultMode`, else `default`."""
     add_dirs: Sequence[Path | str] = ()
     betas: Sequence[str] = ()
     done_when: str | None = None
@@ -79,6 +83,12 @@ class QueryOptions:
     history: Sequence[Message] = ()
     retry: RetryPolicy | None = None
     max_tokens: int | None = None
+    settings: str | Path | Mapping[str, Any] | None = None
+    """More settings over the files' (`--settings`): a file's path, a JSON object as text, or a
+    mapping. A broken one stops the run (`ConfigError`)."""
+    setting_sources: str | Sequence[str] | None = None
+    """Which settings files to read (`--setting-sources`): any of `user`, `project`, `local`,
+    comma-separated or as a sequence; None reads all three, an empty value none of them."""
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""

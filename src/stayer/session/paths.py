@@ -13,24 +13,12 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from stayer.errors import ConfigError
+from stayer.config.dirs import config_root as config_root  # where it lived first
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9-]")
 MAX_SLUG_CHARS = 200
 """Longer slugs are cut here and given a hash of the whole path, as Claude Code's are: most
 file systems refuse a name over 255 bytes, and a deep working directory's slug can be longer."""
-
-
-def config_root(env: Mapping[str, str]) -> Path:
-    """stayer's own folder: `STAYER_CONFIG_DIR`, else `~/.stayer`."""
-    given = env.get("STAYER_CONFIG_DIR")
-    if not given:
-        return Path.home() / ".stayer"
-    try:
-        # absolute, so a path built from it means the same file whatever directory reads it
-        return Path(given).expanduser().resolve()
-    except RuntimeError:  # `~name` for a user that does not exist
-        raise ConfigError(f"STAYER_CONFIG_DIR {given}: no such home directory") from None
 
 
 def project_slug(cwd: Path) -> str:

@@ -44,6 +44,7 @@ from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
 from .sandboxing import check_sandbox, session_sandbox
+from .settings import settle, with_ask_rules
 from .system_prompt import system_prompt
 from .toolset import run_toolbox
 
@@ -57,6 +58,8 @@ class Setup:
     started: SessionStarted
     owns_provider: bool
     system_for: Callable[[int | None], str]
+    warnings: tuple[str, ...] = ()
+    """What to tell the user before the run (a settings file that could not be used)."""
 
 
 def _env(options: QueryOptions) -> Mapping[str, str]:
@@ -228,10 +231,11 @@ def _tool_context(
 
 def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Setup:
     """Resolve everything a run needs; raises `ConfigError` with one line if something is off."""
-    env = _env(options)
     cwd = _working_directory(options)
+    settled = settle(options, cwd, _env(options))
+    options, env = settled.options, settled.env
     policy = PermissionPolicy(
-        mode=parse_mode(options.permission_mode),
+        mode=parse_mode(options.permission_mode or "default"),
         allow=parse_rules(_listed(options.allowed_tools)),
         deny=parse_rules(_listed(options.disallowed_tools)),
         directories=_directories(options.add_dirs, cwd),
@@ -263,7 +267,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=_permission_check(policy, cwd),
+        can_use_tool=with_ask_rules(policy, settled.ask, cwd, _permission_check),
         abort=options.abort,
         max_turns=options.max_turns,
         retry=limits.retry,
@@ -296,8 +300,10 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         max_output_tokens=params.max_tokens,
         memory_files=system.memory.paths,
         memory_notes=system.memory.notes,
+        settings_files=tuple(source.origin for source in settled.loaded.sources if source.settings),
+        settings_warnings=settled.warnings,
     )
-    return Setup(params, started, owns, system.render)
+    return Setup(params, started, owns, system.render, settled.warnings)
 
 
 def _betas(given: Sequence[str]) -> tuple[str, ...]:

@@ -61,7 +61,7 @@ class Session:
         self.busy: Busy = busy
         self.setup: Setup = prepare(options)
         self.history: tuple[Message, ...] = tuple(options.history)
-        self.warnings: tuple[str, ...] = ()
+        self.warnings: tuple[str, ...] = self.setup.warnings
         self._interrupted = False
         self._announced = False
         self._lock = asyncio.Lock()
@@ -209,7 +209,7 @@ class Session:
         repaired = repair(loaded.messages)
         self.history = repaired.messages
         self._interrupted = repaired.interrupted
-        notes = [*loaded.warnings]
+        notes = [*self.warnings, *loaded.warnings]
         if repaired.fixes:
             notes.append("repaired the saved conversation: " + "; ".join(repaired.fixes))
         self.warnings = tuple(notes)

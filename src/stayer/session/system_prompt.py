@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stayer.config.dirs import claude_config_dir, config_root
 from stayer.context.memory import (
     USER_NAMES,
     Memory,
@@ -25,7 +26,6 @@ from stayer.context.prompt import Environment, build_system_prompt
 from stayer.switches import env_flag
 
 from .options import QueryOptions
-from .paths import config_root
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +36,6 @@ class SystemPrompt:
     memory: Memory
     render: Callable[[int | None], str]
     """The same prompt for another token budget (a `+500k` in a later prompt of the session)."""
-
-
-def claude_config_dir(env: Mapping[str, str]) -> Path:
-    """Claude Code's own folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`."""
-    given = env.get("CLAUDE_CONFIG_DIR")
-    return Path(given).expanduser().resolve() if given else Path.home() / ".claude"
 
 
 def discover_memory(cwd: Path, env: Mapping[str, str]) -> Memory:

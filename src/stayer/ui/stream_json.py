@@ -4,8 +4,9 @@ Shapes follow what claude-agent-sdk parses (`system`/`init`, `assistant`, `user`
 `system`/`api_retry`, `result`); see shared/reference/protocols.md §1.6. Every line stays under
 1 MiB, the SDK's default line limit: oversized tool output is cut, with a note saying so.
 The `system`/`init` line also says which memory files the system prompt holds (`memory_files`,
-in the order read) and what of them was cut or left out (`memory_notes`): stayer's own fields,
-since Claude Code's line has none, and the SDK passes on fields it does not know.
+in the order read) and what of them was cut or left out (`memory_notes`), and the settings files
+applied (`settings_files`) and what of them could not be used (`settings_warnings`): stayer's
+own fields, since Claude Code's line has none, and the SDK passes on fields it does not know.
 
 Assistant messages are printed as Claude Code prints them: one `assistant` line per content
 block, each holding the API message with `content` narrowed to that one block (a message with no
@@ -321,6 +322,8 @@ class StreamJsonWriter:
             plugins=[],
             memory_files=list(event.memory_files),
             memory_notes=list(event.memory_notes),
+            settings_files=list(event.settings_files),
+            settings_warnings=list(event.settings_warnings),
         )
 
     def _tool_results(self, event: ToolResultsAppended) -> list[Line]:

@@ -158,6 +158,8 @@ def test_a_read_only_command_needs_no_rule_while_a_deny_rule_still_wins() -> Non
         ("nice -n 5 cat secrets/key.txt", "deny"),
         ("cat notes.txt", "allow"),
         ("git log --oneline", "allow"),
+        ("echo who=$USER", "allow"),  # echo opens no file, whatever its words expand to
+        ("cat $FILE", "deny"),
     ],
 )
 async def test_a_read_deny_rule_stops_a_shell_command_reading_that_file(

@@ -39,7 +39,7 @@ from stayer.exec import (
 )
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, env_value, tool_env
-from stayer.tools.builtin.bash_read_only import is_read_only_command
+from stayer.tools.builtin.bash_read_only import is_read_only_command, paths_read
 from stayer.tools.builtin.bash_saved import SavedOutput
 from stayer.tools.saved import preview
 
@@ -132,8 +132,7 @@ class BashTool(Tool[BashInput]):
     def read_paths(self, tool_input: BashInput) -> tuple[str, ...] | None:
         """Every word that may name a file the command reads; None when the parse cannot see
         all it runs."""
-        parsed = shell_syntax.parse(tool_input.command)
-        return None if parsed.opaque else parsed.paths_read()
+        return paths_read(shell_syntax.parse(tool_input.command))
 
     def is_read_only(self, tool_input: BashInput) -> bool:
         """Read-only by a real parse of the command and a table of programs that only look

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stayer.exec.shell_syntax import SimpleCommand, Word, parse
+from stayer.exec.shell_syntax import Parsed, SimpleCommand, Word, parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,3 +229,30 @@ def is_read_only_command(command_line: str) -> bool:
     if parsed.opaque or parsed.writes:
         return False
     return all(command_is_read_only(command) for command in parsed.every_command())
+
+
+NOT_FILE_READERS = frozenset(
+    {"echo", "printf", "true", "false", "test", "[", "pwd", "which", "type", "date", "expr",
+     "seq", "sleep", "basename", "dirname", "whoami", "id", "uname", "hostname", "exit"}
+)  # fmt: skip
+"""Programs that never open their arguments as files, whose words a read rule need not see."""
+
+
+def paths_read(parsed: Parsed) -> tuple[str, ...] | None:
+    """What a parsed line may read, as written: every word after a program's name that is not
+    an option (the value of ``--opt=value``), and every file redirected in; None when one of
+    them is known only when the line runs (an expansion, a glob). Words that are not paths are
+    in it too: they can only make a deny rule match more."""
+    if parsed.opaque or any(target.dynamic for target in parsed.reads):
+        return None
+    words: list[str] = []
+    for command in parsed.every_command():
+        if command.program in NOT_FILE_READERS:
+            continue
+        for word in command.words[1:]:
+            if word.dynamic:
+                return None
+            text = word.text.partition("=")[2] if word.text.startswith("-") else word.text
+            if text:
+                words.append(text)
+    return (*words, *(target.text for target in parsed.reads))

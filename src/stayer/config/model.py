@@ -1,0 +1,87 @@
+"""The settings a file may hold, typed: Claude Code's keys, camelCase as in its files, and
+stayer's own.
+
+Claude Code's: `permissions` (`allow`, `ask`, `deny`, `defaultMode`, `additionalDirectories`,
+`disableBypassPermissionsMode`), `hooks`, `env` and `model`. stayer's: `autoCompactWindow` and
+`autoCompactPercent` (what `--autocompact` and `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set),
+`doneWhen` (`--done-when`) and `readClaudeSettings` (false: leave `.claude/` files unread).
+
+Keys we do not know are kept and otherwise ignored: Claude Code has many stayer has no use for
+(`statusLine`, `outputStyle`, `enabledPlugins`, …), and a project set up for it must load
+unchanged. A key we know with a value of the wrong type is an error. Values are checked
+strictly (JSON's own types: `"30"` is not a number, `"true"` not a boolean), since a settings
+file is written by hand and a silent coercion would hide the mistake.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+ModeName = Literal["default", "manual", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+"""The permission modes stayer runs in (`manual` is newer Claude Code's name for `default`)."""
+
+HookType = Literal["command", "prompt", "agent", "http"]
+
+
+class _Keys(BaseModel):
+    """camelCase keys in the file, snake_case in Python; unknown keys kept, values strict."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        frozen=True,
+        strict=True,
+    )
+
+
+class HookHandler(_Keys):
+    """One thing to run for an event: a shell `command` (what stayer runs), or one of Claude
+    Code's other kinds, kept so a project that uses them still loads."""
+
+    type: HookType
+    command: str | None = None
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds; Claude Code's default is 10 minutes."""
+
+    @model_validator(mode="after")
+    def _command_given(self) -> HookHandler:
+        if self.type == "command" and not (self.command or "").strip():
+            raise ValueError('a hook of type "command" needs a "command" to run')
+        return self
+
+
+class HookMatcher(_Keys):
+    """The handlers for the calls an event's `matcher` picks (empty or `*`: all of them)."""
+
+    matcher: str = ""
+    hooks: tuple[HookHandler, ...]
+
+
+class Permissions(_Keys):
+    """Rules (`Tool` or `Tool(specifier)`), the mode to start in, and more directories."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    default_mode: ModeName | None = None
+    additional_directories: tuple[str, ...] = ()
+    disable_bypass_permissions_mode: Literal["disable"] | None = None
+
+
+class Settings(_Keys):
+    """One settings file's content, or several merged (see `sources`)."""
+
+    permissions: Permissions = Permissions()
+    hooks: dict[str, tuple[HookMatcher, ...]] = {}
+    """Event name → matchers. Any event name loads: Claude Code adds events from version to
+    version, and a file written for a newer one should not be refused for it."""
+    env: dict[str, str] = {}
+    model: str | None = None
+    auto_compact_window: int | None = Field(default=None, ge=100_000)
+    auto_compact_percent: int | None = Field(default=None, ge=1, le=100)
+    done_when: str | None = Field(default=None, min_length=1)
+    read_claude_settings: bool | None = None

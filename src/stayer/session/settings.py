@@ -1,0 +1,184 @@
+"""The settings files' part in a run: `Loaded` settings folded into the run's options.
+
+What the caller gave wins; settings fill in what it left out, as in Claude Code:
+
+* permission rules from every file are added to `allowed_tools` / `disallowed_tools`; a path rule
+  (Read, Edit, …) starting with a single `/` is made absolute from the folder its settings file
+  belongs to (Claude Code's rule syntax), so it means the same file wherever the run starts;
+* `ask` rules: nobody can be asked yet (interactive approval comes later), so a call an ask rule
+  covers is denied with a message saying it needs approval. Like Claude Code's ask rules they
+  come before allow rules and before `bypassPermissions`; deny rules come first of all;
+* `permissions.defaultMode` when no mode was given; `additionalDirectories` added to `add_dirs`;
+  `disableBypassPermissionsMode: "disable"` refuses a bypassPermissions run;
+* `env` is set on the run's environment over what the process inherited (Claude Code applies
+  settings `env` to the session the same way);
+* `model` when none was given and the environment names none (`ANTHROPIC_MODEL` comes before
+  the settings' model in Claude Code); `autoCompactWindow`, `autoCompactPercent` and `doneWhen`
+  when their options are not set.
+
+A rule or directory that cannot be used is left out with a warning naming its file and line,
+like the files' own problems; the run goes on with the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from stayer.config import Loaded, SourceDir, SourceRule, load_settings, parse_levels
+from stayer.errors import ConfigError
+from stayer.loop.state import CanUseTool, ToolCall
+from stayer.permissions import Decision, PermissionPolicy, Rule
+
+from .options import QueryOptions
+
+PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep"})
+"""Tools whose rule specifiers are paths: Claude Code's Read and Edit, and the file tools a
+rule names directly here."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """The options with the settings folded in, the run's environment, the ask rules, and the
+    warnings to show."""
+
+    options: QueryOptions
+    env: Mapping[str, str]
+    ask: tuple[Rule, ...]
+    loaded: Loaded
+    warnings: tuple[str, ...]
+
+
+def settle(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> Settled:
+    """Read the settings for a run in `cwd` and fold them into `options`."""
+    loaded = load_settings(
+        cwd,
+        env,
+        flag_settings=options.settings,
+        sources=parse_levels(options.setting_sources),
+    )
+    settings = loaded.settings
+    warnings: list[str] = list(loaded.warnings)
+    allow = _usable(loaded.allow, warnings)
+    deny = _usable(loaded.deny, warnings)
+    ask = _usable(loaded.ask, warnings)
+    run_env = {**env, **settings.env} if settings.env else env
+    mode = options.permission_mode or settings.permissions.default_mode or "default"
+    _check_bypass(mode, loaded)
+    model = options.model
+    if model is None and not run_env.get("ANTHROPIC_MODEL"):
+        model = settings.model
+    window = options.autocompact_window
+    percent = options.autocompact_percent
+    folded = replace(
+        options,
+        model=model,
+        permission_mode=mode,
+        allowed_tools=(*_listed(options.allowed_tools), *(r.text for r in allow)),
+        disallowed_tools=(*_listed(options.disallowed_tools), *(r.text for r in deny)),
+        add_dirs=(*options.add_dirs, *_directories(loaded.directories, warnings)),
+        done_when=settings.done_when if options.done_when is None else options.done_when,
+        autocompact_window=settings.auto_compact_window if window is None else window,
+        autocompact_percent=settings.auto_compact_percent if percent is None else percent,
+        env=run_env if settings.env else options.env,
+    )
+    rules = tuple(Rule.parse(rule.text) for rule in ask)
+    return Settled(folded, run_env, rules, loaded, tuple(warnings))
+
+
+def _listed(value: str | Sequence[str]) -> Sequence[str]:
+    return (value,) if isinstance(value, str) else value
+
+
+def _usable(rules: Sequence[SourceRule], warnings: list[str]) -> tuple[SourceRule, ...]:
+    """The rules that parse, with `/path` specifiers made absolute; a warning for the others."""
+    kept: list[SourceRule] = []
+    for rule in rules:
+        try:
+            parsed = Rule.parse(rule.text)
+        except ConfigError as error:
+            warnings.append(f"{rule.origin}:{rule.line}: {error}; ignored it")
+            continue
+        kept.append(replace(rule, text=_placed(parsed, rule.root) or rule.text))
+    return tuple(kept)
+
+
+def _placed(rule: Rule, root: Path) -> str | None:
+    """`Tool(/path)` as `Tool(//<root>/path)` (Claude Code's absolute form); None if the rule
+    needs no change."""
+    spec = rule.specifier
+    if rule.tool not in PATH_TOOLS or spec is None or not spec.startswith("/"):
+        return None
+    if spec.startswith("//"):
+        return None
+    return f"{rule.tool}(/{str(root).rstrip('/')}{spec})"
+
+
+def _directories(given: Sequence[SourceDir], warnings: list[str]) -> list[str]:
+    """`additionalDirectories`, each from its settings file's folder; a missing one is left out
+    with a warning (a flag's `--add-dir` that does not exist stops the run instead)."""
+    found: list[str] = []
+    for entry in given:
+        try:
+            path = (entry.root / Path(entry.text).expanduser()).resolve()
+        except RuntimeError:  # `~name` for a user that does not exist
+            path = entry.root / entry.text
+        if not path.is_dir():
+            warnings.append(
+                f"{entry.origin}:{entry.line}: additionalDirectories: {path} is not a "
+                "directory; ignored it"
+            )
+            continue
+        found.append(str(path))
+    return found
+
+
+def _check_bypass(mode: str, loaded: Loaded) -> None:
+    """`disableBypassPermissionsMode: "disable"` refuses a bypassPermissions run (Claude Code's
+    way for a project or an administrator to rule it out), naming the file that says so."""
+    if mode != "bypassPermissions":
+        return
+    said = [
+        source.origin
+        for source in loaded.sources
+        if source.settings is not None
+        and source.settings.permissions.disable_bypass_permissions_mode == "disable"
+    ]
+    if said:
+        raise ConfigError(
+            f"bypassPermissions is turned off by disableBypassPermissionsMode in {said[-1]}; "
+            "run without --dangerously-skip-permissions, or allow what is needed with "
+            "--allowedTools"
+        )
+
+
+def with_ask_rules(
+    policy: PermissionPolicy,
+    ask: tuple[Rule, ...],
+    cwd: Path,
+    check_for: Callable[[PermissionPolicy, Path], CanUseTool],
+) -> CanUseTool:
+    """The run's permission check (`check_for(policy, cwd)`), with a call that an ask rule
+    covers denied until someone can be asked.
+
+    Whether an ask rule covers a call is judged as a deny rule is, by the same check over a
+    policy that denies by the ask rules alone and allows everything else (bypass, with the
+    run's allow rules, so a protected path is judged as the run's own check judges it)."""
+    check = check_for(policy, cwd)
+    if not ask:
+        return check
+    asking = check_for(replace(policy, mode="bypassPermissions", deny=ask), cwd)
+
+    async def can_use_tool(call: ToolCall) -> Decision:
+        decision = await check(call)
+        if decision.behavior == "deny" or (await asking(call)).behavior != "deny":
+            return decision
+        return Decision(
+            "deny",
+            f"Permission to use {call.tool.name} needs the user's approval (an ask rule in "
+            "the settings), and nobody is here to give it in a headless run. Carry on with "
+            "the tools you may use; if this call is essential, stop and say so.",
+        )
+
+    return can_use_tool
