@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +76,36 @@ async def test_a_file_read_in_one_prompt_can_be_edited_in_the_next(tmp_path: Pat
     assert finished(second).messages[:4] == finished(first).messages
     assert model.requests[2].messages[:4] == finished(first).messages
     model.assert_done()
+
+
+async def test_a_file_changed_on_disk_between_prompts_must_be_read_again(tmp_path: Path) -> None:
+    target = tmp_path / "app.py"
+    target.write_text("x = 1\n")
+    edit: dict[str, object] = {
+        "file_path": str(target),
+        "old_string": "x = 1",
+        "new_string": "x = 2",
+    }
+    model = ScriptedProvider(
+        [
+            tool_call("Read", {"file_path": str(target)}),
+            text("It sets x to 1."),
+            tool_call("Edit", edit),
+            text("It changed under me."),
+        ]
+    )
+    async with Session(options(tmp_path, model)) as session:
+        await submit(session, "what does app.py do?")
+        target.write_text("x = 1  # someone else\n")
+        os.utime(target, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        await submit(session, "make x 2")
+
+    (refused,) = [
+        b for b in model.requests[3].messages[-1].content if isinstance(b, ToolResultBlock)
+    ]
+    assert refused.is_error
+    assert "modified" in refused.text or "changed" in refused.text
+    assert target.read_text() == "x = 1  # someone else\n"  # nothing was overwritten
 
 
 async def test_a_second_prompt_while_one_runs_is_refused_or_queued(tmp_path: Path) -> None:
