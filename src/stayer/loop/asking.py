@@ -69,10 +69,11 @@ async def ask(
 def _checked(name: str, answer: object) -> Decision:
     """A decider's answer as a decision the call can act on: allow, or deny with words."""
     if not isinstance(answer, Decision) or answer.behavior not in ("allow", "deny"):
+        shown = repr(answer.behavior) if isinstance(answer, Decision) else type(answer).__name__
         return Decision(
             "deny",
-            f"Permission to use {name} was not granted: the approval answered {answer!r}, "
-            "not allow or deny, so the call did not run.",
+            f"Permission to use {name} was not granted: the approval answered {shown}, not "
+            "allow or deny, so the call did not run.",
             by="policy",
         )
     if answer.behavior == "deny":
