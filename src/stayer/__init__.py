@@ -11,7 +11,9 @@ command line prints: `SessionStarted`, the model's
 streamed deltas and complete messages, tool calls as they run, and finally `Finished`, exactly
 once, whose `terminal` says why the run ended. A tool of your own is a `Tool` subclass (a
 pydantic input model and an async `call(tool_input, ctx)` that returns a `ToolOutput`), passed
-in `QueryOptions(extra_tools=[...])`. Importing stayer does no work: the names below are loaded
+in `QueryOptions(extra_tools=[...])`. A call the permission policy asks about goes to
+`QueryOptions(can_use_tool=...)`, which gets a `PermissionRequested` and returns a `Decision`;
+without it, such a call is denied. Importing stayer does no work: the names below are loaded
 on first use.
 """
 
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
         Finished,
         MessageCompleted,
         ModelUsage,
+        PermissionRequested,
+        PermissionResolved,
         SessionStarted,
         Terminal,
         TextDelta,
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
     )
     from stayer.loop.abort import AbortSignal
     from stayer.messages import AssistantMessage, Message, UserMessage
+    from stayer.permissions import Decision
     from stayer.providers.scripted import ScriptedProvider
     from stayer.session.options import QueryOptions
     from stayer.session.query import query
@@ -49,12 +54,15 @@ __all__ = [
     "AssistantMessage",
     "ConfigError",
     "Continue",
+    "Decision",
     "Event",
     "Finished",
     "Message",
     "MessageCompleted",
     "ModelError",
     "ModelUsage",
+    "PermissionRequested",
+    "PermissionResolved",
     "QueryOptions",
     "ScriptedProvider",
     "Session",
@@ -78,12 +86,15 @@ _HOMES = {
     "AssistantMessage": "stayer.messages",
     "ConfigError": "stayer.errors",
     "Continue": "stayer.events",
+    "Decision": "stayer.permissions",
     "Event": "stayer.events",
     "Finished": "stayer.events",
     "Message": "stayer.messages",
     "MessageCompleted": "stayer.events",
     "ModelError": "stayer.errors",
     "ModelUsage": "stayer.events",
+    "PermissionRequested": "stayer.events",
+    "PermissionResolved": "stayer.events",
     "QueryOptions": "stayer.session.options",
     "ScriptedProvider": "stayer.providers.scripted",
     "Session": "stayer.session.session",

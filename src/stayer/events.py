@@ -281,6 +281,41 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class PermissionRequested:
+    """A tool call needs someone's approval before it may run; the run waits for the answer
+    (`PermissionResolved`) while the model's answer goes on streaming.
+
+    `reason` says why it asks (and is what the model reads if nobody answers), `rule` names the
+    ask rule behind it if one is, `suggestions` are rules that would allow such calls, and
+    `mode` is the permission mode the session switches to if the call is allowed (accepting a
+    plan leaves plan mode)."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, JSON]
+    reason: str
+    rule: str | None = None
+    suggestions: tuple[str, ...] = ()
+    mode: str | None = None
+    type: Literal["permission_requested"] = "permission_requested"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionResolved:
+    """The answer to a `PermissionRequested`: allowed or denied, by whom, with the input the
+    call runs with when the answer changed it, and the mode the session switched to, if any."""
+
+    tool_use_id: str
+    name: str
+    behavior: Literal["allow", "deny"]
+    by: str
+    message: str = ""
+    updated_input: dict[str, JSON] | None = None
+    mode: str | None = None
+    type: Literal["permission_resolved"] = "permission_resolved"
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResultsAppended:
     """The user message of tool results, one per tool_use in order, now in the conversation."""
 
@@ -374,6 +409,8 @@ LoopEvent: TypeAlias = (
     | ToolCallStarted
     | ToolCallProgress
     | ToolCallFinished
+    | PermissionRequested
+    | PermissionResolved
     | ToolResultsAppended
     | Continuing
     | Compacted

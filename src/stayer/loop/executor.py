@@ -13,9 +13,12 @@ calls that never started never start. Every call ends with a `ToolCallFinished`,
 (`ToolRound`) answers every tool_use in order, however the calls finished (SPEC §1.5). One call's
 failure never touches its siblings: each is its own task, and its error is its own result.
 
-Events come out in the order they happen: the model's stream and the calls' starts, progress
-and results interleaved while the response streams (`alongside`), then the rest of the calls'
-(`finish`).
+Events come out in the order they happen: the model's stream and the calls' permission
+requests and answers, starts, progress and results interleaved while the response streams
+(`alongside`), then the rest of the calls' (`finish`). A call says `ToolCallStarted` the
+moment it is taken up (right after its block), as it always has; a permission request and its
+answer come after that and before its result. While someone decides, the model's answer goes
+on streaming, and the calls queued behind that one wait.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from typing import Any, TypeAlias
 from stayer.events import (
     Event,
     PermissionDenial,
+    PermissionRequested,
+    PermissionResolved,
     ToolCallFinished,
     ToolCallProgress,
     ToolCallStarted,
@@ -40,6 +45,7 @@ from stayer.tools.base import Tool
 
 from .state import LoopParams
 from .tool_exec import (
+    ASKING_TEXT,
     INTERRUPTED_TEXT,
     NOT_RUN_TEXT,
     Prepared,
@@ -57,12 +63,18 @@ class ToolRound:
 
     tool_uses: list[ToolUseBlock] = field(default_factory=list[ToolUseBlock])
     started: set[str] = field(default_factory=set[str])
+    asking: set[str] = field(default_factory=set[str])
+    """Started calls waiting for an answer to their permission request."""
     results: dict[str, ToolCallFinished] = field(default_factory=dict[str, ToolCallFinished])
     failure: str | None = None
 
     def note(self, event: Event) -> None:
         if isinstance(event, ToolCallStarted):
             self.started.add(event.tool_use_id)
+        elif isinstance(event, PermissionRequested):
+            self.asking.add(event.tool_use_id)
+        elif isinstance(event, PermissionResolved):
+            self.asking.discard(event.tool_use_id)
         elif isinstance(event, ToolCallFinished):
             self.results[event.tool_use_id] = event
 
@@ -77,6 +89,7 @@ class ToolRound:
         for block in self.tool_uses:
             if block.id not in self.results:
                 text = INTERRUPTED_TEXT if block.id in self.started else NOT_RUN_TEXT
+                text = ASKING_TEXT if block.id in self.asking else text
                 text = self.failure or text
                 result = synthetic_result(block, text)
                 closed.append(ToolCallFinished(block.id, block.name, "failed", result, 0.0))
@@ -140,7 +153,13 @@ class _Mark(Enum):
 
 
 _Item: TypeAlias = _Streamed | _Failed | ToolEvent | _Mark
-_TOOL_EVENTS = (ToolCallStarted, ToolCallProgress, ToolCallFinished)
+_TOOL_EVENTS = (
+    ToolCallStarted,
+    ToolCallProgress,
+    ToolCallFinished,
+    PermissionRequested,
+    PermissionResolved,
+)
 
 
 class Executor:

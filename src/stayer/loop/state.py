@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from stayer.errors import ModelError
-from stayer.events import Continue, ModelUsage, PermissionDenial
+from stayer.events import Continue, ModelUsage, PermissionDenial, PermissionRequested
 from stayer.messages import Message, StopReason, Usage
 from stayer.permissions import Decision
 from stayer.providers.base import Provider
@@ -28,6 +28,11 @@ class ToolCall:
 
 
 CanUseTool = Callable[[ToolCall], Awaitable[Decision]]
+"""The policy's word on a call: allow, deny, or ask (then `Decide` answers)."""
+
+Decide = Callable[[PermissionRequested], Awaitable[Decision]]
+"""Answers a call the policy asks about, allow or deny (a dialog, an SDK callback); supplied
+by the session, so the loop never imports a front end."""
 
 StopCheck = Callable[[], Awaitable[str | None]]
 """Runs when the model would stop (SPEC §3.3): returns why the work is not done yet, which goes
@@ -113,6 +118,9 @@ class LoopParams:
     tools: Toolbox
     tool_context: ToolContext
     can_use_tool: CanUseTool = allow_everything
+    decide: Decide | None = None
+    """Who answers when `can_use_tool` asks; None (headless): an ask is denied, and the
+    decision's reason says how the user could allow it."""
     fallbacks: tuple[FallbackModel, ...] = ()
     """The models to go on with, in order, when the one serving keeps answering overloaded."""
     abort: AbortSignal = field(default_factory=AbortSignal)

@@ -1,4 +1,4 @@
-"""Running one tool call: validate → permission → run → result.
+"""Running one tool call: validate → permission (asking if the policy says so) → run → result.
 
 When each call runs, and beside which others, is the executor's business (`executor`). Every
 failure becomes an `is_error` result the model can act on (SPEC §6.3): an unknown tool, input
@@ -16,29 +16,43 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from stayer.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolStatus
+from stayer.events import (
+    PermissionRequested,
+    PermissionResolved,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    ToolStatus,
+)
 from stayer.exec import Captured, truncate_middle
-from stayer.messages import TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
+from stayer.messages import JSON, TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
 from stayer.providers.base import json_problem
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolFailure, ToolOutput
 from stayer.tools.saved import count_lines, preview, result_path, save_text
 
+from .asking import ask
 from .state import LoopParams, ToolCall
 
 if TYPE_CHECKING:
     import pydantic
 
-ToolEvent = ToolCallStarted | ToolCallProgress | ToolCallFinished
+ToolEvent = (
+    ToolCallStarted | ToolCallProgress | ToolCallFinished | PermissionRequested | PermissionResolved
+)
 
 INTERRUPTED_TEXT = (
     "[Tool call interrupted by the user before it finished; it may have partly taken effect. "
     "Check before relying on it or running it again.]"
 )
 NOT_RUN_TEXT = "[Tool call not run: the user interrupted the turn before it started.]"
+ASKING_TEXT = (
+    "[Tool call not run: the turn was interrupted while its permission was being asked; "
+    "nothing of it took effect.]"
+)
 
 
 MAX_ECHOED_INPUT_CHARS = 2_000
@@ -117,13 +131,15 @@ def _describe(exc: pydantic.ValidationError) -> str:
 
 
 def started_event(item: Prepared) -> ToolCallStarted:
-    """What says a call has started (the executor says it the moment it starts the call)."""
+    """What says a call has started (the executor says it the moment it takes the call up,
+    before its permission check, which may ask)."""
     return ToolCallStarted(item.block.id, item.block.name, dict(item.block.input))
 
 
 async def run_one(params: LoopParams, item: Prepared, emit: Callable[[ToolEvent], None]) -> None:
-    """One call, once started, to its result (emitted as a `ToolCallFinished`, after any
-    progress); nothing that goes wrong here escapes as an exception."""
+    """One call, once started, to its result: its permission asked (and answered) if need be,
+    any progress, and a `ToolCallFinished`; nothing that goes wrong here escapes as an
+    exception."""
     block = item.block
     started = time.monotonic()
     tool = item.call.tool if item.call else None
@@ -146,15 +162,42 @@ async def run_one(params: LoopParams, item: Prepared, emit: Callable[[ToolEvent]
 
 
 async def _outcome(
-    params: LoopParams, item: Prepared, report: Callable[[ToolCallProgress], None]
+    params: LoopParams, item: Prepared, emit: Callable[[ToolEvent], None]
 ) -> tuple[ToolStatus, ToolOutput]:
     if item.call is None:
         return "failed", ToolOutput(item.error or "", is_error=True)
-    decision = await params.can_use_tool(item.call)
-    if decision.behavior == "deny":
-        return "denied", ToolOutput(decision.reason, is_error=True)
-    output = await _call(params, item.call, report)
+    call = item.call
+    decision = await params.can_use_tool(call)
+    if decision.behavior == "ask":
+        decision = await ask(params, item, decision, emit)
+    if decision.behavior != "allow":
+        return "denied", ToolOutput(decision.reason or _denied(call), is_error=True)
+    if decision.updated_input is not None:
+        updated = _updated(call, decision.updated_input)
+        if isinstance(updated, str):
+            return "failed", ToolOutput(updated, is_error=True)
+        call = updated
+    output = await _call(params, call, emit)
     return ("failed" if output.is_error else "completed"), output
+
+
+def _denied(call: ToolCall) -> str:
+    return f"Permission to use {call.tool.name} has been denied."
+
+
+def _updated(call: ToolCall, given: Mapping[str, JSON]) -> ToolCall | str:
+    """The call with the input its approval gave, checked against the tool's schema again;
+    the error text when that input does not fit."""
+    from pydantic import ValidationError
+
+    try:
+        parsed = call.tool.input_model.model_validate(dict(given))
+    except ValidationError as exc:
+        return (
+            f"InputValidationError: the input {call.tool.name} was approved with does not fit "
+            f"its schema ({_describe(exc)}), so it did not run."
+        )
+    return dataclasses.replace(call, input=parsed)
 
 
 async def _call(

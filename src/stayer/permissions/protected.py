@@ -1,13 +1,13 @@
-"""Paths no permission mode may write: they make other programs run code or change the rules.
+"""Paths no permission mode writes unasked: they make other programs run code or change the rules.
 
 An edit to `.git/config` can set `core.fsmonitor`, which runs a command on the user's next
 `git status`; a file in `.git/hooks/` runs on the next commit; `.claude/settings.json`,
 `.stayer/` and `.mcp.json` change what the agent itself may do next time; `.vscode/tasks.json`
 and `.idea/` run tasks in the user's editor; shell start-up files run in every new terminal.
-A mode (`acceptEdits`, even `bypassPermissions`) never allows a file tool to write these. Only
-an allow rule whose pattern names the protected place itself does (`Edit(.git/config)`,
-`Write(.claude/**)`); a rule as broad as `Edit(**)` does not. Claude Code guards the same kinds
-of path and asks even in bypass mode.
+No mode (`acceptEdits`, even `bypassPermissions`) lets a file tool write these unasked: such a
+write asks the user, as Claude Code's does, and with nobody to ask it is denied. Only an allow
+rule whose pattern names the protected place itself lets it through without asking
+(`Edit(.git/config)`, `Write(.claude/**)`); a rule as broad as `Edit(**)` does not.
 
 Names are compared case-insensitively (case-folded), since macOS and Windows file systems are.
 """

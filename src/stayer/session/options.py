@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stayer.loop.abort import AbortSignal
-from stayer.loop.state import RetryPolicy
+from stayer.loop.state import Decide, RetryPolicy
 from stayer.messages import Message
 from stayer.providers.base import Provider
 from stayer.tools.base import Tool
@@ -53,6 +53,13 @@ class QueryOptions:
     `tools` selects; a name clash with a built-in or another is refused."""
     permission_mode: str | None = None
     """The permission mode; None: the settings' `permissions.defaultMode`, else `default`."""
+    can_use_tool: Decide | None = None
+    """Answers the calls the permission policy asks about, as claude-agent-sdk's callback of
+    this name does: given the `PermissionRequested` (tool name, input, tool_use_id, why it
+    asks, rules that would allow it), return a `Decision`: ``Decision("allow")``, optionally
+    with ``updated_input`` (checked against the tool's schema) or ``mode`` (the permission mode
+    to switch to), or ``Decision("deny", "why")``. Without one, what would ask is denied, and
+    the model reads which rule would allow it. A callback that raises denies the call."""
     add_dirs: Sequence[Path | str] = ()
     betas: Sequence[str] = ()
     done_when: str | None = None

@@ -10,13 +10,14 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stayer.errors import ConfigError
-from stayer.events import Event, SessionStarted
+from stayer.events import Event, PermissionRequested, SessionStarted
 from stayer.loop.state import (
     CanUseTool,
+    Decide,
     FallbackModel,
     LoopParams,
     StopCheck,
@@ -26,6 +27,7 @@ from stayer.messages import ContentBlock, TextBlock, UserMessage
 from stayer.permissions import (
     Decision,
     PermissionPolicy,
+    PermissionState,
     evaluate,
     lexical_subject,
     parse_mode,
@@ -44,7 +46,7 @@ from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
 from .sandboxing import check_sandbox, session_sandbox
-from .settings import settle, with_ask_rules
+from .settings import settle
 from .system_prompt import system_prompt
 from .toolset import run_toolbox
 
@@ -58,6 +60,7 @@ class Setup:
     started: SessionStarted
     owns_provider: bool
     system_for: Callable[[int | None], str]
+    permissions: PermissionState
     warnings: tuple[str, ...] = ()
     """What to tell the user before the run (a settings file that could not be used)."""
 
@@ -135,10 +138,12 @@ def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) ->
     return budget_in_prompt(text)
 
 
-def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
-    """The loop's permission callback: the policy applied to each call's resolved subject."""
+def _permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
+    """The loop's permission callback: the policy as it is now (its mode is live) applied to
+    each call's resolved subject."""
 
     async def can_use_tool(call: ToolCall) -> Decision:
+        policy = state.policy
         reads_under = call.tool.reads_under
         if reads_under is not None:
             paths = call.tool.read_paths(call.input)
@@ -158,9 +163,28 @@ def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
             cwd=cwd,
             subject_kind=call.tool.subject_kind,
             aliases=aliases,
+            exits_plan=call.tool.exits_plan,
         )
 
     return can_use_tool
+
+
+def _decider(given: Decide | None, state: PermissionState) -> Decide | None:
+    """The caller's decider, made to switch the session's mode when an allowed call says to
+    (an accepted plan leaves plan mode, for the mode the answer names or the one before)."""
+    if given is None:
+        return None
+
+    async def decide(request: PermissionRequested) -> Decision:
+        answer = await given(request)
+        if isinstance(answer, Decision) and answer.behavior == "allow":
+            mode = answer.mode or request.mode
+            if mode is not None:
+                state.set_mode(parse_mode(mode))
+                answer = replace(answer, mode=state.mode)
+        return answer
+
+    return decide
 
 
 def _working_directory(options: QueryOptions) -> Path:
@@ -238,8 +262,10 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         mode=parse_mode(options.permission_mode or "default"),
         allow=parse_rules(_listed(options.allowed_tools)),
         deny=parse_rules(_listed(options.disallowed_tools)),
+        ask=settled.ask,
         directories=_directories(options.add_dirs, cwd),
     )
+    permissions = PermissionState(policy)
     _check_limits(options)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
@@ -267,7 +293,8 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=with_ask_rules(policy, settled.ask, cwd, _permission_check),
+        can_use_tool=_permission_check(permissions, cwd),
+        decide=_decider(options.can_use_tool, permissions),
         abort=options.abort,
         max_turns=options.max_turns,
         retry=limits.retry,
@@ -303,7 +330,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         settings_files=tuple(source.origin for source in settled.loaded.sources if source.settings),
         settings_warnings=settled.warnings,
     )
-    return Setup(params, started, owns, system.render, settled.warnings)
+    return Setup(params, started, owns, system.render, permissions, settled.warnings)
 
 
 def _betas(given: Sequence[str]) -> tuple[str, ...]:

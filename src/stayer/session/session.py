@@ -2,7 +2,9 @@
 
 A Session owns what outlives one run: the model client and its connection, the toolbox and
 tool context (files read, the shell's working directory, background shells, pinned notes), the
-permission policy, the history, the session id and the transcript. `submit(prompt)` runs one
+permission policy (its mode is live: an accepted plan leaves plan mode, and
+`set_permission_mode` switches it) with the caller's decider, the history, the session id and
+the transcript. `submit(prompt)` runs one
 prompt through the loop and keeps the conversation; `interrupt()` stops the submission that is
 running, leaving the conversation valid. Every front end drives Sessions; `stayer.query()` is
 one submission.
@@ -33,6 +35,7 @@ from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams
 from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
+from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 
 from .options import QueryOptions
@@ -80,6 +83,16 @@ class Session:
     @property
     def session_id(self) -> str:
         return self.setup.started.session_id
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        """The permission mode in force now: it changes when a plan is accepted."""
+        return self.setup.permissions.mode
+
+    def set_permission_mode(self, mode: str) -> None:
+        """Switch the permission mode for every call checked from now on, a running
+        submission's included; raises `ConfigError` for an unknown mode."""
+        self.setup.permissions.set_mode(parse_mode(mode))
 
     @property
     def transcript_path(self) -> Path | None:

@@ -5,9 +5,10 @@ What the caller gave wins; settings fill in what it left out, as in Claude Code:
 * permission rules from every file are added to `allowed_tools` / `disallowed_tools`; a path rule
   (Read, Edit, …) starting with a single `/` is made absolute from the folder its settings file
   belongs to (Claude Code's rule syntax), so it means the same file wherever the run starts;
-* `ask` rules: nobody can be asked yet (interactive approval comes later), so a call an ask rule
-  covers is denied with a message saying it needs approval. Like Claude Code's ask rules they
-  come before allow rules and before `bypassPermissions`; deny rules come first of all;
+* `ask` rules go to the policy's own (`PermissionPolicy.ask`): a call one covers is asked about
+  (the session's decider answers; headless, it is denied with the rule that would allow it).
+  Like Claude Code's, they come before allow rules and before `bypassPermissions`; deny rules
+  come first of all;
 * `permissions.defaultMode` when no mode was given; `additionalDirectories` added to `add_dirs`;
   `disableBypassPermissionsMode: "disable"` refuses a bypassPermissions run;
 * `env` is set on the run's environment over what the process inherited (Claude Code applies
@@ -22,14 +23,13 @@ like the files' own problems; the run goes on with the rest.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stayer.config import Loaded, SourceDir, SourceRule, load_settings, parse_levels
 from stayer.errors import ConfigError
-from stayer.loop.state import CanUseTool, ToolCall
-from stayer.permissions import Decision, PermissionPolicy, Rule
+from stayer.permissions import Rule
 
 from .options import QueryOptions
 
@@ -151,34 +151,3 @@ def _check_bypass(mode: str, loaded: Loaded) -> None:
             "run without --dangerously-skip-permissions, or allow what is needed with "
             "--allowedTools"
         )
-
-
-def with_ask_rules(
-    policy: PermissionPolicy,
-    ask: tuple[Rule, ...],
-    cwd: Path,
-    check_for: Callable[[PermissionPolicy, Path], CanUseTool],
-) -> CanUseTool:
-    """The run's permission check (`check_for(policy, cwd)`), with a call that an ask rule
-    covers denied until someone can be asked.
-
-    Whether an ask rule covers a call is judged as a deny rule is, by the same check over a
-    policy that denies by the ask rules alone and allows everything else (bypass, with the
-    run's allow rules, so a protected path is judged as the run's own check judges it)."""
-    check = check_for(policy, cwd)
-    if not ask:
-        return check
-    asking = check_for(replace(policy, mode="bypassPermissions", deny=ask), cwd)
-
-    async def can_use_tool(call: ToolCall) -> Decision:
-        decision = await check(call)
-        if decision.behavior == "deny" or (await asking(call)).behavior != "deny":
-            return decision
-        return Decision(
-            "deny",
-            f"Permission to use {call.tool.name} needs the user's approval (an ask rule in "
-            "the settings), and nobody is here to give it in a headless run. Carry on with "
-            "the tools you may use; if this call is essential, stop and say so.",
-        )
-
-    return can_use_tool

@@ -182,6 +182,10 @@ class Tool(ABC, Generic[InputT]):
         """The part of the input permission rules match on (a command, a path), if any."""
         return None
 
+    exits_plan: ClassVar[bool] = False
+    """Whether calling this tool asks the user to accept a plan and leave plan mode (the
+    permission layer asks for it; accepted, the session's mode changes)."""
+
     reads_under: ClassVar[str | None] = None
     """The tool whose deny rules also judge the files this call reads (`read_paths`): Bash's
     are judged as Read's, so a rule denying `Read(.env)` stops `cat .env` as well."""

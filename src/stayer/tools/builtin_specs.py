@@ -322,6 +322,22 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
         },
     ),
     ToolSpec(
+        name="ExitPlanMode",
+        description="Use this in plan mode, once the plan is ready, to present it for the user's approval and leave plan mode.\n\n- Only for tasks that need writing or running code: planning the steps of a change. Not for research or questions, which need no approval.\n- Read what you need first; the plan should name the files and steps concretely.\n- If the user refuses, you stay in plan mode: revise the plan as they say, or ask.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "plan": {
+                    "description": "The plan to present for approval, in Markdown: concise, step by step.",
+                    "minLength": 1,
+                    "type": "string",
+                }
+            },
+            "required": ["plan"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
         name="Pin",
         description="Pins a short note that must survive, word for word, when a long conversation is summarised to fit the context window.\n\n- Use it for facts that must not blur: an exact requirement or limit the user set, a command that must (or must never) be run, a decision and its reason, a value to reach.\n- Do not pin what the code or files already hold; they can be read again.\n- At most 20 notes of up to 1000 characters each.",
         input_schema={

@@ -20,6 +20,7 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
     """New instances of the built-in tools, in the order the model sees them."""
     from stayer.tools.builtin.bash import BashTool
     from stayer.tools.builtin.edit import EditTool
+    from stayer.tools.builtin.exit_plan import ExitPlanModeTool
     from stayer.tools.builtin.glob import GlobTool
     from stayer.tools.builtin.grep import GrepTool
     from stayer.tools.builtin.notebook import NotebookEditTool
@@ -42,6 +43,7 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
         NotebookEditTool(),
         WebFetchTool(),
         TodoWriteTool(),
+        ExitPlanModeTool(),
         PinTool(),
     )
 

@@ -87,6 +87,8 @@ from stayer.events import (
     ModelSwitched,
     ModelUsage,
     PartialKept,
+    PermissionRequested,
+    PermissionResolved,
     RequestStarted,
     Retrying,
     SessionStarted,
@@ -204,6 +206,10 @@ class StreamJsonWriter:
             case ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
                 return self._tool_call_lines(event)
             case RequestStarted():
+                return []
+            case PermissionRequested() | PermissionResolved():
+                # Claude Code's stream-json has no line for these: its prompts are control
+                # requests (`can_use_tool`) under --permission-prompt-tool stdio.
                 return []
             case _:
                 assert_never(event)

@@ -91,7 +91,7 @@ async def test_a_slash_rule_is_relative_to_the_folder_holding_the_settings(
     assert results[0][1] is True and "denied by a deny rule" in results[0][0]
 
 
-async def test_ask_rules_deny_with_a_message_even_when_bypassing(
+async def test_ask_rules_ask_even_when_bypassing_and_headless_that_denies(
     project: Path, env: dict[str, str]
 ) -> None:
     write(project / ".claude" / "settings.local.json",
@@ -103,7 +103,7 @@ async def test_ask_rules_deny_with_a_message_even_when_bypassing(
     ], permission_mode="bypassPermissions")  # fmt: skip
 
     (asked, asked_error), (fine, fine_error) = results
-    assert asked_error and "needs the user's approval (an ask rule in the settings)" in asked
+    assert asked_error and "the ask rule Bash(touch:*) says each such call needs" in asked
     assert not (project / "made").exists()
     assert (fine_error, "fine" in fine) == (False, True)
 

@@ -33,6 +33,7 @@ BUILTINS = [
     "NotebookEdit",
     "WebFetch",
     "TodoWrite",
+    "ExitPlanMode",
     "Pin",
 ]
 

@@ -45,11 +45,11 @@ def decide(policy: PermissionPolicy, tool: str, subject: str | None, read_only: 
     return decision.behavior
 
 
-def test_default_mode_allows_reading_and_denies_changes_with_a_way_out() -> None:
+def test_default_mode_allows_reading_and_asks_about_changes_with_a_way_out() -> None:
     policy = PermissionPolicy()
     assert decide(policy, "Read", "/w/a", True) == "allow"
     decision = evaluate(policy, tool="Bash", subject="rm -rf x", read_only=False, cwd=Path("/w"))
-    assert decision.behavior == "deny"
+    assert decision.behavior == "ask"
     assert "--allowedTools Bash" in decision.reason
 
 
@@ -63,7 +63,7 @@ def test_allow_rules_with_specifiers() -> None:
     policy = PermissionPolicy(allow=parse_rules(["Bash(git diff:*),Bash(npm test)", "Write"]))
     assert decide(policy, "Bash", "git diff --stat", False) == "allow"
     assert decide(policy, "Bash", "npm test", False) == "allow"
-    assert decide(policy, "Bash", "npm publish", False) == "deny"
+    assert decide(policy, "Bash", "npm publish", False) == "ask"
     assert decide(policy, "Write", "/anywhere", False) == "allow"
 
 
@@ -71,8 +71,8 @@ def test_accept_edits_allows_edits_inside_the_working_directory_only() -> None:
     policy = PermissionPolicy(mode="acceptEdits")
     assert decide(policy, "Edit", "/w/src/a.py", False) == "allow"
     assert decide(policy, "Edit", "src/a.py", False) == "allow"
-    assert decide(policy, "Edit", "/etc/passwd", False) == "deny"
-    assert decide(policy, "Bash", "make", False) == "deny"
+    assert decide(policy, "Edit", "/etc/passwd", False) == "ask"
+    assert decide(policy, "Bash", "make", False) == "ask"
 
 
 def test_plan_mode_denies_changes_even_with_an_explanation() -> None:
@@ -99,11 +99,11 @@ def test_modes_and_rules_reject_nonsense_in_one_line() -> None:
 def test_an_allow_rule_must_cover_every_part_of_a_compound_command() -> None:
     policy = PermissionPolicy(allow=parse_rules(["Bash(git status:*)", "Bash(ls:*)"]))
     assert decide(policy, "Bash", "git status && ls -la", False) == "allow"
-    assert decide(policy, "Bash", "git status; echo PWNED > f", False) == "deny"
-    assert decide(policy, "Bash", "git status\nrm -rf x", False) == "deny"
-    assert decide(policy, "Bash", "git status | sh", False) == "deny"
-    assert decide(policy, "Bash", "git status $(rm -rf x)", False) == "deny"
-    assert decide(policy, "Bash", "git status `rm -rf x`", False) == "deny"
+    assert decide(policy, "Bash", "git status; echo PWNED > f", False) == "ask"
+    assert decide(policy, "Bash", "git status\nrm -rf x", False) == "ask"
+    assert decide(policy, "Bash", "git status | sh", False) == "ask"
+    assert decide(policy, "Bash", "git status $(rm -rf x)", False) == "ask"
+    assert decide(policy, "Bash", "git status `rm -rf x`", False) == "ask"
 
 
 def test_a_deny_rule_catches_one_part_of_a_compound_command() -> None:
@@ -125,12 +125,12 @@ def test_command_forms_respect_quotes_and_fail_closed() -> None:
 
 def test_paths_are_judged_where_they_really_point() -> None:
     policy = PermissionPolicy(mode="acceptEdits", allow=parse_rules(["Write(notes/*)"]))
-    assert decide(policy, "Edit", "~/outside.txt", False) == "deny"
-    assert decide(policy, "Edit", "src/../../etc/passwd", False) == "deny"
+    assert decide(policy, "Edit", "~/outside.txt", False) == "ask"
+    assert decide(policy, "Edit", "src/../../etc/passwd", False) == "ask"
     assert decide(policy, "Write", "/w/notes/today.md", False) == "allow"
     strict = PermissionPolicy(allow=parse_rules(["Write(notes/*)"]))
     assert decide(strict, "Write", "notes/today.md", False) == "allow"
-    assert decide(strict, "Write", "notes/../secrets.md", False) == "deny"
+    assert decide(strict, "Write", "notes/../secrets.md", False) == "ask"
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_paths_are_judged_where_they_really_point() -> None:
 )
 def test_allow_rules_cannot_be_stretched_over_other_commands(command: str) -> None:
     policy = PermissionPolicy(allow=parse_rules(["Bash(git status:*)"]))
-    assert decide(policy, "Bash", command, False) == "deny", command
+    assert decide(policy, "Bash", command, False) == "ask", command
 
 
 @pytest.mark.parametrize(
@@ -205,19 +205,19 @@ def test_deny_rules_also_see_the_path_as_written(tmp_path: Path) -> None:
     [
         ('echo "$(git rev-parse HEAD)"', "allow"),  # both commands have their rule
         ("echo `git rev-parse HEAD`", "allow"),
-        ('echo "$(git rev-parse HEAD)" "$(rm -rf x)"', "deny"),
-        ("diff <(git rev-parse HEAD) <(echo x)", "deny"),  # diff has no rule
+        ('echo "$(git rev-parse HEAD)" "$(rm -rf x)"', "ask"),
+        ("diff <(git rev-parse HEAD) <(echo x)", "ask"),  # diff has no rule
         ("echo x | (git rev-parse HEAD; echo y)", "allow"),
-        ("git rev-parse HEAD && rm -rf x", "deny"),
-        ("git rev-parse HEAD; curl https://example.com", "deny"),
-        ("echo hi > notes.txt", "deny"),  # a write to a file needs a rule of its own
-        ("echo hi >> notes.txt", "deny"),
-        ("echo hi &> notes.txt", "deny"),
+        ("git rev-parse HEAD && rm -rf x", "ask"),
+        ("git rev-parse HEAD; curl https://example.com", "ask"),
+        ("echo hi > notes.txt", "ask"),  # a write to a file needs a rule of its own
+        ("echo hi >> notes.txt", "ask"),
+        ("echo hi &> notes.txt", "ask"),
         ("echo hi 2>&1 >/dev/null", "allow"),
-        ("echo hi | tee notes.txt", "deny"),  # tee is a command, with no rule
-        ("eval echo hi", "deny"),  # opaque: only a rule for the whole tool allows it
-        ("$ECHO hi", "deny"),
-        ("sudo echo hi", "deny"),  # sudo changes who runs it; a rule must name it
+        ("echo hi | tee notes.txt", "ask"),  # tee is a command, with no rule
+        ("eval echo hi", "ask"),  # opaque: only a rule for the whole tool allows it
+        ("$ECHO hi", "ask"),
+        ("sudo echo hi", "ask"),  # sudo changes who runs it; a rule must name it
     ],
 )
 def test_allow_rules_judge_every_command_the_parse_finds(command: str, verdict: str) -> None:
@@ -228,8 +228,8 @@ def test_allow_rules_judge_every_command_the_parse_finds(command: str, verdict: 
 def test_a_write_redirection_is_allowed_by_the_whole_tool_or_that_exact_command() -> None:
     exact = PermissionPolicy(allow=parse_rules(["Bash(make > build.log)"]))
     assert decide(exact, "Bash", "make > build.log", False) == "allow"
-    assert decide(exact, "Bash", "make > other.log", False) == "deny"
-    assert decide(exact, "Bash", "make > build.log; rm -rf ~", False) == "deny"
+    assert decide(exact, "Bash", "make > other.log", False) == "ask"
+    assert decide(exact, "Bash", "make > build.log; rm -rf ~", False) == "ask"
     whole = PermissionPolicy(allow=parse_rules(["Bash"]))
     assert decide(whole, "Bash", "echo hi > notes.txt && eval x", False) == "allow"
 
@@ -258,7 +258,7 @@ def test_domain_subjects_match_domain_rules_without_regard_to_case() -> None:
         deny=parse_rules(["WebFetch(domain:*.evil.test)"]),
     )
     assert decide(policy, "WebFetch", "Docs.Python.org", False) == "allow"
-    assert decide(policy, "WebFetch", "python.org", False) == "deny"
+    assert decide(policy, "WebFetch", "python.org", False) == "ask"
     assert decide(policy, "WebFetch", "a.EVIL.test", False) == "deny"
 
 

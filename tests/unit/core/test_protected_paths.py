@@ -1,4 +1,5 @@
-"""No mode writes a protected path; only an allow rule that names it does (and deny still wins).
+"""No mode writes a protected path unasked; only an allow rule that names it lets it through
+without asking (and deny still wins). dontAsk mode, which never asks, denies it.
 
 These paths make other programs run code (`.git/config`'s core.fsmonitor, git hooks, editor
 tasks, shell start-up files) or change what the agent may do next time (`.claude/`, `.stayer/`,
@@ -50,8 +51,8 @@ PROTECTED = [
     ("/w/.stayer/settings.json", ".stayer/", "Edit(.stayer/settings.json)"),
     ("/w/.vscode/tasks.json", ".vscode/", "Edit(.vscode/tasks.json)"),
     ("/w/.idea/workspace.xml", ".idea/", "Edit(.idea/workspace.xml)"),
-    ("/w/.mcp.json", ".mcp.json", "Edit(.mcp.json)"),
-    ("/w/.git", ".git/", "Edit(.git)"),
+    ("/w/.mcp.json", ".mcp.json", "Edit(./.mcp.json)"),  # a bare name would match anywhere
+    ("/w/.git", ".git/", "Edit(./.git)"),
     ("~/.bashrc", ".bashrc", "Edit(~/.bashrc)"),
     ("~/.zshrc", ".zshrc", "Edit(~/.zshrc)"),
     ("~/.profile", ".profile", "Edit(~/.profile)"),
@@ -62,15 +63,16 @@ PROTECTED = [
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("path", "part", "rule"), PROTECTED)
-def test_no_mode_writes_a_protected_path(
+def test_every_mode_asks_before_writing_a_protected_path(
     mode: PermissionMode, path: str, part: str, rule: str
 ) -> None:
     decision = write(PermissionPolicy(mode=mode), path)
 
-    assert decision.behavior == "deny"
+    assert decision.behavior == ("deny" if mode == "dontAsk" else "ask")
     assert f"{part} is protected" in decision.reason
-    assert "not even bypassPermissions" in decision.reason
+    assert "even in bypassPermissions mode" in decision.reason
     assert f'--allowedTools "{rule}"' in decision.reason
+    assert decision.suggestions == (rule,)
 
 
 @pytest.mark.parametrize(("path", "part", "rule"), PROTECTED)
@@ -82,13 +84,13 @@ def test_the_rule_a_denial_suggests_is_exactly_what_allows_it(
     policy = PermissionPolicy(mode="bypassPermissions", allow=parse_rules([suggested.group(1)]))
     assert write(policy, path).behavior == "allow"
     other = "/w/.idea/other.xml" if part != ".idea/" else "/w/.vscode/other.json"
-    assert write(policy, other).behavior == "deny"
+    assert write(policy, other).behavior == "ask"
 
 
 def test_only_a_rule_that_names_the_protected_place_counts() -> None:
     for broad in ("Edit", "Edit(**)", "Edit(*)", "Edit(/w/**)", "Write(.git/config)"):
         policy = PermissionPolicy(mode="bypassPermissions", allow=parse_rules([broad]))
-        assert write(policy, "/w/.git/config").behavior == "deny", broad
+        assert write(policy, "/w/.git/config").behavior == "ask", broad
         assert write(policy, "/w/src/app.py").behavior == "allow", broad
     for named in ("Edit(.git/**)", "Edit(//w/.git/config)", "Edit(**/.git/config)"):
         policy = PermissionPolicy(allow=parse_rules([named]))
@@ -129,7 +131,7 @@ def test_a_symlink_into_git_is_git(tmp_path: Path) -> None:
 
     for path in ("notes.txt", "meta/hooks/pre-commit"):
         decision = write(policy, path, cwd=tmp_path)
-        assert decision.behavior == "deny", path
+        assert decision.behavior == "ask", path
         assert f"{tmp_path / path} (which is {tmp_path / '.git'}" in decision.reason
 
 
@@ -138,13 +140,13 @@ def test_a_symlink_named_like_a_protected_path_is_judged_as_written_too(tmp_path
     (tmp_path / "innocent").write_text("")
     os.symlink(tmp_path / "innocent", tmp_path / ".bashrc")
     assert write(PermissionPolicy(mode="bypassPermissions"), ".bashrc", cwd=tmp_path).behavior == (
-        "deny"
+        "ask"
     )
 
 
 def test_outside_the_working_directories_says_so_and_how_to_add_one() -> None:
     accept = write(PermissionPolicy(mode="acceptEdits"), "/elsewhere/notes.md", tool="Write")
-    assert accept.behavior == "deny"
+    assert accept.behavior == "ask"
     assert "acceptEdits allows edits only inside the working directories (/w)" in accept.reason
     assert "--add-dir /elsewhere" in accept.reason
     assert '--allowedTools "Write(//elsewhere/notes.md)"' in accept.reason
@@ -152,7 +154,7 @@ def test_outside_the_working_directories_says_so_and_how_to_add_one() -> None:
 
     widened = PermissionPolicy(mode="acceptEdits", directories=(Path("/elsewhere"),))
     assert write(widened, "/elsewhere/notes.md", tool="Write").behavior == "allow"
-    assert write(widened, "/third/notes.md", tool="Write").behavior == "deny"
+    assert write(widened, "/third/notes.md", tool="Write").behavior == "ask"
 
     default = write(PermissionPolicy(), "/elsewhere/notes.md", tool="Write")
     assert "outside the working directories (/w)" in default.reason
@@ -175,7 +177,7 @@ def test_a_symlink_followed_by_dotdot_goes_where_the_link_points(tmp_path: Path)
     hook = write(policy, "docs/../hooks/pre-commit", tool="Write", cwd=tmp_path)
     config = write(policy, "docs/../config", cwd=tmp_path)
 
-    assert (hook.behavior, config.behavior) == ("deny", "deny")
+    assert (hook.behavior, config.behavior) == ("ask", "ask")
     assert f"which is {tmp_path / '.git' / 'hooks' / 'pre-commit'}" in hook.reason
     assert ".git/ is protected" in config.reason
 
@@ -186,20 +188,20 @@ def test_a_symlink_followed_by_dotdot_cannot_leave_the_working_directory(tmp_pat
     outside.mkdir(parents=True)
     os.symlink(outside, work / "link")
     decision = write(PermissionPolicy(mode="acceptEdits"), "link/../x.txt", "Write", cwd=work)
-    assert decision.behavior == "deny"
+    assert decision.behavior == "ask"
     assert "allows edits only inside the working directories" in decision.reason
 
 
 @pytest.mark.parametrize("path", ["/w/.vſcode/taſks.json", "~/.baſhrc", "/w/.ſtayer/x"])
 def test_names_are_case_folded_as_case_insensitive_file_systems_fold_them(path: str) -> None:
-    assert write(PermissionPolicy(mode="bypassPermissions"), path).behavior == "deny"
+    assert write(PermissionPolicy(mode="bypassPermissions"), path).behavior == "ask"
 
 
 def test_a_rule_for_one_protected_place_does_not_open_another_inside_it() -> None:
     policy = PermissionPolicy(allow=parse_rules(["Edit(.vscode/**)"]))
     assert write(policy, "/w/.vscode/tasks.json").behavior == "allow"
     nested = write(policy, "/w/.vscode/.git/hooks/pre-commit")
-    assert nested.behavior == "deny"
+    assert nested.behavior == "ask"
     both = PermissionPolicy(allow=parse_rules(["Edit(.vscode/.git/**)"]))
     assert write(both, "/w/.vscode/.git/hooks/pre-commit").behavior == "allow"
 
@@ -207,5 +209,5 @@ def test_a_rule_for_one_protected_place_does_not_open_another_inside_it() -> Non
 def test_an_unknown_home_in_a_rule_or_a_path_is_taken_as_written() -> None:
     policy = PermissionPolicy(mode="acceptEdits", allow=parse_rules(["Edit(~nosuchuser9/**)"]))
     assert write(policy, "/w/src/app.py").behavior == "allow"
-    assert write(policy, "/w/.git/config").behavior == "deny"
-    assert write(policy, "~nosuchuser9/.bashrc").behavior == "deny"
+    assert write(policy, "/w/.git/config").behavior == "ask"
+    assert write(policy, "~nosuchuser9/.bashrc").behavior == "ask"

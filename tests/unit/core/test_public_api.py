@@ -56,6 +56,7 @@ async def test_query_yields_the_session_the_stream_and_one_finish(tmp_path: Path
         "NotebookEdit",
         "WebFetch",
         "TodoWrite",
+        "ExitPlanMode",
         "Pin",
     ]
 

@@ -92,7 +92,7 @@ async def test_a_run_prints_init_assistant_user_and_result_lines(tmp_path: Path)
     assert init["claude_code_version"] >= "2.0.0"
     assert init["tools"] == [
         *("Bash", "BashOutput", "KillShell", "Glob", "Grep", "Read", "Edit", "Write"),
-        *("NotebookEdit", "WebFetch", "TodoWrite", "Pin"),
+        *("NotebookEdit", "WebFetch", "TodoWrite", "ExitPlanMode", "Pin"),
     ]
     assert init["cwd"] == str(tmp_path.resolve())
     assert call["message"]["content"][0]["name"] == "Read"

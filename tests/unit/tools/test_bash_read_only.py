@@ -138,7 +138,7 @@ def test_a_read_only_command_needs_no_rule_while_a_deny_rule_still_wins() -> Non
 
     assert decide("git log --oneline | head", PermissionPolicy()) == "allow"
     assert decide("git log --oneline | head", PermissionPolicy(mode="plan")) == "allow"
-    assert decide("git log > log.txt", PermissionPolicy()) == "deny"
+    assert decide("git log > log.txt", PermissionPolicy()) == "ask"
     denied = PermissionPolicy(deny=parse_rules(["Bash(git log:*)"]))
     assert decide("echo x; git log", denied) == "deny"
 

@@ -46,6 +46,7 @@ CLAUDE_CODE_FIELDS = {
     ),
     "WebFetch": ({"url", "prompt"}, {"url", "prompt"}),
     "TodoWrite": ({"todos"}, {"todos"}),
+    "ExitPlanMode": ({"plan"}, {"plan"}),
     "Pin": ({"note"}, {"note"}),  # stayer's own: Claude Code has no such tool
 }
 
@@ -86,6 +87,7 @@ def test_builtin_tools_come_in_claude_codes_order_with_stayers_own_last() -> Non
         "NotebookEdit",
         "WebFetch",
         "TodoWrite",
+        "ExitPlanMode",
         "Pin",
     ]
 

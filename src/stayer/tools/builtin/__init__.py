@@ -1,7 +1,8 @@
 """What the built-in tools share: their input base model, file-state rules, line numbering.
 
 The tools themselves live one per module (`bash`, `read`, `write`, `edit`, `glob`, `grep`,
-`notebook`, `webfetch`, `todo`, `pin`); `stayer.tools.registry.builtin_tools()` collects them.
+`notebook`, `webfetch`, `todo`, `pin`, `exit_plan`); `stayer.tools.registry.builtin_tools()`
+collects them.
 This package module imports none of them, so each can import these helpers without a cycle.
 """
 

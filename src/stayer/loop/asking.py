@@ -1,0 +1,91 @@
+"""Asking about a call the policy will not settle alone: the request out, the answer back.
+
+The request is a `PermissionRequested` event, passed on as the call's own (the model's answer
+goes on streaming meanwhile), and `LoopParams.decide` answers it: a dialog, an SDK callback.
+The answer is a `PermissionResolved`. With nobody to ask (a headless run) the call is denied
+with the reason the policy wrote for that case, which says how the user can allow it. A decider
+that breaks or answers nonsense denies the call, saying so; it never ends the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from stayer.events import PermissionRequested, PermissionResolved
+from stayer.permissions import Decision
+
+from .state import LoopParams
+
+if TYPE_CHECKING:
+    from .tool_exec import Prepared
+
+
+async def ask(
+    params: LoopParams,
+    item: Prepared,
+    asked: Decision,
+    emit: Callable[[PermissionRequested | PermissionResolved], None],
+) -> Decision:
+    """The answer to `asked` for this call: the decider's, or a denial when there is none."""
+    if params.decide is None:
+        return replace(asked, behavior="deny")
+    name = item.block.name
+    request = PermissionRequested(
+        item.block.id,
+        name,
+        dict(item.block.input),
+        asked.reason,
+        asked.rule,
+        asked.suggestions,
+        asked.mode,
+    )
+    emit(request)
+    try:
+        answer = _checked(name, await params.decide(request))
+    except Exception as exc:
+        answer = Decision(
+            "deny",
+            f"Permission to use {name} was not granted: asking for approval failed "
+            f"({type(exc).__name__}: {exc}), so the call did not run. Do not try another way "
+            "to do the same; if it is essential, stop and say so.",
+            by="policy",
+        )
+    emit(
+        PermissionResolved(
+            item.block.id,
+            name,
+            "allow" if answer.behavior == "allow" else "deny",
+            answer.by or "user",
+            answer.reason,
+            None if answer.updated_input is None else dict(answer.updated_input),
+            answer.mode,
+        )
+    )
+    return answer
+
+
+def _checked(name: str, answer: object) -> Decision:
+    """A decider's answer as a decision the call can act on: allow, or deny with words."""
+    if not isinstance(answer, Decision) or answer.behavior not in ("allow", "deny"):
+        shown = repr(answer.behavior) if isinstance(answer, Decision) else type(answer).__name__
+        return Decision(
+            "deny",
+            f"Permission to use {name} was not granted: the approval answered {shown}, not "
+            "allow or deny, so the call did not run.",
+            by="policy",
+        )
+    if answer.behavior == "deny":
+        who = "A hook" if answer.by == "hook" else "The user"
+        said = answer.reason.strip()
+        text = f"{who} denied permission to use {name}"
+        if said:
+            text += f", saying: {said}\nTake that into account; do not do the same another way."
+        else:
+            text += (
+                ". Do not try another way to do the same; take a different approach, or stop "
+                "and ask how to proceed."
+            )
+        return replace(answer, reason=text)
+    return answer

@@ -1,0 +1,129 @@
+"""The decisions that need words: why a call asks, and what the model reads if nobody answers.
+
+An ask's `reason` is the text of its denial when nobody is there to answer (a headless run, or
+a decider that failed), so each says how the user can allow the call (a flag or rule) and
+tells the model not to work around the refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from stayer.tools.base import SubjectKind
+
+from .matching import rule_path
+from .policy import Decision, PermissionPolicy
+from .protected import protected_parts
+from .rules import Rule
+
+_CARRY_ON = "Carry on with the tools you may use; if this one is essential, stop and say so"
+
+
+def asked_by_rule(tool: str, rule: Rule) -> Decision:
+    """An ask rule covers the call: it asks in every mode."""
+    return Decision(
+        "ask",
+        f"Permission to use {tool} has been denied: the ask rule {rule} says each such call "
+        f"needs the user's approval, and nobody is here to give it. {_CARRY_ON} (the user can "
+        "approve such calls in an interactive session, or remove the ask rule).",
+        rule=str(rule),
+    )
+
+
+def plan_exit(policy: PermissionPolicy) -> Decision:
+    """A call asking for the plan to be accepted: the user decides; accepted, the session goes
+    back to the mode it had before plan mode."""
+    if policy.mode != "plan":
+        return Decision(
+            "deny",
+            f"There is no plan to accept: the session is not in plan mode (it is in "
+            f"{policy.mode} mode). Carry on with the task.",
+        )
+    return Decision(
+        "ask",
+        "Nobody is here to accept the plan, so this run stays in plan mode. Give the plan, in "
+        "full, as your final answer and stop; the user will read it and decide.",
+        mode=policy.after_plan,
+    )
+
+
+def plan_refusal(tool: str) -> Decision:
+    """Plan mode allows only read-only calls until the plan is accepted."""
+    return Decision(
+        "deny",
+        f"Permission to use {tool} has been denied: plan mode allows only read-only tools "
+        "until the plan is accepted. Finish the plan and present it for approval instead.",
+    )
+
+
+def unattended(
+    policy: PermissionPolicy, tool: str, subject: str | None, kind: SubjectKind
+) -> Decision:
+    """A call no rule or mode allows: it asks; unanswered, it says which flag would allow it."""
+    specific = None
+    if subject is not None and kind == "command":
+        specific = f"{tool}({subject.strip()})"
+    elif subject is not None and kind == "domain":
+        specific = f"{tool}(domain:{subject.lower()})"
+    return Decision(
+        "ask",
+        f"Permission to use {tool} has been denied: nobody is here to approve it in "
+        f"{policy.mode} mode. {_CARRY_ON} (the user can allow it with --allowedTools {tool}, "
+        "or --permission-mode acceptEdits / bypassPermissions).",
+        suggestions=tuple(rule for rule in (specific, tool) if rule),
+    )
+
+
+def outside(policy: PermissionPolicy, tool: str, subject: str, cwd: Path) -> Decision:
+    """A write outside every working directory: it asks, saying how to widen them."""
+    roots = ", ".join(str(root) for root in (cwd, *policy.directories))
+    named = f"{tool}({rule_path(subject, cwd)})"
+    rule = f'--allowedTools "{named}"'
+    add_dir = f"--add-dir {Path(subject).parent}"
+    if policy.mode == "acceptEdits":
+        why = f"acceptEdits allows edits only inside the working directories ({roots})"
+        how = f"add its directory with {add_dir}, or allow this path with {rule}"
+    else:
+        why = (
+            f"nobody is here to approve it in {policy.mode} mode, and it is outside the "
+            f"working directories ({roots})"
+        )
+        how = f"allow this path with {rule}, or add its directory with {add_dir} and use "
+        how += "--permission-mode acceptEdits"
+    return Decision(
+        "ask",
+        f"Permission to use {tool} on {subject} has been denied: {why}. Work inside them; if "
+        f"this file is essential, stop and say so (the user can {how}).",
+        suggestions=(named,),
+    )
+
+
+def protected(tool: str, subject: str, written: str | None, guarded: str, cwd: Path) -> Decision:
+    """A write to a protected place asks in every mode, bypassPermissions included."""
+    part, why = protected_parts(guarded)[0]
+    shown = f"{written} (which is {subject})" if written else subject
+    named = f"{tool}({rule_path(guarded, cwd)})"
+    return Decision(
+        "ask",
+        f"Permission to use {tool} on {shown} has been denied: {part} is protected ({why}), "
+        "so writing it always needs the user's approval, even in bypassPermissions mode, and "
+        "nobody is here to give it. Do not try another way to change it; if the change is "
+        f'needed, stop and say so (the user can allow exactly this path with --allowedTools "'
+        f'{named}").',
+        suggestions=(named,),
+    )
+
+
+def dont_ask(tool: str, asked: Decision) -> Decision:
+    """dontAsk mode never asks: what would ask is denied, saying why it would have asked."""
+    return replace(
+        asked,
+        behavior="deny",
+        reason=(
+            f"Permission to use {tool} has been denied because the session runs in dontAsk "
+            "mode, which refuses whatever would need approval. You may use other tools that "
+            f"fit the task, but do not try to get around this denial. {asked.reason}"
+        ),
+        mode=None,
+    )
