@@ -10,7 +10,9 @@ A command line is judged by the simple commands a real shell parse finds in it (
 allow rule must cover every one, a deny rule needs to match only one, and what the parse cannot
 see through is never allowed by a rule with a pattern. File paths arrive resolved (absolute,
 ``~`` expanded, ``..`` gone); path specifiers are resolved against the working directory the
-same way before matching. A call with a path subject that is not read-only writes that path:
+same way before matching; deny rules compare paths case-folded, since on macOS and Windows
+`.ENV` is `.env` (a wrong denial of a look-alike name costs a question; a wrong allowance, the
+file). A call with a path subject that is not read-only writes that path:
 `acceptEdits` allows it inside the working directories (the run's own and those added with
 ``--add-dir``), and no mode allows it on a protected path (`protected.py`). A domain specifier
 may be written ``domain:host``.
@@ -69,9 +71,16 @@ class Rule:
         return cls(match.group("tool"), spec if spec not in (None, "", "*") else None)
 
     def matches(
-        self, tool: str, subject: str | None, cwd: Path, *, kind: SubjectKind = "none"
+        self,
+        tool: str,
+        subject: str | None,
+        cwd: Path,
+        *,
+        kind: SubjectKind = "none",
+        fold: bool = False,
     ) -> bool:
-        """Whether this rule covers a call of `tool` on `subject` (a resolved path for paths)."""
+        """Whether this rule covers a call of `tool` on `subject` (a resolved path for paths);
+        with `fold`, paths are compared case-folded."""
         if tool != self.tool:
             return False
         if self.specifier is None:
@@ -87,6 +96,8 @@ class Rule:
         if kind != "path":
             return fnmatch.fnmatchcase(subject, self.specifier)
         pattern = self.path_pattern(cwd)
+        if fold:
+            subject, pattern = subject.casefold(), pattern.casefold()
         # As in gitignore, `**/` also stands for no directory at all.
         return fnmatch.fnmatchcase(subject, pattern) or fnmatch.fnmatchcase(
             subject, pattern.replace("/**/", "/")
@@ -182,7 +193,9 @@ def _hit(
         if forms is None:
             return any(rule.tool == tool for rule in rules)
         candidates = forms
-    return any(rule.matches(tool, c, cwd, kind=kind) for rule in rules for c in candidates)
+    return any(
+        rule.matches(tool, c, cwd, kind=kind, fold=True) for rule in rules for c in candidates
+    )
 
 
 def evaluate(
@@ -308,14 +321,32 @@ def reads_denied(
             f"and {tool} deny rules are in force. Name the files plainly instead.",
         )
     for path in paths:
-        names = (resolve_subject(path, cwd), lexical_subject(path, cwd))
-        if any(rule.matches(tool, name, cwd, kind="path") for rule in rules for name in names):
+        names: tuple[str, ...] = (resolve_subject(path, cwd), lexical_subject(path, cwd))
+        # A directory holds what `dir/**` denies: searching it reads those files.
+        names += tuple(name.rstrip("/") + "/" for name in names)
+        if any(
+            rule.matches(tool, name, cwd, kind="path", fold=True)
+            for rule in rules
+            for name in names
+        ):
             return Decision(
                 "deny",
                 f"Permission to read {path} has been denied by a deny rule for {tool}; reading "
                 "it another way is denied as well.",
             )
     return None
+
+
+def nul_refusal(tool: str, subject: str | None) -> Decision | None:
+    """A denial for a subject holding a NUL byte, which no file name or command line can (the
+    system cuts or refuses it, so what would run is not what the rules saw); None otherwise."""
+    if subject is None or "\x00" not in subject:
+        return None
+    return Decision(
+        "deny",
+        f"Permission to use {tool} has been denied: its input holds a NUL byte, which no file "
+        "name or command can contain. Remove it and try again.",
+    )
 
 
 def rule_path(path: str, cwd: Path) -> str:

@@ -28,6 +28,7 @@ from stayer.permissions import (
     PermissionPolicy,
     evaluate,
     lexical_subject,
+    nul_refusal,
     parse_mode,
     parse_rules,
     reads_denied,
@@ -136,13 +137,16 @@ def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
     """The loop's permission callback: the policy applied to each call's resolved subject."""
 
     async def can_use_tool(call: ToolCall) -> Decision:
+        subject = call.tool.permission_subject(call.input)
+        refused = nul_refusal(call.tool.name, subject)
+        if refused is not None:
+            return refused
         reads_under = call.tool.reads_under
         if reads_under is not None:
             paths = call.tool.read_paths(call.input)
             denied = reads_denied(policy, tool=reads_under, paths=paths, cwd=cwd)
             if denied is not None:
                 return denied
-        subject = call.tool.permission_subject(call.input)
         aliases: tuple[str, ...] = ()
         if call.tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
