@@ -133,7 +133,7 @@ def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) ->
     return budget_in_prompt(text)
 
 
-def _permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
+def permission_check(policy: PermissionPolicy, cwd: Path) -> CanUseTool:
     """The loop's permission callback: the policy applied to each call's resolved subject."""
 
     async def can_use_tool(call: ToolCall) -> Decision:
@@ -267,7 +267,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=_permission_check(policy, cwd),
+        can_use_tool=permission_check(policy, cwd),
         abort=options.abort,
         max_turns=options.max_turns,
         retry=limits.retry,
