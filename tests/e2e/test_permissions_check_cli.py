@@ -104,3 +104,14 @@ def test_no_saved_sessions_and_bad_flags_are_one_line_each(tmp_path: Path) -> No
     mode = stayer("permissions", "check", "--permission-mode", "yolo", cwd=tmp_path, env=env)
     assert mode.status == 2 and mode.stderr.count("\n") == 1
     assert mode.stderr.startswith("stayer: unknown permission mode 'yolo'; use one of: default,")
+
+
+def test_a_file_that_is_not_a_transcript_is_named_on_standard_error(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("just some notes\n")
+
+    done = stayer("permissions", "check", str(notes), cwd=tmp_path)
+
+    assert done.status == 0
+    assert done.stderr == f"stayer: {notes}: 1 torn line(s) skipped (a write was cut short)\n"
+    assert done.stdout.startswith("Replayed 0 tool calls from 1 transcript in default mode.")

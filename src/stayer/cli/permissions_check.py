@@ -224,9 +224,11 @@ async def check(request: Request, cwd: Path) -> Report:
 
     tools: dict[str, Tool[Any]] = {tool.name: tool for tool in builtin_tools()}
     try:
-        calls = recorded_calls(request.transcripts, cwd=cwd)
+        calls, warnings = recorded_calls(request.transcripts, cwd=cwd)
     except OSError as exc:
         raise ConfigError(f"cannot read transcript {exc.filename}: {exc.strerror}") from None
+    for warning in warnings:  # a file that is not a transcript at all shows up here
+        print(f"stayer: {warning}", file=sys.stderr)
     checks = Checks()
     replayed = await replay(calls, request.rules, tools, checks)
     policy = request.rules.policy

@@ -37,13 +37,15 @@ class RecordedCall:
     cwd: Path
 
 
-def recorded_calls(paths: Sequence[Path], *, cwd: Path) -> list[RecordedCall]:
-    """Every tool call in the transcripts at `paths`, in order; a session that does not say
-    where it ran is taken to have run in `cwd`. Raises `OSError` for a file that cannot be
-    read."""
+def recorded_calls(paths: Sequence[Path], *, cwd: Path) -> tuple[list[RecordedCall], list[str]]:
+    """Every tool call in the transcripts at `paths`, in order, and the warnings of reading
+    them (lines skipped); a session that does not say where it ran is taken to have run in
+    `cwd`. Raises `OSError` for a file that cannot be read."""
     found: list[RecordedCall] = []
+    warnings: list[str] = []
     for path in paths:
         loaded = load(path)
+        warnings += loaded.warnings
         where = recorded_cwd(path)
         session_cwd = Path(where) if where else cwd
         for message in loaded.messages:
@@ -52,7 +54,7 @@ def recorded_calls(paths: Sequence[Path], *, cwd: Path) -> list[RecordedCall]:
             for block in message.content:
                 if isinstance(block, ToolUseBlock) and block.unparsed is None:
                     found.append(RecordedCall(block.name, block.input, session_cwd))
-    return found
+    return found, warnings
 
 
 @dataclass(frozen=True, slots=True)
