@@ -3,6 +3,7 @@
     stayer -p "PROMPT" [--output-format text|json|stream-json] [flags]
     echo "PROMPT" | stayer -p
     stayer demo            a live session on a small task in a throwaway repository
+    stayer permissions check [TRANSCRIPT...]   past sessions' tool calls replayed against rules
 
 Unknown flags are reported on standard error and ignored, so newer callers (claude-agent-sdk
 passes flags stayer may not know yet) keep working. Errors in what the user gave are one line
@@ -211,6 +212,10 @@ def run(argv: Sequence[str]) -> int:
         import asyncio
 
         return asyncio.run(_demo())
+    if list(argv[:2]) == ["permissions", "check"]:
+        from .permissions_check import run as check_permissions
+
+        return check_permissions(argv[2:])
     args, unknown = build_parser().parse_known_args(list(argv))
     strays = [item for item in unknown if not item.startswith("-")]
     if strays:

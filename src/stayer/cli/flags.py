@@ -54,7 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="stayer",
         description="An agent harness that keeps going until the work is done.",
-        epilog="Subcommand: `stayer demo` runs a live session on a throwaway repository.",
+        epilog=(
+            "Subcommands: `stayer demo` runs a live session on a throwaway repository; "
+            "`stayer permissions check` replays past sessions' tool calls against rules."
+        ),
         allow_abbrev=False,
     )
     parser.add_argument("prompt", nargs="?", help="what to do (read from stdin if omitted)")

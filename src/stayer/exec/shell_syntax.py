@@ -8,8 +8,9 @@ shell runs it (an expansion, a glob) is kept as written and marked dynamic. Redi
 write files are listed apart from harmless ones (``2>&1``, ``>/dev/null``, ``<`` from a file).
 
 Whatever the words cannot show is reported as a reason in `Parsed.opaque`: a command name that
-comes from an expansion, ``eval`` and its kin, a shell given code to run, function definitions,
-arithmetic that assigns, ``${x@P}``, a line that does not parse. Callers fail closed on any.
+comes from an expansion, ``eval`` and its kin, a shell given code to run, function and alias
+definitions, arithmetic that assigns, ``${x@P}``, a line that does not parse. Callers fail closed
+on any.
 
 The exec layer owns this because both the tools (is a command read-only?) and permissions (which
 rules cover it?) must read a command the same way. tree-sitter loads on the first parse, never at
@@ -152,6 +153,8 @@ _WRAPPERS: dict[str, _Wrapper] = {
         hides=_options("-s", "--shell", "-i", "--login", "-e", "--edit"),
     ),
     "doas": _Wrapper(with_argument=_options("-u", "-C"), hides=_options("-s")),
+    # a multi-call binary: `busybox rm x` is rm, `busybox sh -c …` a shell given code
+    "busybox": _Wrapper(),
     "xargs": _Wrapper(
         with_argument=_options(
             *("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"),
@@ -162,9 +165,10 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
 }
 
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"})
-_RUNS_TEXT = frozenset({"eval", "source", ".", "trap", "fc", "watch"})
-"""Builtins and programs that run a string as shell code."""
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish"})
+_RUNS_TEXT = frozenset({"eval", "source", ".", "trap", "fc", "watch", "alias"})
+"""Builtins and programs that run a string as shell code (an alias's text runs where its name
+is later used, as a function's body does)."""
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")

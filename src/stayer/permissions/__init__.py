@@ -51,6 +51,7 @@ __all__ = [
     "Rule",
     "evaluate",
     "lexical_subject",
+    "nul_refusal",
     "parse_mode",
     "parse_rules",
     "reads_denied",
@@ -164,11 +165,29 @@ def reads_denied(
             f"and {tool} deny rules are in force. Name the files plainly instead.",
         )
     for path in paths:
-        names = (resolve_subject(path, cwd), lexical_subject(path, cwd))
-        if any(rule.matches(tool, name, cwd, kind="path") for rule in rules for name in names):
+        names: tuple[str, ...] = (resolve_subject(path, cwd), lexical_subject(path, cwd))
+        # A directory holds what `dir/**` denies: searching it reads those files.
+        names += tuple(name.rstrip("/") + "/" for name in names)
+        if any(
+            rule.matches(tool, name, cwd, kind="path", fold=True)
+            for rule in rules
+            for name in names
+        ):
             return Decision(
                 "deny",
                 f"Permission to read {path} has been denied by a deny rule for {tool}; reading "
                 "it another way is denied as well.",
             )
     return None
+
+
+def nul_refusal(tool: str, subject: str | None) -> Decision | None:
+    """A denial for a subject holding a NUL byte, which no file name or command line can (the
+    system cuts or refuses it, so what would run is not what the rules saw); None otherwise."""
+    if subject is None or "\x00" not in subject:
+        return None
+    return Decision(
+        "deny",
+        f"Permission to use {tool} has been denied: its input holds a NUL byte, which no file "
+        "name or command can contain. Remove it and try again.",
+    )

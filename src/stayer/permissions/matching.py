@@ -55,8 +55,8 @@ def first_hit(
                     return opaque[0]
                 continue
             candidates = forms
-        for rule in rules:
-            if any(rule.matches(tool, c, cwd, kind=kind) for c in candidates):
+        for rule in rules:  # deny and ask rules: paths compared case-folded (see Rule)
+            if any(rule.matches(tool, c, cwd, kind=kind, fold=True) for c in candidates):
                 return rule
     return None
 

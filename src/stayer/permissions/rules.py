@@ -70,9 +70,18 @@ class Rule:
         )
 
     def matches(
-        self, tool: str, subject: str | None, cwd: Path, *, kind: SubjectKind = "none"
+        self,
+        tool: str,
+        subject: str | None,
+        cwd: Path,
+        *,
+        kind: SubjectKind = "none",
+        fold: bool = False,
     ) -> bool:
-        """Whether this rule covers a call of `tool` on `subject` (a resolved path for paths)."""
+        """Whether this rule covers a call of `tool` on `subject` (a resolved path for paths);
+        with `fold`, paths are compared case-folded (deny rules: on macOS and Windows `.ENV`
+        is `.env`, and a wrong denial of a look-alike costs a question, a wrong allowance the
+        file)."""
         if not self.names(tool):
             return False
         if self.specifier is None:
@@ -87,7 +96,10 @@ class Rule:
             return subject == prefix or subject.startswith(prefix + " ")
         if kind != "path":
             return fnmatch.fnmatchcase(subject, self.specifier)
-        return _path_regex(self.path_pattern(cwd)).fullmatch(subject) is not None
+        pattern = self.path_pattern(cwd)
+        if fold:
+            subject, pattern = subject.casefold(), pattern.casefold()
+        return _path_regex(pattern).fullmatch(subject) is not None
 
     def path_pattern(self, cwd: Path) -> str:
         """The specifier as an absolute gitignore-style pattern (see the module docstring)."""

@@ -30,6 +30,7 @@ from stayer.permissions import (
     PermissionState,
     evaluate,
     lexical_subject,
+    nul_refusal,
     parse_mode,
     parse_rules,
     reads_denied,
@@ -138,19 +139,22 @@ def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) ->
     return budget_in_prompt(text)
 
 
-def _permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
+def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
     """The loop's permission callback: the policy as it is now (its mode is live) applied to
-    each call's resolved subject."""
+    each call's resolved subject (`stayer permissions check` replays calls through it too)."""
 
     async def can_use_tool(call: ToolCall) -> Decision:
         policy = state.policy
+        subject = call.tool.permission_subject(call.input)
+        refused = nul_refusal(call.tool.name, subject)
+        if refused is not None:
+            return refused
         reads_under = call.tool.reads_under
         if reads_under is not None:
             paths = call.tool.read_paths(call.input)
             denied = reads_denied(policy, tool=reads_under, paths=paths, cwd=cwd)
             if denied is not None:
                 return denied
-        subject = call.tool.permission_subject(call.input)
         aliases: tuple[str, ...] = ()
         if call.tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
@@ -293,7 +297,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=_permission_check(permissions, cwd),
+        can_use_tool=permission_check(permissions, cwd),
         decide=_decider(options.can_use_tool, permissions),
         abort=options.abort,
         max_turns=options.max_turns,

@@ -65,6 +65,13 @@ class GlobTool(Tool[GlobInput]):
     def permission_subject(self, tool_input: GlobInput) -> str | None:
         return tool_input.path
 
+    # Searching a directory reads what is in it: a rule denying `Read(secrets/**)` stops a
+    # search of `secrets/` too.
+    reads_under = "Read"
+
+    def read_paths(self, tool_input: GlobInput) -> tuple[str, ...] | None:
+        return (tool_input.path or ".",)
+
     async def call(self, tool_input: GlobInput, ctx: ToolContext) -> ToolOutput:
         root, pattern = _root_and_pattern(tool_input, ctx)
         if not root.is_dir():

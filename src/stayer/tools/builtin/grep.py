@@ -160,6 +160,13 @@ class GrepTool(Tool[GrepInput]):
     def permission_subject(self, tool_input: GrepInput) -> str | None:
         return tool_input.path
 
+    # Searching a directory reads what is in it: a rule denying `Read(secrets/**)` stops a
+    # search of `secrets/` too.
+    reads_under = "Read"
+
+    def read_paths(self, tool_input: GrepInput) -> tuple[str, ...] | None:
+        return (tool_input.path or ".",)
+
     async def call(self, tool_input: GrepInput, ctx: ToolContext) -> ToolOutput:
         root = ctx.resolve(tool_input.path) if tool_input.path else ctx.cwd
         if not root.exists():

@@ -1,0 +1,255 @@
+"""`stayer permissions check`: recorded calls replayed against rules, the rules that widen too
+far, and the fewest allow rules that would have removed the most questions.
+
+Transcripts are written by stayer's own `TranscriptWriter`, or are Claude Code's real one in the
+shared fixtures; each check runs the session's permission callback on every call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stayer.cli.permissions_check import as_json, as_text, check, parse_request, settings_rules
+from stayer.errors import ConfigError
+from stayer.messages import (
+    JSON,
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from stayer.permissions import parse_rules
+from stayer.session.policy_proposals import rule_text, widening
+from stayer.session.transcript import TranscriptWriter
+from stayer.tools.registry import builtin_tools
+
+FIXTURE = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures"
+    / "claude-code-transcripts"
+    / "c0a253a2-b287-47f0-bd41-07da0571e0de.jsonl"
+)
+
+
+def write_session(path: Path, cwd: Path, calls: list[tuple[str, dict[str, JSON]]]) -> Path:
+    """A stayer transcript in which the model made `calls`, one answer each."""
+    writer = TranscriptWriter(path, session_id=path.stem, cwd=str(cwd))
+    messages: list[Any] = [UserMessage((TextBlock("Do the work."),))]
+    for number, (tool, tool_input) in enumerate(calls, start=1):
+        call_id = f"toolu_{number}"
+        messages.append(
+            AssistantMessage((ToolUseBlock(call_id, tool, tool_input),), id=f"m{number}")
+        )
+        messages.append(UserMessage((ToolResultBlock(call_id, (TextBlock("ok"),)),)))
+    writer.sync(messages)
+    writer.close()
+    return path
+
+
+def bash(command: str) -> tuple[str, dict[str, JSON]]:
+    return "Bash", {"command": command}
+
+
+def edit(path: str) -> tuple[str, dict[str, JSON]]:
+    return "Edit", {"file_path": path, "old_string": "a", "new_string": "b"}
+
+
+async def report_for(tmp_path: Path, calls: list[tuple[str, dict[str, JSON]]], *argv: str) -> Any:
+    transcript = write_session(tmp_path / "s.jsonl", tmp_path, calls)
+    request = parse_request([str(transcript), *argv], {}, tmp_path)
+    return await check(request, tmp_path)
+
+
+def verdicts(report: Any) -> dict[str, list[tuple[str, str, int]]]:
+    found = as_json(report)
+    return {
+        kind: [(c["tool"], c["subject"], c["count"]) for c in found[kind]]
+        for kind in ("allowed", "asked", "denied")
+    }
+
+
+async def test_recorded_calls_are_sorted_into_allowed_asked_and_denied(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    calls = [
+        bash("git status"),
+        bash("npm install"),
+        bash("npm install"),
+        bash("rm -rf build"),
+        edit("src/a.py"),
+        edit(".env"),
+        edit(".git/config"),
+        ("Write", {"file_path": "docs/x.md", "content": "x"}),
+        ("Task", {"prompt": "look around"}),
+        ("Read", {"path": "no such field"}),
+    ]
+    report = await report_for(
+        tmp_path,
+        calls,
+        *("--allowedTools", "Edit(src/**)", "--disallowedTools", "Bash(rm:*)", "Edit(.env)"),
+    )
+
+    assert verdicts(report) == {
+        "allowed": [("Bash", "git status", 1), ("Edit", "src/a.py", 1)],
+        # a protected path asks, as in Claude Code, rather than being refused outright
+        "asked": [
+            ("Bash", "npm install", 2),
+            ("Edit", ".git/config", 1),
+            ("Write", "docs/x.md", 1),
+        ],
+        "denied": [("Bash", "rm -rf build", 1), ("Edit", ".env", 1)],
+    }
+    found = as_json(report)
+    assert found["tools"] == {
+        "Bash": {"allowed": 1, "asked": 2, "denied": 1},
+        "Edit": {"allowed": 1, "asked": 1, "denied": 1},
+        "Write": {"allowed": 0, "asked": 1, "denied": 0},
+    }
+    assert found["not_replayed"] == {"unknown_tools": {"Task": 1}, "unreadable": 1}
+    assert "deny rule" in found["denied"][0]["reason"]
+    protected = [entry for entry in found["asked"] if entry["subject"] == ".git/config"]
+    assert len(protected) == 1 and "protected" in protected[0]["reason"]
+
+
+async def test_modes_that_never_ask_turn_questions_into_denials(tmp_path: Path) -> None:
+    report = await report_for(tmp_path, [bash("npm install")], "--permission-mode", "dontAsk")
+    assert verdicts(report)["denied"] == [("Bash", "npm install", 1)]
+    bypass = await report_for(
+        tmp_path, [bash("npm install")], "--permission-mode", "bypassPermissions"
+    )
+    assert verdicts(bypass)["allowed"] == [("Bash", "npm install", 1)]
+
+
+async def test_the_greedy_proposal_takes_the_widest_help_first_and_the_narrower_rule_on_a_tie(
+    tmp_path: Path,
+) -> None:
+    calls = [
+        *[bash("npm install")] * 3,
+        bash("npm ci"),
+        *[bash("make build")] * 2,
+        edit("docs/a.md"),
+        edit("docs/guide/b.md"),
+        bash("python3 setup.py"),  # only Bash(python3:*) would cover it: too wide to propose
+        bash("git status"),  # read-only: never asked
+    ]
+    report = await report_for(tmp_path, calls)
+
+    assert as_json(report)["proposals"] == [
+        {"rule": "Bash(npm:*)", "removes": 4},
+        {"rule": "Bash(make build:*)", "removes": 2},  # ties with Edit(./docs/**), but narrower
+        {"rule": "Edit(./docs/**)", "removes": 2},
+    ]
+    assert "Proposed allow rules (they remove 8 of 9 questions):" in as_text(report)
+
+
+async def test_a_candidate_that_would_allow_a_denied_call_is_refused(tmp_path: Path) -> None:
+    calls = [bash("npm install"), bash("npm install"), bash("npm test"), bash("npm publish")]
+    report = await report_for(tmp_path, calls, "--disallowedTools", "Bash(npm publish:*)")
+
+    assert verdicts(report)["denied"] == [("Bash", "npm publish", 1)]
+    # Bash(npm:*) would remove all three questions, but it stands for the denied publish too
+    assert as_json(report)["proposals"] == [
+        {"rule": "Bash(npm install:*)", "removes": 2},
+        {"rule": "Bash(npm test:*)", "removes": 1},
+    ]
+
+
+async def test_an_ask_rule_from_settings_makes_an_allowed_call_ask(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text(
+        '{"permissions": {"allow": ["Bash(npm run:*)"], "ask": ["Bash(npm run deploy:*)"],'
+        ' "deny": ["Bash(curl:*)"], "defaultMode": "default"}}'
+    )
+    calls = [bash("npm run build"), bash("npm run deploy"), bash("curl -s example.test")]
+    report = await report_for(tmp_path, calls, "--settings", str(settings))
+
+    assert verdicts(report) == {
+        "allowed": [("Bash", "npm run build", 1)],
+        "asked": [("Bash", "npm run deploy", 1)],
+        "denied": [("Bash", "curl -s example.test", 1)],
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ("{not json", "not a JSON file"),
+        ('{"permissions": []}', 'expected {"permissions"'),
+        ('{"permissions": {"allow": "Bash"}}', "permissions.allow must be a list of rules"),
+        ('{"permissions": {"defaultMode": 3}}', "permissions.defaultMode must be"),
+    ],
+)
+def test_a_bad_settings_file_is_one_line_naming_what_is_wrong(
+    tmp_path: Path, content: str, complaint: str
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError) as caught:
+        settings_rules(path)
+    assert complaint in str(caught.value)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_dangerous_widenings_are_named_with_why(tmp_path: Path) -> None:
+    tools = {tool.name: tool for tool in builtin_tools()}
+    rules = parse_rules(
+        [
+            "Bash", "Bash(* --help)", "Bash(rm:*)", "Bash(sudo:*)", "Bash(curl * | sh)",
+            "Bash(python3:*)", "Bash(xargs:*)", "Edit(//etc/**)", "Write", "Edit(../**)",
+            "Edit(.git/**)", "Bash(git status:*)", "Edit(src/**)", "Read(//etc/**)",
+        ]
+    )  # fmt: skip
+    found = {rule_text(rule): widening(rule, tools, tmp_path) for rule in rules}
+
+    assert found == {
+        "Bash": "it allows every command",
+        "Bash(* --help)": "it allows every command",
+        "Bash(rm:*)": "it allows rm, which deletes files",
+        "Bash(sudo:*)": "it allows sudo, which runs any command as another user",
+        "Bash(curl * | sh)": (
+            "it allows piping into a shell, which runs whatever comes down the pipe"
+        ),
+        "Bash(python3:*)": "it allows python3, which runs any command or code it is given",
+        "Bash(xargs:*)": "it allows xargs, which runs any command or code it is given",
+        "Edit(//etc/**)": "it allows writing outside the project",
+        "Write": "it allows writing any file, anywhere",
+        "Edit(../**)": "it allows writing outside the project",
+        "Edit(.git/**)": (
+            "it opens .git/, a protected path (git runs what its config and hooks say)"
+        ),
+        "Bash(git status:*)": None,
+        "Edit(src/**)": None,
+        "Read(//etc/**)": None,  # reading is not a widening of what can change
+    }
+
+
+async def test_claude_codes_own_transcript_replays(tmp_path: Path) -> None:
+    request = parse_request([str(FIXTURE), "--allowedTools", "Bash(python3:*)"], {}, tmp_path)
+    report = await check(request, tmp_path)
+
+    found = as_json(report)
+    assert found["tools"] == {
+        "Bash": {"allowed": 1, "asked": 0, "denied": 0},
+        "Edit": {"allowed": 0, "asked": 1, "denied": 0},
+        "Grep": {"allowed": 1, "asked": 0, "denied": 0},
+        "Read": {"allowed": 1, "asked": 0, "denied": 0},
+    }
+    assert found["dangerous"] == [
+        {
+            "rule": "Bash(python3:*)",
+            "why": "it allows python3, which runs any command or code it is given",
+        }
+    ]
+    # the session ran in /home/dev/calc-demo: its file there is in the project
+    assert found["proposals"] == [{"rule": "Edit(calc.py)", "removes": 1}]
+
+
+def test_a_transcript_path_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_request([str(tmp_path / "gone.jsonl")], {}, tmp_path)
+    assert str(caught.value) == (
+        f"no transcript at {tmp_path / 'gone.jsonl'}; give the path of a session's .jsonl file"
+    )
