@@ -165,6 +165,13 @@ def reads_denied(
             f"and {tool} deny rules are in force. Name the files plainly instead.",
         )
     for path in paths:
+        if path.endswith("/**") and _tree_holds(rules, path[:-3] or "/", cwd):
+            return Decision(
+                "deny",
+                f"Permission denied: a search of everything under {path[:-3] or '/'} would read "
+                f"files a deny rule for {tool} names. Search a narrower folder, or use the Grep "
+                "tool, which leaves those files out.",
+            )
         names: tuple[str, ...] = (resolve_subject(path, cwd), lexical_subject(path, cwd))
         # A directory holds what `dir/**` denies: searching it reads those files.
         names += tuple(name.rstrip("/") + "/" for name in names)
@@ -179,6 +186,16 @@ def reads_denied(
                 "it another way is denied as well.",
             )
     return None
+
+
+def _tree_holds(rules: tuple[Rule, ...], folder: str, cwd: Path) -> bool:
+    """Whether a rule's pattern names something under `folder` (or the folder itself)."""
+    roots = {resolve_subject(folder, cwd).casefold(), lexical_subject(folder, cwd).casefold()}
+    for rule in rules:
+        pattern = rule.path_pattern(cwd).casefold()
+        if any(pattern == root or pattern.startswith(root.rstrip("/") + "/") for root in roots):
+            return True
+    return False
 
 
 def nul_refusal(tool: str, subject: str | None) -> Decision | None:

@@ -139,6 +139,18 @@ def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) ->
     return budget_in_prompt(text)
 
 
+def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[str, ...]:
+    """The path patterns the deny rules forbid reading (those of each tool's `reads_under`),
+    which searches leave out. Only a run with such rules loads the tools here to see which
+    judge reading; the others keep loading them while the first request is answered."""
+    if not any(rule.specifier for rule in policy.deny):
+        return ()
+    judges = {tool.reads_under for tool in tools.tools().values() if tool.reads_under}
+    return tuple(
+        rule.path_pattern(cwd) for rule in policy.deny if rule.specifier and rule.tool in judges
+    )
+
+
 def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
     """The loop's permission callback: the policy as it is now (its mode is live) applied to
     each call's resolved subject (`stayer permissions check` replays calls through it too)."""
@@ -291,6 +303,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     )
     limits = run_limits(options, env, ceiling=choice.max_output_tokens)
     tool_context = _tool_context(options, env, cwd, session_id)
+    tool_context.denied_reads = denied_reads(policy, tools, cwd)
     params = LoopParams(
         provider=provider,
         model=model,

@@ -110,6 +110,9 @@ class ToolContext:
     shells: BackgroundShells = field(default_factory=BackgroundShells)
     emit: Callable[[ToolCallProgress], None] = _no_progress
     ask_model: AskModel | None = None
+    denied_reads: tuple[str, ...] = ()
+    """Absolute path patterns deny rules forbid reading (gitignore-style, as the permission
+    rules read them): a search of a folder that holds such files leaves them out."""
     session_dir: Path | None = None
     tool_use_id: str | None = None
     sandbox: Sandbox | None = None

@@ -160,8 +160,10 @@ BYPASSES: dict[str, Call] = {
     "grep the secrets directory": grep("secrets"),
     "grep the secrets directory through a symlink": grep("vault"),
     "glob in the secrets directory": Call("Glob", {"pattern": "*", "path": "secrets"}),
-    "grep the whole project": grep("."),
     "recursive shell grep of the project": bash("grep -r TOKEN ."),
+    "recursive shell grep, options after": bash("grep TOKEN -rn ."),
+    "ripgrep the project": bash("rg TOKEN"),
+    "git grep the project": bash("git grep -n TOKEN"),
     # writing what Edit(.env) denies, and protected paths
     "edit .env": edit(".env"),
     "edit ./.env": edit("./.env"),
@@ -189,16 +191,7 @@ BYPASSES: dict[str, Call] = {
     "line continuation into a substitution": bash("git status $\\\n(rm -rf src)"),
 }
 
-XFAIL: dict[str, str] = {
-    "grep the whole project": (
-        "a search of a directory that holds a denied one reads the denied files; Grep would "
-        "have to leave them out of the search (an rg --glob exclusion) rather than be refused"
-    ),
-    "recursive shell grep of the project": (
-        "`grep -r` of a directory holding a denied one: the parse sees `.`, not what is under "
-        "it, and refusing every command naming `.` would refuse most read-only commands"
-    ),
-}
+XFAIL: dict[str, str] = {}
 
 ORDINARY: dict[str, Call] = {
     "git status": bash("git status"),
@@ -291,3 +284,36 @@ def test_the_corpus_is_large_enough() -> None:
     assert (len(BYPASSES), len(ORDINARY)) >= (60, 20)
     assert len(BYPASSES) >= 60 and len(ORDINARY) >= 20
     assert set(XFAIL) <= set(BYPASSES)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [Call("Grep", {"pattern": "TOKEN", "path": ".", "output_mode": "content"}),
+     Call("Grep", {"pattern": "TOKEN", "output_mode": "files_with_matches"}),
+     Call("Glob", {"pattern": "**/*"})],
+    ids=["grep the whole project", "grep with no path", "glob the whole project"],
+)  # fmt: skip
+async def test_a_search_of_the_whole_project_leaves_denied_files_out(
+    tmp_path: Path, call: Call
+) -> None:
+    # Allowed (a project-wide search is the common case), but what the deny rules name is not
+    # searched: the secret's folder and .env stay out of what comes back.
+    _project(tmp_path)
+    (tmp_path / "src" / "config.py").write_text("TOKEN = None\n")
+    setup = prepare(
+        QueryOptions(
+            cwd=str(tmp_path),
+            provider=ScriptedProvider([]),
+            disallowed_tools=["Read(secrets/**)", "Read(.env)"],
+            persist_session=False,
+        )
+    )
+    tool = setup.params.tools.tools()[call.tool]
+    validated = tool.input_model.model_validate(dict(call.input))
+    decision = await setup.params.can_use_tool(ToolCall(tool, "toolu_1", validated))
+    assert decision.behavior == "allow", decision.reason
+    output = await tool.call(validated, setup.params.tool_context)
+    shown = output.content if isinstance(output.content, str) else str(output.content)
+    assert "config.py" in shown
+    assert "key.txt" not in shown and "s3cret" not in shown
+    assert ".env" not in shown.replace("env-link", "")

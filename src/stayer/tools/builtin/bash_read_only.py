@@ -242,17 +242,53 @@ def paths_read(parsed: Parsed) -> tuple[str, ...] | None:
     """What a parsed line may read, as written: every word after a program's name that is not
     an option (the value of ``--opt=value``), and every file redirected in; None when one of
     them is known only when the line runs (an expansion, a glob). Words that are not paths are
-    in it too: they can only make a deny rule match more."""
+    in it too: they can only make a deny rule match more. A folder a recursive search reads
+    whole comes as ``folder/**``."""
     if parsed.opaque or any(target.dynamic for target in parsed.reads):
         return None
     words: list[str] = []
     for command in parsed.every_command():
         if command.program in NOT_FILE_READERS:
             continue
+        named: list[str] = []
         for word in command.words[1:]:
             if word.dynamic:
                 return None
             text = word.text.partition("=")[2] if word.text.startswith("-") else word.text
             if text:
-                words.append(text)
+                named.append(text)
+        if _searches_trees(command):
+            # what it reads is everything under the folders it is given (or the working one)
+            named += [folder.rstrip("/") + "/**" for folder in _searched(command) or ["."]]
+        words += named
     return (*words, *(target.text for target in parsed.reads))
+
+
+_TREE_SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep"})
+_PATTERN_OPTIONS = frozenset({"-e", "--regexp", "-f", "--file"})
+
+
+def _searched(command: SimpleCommand) -> list[str]:
+    """The folders (or files) a search is given: its words after the pattern, which comes
+    first unless an option gives it (`-e`, `-f`); `git grep`'s after its subcommand."""
+    argv = list(command.argv[2:] if command.program == "git" else command.argv[1:])
+    given = any(w in _PATTERN_OPTIONS or w.startswith(("--regexp=", "--file=")) for w in argv)
+    words = [w for w in argv if not w.startswith("-")]
+    return words if given else words[1:]
+
+
+_GREPS = frozenset({"grep", "egrep", "fgrep"})
+
+
+def _searches_trees(command: SimpleCommand) -> bool:
+    """Whether the command reads every file under the folders it names: `rg`, `ag` and `ack`
+    always, `git grep` too, and `grep` with `-r`/`-R`."""
+    program, argv = command.program, command.argv
+    if program in _TREE_SEARCHERS or (program == "git" and "grep" in argv[1:2]):
+        return True
+    if program not in _GREPS:
+        return False
+    flags = [w for w in argv[1:] if w.startswith("-") and not w.startswith("--")]
+    return any(set(flag) & {"r", "R"} for flag in flags) or any(
+        w in ("--recursive", "--dereference-recursive") for w in argv[1:]
+    )

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import VCS_DIRECTORIES, ToolInput, newest_first, ripgrep
+from stayer.tools.builtin.grep import excluded_globs
 
 MAX_RESULTS = 100
 LISTING_MAX_CHARS = 10_000_000
@@ -78,7 +79,7 @@ class GlobTool(Tool[GlobInput]):
             what = "is not a directory" if root.exists() else "does not exist"
             raise ToolFailure(f"Cannot search {root}: it {what}. Give a directory as path.")
         hidden = _names_hidden_path(pattern)
-        args = ["--files", "--glob", pattern]
+        args = ["--files", "--glob", pattern, *excluded_globs(ctx.denied_reads, root.resolve())]
         if hidden:
             args.append("--hidden")
             for name in VCS_DIRECTORIES:

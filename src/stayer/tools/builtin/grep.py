@@ -173,7 +173,7 @@ class GrepTool(Tool[GrepInput]):
             raise ToolFailure(f"Path does not exist: {root}. Give an existing file or directory.")
         try:
             result = await ripgrep(
-                _rg_args(tool_input, root),
+                _rg_args(tool_input, root, ctx.denied_reads),
                 cwd=root if root.is_dir() else root.parent,
                 ctx=ctx,
                 max_output_chars=RG_OUTPUT_MAX_CHARS,
@@ -191,7 +191,7 @@ class GrepTool(Tool[GrepInput]):
         return _with_warnings(output, result)
 
 
-def _rg_args(tool_input: GrepInput, root: Path) -> list[str]:
+def _rg_args(tool_input: GrepInput, root: Path, denied: tuple[str, ...]) -> list[str]:
     args = ["--hidden", "--max-columns", str(MAX_COLUMNS), "--max-columns-preview"]
     for name in VCS_DIRECTORIES:
         args += ["--glob", f"!{name}"]
@@ -204,6 +204,7 @@ def _rg_args(tool_input: GrepInput, root: Path) -> list[str]:
         args += ["--type", tool_input.type]
     for glob in split_globs(tool_input.glob or ""):
         args += ["--glob", glob]
+    args += excluded_globs(denied, root.resolve())
     return [*args, "--regexp", tool_input.pattern, "--", str(root)]
 
 
@@ -222,6 +223,17 @@ def _mode_args(tool_input: GrepInput) -> list[str]:
             args += ["--before-context", str(tool_input.before)]
         if tool_input.after is not None:
             args += ["--after-context", str(tool_input.after)]
+    return args
+
+
+def excluded_globs(denied: tuple[str, ...], root: Path) -> list[str]:
+    """rg arguments that leave out of a search under `root` what deny rules forbid reading
+    (case-folded, as deny rules compare paths)."""
+    base = str(root).rstrip("/") + "/"
+    args: list[str] = []
+    for pattern in denied:
+        if pattern.startswith(base):
+            args += ["--iglob", "!" + pattern[len(base) :]]
     return args
 
 
