@@ -169,8 +169,8 @@ def reads_denied(
             return Decision(
                 "deny",
                 f"Permission denied: a search of everything under {path[:-3] or '/'} would read "
-                f"files a deny rule for {tool} names. Search a narrower folder, or use the Grep "
-                "tool, which leaves those files out.",
+                f"files a deny rule for {tool} names. Search a narrower folder, or use the "
+                "search tool, which leaves those files out.",
             )
         names: tuple[str, ...] = (resolve_subject(path, cwd), lexical_subject(path, cwd))
         # A directory holds what `dir/**` denies: searching it reads those files.
