@@ -153,8 +153,14 @@ async def _outcome(
     decision = await params.can_use_tool(item.call)
     if decision.behavior == "deny":
         return "denied", ToolOutput(decision.reason, is_error=True)
-    output = await _call(params, item.call, report)
-    return ("failed" if output.is_error else "completed"), output
+    call = item.call
+    if decision.updated_input is not None:  # a PreToolUse hook rewrote it
+        call = replace(call, input=decision.updated_input)
+    output = await _call(params, call, report)
+    status: ToolStatus = "failed" if output.is_error else "completed"
+    if params.after_tool is not None:
+        output = await params.after_tool(call, output)
+    return status, output
 
 
 async def _call(

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeAlias, cast, get_args
+from typing import Any, Literal, TypeAlias, cast, get_args
 
 from stayer.errors import ConfigError
 from stayer.tools.base import SubjectKind
@@ -135,6 +135,13 @@ class Decision:
 
     behavior: Literal["allow", "deny"]
     reason: str = ""
+    unanswered: Literal["mode", "rule"] | None = None
+    """Set on a denial that stands for a question nobody was here to answer: the mode would ask
+    (`mode`; a PreToolUse hook's allow answers it) or an ask rule does (`rule`; only a person
+    can). A Notification hook hears of both."""
+    updated_input: Any = None
+    """The input the call is to run with instead of its own (a PreToolUse hook rewrote it),
+    already validated by the tool's input model; None: its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +241,7 @@ def evaluate(
         f"{policy.mode} mode. Carry on with the tools you may use; if this one is essential, "
         f"stop and say so (the user can allow it with --allowedTools {tool}, or "
         "--permission-mode acceptEdits / bypassPermissions).",
+        unanswered="mode",
     )
 
 
@@ -288,6 +296,7 @@ def _outside(policy: PermissionPolicy, tool: str, subject: str, cwd: Path) -> De
         "deny",
         f"Permission to use {tool} on {subject} has been denied: {why}. Work inside them; if "
         f"this file is essential, stop and say so (the user can {how}).",
+        unanswered="mode",
     )
 
 

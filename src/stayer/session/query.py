@@ -10,11 +10,13 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from stayer.config.model import HookMatcher
 from stayer.errors import ConfigError
 from stayer.events import Event, SessionStarted
+from stayer.hooks import unsupported
 from stayer.loop.state import (
     CanUseTool,
     FallbackModel,
@@ -60,6 +62,8 @@ class Setup:
     system_for: Callable[[int | None], str]
     warnings: tuple[str, ...] = ()
     """What to tell the user before the run (a settings file that could not be used)."""
+    hooks: Mapping[str, tuple[HookMatcher, ...]] = field(default_factory=dict)
+    """The settings' hooks, event name → matchers; the Session runs them (`hook_points`)."""
 
 
 def _env(options: QueryOptions) -> Mapping[str, str]:
@@ -303,7 +307,9 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         settings_files=tuple(source.origin for source in settled.loaded.sources if source.settings),
         settings_warnings=settled.warnings,
     )
-    return Setup(params, started, owns, system.render, settled.warnings)
+    hooks = settled.loaded.settings.hooks
+    warnings = (*settled.warnings, *unsupported(hooks))
+    return Setup(params, started, owns, system.render, warnings, hooks)
 
 
 def _betas(given: Sequence[str]) -> tuple[str, ...]:

@@ -179,6 +179,7 @@ def with_ask_rules(
             f"Permission to use {call.tool.name} needs the user's approval (an ask rule in "
             "the settings), and nobody is here to give it in a headless run. Carry on with "
             "the tools you may use; if this call is essential, stop and say so.",
+            unanswered="rule",
         )
 
     return can_use_tool
