@@ -11,7 +11,9 @@ own points (a prompt going in, the session starting and ending).
 * PostToolUse (PostToolUseFailure for a failed call) runs before the result is final: a block
   and any `additionalContext` (PreToolUse's too) are added to what the model reads.
 * A `continue: false` from a tool hook ends the run after its tool round (`hook_stopped`).
-* Stop runs when the model would stop (the loop's `stop_hook`); PreCompact before a summary.
+* Stop runs when the model would stop (the loop's `stop_hook`); a block sends the model back,
+  at most `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` (default 8, 0: no cap) times in a row with no
+  tool call between, as in Claude Code. PreCompact runs before a summary.
 * UserPromptSubmit runs before a prompt goes in: a block keeps it out and says why; plain
   stdout and `additionalContext` go in with it. SessionStart (source `startup` or `resume`)
   runs before the first prompt and its context goes in with that prompt; SessionEnd (reason
@@ -29,6 +31,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from stayer.config.model import HookMatcher
+from stayer.errors import ConfigError
 from stayer.events import HookRan
 from stayer.hooks import HookBase, HookEvent, HookRunner, Verdict
 from stayer.loop.state import CanUseTool, LoopParams, StopVerdict, ToolCall
@@ -36,6 +39,7 @@ from stayer.messages import JSON, TextBlock
 from stayer.permissions import Decision
 from stayer.tools.base import ToolOutput
 
+DEFAULT_BLOCK_CAP = 8
 _TOOL_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 
@@ -65,7 +69,8 @@ class SessionHooks:
         if self.configured(*_TOOL_EVENTS):
             params = replace(params, after_tool=self.after_tool, halted=self.halted)
         if self.configured("Stop"):
-            params = replace(params, stop_hook=self.stop)
+            cap = block_cap(self.runner.base.env)
+            params = replace(params, stop_hook=self.stop, max_hook_blocks=cap)
         if self.configured("PreCompact"):
             params = replace(params, before_compact=self.before_compact)
         return params
@@ -183,6 +188,21 @@ class SessionHooks:
         """SessionEnd, as the session closes."""
         if self.configured("SessionEnd"):
             await self.runner.run("SessionEnd", {"reason": reason}, subject=reason)
+
+
+BLOCK_CAP_VARIABLE = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
+
+
+def block_cap(env: Mapping[str, str]) -> int:
+    """How many Stop hook blocks in a row a turn allows (Claude Code's variable; 0: no cap)."""
+    raw = env.get(BLOCK_CAP_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_BLOCK_CAP
+    if not raw.isdigit():
+        raise ConfigError(
+            f"{BLOCK_CAP_VARIABLE} must be a whole number of blocks (0: no cap), not {raw!r}"
+        )
+    return int(raw)
 
 
 def tool_input(call: ToolCall) -> JSON:
