@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+import stayer
+from stayer.errors import ConfigError
 from stayer.events import Continue, Continuing, Finished, HookRan, SessionStarted, Terminal
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import text
+from stayer.session.options import QueryOptions
+from stayer.session.session import Session
 from tests.session.hook_kit import Kit, hook, kit, run, user_texts
 
 
@@ -143,9 +147,25 @@ async def test_a_session_start_matcher_for_resume_does_not_fire_at_startup(k: Ki
 
 
 async def test_a_bad_block_cap_is_one_clear_line(k: Kit) -> None:
-    from stayer.errors import ConfigError
-
     k.install({"Stop": [hook(k.command("ok"))]})
     k.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "lots"
     with pytest.raises(ConfigError, match="must be a whole number of blocks"):
         await run(k, [text("ok")])
+
+
+async def test_session_start_says_resume_when_a_saved_session_goes_on(k: Kit) -> None:
+    k.install({"SessionStart": [hook(k.command("ok"))]})
+    first = QueryOptions(cwd=k.project, env=k.env, provider=stayer.ScriptedProvider([text("a")]))
+    async with Session(first) as session:
+        _ = [event async for event in session.submit("one")]
+        saved = session.session_id
+    again = QueryOptions(
+        cwd=k.project, env=k.env, provider=stayer.ScriptedProvider([text("b")]), resume=saved
+    )
+    async with Session(again) as session:
+        _ = [event async for event in session.submit("two")]
+    assert [(d["source"], d["session_id"]) for d in k.of("SessionStart")] == [
+        ("startup", saved),
+        ("resume", saved),
+    ]
+    assert k.of("SessionStart")[0]["transcript_path"].endswith(f"{saved}.jsonl")

@@ -80,10 +80,6 @@ class HookRunner:
         self.base = base
         self.report = report
 
-    def handles(self, event: HookEvent, subject: str | None = None) -> bool:
-        """Whether any handler would run for `event` (on `subject`)."""
-        return bool(self._selected(event, subject))
-
     def _selected(self, event: HookEvent, subject: str | None) -> list[_Handler]:
         """The command handlers the matchers select, each command once (Claude Code runs an
         identical command once however many matchers name it)."""

@@ -31,8 +31,8 @@ CanUseTool = Callable[[ToolCall], Awaitable[Decision]]
 
 StopCheck = Callable[[], Awaitable[str | None]]
 """Runs when the model would stop (SPEC §3.3): returns why the work is not done yet, which goes
-back to the model, or None to let the run complete. `--done-when` is one; Stop hooks plug in
-the same way."""
+back to the model, or None to let the run complete. `--done-when` is one; Stop hooks have a
+point of their own (`StopHook`), with their own cap and `continue: false`."""
 
 
 @dataclass(frozen=True, slots=True)

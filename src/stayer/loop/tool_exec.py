@@ -1,4 +1,8 @@
-"""Running one tool call: validate → permission → run → result.
+"""Running one tool call: validate → permission → run → after-tool → result.
+
+The permission callback is the session's (PreToolUse hooks run inside it, and may hand back a
+rewritten input, which the call then runs with); `LoopParams.after_tool` (PostToolUse hooks)
+sees each call that ran and may add to its result before it is final.
 
 When each call runs, and beside which others, is the executor's business (`executor`). Every
 failure becomes an `is_error` result the model can act on (SPEC §6.3): an unknown tool, input

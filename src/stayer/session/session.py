@@ -20,7 +20,7 @@ import os
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -176,25 +176,32 @@ class Session:
         self._abort = abort
         self._seen = self.history  # before the first yield: a consumer may leave at any of them
         context: tuple[str, ...] = ()
+        if self._hooks is not None:
+            gate = _Gate()
+            async for event in self._before_prompt(self._hooks, prompt, gate):
+                yield event
+            if gate.refused is not None:
+                yield _refused(gate.refused, self.history)
+                return
+            context = gate.context
+        async for event in self._loop(prompt, abort, context):
+            yield event
+
+    async def _before_prompt(
+        self, hooks: SessionHooks, prompt: str | Sequence[ContentBlock], gate: _Gate
+    ) -> AsyncIterator[Event]:
+        """SessionStart (before the first prompt) and UserPromptSubmit: what they add to the
+        prompt, or why it is kept out, into `gate`; their runs as they end."""
         if not self._announced:
             self._announced = True
             yield self.setup.started
-            if self._hooks is not None:
-                context = await self._hooks.session_started(
-                    "resume" if self._resumed else "startup"
-                )
-        refused: str | None = None
-        if self._hooks is not None:
-            self._hooks.begin_run()
-            refused, added = await self._hooks.prompt_submitted(_prompt_text(prompt))
-            context = (*context, *added)
-            for ran in self._hooks.drain():
-                yield ran
-        if refused is not None:
-            yield _refused(refused, self.history)
-            return
-        async for event in self._loop(prompt, abort, context):
-            yield event
+            source: Literal["startup", "resume"] = "resume" if self._resumed else "startup"
+            gate.context = await hooks.session_started(source)
+        hooks.begin_run()
+        gate.refused, added = await hooks.prompt_submitted(_prompt_text(prompt))
+        gate.context = (*gate.context, *added)
+        for ran in hooks.drain():
+            yield ran
 
     async def _loop(
         self, prompt: str | Sequence[ContentBlock], abort: AbortSignal, context: tuple[str, ...]
@@ -211,7 +218,10 @@ class Session:
         if writer is not None:
             writer.sync(messages)
         params = replace(self._params_for(prompt), abort=abort)
-        self._seen = messages
+        self._seen = messages  # before the first yield: a consumer may leave at any of them
+        if not self._announced:
+            self._announced = True
+            yield self.setup.started
         async with aclosing(loop_query(params, messages)) as events:  # its tools stop with it
             async for event in events:
                 for ran in self._hooks.drain() if self._hooks is not None else ():
@@ -268,6 +278,14 @@ class Session:
 
 
 HOOK_CONTEXT_HEAD = "[Context a hook added to this prompt:]"
+
+
+@dataclass
+class _Gate:
+    """What the hooks before a prompt decided: context to add, or why it is kept out."""
+
+    context: tuple[str, ...] = ()
+    refused: str | None = None
 
 
 def _prompt_text(prompt: str | Sequence[ContentBlock]) -> str:
