@@ -1,6 +1,6 @@
 """A hook script for tests and a project that installs it: each run appends its stdin JSON to
-a log, then does what its arguments say (exit 0, print JSON, block, fail, crash, hang, wait
-for a sibling)."""
+a log, then does what its arguments say (exit 0, print JSON, block, fail, crash, wait for a
+sibling)."""
 
 from __future__ import annotations
 
@@ -36,9 +36,6 @@ elif mode == "fail":
     sys.exit(1)
 elif mode == "crash":
     raise RuntimeError("the hook broke")
-elif mode == "hang":
-    pathlib.Path(arg).touch()
-    time.sleep(60)
 elif mode == "garbage":
     print("{this is not json")
 elif mode == "block-unless-active":
