@@ -350,6 +350,33 @@ class Compacted:
     type: Literal["compacted"] = "compacted"
 
 
+HookOutcome = Literal["success", "blocked", "error", "timeout"]
+"""How one hook run ended: fine (exit 0), blocking (exit 2 or `decision: block`), a
+non-blocking failure (another exit status, a program that could not start, JSON it could not
+mean), or killed for taking too long."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookRan:
+    """One hook command ran for a lifecycle event (settings `hooks`), and how it went.
+
+    `message` is what it said that counts: the stderr of a blocking or failed run, the reason
+    it gave, or what was wrong with its output."""
+
+    hook_id: str
+    hook_event: str
+    hook_name: str
+    """The event and what it matched, as Claude Code names it (`PreToolUse:Bash`)."""
+    command: str
+    exit_code: int | None
+    duration_ms: float
+    outcome: HookOutcome
+    message: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    type: Literal["hook_ran"] = "hook_ran"
+
+
 @dataclass(frozen=True, slots=True)
 class PermissionDenial:
     """A tool call the permission policy refused during the run."""
@@ -414,6 +441,7 @@ LoopEvent: TypeAlias = (
     | ToolResultsAppended
     | Continuing
     | Compacted
+    | HookRan
     | Finished
 )
 

@@ -130,6 +130,7 @@ async def _headless(args: argparse.Namespace) -> int:
         output_format=args.output_format,
         verbose=args.verbose,
         include_partial=args.include_partial_messages,
+        include_hooks=args.include_hook_events,
         api_key_source=_api_key_source(os.environ),
     )
     prompt = _prompt(args)

@@ -32,7 +32,7 @@ IGNORED_WITH_VALUE = (
 IGNORED_MANY_VALUES = ("--mcp-config", "--plugin-dir", "--file")
 IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
 IGNORED_SWITCHES = (
-    "--strict-mcp-config", "--include-hook-events", "--replay-user-messages",
+    "--strict-mcp-config", "--replay-user-messages",
     "--bare", "--session-mirror", "--mcp-debug", "--ide",
     "--chrome", "--no-chrome", "--tmux", "--disable-slash-commands",
     "--allow-dangerously-skip-permissions", "--exclude-dynamic-system-prompt-sections",
@@ -159,6 +159,11 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="with json: every message")
     parser.add_argument(
         "--include-partial-messages", action="store_true", help="stream-json: add raw deltas"
+    )
+    parser.add_argument(
+        "--include-hook-events",
+        action="store_true",
+        help="stream-json: add a hook_started and a hook_response line per hook run",
     )
 
 

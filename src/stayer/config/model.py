@@ -2,9 +2,10 @@
 stayer's own.
 
 Claude Code's: `permissions` (`allow`, `ask`, `deny`, `defaultMode`, `additionalDirectories`,
-`disableBypassPermissionsMode`), `hooks`, `env` and `model`. stayer's: `autoCompactWindow` and
-`autoCompactPercent` (what `--autocompact` and `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set),
-`doneWhen` (`--done-when`) and `readClaudeSettings` (false: leave `.claude/` files unread).
+`disableBypassPermissionsMode`), `hooks` (run by `stayer.hooks`), `env` and `model`.
+stayer's: `autoCompactWindow` and `autoCompactPercent` (what `--autocompact` and
+`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set), `doneWhen` (`--done-when`) and `readClaudeSettings`
+(false: leave `.claude/` files unread).
 
 Keys we do not know are kept and otherwise ignored: Claude Code has many stayer has no use for
 (`statusLine`, `outputStyle`, `enabledPlugins`, …), and a project set up for it must load
@@ -45,7 +46,7 @@ class HookHandler(_Keys):
     type: HookType
     command: str | None = None
     timeout: float | None = Field(default=None, gt=0)
-    """Seconds; Claude Code's default is 10 minutes."""
+    """Seconds; stayer's default is 60 (Claude Code's is 10 minutes; see `stayer.hooks`)."""
 
     @model_validator(mode="after")
     def _command_given(self) -> HookHandler:

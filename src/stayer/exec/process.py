@@ -1,9 +1,10 @@
 """Running a program to completion: the one place stayer starts processes.
 
-Every process gets its own session (so its own process group), stdin from /dev/null and pipes
-for stdout and stderr. Output is decoded as it arrives, kept in memory only up to a cap (the
-start and the end survive; the middle is counted and dropped, see `capture`) and, for whoever
-watches, handed on as whole lines at a bounded rate (`lines`).
+Every process gets its own session (so its own process group), stdin from /dev/null (or, when
+the caller gives `input`, a pipe that gets those bytes and is then closed: hooks read their
+event that way) and pipes for stdout and stderr. Output is decoded as it arrives, kept in
+memory only up to a cap (the start and the end survive; the middle is counted and dropped, see
+`capture`) and, for whoever watches, handed on as whole lines at a bounded rate (`lines`).
 On timeout and on cancellation the whole group is stopped: SIGTERM, a short grace, then SIGKILL,
 and the direct child is always reaped before we return.
 
@@ -144,6 +145,7 @@ async def run_command(
     max_output_chars: int = 30_000,
     spools: tuple[Spool, Spool] | None = None,
     sandbox: Sandbox | None = None,
+    input: bytes | None = None,
 ) -> CommandResult:
     """Run `command` with ``bash -c`` and wait for it (see `run_argv` for the rules); inside
     `sandbox` when one is given."""
@@ -155,6 +157,7 @@ async def run_command(
         on_lines=on_lines,
         max_output_chars=max_output_chars,
         spools=spools,
+        input=input,
     )
 
 
@@ -173,6 +176,7 @@ async def run_argv(
     on_lines: Callable[[OutputLines], None] | None = None,
     max_output_chars: int = 30_000,
     spools: tuple[Spool, Spool] | None = None,
+    input: bytes | None = None,
 ) -> CommandResult:
     """Run a program and wait for it to finish, time out, or be cancelled.
 
@@ -181,11 +185,16 @@ async def run_argv(
     them whole to files as they arrive; `on_lines` gets it as whole lines, bounded (see
     `lines`), the last of them before this returns. On timeout the group is stopped and the
     result has `timed_out`; on cancellation the group is stopped, no more lines go out, and
-    `CancelledError` propagates. Raises `OSError` when the program cannot be started (missing
-    binary, missing `cwd`).
+    `CancelledError` propagates. `input`, when given, is the program's whole stdin (a program
+    that exits without reading it is no error). Raises `OSError` when the program cannot be
+    started (missing binary, missing `cwd`).
     """
     transport, collector = await spawn(
-        argv, cwd=cwd, env=env, collector=Collector(max_output_chars, on_lines, spools)
+        argv,
+        cwd=cwd,
+        env=env,
+        collector=Collector(max_output_chars, on_lines, spools),
+        input=input,
     )
     pgid = transport.get_pid()
     timed_out = False
@@ -217,15 +226,21 @@ async def run_argv(
 
 
 async def spawn(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None, collector: Collector
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    collector: Collector,
+    input: bytes | None = None,
 ) -> tuple[asyncio.SubprocessTransport, Collector]:
-    """Start `argv` in a session of its own, stdin from /dev/null, output into `collector`;
-    its group is recorded in `LIVE_GROUPS`, which the caller must discard it from."""
+    """Start `argv` in a session of its own, stdin from /dev/null (or fed `input` through a
+    pipe, then closed), output into `collector`; its group is recorded in `LIVE_GROUPS`, which
+    the caller must discard it from."""
     loop = asyncio.get_running_loop()
     transport, _ = await loop.subprocess_exec(
         lambda: collector,
         *argv,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=cwd,
@@ -233,7 +248,21 @@ async def spawn(
         start_new_session=True,
     )
     LIVE_GROUPS.add(transport.get_pid())
+    if input is not None:
+        _feed(transport, input)
     return transport, collector
+
+
+def _feed(transport: asyncio.SubprocessTransport, data: bytes) -> None:
+    """Write `data` to the child's stdin and close it. The transport buffers what the pipe
+    cannot take at once; a child that exits unread just drops it (the loop reports the broken
+    pipe to the protocol, which ignores stdin's loss)."""
+    stdin = transport.get_pipe_transport(0)
+    if not isinstance(stdin, asyncio.WriteTransport):
+        return
+    if data:
+        stdin.write(data)
+    stdin.close()
 
 
 def exit_code_of(returncode: int | None) -> tuple[int, bool]:

@@ -243,7 +243,11 @@ async def window_exceeded(
 async def _summarise(
     params: LoopParams, state: LoopState, trigger: Literal["auto", "reactive"], out: Outcome
 ) -> AsyncIterator[Event]:
-    """Ask the model for the summary; on success `out.summarised` holds the new history."""
+    """Ask the model for the summary; on success `out.summarised` holds the new history.
+    PreCompact hooks run first (`trigger` auto: the run chose to, whether ahead of the limit
+    or after a refusal, as Claude Code counts both)."""
+    if params.before_compact is not None:
+        await params.before_compact("auto")
     budget = params.context_window - SUMMARY_MAX_TOKENS - AUTOCOMPACT_BUFFER
     request = summary_request(state.messages, budget_tokens=budget)
     summariser = replace(params, system_prompt=request.system, purpose="compact")

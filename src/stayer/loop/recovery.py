@@ -20,15 +20,19 @@ The tree for a response without tool calls, in order:
 3. a reply with no visible text: nudge once (`empty_response_nudge`), send the same request
    once more (`empty_response_resend`), then end (`empty_response`), never a `completed` with
    nothing in it;
-4. otherwise the model would be done; the stop checks (`--done-when`, later Stop hooks) decide:
+4. otherwise the model would be done; the stop checks (`--done-when`, open todos) decide:
    a check that fails sends its output back and the model goes on (`stop_hook_blocking`), at
    most `LoopParams.max_stop_blocks` times in a run, then the run ends (`done_check_failed`)
-   with the check's last output, never a false `completed`;
+   with the check's last output, never a false `completed`. When they pass, the Stop hooks
+   (settings `hooks`) have their say (`after_stop_hook`): a block sends their feedback back
+   through the same branch, with a cap of its own on blocks in a row (`max_hook_blocks`,
+   reset by a tool round), and `continue: false` ends the run (`stop_hook_prevented`);
 5. a token budget (SPEC §3.4) not yet 90% spent: the model is told to keep going
    (`token_budget_continuation`), until its continuations stop adding much (see `budget`);
 6. `completed`.
 
-After a tool round: when every call of several rounds in a row failed the same way (same name,
+After a tool round: a tool hook that said `continue: false` ends the run (`hook_stopped`); when
+every call of several rounds in a row failed the same way (same name,
 input and result), the model is told to change course at `repeat_nudge_after` rounds
 (`repeated_failure_nudge`), and the run ends at `repeat_stop_after` (`repeated_failure`).
 
@@ -55,7 +59,7 @@ from stayer.messages import (
 )
 
 from .budget import BudgetProgress
-from .state import LoopParams, LoopState
+from .state import LoopParams, LoopState, StopVerdict
 from .stream_cut import is_resume_note
 
 MAX_OUTPUT_RECOVERIES = 3
@@ -167,6 +171,32 @@ def before_completing(params: LoopParams, state: LoopState, feedback: list[str])
     return Retry(state, Continue.STOP_HOOK_BLOCKING)
 
 
+def after_stop_hook(params: LoopParams, state: LoopState, verdict: StopVerdict) -> Step | None:
+    """The Stop hook's word: end the run (`continue: false`), send the model back with its
+    feedback (`stop_hook_blocking`), or nothing to add (None). Past `max_hook_blocks` blocks
+    in a row the turn ends as completed, saying so: a hook that ignores `stop_hook_active`
+    must not keep a run going forever (Claude Code's cap, default 8)."""
+    if verdict.prevent is not None:
+        return Finish(Terminal.STOP_HOOK_PREVENTED, verdict.prevent or "A Stop hook ended the run.")
+    if verdict.block is None:
+        return None
+    cap = params.max_hook_blocks
+    if cap and state.hook_blocks >= cap:
+        return Finish(
+            Terminal.COMPLETED,
+            f"A Stop hook kept the turn from ending {state.hook_blocks} times in a row with no "
+            "tool call in between, so the turn ends here. A Stop hook should check "
+            "stop_hook_active in its input and let the turn end while it is true.",
+        )
+    state = replace(
+        state,
+        messages=_with_user_text(state.messages, f"Stop hook feedback:\n{verdict.block}"),
+        hook_blocks=state.hook_blocks + 1,
+        stop_hook_active=True,
+    )
+    return Retry(state, Continue.STOP_HOOK_BLOCKING)
+
+
 def _token_budget(params: LoopParams, state: LoopState) -> Step:
     if params.token_budget is None:
         return Finish(Terminal.COMPLETED)
@@ -188,6 +218,9 @@ def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finis
     """Whether the run must end after a round of tools, and why."""
     if aborted:
         return Finish(Terminal.ABORTED_TOOLS, "Interrupted by the user while tools ran.")
+    halted = params.halted() if params.halted is not None else None
+    if halted is not None:
+        return Finish(Terminal.HOOK_STOPPED, halted or "A hook stopped the run.")
     if state.output_recoveries > MAX_OUTPUT_RECOVERIES:
         return _output_exhausted(state)
     if state.repeats >= params.repeat_stop_after:
@@ -231,7 +264,9 @@ def next_turn(
     An ordinary round is progress, so every recovery may be tried again after it: the
     too-long-prompt guards too, as Claude Code resets them at each turn (a run that once had
     to summarise its history must not end at the next refusal, many rounds later, without
-    trying). They still stop a refusal straight after a recovery from looping."""
+    trying). They still stop a refusal straight after a recovery from looping. Any tool
+    round ends a run of Stop hook blocks."""
+    state = replace(state, hook_blocks=0)
     if nudged:
         reason = Continue.REPEATED_FAILURE_NUDGE
         return replace(state, turn_count=state.turn_count + 1, transition=reason)

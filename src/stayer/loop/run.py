@@ -194,10 +194,22 @@ async def _decide(
         reports = [report async for report in relay(_stop_checks(params), params.abort) if report]
         if params.abort.aborted:
             return replace(ABORTED_WHILE_CHECKING, state=state)
-    step = recovery.before_completing(params, state, reports)
+    if not reports and params.stop_hook is not None:
+        verdict = await params.stop_hook(state.stop_hook_active, answer_text(state.messages))
+        if params.abort.aborted:
+            return replace(ABORTED_WHILE_CHECKING, state=state)
+        hooked = recovery.after_stop_hook(params, state, verdict)
+        if hooked is not None:
+            return _bounded(params, state, hooked)
+    return _bounded(params, state, recovery.before_completing(params, state, reports))
+
+
+def _bounded(params: LoopParams, state: LoopState, step: Step) -> Step:
+    """A step after the stop checks: going on is a recovery, which the budget bounds; an end
+    ends from the conversation as it stands."""
     if isinstance(step, Retry):
         return recovery.over_budget(params, state) or step
-    return replace(step, state=state)
+    return step if step.state is not None else replace(step, state=state)
 
 
 async def _stop_checks(params: LoopParams) -> AsyncIterator[str | None]:

@@ -6,14 +6,14 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stayer.errors import ModelError
 from stayer.events import Continue, ModelUsage, PermissionDenial, PermissionRequested
 from stayer.messages import Message, StopReason, Usage
 from stayer.permissions import Decision
 from stayer.providers.base import Provider
-from stayer.tools.base import Tool, Toolbox, ToolContext
+from stayer.tools.base import Tool, Toolbox, ToolContext, ToolOutput
 
 from .abort import AbortSignal
 
@@ -36,8 +36,28 @@ by the session, so the loop never imports a front end."""
 
 StopCheck = Callable[[], Awaitable[str | None]]
 """Runs when the model would stop (SPEC §3.3): returns why the work is not done yet, which goes
-back to the model, or None to let the run complete. `--done-when` is one; Stop hooks plug in
-the same way."""
+back to the model, or None to let the run complete. `--done-when` is one; Stop hooks have a
+point of their own (`StopHook`), with their own cap and `continue: false`."""
+
+
+@dataclass(frozen=True, slots=True)
+class StopVerdict:
+    """What the Stop hooks said when the model would stop: `block` is the feedback that sends
+    it back to work; `prevent` (a hook's `continue: false`) ends the run with its reason."""
+
+    block: str | None = None
+    prevent: str | None = None
+
+
+StopHook = Callable[[bool, str], Awaitable[StopVerdict]]
+"""Runs when the model would stop and the stop checks passed: given whether a Stop hook already
+sent the model back in this run (`stop_hook_active`) and the model's last answer."""
+
+AfterTool = Callable[[ToolCall, ToolOutput], Awaitable[ToolOutput]]
+"""Runs after each call that ran (PostToolUse hooks): returns its result, as is or added to."""
+
+BeforeCompact = Callable[[Literal["auto", "manual"]], Awaitable[None]]
+"""Runs before a summary of the history is made (PreCompact hooks)."""
 
 
 async def allow_everything(_call: ToolCall) -> Decision:
@@ -139,6 +159,15 @@ class LoopParams:
     """... and before the run ends (`repeated_failure`)."""
     max_stop_blocks: int = 3
     """How often the stop checks may send the model back to work before the run ends."""
+    stop_hook: StopHook | None = None
+    max_hook_blocks: int = 8
+    """How many times in a row the Stop hook may send the model back with no tool call in
+    between; the next block ends the turn as completed, saying why. 0: no cap."""
+    after_tool: AfterTool | None = None
+    halted: Callable[[], str | None] | None = None
+    """Asked after each tool round: a reason to end the run there (a tool hook said
+    `continue: false`; `hook_stopped`), or None."""
+    before_compact: BeforeCompact | None = None
     betas: tuple[str, ...] = ()
     context_window: int = 200_000
     compaction: CompactPolicy = field(default_factory=CompactPolicy)
@@ -201,3 +230,9 @@ class LoopState:
     stop_blocks: int = 0
     """Times the stop checks sent the model back; never reset within a run, so a check that
     can never pass cannot keep it going forever."""
+    hook_blocks: int = 0
+    """Times in a row the Stop hook sent the model back; a tool round resets it, so a hook
+    that makes the model do real work each time is never capped (Claude Code's rule)."""
+    stop_hook_active: bool = False
+    """A Stop hook has sent the model back in this run (told to later Stop hooks, which
+    should then let it stop); like Claude Code 2.1.88, it stays set for the run."""

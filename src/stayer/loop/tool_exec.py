@@ -1,4 +1,9 @@
-"""Running one tool call: validate → permission (asking if the policy says so) → run → result.
+"""Running one tool call: validate → permission (asking if the policy says so) → run →
+after-tool → result.
+
+The permission callback is the session's (PreToolUse hooks run inside it, and may hand back a
+rewritten input, which the call then runs with); `LoopParams.after_tool` (PostToolUse hooks)
+sees each call that ran and may add to its result before it is final.
 
 When each call runs, and beside which others, is the executor's business (`executor`). Every
 failure becomes an `is_error` result the model can act on (SPEC §6.3): an unknown tool, input
@@ -178,7 +183,10 @@ async def _outcome(
             return "failed", ToolOutput(updated, is_error=True)
         call = updated
     output = await _call(params, call, emit)
-    return ("failed" if output.is_error else "completed"), output
+    status: ToolStatus = "failed" if output.is_error else "completed"
+    if params.after_tool is not None:
+        output = await params.after_tool(call, output)
+    return status, output
 
 
 def _denied(call: ToolCall) -> str:

@@ -34,6 +34,9 @@ def parse_mode(value: str) -> PermissionMode:
     )
 
 
+Question = Literal["mode", "rule", "protected", "plan"]
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """Allow, deny or ask, and why.
@@ -54,6 +57,10 @@ class Decision:
     suggestions: tuple[str, ...] = ()
     mode: PermissionMode | None = None
     by: Resolver | None = None
+    question: Question | None = None
+    """For an ask, what asks: the mode (`mode`: nobody allowed it, which a PreToolUse hook's
+    allow may answer), an ask rule (`rule`), a protected path (`protected`) or leaving plan
+    mode (`plan`); the last three only a person answers."""
 
 
 @dataclass(frozen=True, slots=True)

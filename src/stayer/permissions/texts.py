@@ -28,6 +28,7 @@ def asked_by_rule(tool: str, rule: Rule) -> Decision:
         f"needs the user's approval, and nobody is here to give it. {_CARRY_ON} (the user can "
         "approve such calls in an interactive session, or remove the ask rule).",
         rule=str(rule),
+        question="rule",
     )
 
 
@@ -45,6 +46,7 @@ def plan_exit(policy: PermissionPolicy) -> Decision:
         "Nobody is here to accept the plan, so this run stays in plan mode. Give the plan, in "
         "full, as your final answer and stop; the user will read it and decide.",
         mode=policy.after_plan,
+        question="plan",
     )
 
 
@@ -72,6 +74,7 @@ def unattended(
         f"{policy.mode} mode. {_CARRY_ON} (the user can allow it with --allowedTools {tool}, "
         "or --permission-mode acceptEdits / bypassPermissions).",
         suggestions=tuple(rule for rule in (specific, tool) if rule),
+        question="mode",
     )
 
 
@@ -96,6 +99,7 @@ def outside(policy: PermissionPolicy, tool: str, subject: str, cwd: Path) -> Dec
         f"Permission to use {tool} on {subject} has been denied: {why}. Work inside them; if "
         f"this file is essential, stop and say so (the user can {how}).",
         suggestions=(named,),
+        question="mode",
     )
 
 
@@ -112,6 +116,7 @@ def protected(tool: str, subject: str, written: str | None, guarded: str, cwd: P
         f'needed, stop and say so (the user can allow exactly this path with --allowedTools "'
         f'{named}").',
         suggestions=(named,),
+        question="protected",
     )
 
 

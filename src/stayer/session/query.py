@@ -10,11 +10,13 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from stayer.config.model import HookMatcher
 from stayer.errors import ConfigError
 from stayer.events import Event, PermissionRequested, SessionStarted
+from stayer.hooks import unsupported
 from stayer.loop.state import (
     CanUseTool,
     Decide,
@@ -64,6 +66,8 @@ class Setup:
     permissions: PermissionState
     warnings: tuple[str, ...] = ()
     """What to tell the user before the run (a settings file that could not be used)."""
+    hooks: Mapping[str, tuple[HookMatcher, ...]] = field(default_factory=dict)
+    """The settings' hooks, event name → matchers; the Session runs them (`hook_points`)."""
 
 
 def _env(options: QueryOptions) -> Mapping[str, str]:
@@ -347,7 +351,9 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         settings_files=tuple(source.origin for source in settled.loaded.sources if source.settings),
         settings_warnings=settled.warnings,
     )
-    return Setup(params, started, owns, system.render, permissions, settled.warnings)
+    hooks = settled.loaded.settings.hooks
+    warnings = (*settled.warnings, *unsupported(hooks))
+    return Setup(params, started, owns, system.render, permissions, warnings, hooks)
 
 
 def _betas(given: Sequence[str]) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ import os
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -30,14 +30,16 @@ from typing import Literal
 from stayer.errors import ConfigError, StayerError
 from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal
 from stayer.exec import close_sandbox
+from stayer.hooks import HookBase
 from stayer.loop.abort import AbortSignal
 from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams
-from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
+from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 
+from .hook_points import SessionHooks
 from .options import QueryOptions
 from .paths import config_root, project_slug
 from .query import Setup, prepare, token_budget, user_message
@@ -79,6 +81,21 @@ class Session:
             raise
         if resumed is not None:
             self._take(resumed)
+        self._resumed = resumed is not None
+        self._hooks = self._hooks_for(env) if self.setup.hooks else None
+        if self._hooks is not None:
+            self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
+
+    def _hooks_for(self, env: Mapping[str, str]) -> SessionHooks:
+        params = self.setup.params
+        base = HookBase(
+            session_id=self.session_id,
+            transcript_path=str(self.transcript_path or ""),
+            cwd=params.tool_context.cwd,
+            env={**os.environ, **params.tool_context.env},
+            permission_mode=self.setup.started.permission_mode,
+        )
+        return SessionHooks(self.setup.hooks, base)
 
     @property
     def session_id(self) -> str:
@@ -143,6 +160,8 @@ class Session:
     async def aclose(self) -> None:
         """Stop the shells left running in the background, remove the sandbox's /tmp, and close
         the model clients this session made and the transcript."""
+        if self._hooks is not None and self._announced:
+            await self._hooks.session_ended()
         context = self.setup.params.tool_context
         await context.shells.aclose()
         if context.sandbox is not None:
@@ -168,10 +187,45 @@ class Session:
         self, prompt: str | Sequence[ContentBlock], abort: AbortSignal
     ) -> AsyncIterator[Event]:
         self._abort = abort
+        self._seen = self.history  # before the first yield: a consumer may leave at any of them
+        context: tuple[str, ...] = ()
+        if self._hooks is not None:
+            gate = _Gate()
+            async for event in self._before_prompt(self._hooks, prompt, gate):
+                yield event
+            if gate.refused is not None:
+                yield _refused(gate.refused, self.history)
+                return
+            context = gate.context
+        async for event in self._loop(prompt, abort, context):
+            yield event
+
+    async def _before_prompt(
+        self, hooks: SessionHooks, prompt: str | Sequence[ContentBlock], gate: _Gate
+    ) -> AsyncIterator[Event]:
+        """SessionStart (before the first prompt) and UserPromptSubmit: what they add to the
+        prompt, or why it is kept out, into `gate`; their runs as they end."""
+        if not self._announced:
+            self._announced = True
+            yield self.setup.started
+            source: Literal["startup", "resume"] = "resume" if self._resumed else "startup"
+            gate.context = await hooks.session_started(source)
+        hooks.begin_run()
+        gate.refused, added = await hooks.prompt_submitted(_prompt_text(prompt))
+        gate.context = (*gate.context, *added)
+        for ran in hooks.drain():
+            yield ran
+
+    async def _loop(
+        self, prompt: str | Sequence[ContentBlock], abort: AbortSignal, context: tuple[str, ...]
+    ) -> AsyncIterator[Event]:
         message = user_message(prompt)
         if self._interrupted:  # the model is told the last turn never finished
             message = UserMessage((TextBlock(INTERRUPTED_NOTE), *message.content))
             self._interrupted = False
+        if context:
+            notes = tuple(TextBlock(f"{HOOK_CONTEXT_HEAD}\n{text}") for text in context)
+            message = UserMessage((*message.content, *notes))
         messages = append_user(self.history, message)
         writer = self._transcript
         if writer is not None:
@@ -183,6 +237,8 @@ class Session:
             yield self.setup.started
         async with aclosing(loop_query(params, messages)) as events:  # its tools stop with it
             async for event in events:
+                for ran in self._hooks.drain() if self._hooks is not None else ():
+                    yield ran  # what the hooks did on the way to this event, before it
                 if writer is not None:
                     _record(writer, event)
                 if isinstance(event, Finished):
@@ -232,6 +288,40 @@ class Session:
             writer.go_on_from(loaded.messages, loaded.chain)
         if writer is not None:
             writer.sync(self.history)
+
+
+HOOK_CONTEXT_HEAD = "[Context a hook added to this prompt:]"
+
+
+@dataclass
+class _Gate:
+    """What the hooks before a prompt decided: context to add, or why it is kept out."""
+
+    context: tuple[str, ...] = ()
+    refused: str | None = None
+
+
+def _prompt_text(prompt: str | Sequence[ContentBlock]) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    return "\n".join(block.text for block in prompt if isinstance(block, TextBlock))
+
+
+def _refused(reason: str, history: tuple[Message, ...]) -> Finished:
+    """The end of a submission a UserPromptSubmit hook kept out: nothing was sent, and the
+    conversation is as it was."""
+    return Finished(
+        terminal=Terminal.HOOK_STOPPED,
+        message=reason,
+        num_turns=0,
+        usage=Usage(),
+        cost_usd=0.0,
+        result_text="",
+        stop_reason=None,
+        duration_ms=0.0,
+        duration_api_ms=0.0,
+        messages=history,
+    )
 
 
 def _record(writer: TranscriptWriter, event: Event) -> None:

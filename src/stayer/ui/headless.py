@@ -17,11 +17,11 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
-from stayer.events import Event, Finished, ModelSwitched, Retrying, Terminal
+from stayer.events import Event, Finished, HookRan, ModelSwitched, Retrying, Terminal
 from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
-from .live import LiveView
+from .live import LiveView, hook_line
 from .stream_json import Line, StreamJsonWriter, dumps
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -38,6 +38,7 @@ class Printer:
     output_format: OutputFormat = "text"
     verbose: bool = False
     include_partial: bool = False
+    include_hooks: bool = False
     api_key_source: str = "none"
 
 
@@ -113,7 +114,9 @@ async def print_run(
 ) -> int:
     """Consume a run's events, print them as asked, and return the exit status."""
     writer = StreamJsonWriter(
-        include_partial=printer.include_partial, api_key_source=printer.api_key_source
+        include_partial=printer.include_partial,
+        api_key_source=printer.api_key_source,
+        include_hooks=printer.include_hooks,
     )
     collected: list[Line] = []
     finished: Finished | None = None
@@ -136,11 +139,14 @@ async def print_run(
 
 
 def _note(event: Event) -> None:
-    """Waits and model switches on standard error, so a text or json run is never silent."""
+    """Waits, model switches and hooks that blocked or failed on standard error, so a text or
+    json run is never silent about them."""
     if isinstance(event, Retrying):
         print(retry_line(event), file=sys.stderr, flush=True)
     elif isinstance(event, ModelSwitched):
         print(switch_line(event), file=sys.stderr, flush=True)
+    elif isinstance(event, HookRan) and event.outcome != "success":
+        print(hook_line(event), file=sys.stderr, flush=True)
 
 
 def _print_outcome(
@@ -158,6 +164,8 @@ def _print_outcome(
     elif printer.output_format == "text":
         if finished.terminal is Terminal.COMPLETED:
             out.write(finished.result_text.rstrip("\n") + "\n")
+            if finished.message != finished.result_text:  # why it ended here (a hook's cap)
+                print(f"stayer: {finished.message}", file=sys.stderr)
         else:
             print(f"stayer: {finished.terminal.value}: {finished.message}", file=sys.stderr)
     out.flush()

@@ -21,6 +21,7 @@ from stayer.events import (
     Continuing,
     Event,
     Finished,
+    HookRan,
     ModelSwitched,
     Retrying,
     SessionStarted,
@@ -35,6 +36,14 @@ from stayer.events import (
 from stayer.messages import JSON
 
 from .live_output import RunningOutput
+
+
+def hook_line(event: HookRan) -> str:
+    """What a person sees of a hook that blocked, failed or timed out."""
+    how = {"blocked": "blocked", "error": "failed", "timeout": "timed out"}.get(event.outcome, "")
+    said = event.message.strip().replace("\n", " ")
+    return f"stayer: {event.hook_name} hook `{event.command}` {how}: {said}"
+
 
 _RECOVERIES: dict[Continue, str] = {
     Continue.MAX_OUTPUT_TOKENS_ESCALATE: "cut off by the output limit: asking again, allowing more",
@@ -182,6 +191,10 @@ class LiveView:
             case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
                 self._newline()
                 self._write(self._style(f"  ↻ {_RECOVERIES[reason]}\n", "33"))
+            case HookRan(outcome=outcome) if outcome != "success":
+                self._newline()
+                note = hook_line(event).removeprefix("stayer: ")
+                self._write(self._style(f"  ⚑ {note}\n", "33"))
             case Finished():
                 self._running.clear()
                 self._finished(event)

@@ -61,6 +61,11 @@ any partial answer a retry replaced (never a kept one: its raw events stand, and
 `assistant` lines say what of it the conversation holds). A switch to a fallback model
 (`--fallback-model`) is a `system` line
 `{"subtype": "model_fallback", "from_model": ..., "to_model": ..., "reason": ...}`.
+
+With `--include-hook-events` (only then, as in Claude Code), each hook run is a `system`
+`hook_started` line and a `hook_response` line (`hook_id`, `hook_name`, `hook_event`, and in
+the response `exit_code`, `outcome` (success, error, cancelled for a timeout), `output`,
+`stdout`, `stderr`); both come when the run has ended, since the loop reports it then.
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ from stayer.events import (
     Continuing,
     Event,
     Finished,
+    HookRan,
     MessageCompleted,
     MessageDelta,
     MessageStarted,
@@ -174,6 +180,7 @@ class StreamJsonWriter:
 
     include_partial: bool = False
     api_key_source: str = "none"
+    include_hooks: bool = False
     session_id: str = ""
     model: str = ""
     _streaming: MessageAssembler | None = None
@@ -211,8 +218,32 @@ class StreamJsonWriter:
                 # Claude Code's stream-json has no line for these: its prompts are control
                 # requests (`can_use_tool`) under --permission-prompt-tool stdio.
                 return []
+            case HookRan():
+                return self._hook_lines(event) if self.include_hooks else []
             case _:
                 assert_never(event)
+
+    def _hook_lines(self, event: HookRan) -> list[Line]:
+        """Claude Code's two lines for one hook run."""
+        names = {
+            "hook_id": event.hook_id,
+            "hook_name": event.hook_name,
+            "hook_event": event.hook_event,
+        }
+        outcome = {"success": "success", "timeout": "cancelled"}.get(event.outcome, "error")
+        return [
+            self._frame("system", subtype="hook_started", **names),
+            self._frame(
+                "system",
+                subtype="hook_response",
+                **names,
+                output=event.message or event.stdout,
+                stdout=event.stdout,
+                stderr=event.stderr,
+                exit_code=event.exit_code,
+                outcome=outcome,
+            ),
+        ]
 
     def _system_lines(
         self, event: Retrying | Withdrawn | Compacted | ModelSwitched | Continuing

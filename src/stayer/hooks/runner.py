@@ -1,0 +1,160 @@
+"""Running an event's hooks: the handlers its matchers select, side by side, each with the
+event as JSON on stdin and under its own timeout, through `exec` (own process group, killed
+whole at the timeout).
+
+Every run is reported as a `HookRan` to the callback the session gives, and read into a
+`HookReply`; none of what a hook can do (crash, hang, print garbage, fail to start) escapes
+as an exception. Only `command` handlers run; Claude Code's `prompt`, `agent` and `http` kinds
+load and are left out with a warning (`unsupported`).
+
+The default timeout is 60 s, not Claude Code's 10 minutes: a hook stands between the model and
+every tool call, and one that hangs should cost a minute, not ten; `timeout` sets it per hook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from stayer.config.model import HookMatcher
+from stayer.events import HookRan
+from stayer.exec import run_command
+
+from .match import matches
+from .reply import HookReply, Verdict, read_reply
+
+HookEvent = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+]
+"""The events stayer fires. SubagentStop loads and will fire when subagents exist."""
+
+EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
+
+DEFAULT_TIMEOUT_S = 60.0
+MAX_HOOK_OUTPUT_CHARS = 20_000
+"""How much of each stream of a hook's output is kept (start and end)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookBase:
+    """What every hook input carries, and where and with what environment hooks run."""
+
+    session_id: str
+    transcript_path: str
+    cwd: Path
+    env: Mapping[str, str]
+    permission_mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Handler:
+    command: str
+    timeout_s: float
+
+
+class HookRunner:
+    """The hooks of one session, by event; `run` fires one event."""
+
+    def __init__(
+        self,
+        hooks: Mapping[str, Sequence[HookMatcher]],
+        base: HookBase,
+        report: Callable[[HookRan], None],
+    ) -> None:
+        self.hooks = hooks
+        self.base = base
+        self.report = report
+
+    def _selected(self, event: HookEvent, subject: str | None) -> list[_Handler]:
+        """The command handlers the matchers select, each command once (Claude Code runs an
+        identical command once however many matchers name it)."""
+        found: dict[str, _Handler] = {}
+        for matcher in self.hooks.get(event, ()):
+            if not matches(matcher.matcher, subject):
+                continue
+            for handler in matcher.hooks:
+                if handler.type == "command" and handler.command:
+                    timeout = handler.timeout or DEFAULT_TIMEOUT_S
+                    found.setdefault(handler.command, _Handler(handler.command, timeout))
+        return list(found.values())
+
+    async def run(
+        self, event: HookEvent, fields: Mapping[str, Any], *, subject: str | None = None
+    ) -> Verdict:
+        """Fire `event` with its own `fields` (beside the common ones); the selected hooks run
+        side by side and the verdict holds every reply."""
+        handlers = self._selected(event, subject)
+        if not handlers:
+            return Verdict()
+        payload = {
+            "session_id": self.base.session_id,
+            "transcript_path": self.base.transcript_path,
+            "cwd": str(self.base.cwd),
+            "permission_mode": self.base.permission_mode,
+            "hook_event_name": event,
+            **fields,
+        }
+        data = json.dumps(payload).encode()
+        name = f"{event}:{subject}" if subject else event
+        replies = await asyncio.gather(*(self._one(event, name, h, data) for h in handlers))
+        return Verdict(tuple(replies))
+
+    async def _one(self, event: HookEvent, name: str, handler: _Handler, data: bytes) -> HookReply:
+        started = time.monotonic()
+        env = {**self.base.env, "CLAUDE_PROJECT_DIR": str(self.base.cwd)}
+        try:
+            result = await run_command(
+                handler.command,
+                cwd=self.base.cwd,
+                env=env,
+                timeout_s=handler.timeout_s,
+                max_output_chars=MAX_HOOK_OUTPUT_CHARS,
+                input=data,
+            )
+        except Exception as exc:  # it could not start (no shell, the folder went away)
+            reply = HookReply(handler.command, "error", message=f"could not start: {exc}")
+        else:
+            reply = read_reply(handler.command, result, handler.timeout_s)
+        self.report(
+            HookRan(
+                hook_id=str(uuid.uuid4()),
+                hook_event=event,
+                hook_name=name,
+                command=handler.command,
+                exit_code=reply.exit_code,
+                duration_ms=(time.monotonic() - started) * 1000,
+                outcome=reply.outcome,
+                message=reply.message,
+                stdout=reply.stdout,
+                stderr=reply.stderr,
+            )
+        )
+        return reply
+
+
+def unsupported(hooks: Mapping[str, Sequence[HookMatcher]]) -> list[str]:
+    """Warnings for what loads but does not run: unknown events, handlers other than commands."""
+    notes: list[str] = []
+    for event, matchers in hooks.items():
+        if event not in EVENTS:
+            notes.append(f"hooks: stayer does not fire {event} events; its hooks will not run")
+            continue
+        kinds = {h.type for m in matchers for h in m.hooks if h.type != "command"}
+        for kind in sorted(kinds):
+            notes.append(f'hooks: {event} has "{kind}" hooks, which stayer does not run')
+    return notes

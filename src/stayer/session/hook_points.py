@@ -1,0 +1,260 @@
+"""Where the settings' hooks meet a session: the callables the loop gets, and the session's
+own points (a prompt going in, the session starting and ending).
+
+* PreToolUse wraps the run's permission check: a hook's block (exit 2) or `deny` denies the
+  call with its word; `updatedInput` is validated by the tool's input model and the call runs
+  with it; `allow` answers what the mode would have asked a person, but deny rules, ask rules
+  and protected paths still stand (as in Claude Code, where a hook's allow skips the prompt,
+  not the rules); `ask` leaves the call to the rules.
+* Notification hooks hear of a call denied for want of someone to approve it (in a headless
+  run nobody is asked; the denial is where Claude Code would show its dialog).
+* PostToolUse (PostToolUseFailure for a failed call) runs before the result is final: a block
+  and any `additionalContext` (PreToolUse's too) are added to what the model reads.
+* A `continue: false` from a tool hook ends the run after its tool round (`hook_stopped`).
+* Stop runs when the model would stop (the loop's `stop_hook`); a block sends the model back,
+  at most `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` (default 8, 0: no cap) times in a row with no
+  tool call between, as in Claude Code. PreCompact runs before a summary.
+* UserPromptSubmit runs before a prompt goes in: a block keeps it out and says why; plain
+  stdout and `additionalContext` go in with it. SessionStart (source `startup` or `resume`)
+  runs before the first prompt and its context goes in with that prompt; SessionEnd (reason
+  `other`) when the session closes.
+
+Every run becomes a `HookRan`, collected here and yielded by the session before the next
+event (`drain`), so it shows where it happened; SessionEnd's come after the last event and
+are not shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Literal
+
+from stayer.config.model import HookMatcher
+from stayer.errors import ConfigError
+from stayer.events import HookRan
+from stayer.hooks import HookBase, HookEvent, HookRunner, Verdict
+from stayer.loop.state import CanUseTool, LoopParams, StopVerdict, ToolCall
+from stayer.messages import JSON, TextBlock
+from stayer.permissions import Decision
+from stayer.tools.base import ToolOutput
+
+DEFAULT_BLOCK_CAP = 8
+_TOOL_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+
+
+class SessionHooks:
+    """The hooks of one session, and what they have said in the run going on."""
+
+    def __init__(self, hooks: Mapping[str, Sequence[HookMatcher]], base: HookBase) -> None:
+        self._ran: list[HookRan] = []
+        self.runner = HookRunner(hooks, base, self._ran.append)
+        self.hooks = hooks
+        self._halt: str | None = None
+        self._context: dict[str, list[str]] = {}
+
+    def configured(self, *events: HookEvent) -> bool:
+        """Whether the settings give handlers for any of `events`."""
+        return any(self.hooks.get(event) for event in events)
+
+    def drain(self) -> list[HookRan]:
+        """The runs reported since the last call, oldest first."""
+        ran, self._ran[:] = list(self._ran), []
+        return ran
+
+    def wire(self, params: LoopParams) -> LoopParams:
+        """`params` with the loop's hook points filled in for the events that have hooks."""
+        if self.configured("PreToolUse", "Notification"):
+            params = replace(params, can_use_tool=self.permission_check(params.can_use_tool))
+        if self.configured(*_TOOL_EVENTS):
+            params = replace(params, after_tool=self.after_tool, halted=self.halted)
+        if self.configured("Stop"):
+            cap = block_cap(self.runner.base.env)
+            params = replace(params, stop_hook=self.stop, max_hook_blocks=cap)
+        if self.configured("PreCompact"):
+            params = replace(params, before_compact=self.before_compact)
+        return params
+
+    def begin_run(self) -> None:
+        """A new submission: what tool hooks said in the last one no longer holds."""
+        self._halt = None
+        self._context.clear()
+
+    def halted(self) -> str | None:
+        """Why a tool hook said `continue: false` in this run, or None."""
+        return self._halt
+
+    def _heed(self, verdict: Verdict) -> None:
+        stop = verdict.stop
+        if stop is not None and self._halt is None:
+            self._halt = stop or "A hook stopped the run (continue: false)."
+
+    def permission_check(self, inner: CanUseTool) -> CanUseTool:
+        """`inner` with PreToolUse hooks before it and Notification hooks after a denial."""
+
+        async def can_use_tool(call: ToolCall) -> Decision:
+            verdict = await self._pre_tool(call)
+            refused = _refusal(call, verdict)
+            if refused is not None:
+                return refused
+            rewritten, problem = _rewritten(call, verdict.updated_input)
+            if problem is not None:
+                return Decision("deny", problem)
+            decision = await inner(rewritten)
+            word = verdict.permission
+            asked = decision.behavior == "ask"
+            if word is not None and word[0] == "allow" and asked and decision.question == "mode":
+                decision = Decision("allow", by="hook")  # it answers what the mode would ask
+            elif asked:
+                await self._notify(decision.reason)  # a person would be asked now
+            if rewritten is not call and verdict.updated_input is not None:
+                decision = replace(decision, updated_input=dict(verdict.updated_input))
+            return decision
+
+        return can_use_tool
+
+    async def _pre_tool(self, call: ToolCall) -> Verdict:
+        name = call.tool.name
+        fields = {
+            "tool_name": name,
+            "tool_input": tool_input(call),
+            "tool_use_id": call.tool_use_id,
+        }
+        verdict = await self.runner.run("PreToolUse", fields, subject=name)
+        self._heed(verdict)
+        context = verdict.context()
+        if context:
+            self._context.setdefault(call.tool_use_id, []).extend(context)
+        return verdict
+
+    async def _notify(self, message: str) -> None:
+        if self.configured("Notification"):
+            fields = {"message": message, "notification_type": "permission_prompt"}
+            await self.runner.run("Notification", fields, subject="permission_prompt")
+
+    async def after_tool(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        """PostToolUse (or PostToolUseFailure) for a call that ran: its result with what the
+        hooks add (a block's word, context) after it."""
+        name = call.tool.name
+        event: HookEvent = "PostToolUseFailure" if output.is_error else "PostToolUse"
+        fields: dict[str, Any] = {
+            "tool_name": name,
+            "tool_input": tool_input(call),
+            "tool_use_id": call.tool_use_id,
+        }
+        if output.is_error:
+            fields["error"] = _text(output)
+        else:
+            fields["tool_response"] = dict(output.data) or _text(output)
+        verdict = await self.runner.run(event, fields, subject=name)
+        self._heed(verdict)
+        notes = self._context.pop(call.tool_use_id, [])
+        if verdict.blocks:
+            notes.append(f"{event} hook blocking error:\n" + "\n".join(verdict.blocks))
+        notes.extend(verdict.context())
+        return _added(output, notes)
+
+    async def stop(self, active: bool, last_message: str) -> StopVerdict:
+        """The Stop hooks' verdict when the model would stop."""
+        fields = {"stop_hook_active": active, "last_assistant_message": last_message}
+        verdict = await self.runner.run("Stop", fields)
+        blocks = "\n".join(verdict.blocks)
+        return StopVerdict(block=blocks or None, prevent=verdict.stop)
+
+    async def before_compact(self, trigger: Literal["auto", "manual"]) -> None:
+        """PreCompact, before a summary (what the hooks say does not stop it)."""
+        fields = {"trigger": trigger, "custom_instructions": None}
+        await self.runner.run("PreCompact", fields, subject=trigger)
+
+    async def prompt_submitted(self, prompt: str) -> tuple[str | None, tuple[str, ...]]:
+        """UserPromptSubmit: why the prompt is refused (None: it goes in), and the context to
+        add to it."""
+        if not self.configured("UserPromptSubmit"):
+            return None, ()
+        verdict = await self.runner.run("UserPromptSubmit", {"prompt": prompt})
+        if verdict.blocks:
+            return "UserPromptSubmit operation blocked by hook:\n" + "\n".join(verdict.blocks), ()
+        if verdict.stop is not None:
+            return verdict.stop or "A UserPromptSubmit hook stopped the prompt.", ()
+        return None, verdict.context(plain=True)
+
+    async def session_started(self, source: Literal["startup", "resume"]) -> tuple[str, ...]:
+        """SessionStart: the context its hooks give the model."""
+        if not self.configured("SessionStart"):
+            return ()
+        verdict = await self.runner.run("SessionStart", {"source": source}, subject=source)
+        return verdict.context(plain=True)
+
+    async def session_ended(self, reason: str = "other") -> None:
+        """SessionEnd, as the session closes."""
+        if self.configured("SessionEnd"):
+            await self.runner.run("SessionEnd", {"reason": reason}, subject=reason)
+
+
+BLOCK_CAP_VARIABLE = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
+
+
+def block_cap(env: Mapping[str, str]) -> int:
+    """How many Stop hook blocks in a row a turn allows (Claude Code's variable; 0: no cap)."""
+    raw = env.get(BLOCK_CAP_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_BLOCK_CAP
+    if not raw.isdigit():
+        raise ConfigError(
+            f"{BLOCK_CAP_VARIABLE} must be a whole number of blocks (0: no cap), not {raw!r}"
+        )
+    return int(raw)
+
+
+def tool_input(call: ToolCall) -> JSON:
+    """The call's input as the model gave it (what it set, by its names)."""
+    dumped: JSON = call.input.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return dumped
+
+
+def _refusal(call: ToolCall, verdict: Verdict) -> Decision | None:
+    """A denial for a PreToolUse block or `deny`, in Claude Code's words; None otherwise."""
+    if verdict.blocks:
+        return Decision(
+            "deny", f"PreToolUse:{call.tool.name} hook error: " + "\n".join(verdict.blocks)
+        )
+    word = verdict.permission
+    if word is not None and word[0] == "deny":
+        return Decision("deny", word[1] or f"A PreToolUse hook denied this {call.tool.name} call.")
+    return None
+
+
+def _rewritten(call: ToolCall, updated: dict[str, Any] | None) -> tuple[ToolCall, str | None]:
+    """The call with a hook's `updatedInput` (validated as the tool's own input is), or why
+    that input cannot be used."""
+    if updated is None:
+        return call, None
+    from pydantic import ValidationError
+
+    try:
+        parsed = call.tool.input_model.model_validate(updated)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        return call, f"A PreToolUse hook rewrote the input into one that is not valid: {problems}"
+    return replace(call, input=parsed), None
+
+
+def _text(output: ToolOutput) -> str:
+    content = output.content
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.text for part in content if isinstance(part, TextBlock))
+
+
+def _added(output: ToolOutput, notes: list[str]) -> ToolOutput:
+    """`output` with `notes` after its content."""
+    if not notes:
+        return output
+    extra = "\n\n".join(notes)
+    content = output.content
+    if isinstance(content, str):
+        return replace(output, content=f"{content}\n\n{extra}" if content.strip() else extra)
+    return replace(output, content=(*content, TextBlock(extra)))

@@ -1,0 +1,171 @@
+"""Stop, UserPromptSubmit, SessionStart and SessionEnd hooks from a project's settings, run
+as real processes in a run of the scripted model: their input, and what their replies do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import stayer
+from stayer.errors import ConfigError
+from stayer.events import Continue, Continuing, Finished, HookRan, SessionStarted, Terminal
+from stayer.messages import TextBlock, UserMessage
+from stayer.providers.scripted import text
+from stayer.session.options import QueryOptions
+from stayer.session.session import Session
+from tests.session.hook_kit import Kit, hook, kit, run, user_texts
+
+
+@pytest.fixture
+def k(tmp_path: Path) -> Kit:
+    return kit(tmp_path)
+
+
+def last_user_text(message: object) -> str:
+    assert isinstance(message, UserMessage)
+    return "\n".join(block.text for block in message.content if isinstance(block, TextBlock))
+
+
+async def test_a_blocking_stop_hook_sends_the_model_back_then_sees_stop_hook_active(
+    k: Kit,
+) -> None:
+    k.install({"Stop": [hook(k.command("block-unless-active"))]})
+    events, model = await run(k, [text("done"), text("tests pass, done")])
+
+    first, second = k.of("Stop")
+    assert (first["stop_hook_active"], first["last_assistant_message"]) == (False, "done")
+    assert (second["stop_hook_active"], second["last_assistant_message"]) == (
+        True,
+        "tests pass, done",
+    )
+    command = k.command("block-unless-active")
+    feedback = f"Stop hook feedback:\n[{command}]: run the tests first"
+    assert last_user_text(model.requests[1].messages[-1]) == feedback
+    assert Continuing(Continue.STOP_HOOK_BLOCKING) in events
+    finished = events[-1]
+    assert isinstance(finished, Finished)
+    assert (finished.terminal, finished.result_text) == (Terminal.COMPLETED, "tests pass, done")
+
+
+async def test_a_stop_hook_that_always_blocks_is_capped_and_the_turn_says_why(k: Kit) -> None:
+    k.install({"Stop": [hook(k.command("block", "never done"))]})
+    k.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "2"
+    events, model = await run(k, [text("one"), text("two"), text("three")])
+
+    assert len(k.of("Stop")) == 3 and len(model.requests) == 3
+    finished = events[-1]
+    assert isinstance(finished, Finished)
+    assert finished.terminal is Terminal.COMPLETED and finished.result_text == "three"
+    assert finished.message.startswith("A Stop hook kept the turn from ending 2 times in a row")
+
+
+async def test_the_default_cap_is_eight_blocks(k: Kit) -> None:
+    k.install({"Stop": [hook(k.command("block", "never done"))]})
+    events, model = await run(k, [text(f"answer {n}") for n in range(9)])
+    finished = events[-1]
+    assert len(model.requests) == 9
+    assert isinstance(finished, Finished) and "8 times in a row" in finished.message
+
+
+async def test_continue_false_from_a_stop_hook_ends_as_stop_hook_prevented(k: Kit) -> None:
+    said = {"continue": False, "stopReason": "Out of credits for today."}
+    k.install({"Stop": [hook(k.command("json", json.dumps(said)))]})
+    events, _ = await run(k, [text("done")])
+    finished = events[-1]
+    assert isinstance(finished, Finished)
+    assert (finished.terminal, finished.message) == (
+        Terminal.STOP_HOOK_PREVENTED,
+        "Out of credits for today.",
+    )
+
+
+async def test_a_stop_hook_that_crashes_lets_the_turn_end(k: Kit) -> None:
+    k.install({"Stop": [hook(k.command("crash"))]})
+    events, _ = await run(k, [text("done")])
+    finished = events[-1]
+    assert isinstance(finished, Finished) and finished.terminal is Terminal.COMPLETED
+    (stop,) = [e for e in events if isinstance(e, HookRan)]
+    assert (stop.hook_name, stop.outcome, stop.exit_code) == ("Stop", "error", 1)
+
+
+async def test_user_prompt_submit_gets_the_prompt_and_can_add_context(k: Kit) -> None:
+    k.install({"UserPromptSubmit": [hook(k.command("print", "Today is a holiday."))]})
+    events, model = await run(k, [text("ok")], prompt="plan my day")
+
+    (submitted,) = k.of("UserPromptSubmit")
+    assert submitted["prompt"] == "plan my day"
+    assert user_texts(events[-1]) == [
+        "plan my day",
+        "[Context a hook added to this prompt:]\nToday is a holiday.",
+    ]
+    assert len(model.requests) == 1
+
+
+async def test_a_blocking_user_prompt_submit_keeps_the_prompt_out(k: Kit) -> None:
+    k.install({"UserPromptSubmit": [hook(k.command("block", "no secrets in prompts"))]})
+    events, model = await run(k, [], prompt="my password is hunter2")
+
+    finished = events[-1]
+    assert isinstance(finished, Finished)
+    command = k.command("block", "no secrets in prompts")
+    assert (finished.terminal, finished.message, finished.messages) == (
+        Terminal.HOOK_STOPPED,
+        f"UserPromptSubmit operation blocked by hook:\n[{command}]: no secrets in prompts",
+        (),
+    )
+    assert model.requests == []
+    assert [type(e).__name__ for e in events] == ["SessionStarted", "HookRan", "Finished"]
+
+
+async def test_session_start_and_end_fire_once_with_their_source_and_reason(k: Kit) -> None:
+    k.install(
+        {
+            "SessionStart": [hook(k.command("print", "Branch main is frozen."), "startup")],
+            "SessionEnd": [hook(k.command("ok"))],
+        }
+    )
+    events, _ = await run(k, [text("ok")])
+
+    started = events[0]
+    assert isinstance(started, SessionStarted)
+    assert [(d["hook_event_name"], d.get("source"), d.get("reason")) for d in k.inputs()] == [
+        ("SessionStart", "startup", None),
+        ("SessionEnd", None, "other"),
+    ]
+    assert user_texts(events[-1]) == [
+        "go",
+        "[Context a hook added to this prompt:]\nBranch main is frozen.",
+    ]
+
+
+async def test_a_session_start_matcher_for_resume_does_not_fire_at_startup(k: Kit) -> None:
+    k.install({"SessionStart": [hook(k.command("ok"), "resume")]})
+    await run(k, [text("ok")])
+    assert k.inputs() == []
+
+
+async def test_a_bad_block_cap_is_one_clear_line(k: Kit) -> None:
+    k.install({"Stop": [hook(k.command("ok"))]})
+    k.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "lots"
+    with pytest.raises(ConfigError, match="must be a whole number of blocks"):
+        await run(k, [text("ok")])
+
+
+async def test_session_start_says_resume_when_a_saved_session_goes_on(k: Kit) -> None:
+    k.install({"SessionStart": [hook(k.command("ok"))]})
+    first = QueryOptions(cwd=k.project, env=k.env, provider=stayer.ScriptedProvider([text("a")]))
+    async with Session(first) as session:
+        _ = [event async for event in session.submit("one")]
+        saved = session.session_id
+    again = QueryOptions(
+        cwd=k.project, env=k.env, provider=stayer.ScriptedProvider([text("b")]), resume=saved
+    )
+    async with Session(again) as session:
+        _ = [event async for event in session.submit("two")]
+    assert [(d["source"], d["session_id"]) for d in k.of("SessionStart")] == [
+        ("startup", saved),
+        ("resume", saved),
+    ]
+    assert k.of("SessionStart")[0]["transcript_path"].endswith(f"{saved}.jsonl")
