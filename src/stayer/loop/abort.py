@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import Generic, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -56,6 +56,34 @@ class AbortSignal:
                 await asyncio.wait_for(woken, seconds)
         finally:
             stop()
+
+
+async def until_aborted(step: Awaitable[T], abort: AbortSignal) -> T | None:
+    """`step`'s result, or None once `abort` fires first (the step is then cancelled: a hook
+    that hangs must not hold an interrupted run for its whole timeout)."""
+    if abort.aborted:
+        if isinstance(step, Coroutine):
+            step.close()
+        return None
+    task = asyncio.ensure_future(step)
+    woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake() -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    stop = abort.listen(wake)
+    try:
+        either: list[asyncio.Future[Any]] = [task, woken]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    return None
 
 
 class _Item(Generic[T]):

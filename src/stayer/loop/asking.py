@@ -32,10 +32,11 @@ async def ask(
     if params.decide is None:
         return replace(asked, behavior="deny")
     name = item.block.name
+    shown = asked.updated_input if asked.updated_input is not None else item.block.input
     request = PermissionRequested(
         item.block.id,
         name,
-        dict(item.block.input),
+        dict(shown),  # what would run: a PreToolUse hook may have rewritten it
         asked.reason,
         asked.rule,
         asked.suggestions,

@@ -36,6 +36,7 @@ from stayer.context.saved_prompt import plain_prompt, save_prompt
 from stayer.events import Compacted, Continue, Event, Retrying, Terminal
 from stayer.messages import AssistantMessage, TextBlock
 
+from .abort import until_aborted
 from .fallback import billed
 from .reattach import reread
 from .recovery import Finish, Retry, Step
@@ -247,7 +248,7 @@ async def _summarise(
     PreCompact hooks run first (`trigger` auto: the run chose to, whether ahead of the limit
     or after a refusal, as Claude Code counts both)."""
     if params.before_compact is not None:
-        await params.before_compact("auto")
+        await until_aborted(params.before_compact("auto"), params.abort)
     budget = params.context_window - SUMMARY_MAX_TOKENS - AUTOCOMPACT_BUFFER
     request = summary_request(state.messages, budget_tokens=budget)
     summariser = replace(params, system_prompt=request.system, purpose="compact")

@@ -35,7 +35,7 @@ from stayer.messages import (
 )
 
 from . import compaction, recovery
-from .abort import relay
+from .abort import relay, until_aborted
 from .compaction import Outcome
 from .executor import Executor
 from .fallback import billed, handed_over, run_cost
@@ -195,8 +195,9 @@ async def _decide(
         if params.abort.aborted:
             return replace(ABORTED_WHILE_CHECKING, state=state)
     if not reports and params.stop_hook is not None:
-        verdict = await params.stop_hook(state.stop_hook_active, answer_text(state.messages))
-        if params.abort.aborted:
+        hook = params.stop_hook(state.stop_hook_active, answer_text(state.messages))
+        verdict = await until_aborted(hook, params.abort)
+        if verdict is None or params.abort.aborted:
             return replace(ABORTED_WHILE_CHECKING, state=state)
         hooked = recovery.after_stop_hook(params, state, verdict)
         if hooked is not None:

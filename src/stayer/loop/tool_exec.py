@@ -174,7 +174,10 @@ async def _outcome(
     call = item.call
     decision = await params.can_use_tool(call)
     if decision.behavior == "ask":
+        rewritten = decision.updated_input  # by a PreToolUse hook: the question is about it
         decision = await ask(params, item, decision, emit)
+        if decision.updated_input is None and rewritten is not None:
+            decision = replace(decision, updated_input=rewritten)
     if decision.behavior != "allow":
         return "denied", ToolOutput(decision.reason or _denied(call), is_error=True)
     if decision.updated_input is not None:

@@ -19,8 +19,10 @@ writes that path.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from stayer.exec.globs import glob_literal
 from stayer.tools.base import SubjectKind
 
 from .matching import covered, first_hit, inside, lexical_subject, resolve_subject, rule_path
@@ -100,6 +102,8 @@ def _decide(
         return Decision(
             "deny", f"Permission to use {tool} has been denied by a deny rule.", rule=str(denied)
         )
+    if policy.mode == "plan" and not read_only and not exits_plan:
+        return plan_refusal(tool)  # before any question: no answer makes a change in plan mode
     asked = first_hit(policy.ask, tool, names, cwd, kind)
     if asked is not None:
         return asked_by_rule(tool, asked)
@@ -117,8 +121,6 @@ def _decide(
     within = inside(subject, (cwd, *policy.directories))
     if policy.mode == "acceptEdits" and writes and within:
         return Decision("allow")
-    if policy.mode == "plan":
-        return plan_refusal(tool)
     if writes and subject is not None and not within:
         return outside(policy, tool, subject, cwd)
     return unattended(policy, tool, subject, kind)
@@ -152,49 +154,77 @@ def reads_denied(
     policy: PermissionPolicy, *, tool: str, paths: tuple[str, ...] | None, cwd: Path
 ) -> Decision | None:
     """A denial when a file this call reads is one a deny rule of `tool` names (the tool whose
-    rules judge reading: a shell command that reads `.env` is judged as reading it would be);
-    None otherwise. Each path is judged as written and where it really points; a call that
-    cannot tell what it reads (`paths` None) is denied while any such rule has a pattern."""
-    rules = tuple(rule for rule in policy.deny if rule.names(tool) and rule.specifier)
+    rules judge reading: a shell command that reads `.env` is judged as reading it would be),
+    a question when an ask rule of `tool` names it; None otherwise. Each path is judged as
+    written and where it really points; a call that cannot tell what it reads (`paths` None)
+    is refused (or asked about) while any such rule has a pattern."""
+    for rules, answer in ((policy.deny, "deny"), (policy.ask, "ask")):
+        hit = _read_hit(tuple(r for r in rules if r.names(tool) and r.specifier), paths, cwd)
+        if hit is None:
+            continue
+        path, rule = hit
+        if answer == "ask":
+            return replace(asked_by_rule(tool, rule), reason=_read_refusal(tool, path, "an ask"))
+        return Decision("deny", _read_refusal(tool, path, "a deny"), rule=str(rule))
+    return None
+
+
+def _read_hit(
+    rules: tuple[Rule, ...], paths: tuple[str, ...] | None, cwd: Path
+) -> tuple[str | None, Rule] | None:
+    """The path read (None: unknown) and the rule it meets, if any."""
     if not rules:
         return None
     if paths is None:
-        return Decision(
-            "deny",
-            f"Permission denied: the files this command reads cannot be told from its words, "
-            f"and {tool} deny rules are in force. Name the files plainly instead.",
-        )
+        return None, rules[0]
     for path in paths:
-        if path.endswith("/**") and _tree_holds(rules, path[:-3] or "/", cwd):
-            return Decision(
-                "deny",
-                f"Permission denied: a search of everything under {path[:-3] or '/'} would read "
-                f"files a deny rule for {tool} names. Search a narrower folder, or use the "
-                "search tool, which leaves those files out.",
-            )
+        if path.endswith("/**"):
+            folder = path[:-3] or "/"
+            hit = next((rule for rule in rules if _tree_holds((rule,), folder, cwd)), None)
+            if hit is not None:
+                return path, hit
+            continue
         names: tuple[str, ...] = (resolve_subject(path, cwd), lexical_subject(path, cwd))
-        # A directory holds what `dir/**` denies: searching it reads those files.
+        # A directory holds what `dir/**` names: searching it reads those files.
         names += tuple(name.rstrip("/") + "/" for name in names)
-        if any(
-            rule.matches(tool, name, cwd, kind="path", fold=True)
-            for rule in rules
-            for name in names
-        ):
-            return Decision(
-                "deny",
-                f"Permission to read {path} has been denied by a deny rule for {tool}; reading "
-                "it another way is denied as well.",
-            )
+        for rule in rules:
+            if any(rule.matches(rule.tool, n, cwd, kind="path", fold=True) for n in names):
+                return path, rule
     return None
+
+
+def _read_refusal(tool: str, path: str | None, kind: str) -> str:
+    if path is None:
+        return (
+            f"Permission denied: the files this command reads cannot be told from its words, "
+            f"and {kind} rule for {tool} is in force. Name the files plainly instead."
+        )
+    if path.endswith("/**"):
+        return (
+            f"Permission denied: a search of everything under {path[:-3] or '/'} would read "
+            f"files {kind} rule for {tool} names. Search a narrower folder, or use the search "
+            "tool, which leaves those files out."
+        )
+    return (
+        f"Permission to read {path} has been denied by {kind} rule for {tool}; reading it "
+        "another way is refused as well."
+    )
 
 
 def _tree_holds(rules: tuple[Rule, ...], folder: str, cwd: Path) -> bool:
     """Whether a rule's pattern names something under `folder` (or the folder itself)."""
-    roots = {resolve_subject(folder, cwd).casefold(), lexical_subject(folder, cwd).casefold()}
+    roots = {
+        glob_literal(resolve_subject(folder, cwd)).casefold().rstrip("/") + "/",
+        glob_literal(lexical_subject(folder, cwd)).casefold().rstrip("/") + "/",
+    }
     for rule in rules:
         pattern = rule.path_pattern(cwd).casefold()
-        if any(pattern == root or pattern.startswith(root.rstrip("/") + "/") for root in roots):
-            return True
+        above, any_depth, _ = pattern.partition("/**/")
+        for root in roots:
+            if (pattern + "/").startswith(root):  # it names something under the folder
+                return True
+            if any_depth and root.startswith(above.rstrip("/") + "/"):  # a name at any depth
+                return True
     return False
 
 

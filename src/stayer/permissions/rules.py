@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from stayer.errors import ConfigError
+from stayer.exec.globs import glob_literal
 from stayer.tools.base import SubjectKind
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.\-]+(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
@@ -106,13 +107,16 @@ class Rule:
         pattern = self.specifier or "**"
         if pattern.startswith("//"):
             return os.path.normpath(pattern[1:])
+        if pattern.startswith("~/") or pattern == "~":
+            return os.path.normpath(glob_literal(str(Path.home())) + pattern[1:])
         if pattern.startswith("~"):  # a `~user` that does not exist stays as written
-            return os.path.normpath(cwd / expanded(pattern))
+            return os.path.normpath(glob_literal(str(cwd / expanded(pattern))))
         if pattern.startswith("/"):
-            return os.path.normpath(f"{self.root or cwd}{pattern}")
+            return os.path.normpath(glob_literal(str(self.root or cwd)) + pattern)
         if "/" not in pattern.rstrip("/"):  # no slash inside: at any depth, as in gitignore
             pattern = "**/" + pattern
-        return os.path.normpath(cwd / pattern)  # `./p` and `a/p`: from the working directory
+        # `./p` and `a/p`: from the working directory, whose name is no pattern of its own
+        return os.path.normpath(glob_literal(str(cwd)) + "/" + pattern)
 
 
 def expanded(path: str | None) -> Path:

@@ -166,16 +166,17 @@ def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
         if refused is not None:
             return refused
         reads_under = call.tool.reads_under
+        read: Decision | None = None
         if reads_under is not None:
-            paths = call.tool.read_paths(call.input)
-            denied = reads_denied(policy, tool=reads_under, paths=paths, cwd=cwd)
-            if denied is not None:
-                return denied
+            paths = call.tool.read_paths(call.input, cwd)
+            read = reads_denied(policy, tool=reads_under, paths=paths, cwd=cwd)
+            if read is not None and read.behavior == "deny":
+                return read
         aliases: tuple[str, ...] = ()
         if call.tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
-        return evaluate(
+        decision = evaluate(
             policy,
             tool=call.tool.name,
             subject=subject,
@@ -185,6 +186,8 @@ def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
             aliases=aliases,
             exits_plan=call.tool.exits_plan,
         )
+        # a read an ask rule names asks, unless the call is refused outright anyway
+        return decision if read is None or decision.behavior == "deny" else read
 
     return can_use_tool
 

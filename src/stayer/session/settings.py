@@ -29,6 +29,7 @@ from pathlib import Path
 
 from stayer.config import Loaded, SourceDir, SourceRule, load_settings, parse_levels
 from stayer.errors import ConfigError
+from stayer.exec.globs import glob_literal
 from stayer.permissions import Rule
 
 from .options import QueryOptions
@@ -112,7 +113,7 @@ def _placed(rule: Rule, root: Path) -> str | None:
         return None
     if spec.startswith("//"):
         return None
-    return f"{rule.tool}(/{str(root).rstrip('/')}{spec})"
+    return f"{rule.tool}(/{glob_literal(str(root)).rstrip('/')}{spec})"
 
 
 def _directories(given: Sequence[SourceDir], warnings: list[str]) -> list[str]:

@@ -193,9 +193,10 @@ class Tool(ABC, Generic[InputT]):
     """The tool whose deny rules also judge the files this call reads (`read_paths`): Bash's
     are judged as Read's, so a rule denying `Read(.env)` stops `cat .env` as well."""
 
-    def read_paths(self, tool_input: InputT) -> tuple[str, ...] | None:
-        """The files this call reads besides its subject, as written; None when it cannot
-        tell (then every deny rule of `reads_under` with a pattern applies)."""
+    def read_paths(self, tool_input: InputT, cwd: Path) -> tuple[str, ...] | None:
+        """The files this call, run from the session's `cwd`, reads besides its subject (as
+        written, or absolute); None when it cannot tell (then every deny rule of
+        `reads_under` with a pattern applies)."""
         return ()
 
     @abstractmethod

@@ -129,10 +129,12 @@ class BashTool(Tool[BashInput]):
     def permission_subject(self, tool_input: BashInput) -> str | None:
         return tool_input.command
 
-    def read_paths(self, tool_input: BashInput) -> tuple[str, ...] | None:
-        """Every word that may name a file the command reads; None when the parse cannot see
-        all it runs."""
-        return paths_read(shell_syntax.parse(tool_input.command))
+    def read_paths(self, tool_input: BashInput, cwd: Path) -> tuple[str, ...] | None:
+        """Every word that may name a file the command reads, from the folder the shell is
+        in now (an earlier call may have `cd`-ed); None when the parse cannot see all it
+        runs."""
+        shell = self._cwd_by_root.get(cwd, cwd)
+        return paths_read(shell_syntax.parse(tool_input.command), shell)
 
     def is_read_only(self, tool_input: BashInput) -> bool:
         """Read-only by a real parse of the command and a table of programs that only look

@@ -9,9 +9,12 @@ the manner of Claude Code's read-only validation, rather than what is known to b
 
 from __future__ import annotations
 
+import glob as _glob
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from stayer.exec.shell_syntax import Parsed, SimpleCommand, Word, parse
 
@@ -233,35 +236,62 @@ def is_read_only_command(command_line: str) -> bool:
 
 NOT_FILE_READERS = frozenset(
     {"echo", "printf", "true", "false", "test", "[", "pwd", "which", "type", "date", "expr",
-     "seq", "sleep", "basename", "dirname", "whoami", "id", "uname", "hostname", "exit"}
+     "seq", "sleep", "basename", "dirname", "whoami", "id", "uname", "hostname", "exit",
+     "export", "set", "unset", "read", "wait", "kill", "return", "shift", "ulimit", "umask",
+     "nproc"}
 )  # fmt: skip
 """Programs that never open their arguments as files, whose words a read rule need not see."""
 
+_CHANGES_FOLDER = frozenset({"cd", "pushd"})
 
-def paths_read(parsed: Parsed) -> tuple[str, ...] | None:
+
+def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | None:
     """What a parsed line may read, as written: every word after a program's name that is not
-    an option (the value of ``--opt=value``), and every file redirected in; None when one of
-    them is known only when the line runs (an expansion, a glob). Words that are not paths are
-    in it too: they can only make a deny rule match more. A folder a recursive search reads
-    whole comes as ``folder/**``."""
+    an option (the value of ``--opt=value``), and every file redirected in, relative to where
+    the line has `cd`-ed by then (from `cwd`, the shell's folder, when given); a glob is
+    expanded on disk besides. None when one of them is known only when the line runs (an
+    expansion), or comes from standard input (`xargs`). Words that are not paths are in it too:
+    they can only make a deny rule match more. A folder a recursive search reads whole comes as
+    ``folder/**``; a git word `rev:path` also as `path`."""
     if parsed.opaque or any(target.dynamic for target in parsed.reads):
         return None
     words: list[str] = []
+    here = str(cwd) if cwd is not None else ""
     for command in parsed.every_command():
+        if command.fed:
+            return None  # it reads the names it is given on its standard input
         if command.program in NOT_FILE_READERS:
             continue
-        named: list[str] = []
-        for word in command.words[1:]:
-            if word.dynamic:
-                return None
-            text = word.text.partition("=")[2] if word.text.startswith("-") else word.text
-            if text:
-                named.append(text)
+        named = _named(command, here)
+        if named is None:
+            return None
+        if command.program in _CHANGES_FOLDER:
+            here = os.path.join(here, named[0]) if named else str(Path.home())
+            continue
         if _searches_trees(command):
             # what it reads is everything under the folders it is given (or the working one)
             named += [folder.rstrip("/") + "/**" for folder in _searched(command) or ["."]]
-        words += named
-    return (*words, *(target.text for target in parsed.reads))
+        words += [os.path.join(here, word) if here else word for word in named]
+    return (*words, *(os.path.join(here, t.text) if here else t.text for t in parsed.reads))
+
+
+def _named(command: SimpleCommand, here: str) -> list[str] | None:
+    """The words of a command that may name files (an option's value too, a glob's matches
+    too); None when one is known only when the line runs."""
+    named: list[str] = []
+    for word in command.words[1:]:
+        text = word.text.partition("=")[2] if word.text.startswith("-") else word.text
+        if word.dynamic:
+            if "$" in text or "`" in text:
+                return None
+            if here:  # a glob: what it matches there, and the pattern itself below
+                named += _glob.glob(text, root_dir=here, recursive=True)
+        if not text:
+            continue
+        named.append(text)
+        if command.program == "git" and ":" in text:
+            named.append(text.partition(":")[2])  # `HEAD:secrets/key`, `:.env`
+    return named
 
 
 _TREE_SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep"})

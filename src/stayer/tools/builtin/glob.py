@@ -70,7 +70,7 @@ class GlobTool(Tool[GlobInput]):
     # search of `secrets/` too.
     reads_under = "Read"
 
-    def read_paths(self, tool_input: GlobInput) -> tuple[str, ...] | None:
+    def read_paths(self, tool_input: GlobInput, cwd: Path) -> tuple[str, ...] | None:
         return (tool_input.path or ".",)
 
     async def call(self, tool_input: GlobInput, ctx: ToolContext) -> ToolOutput:

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from stayer.exec import CommandResult
+from stayer.exec.globs import glob_literal
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     VCS_DIRECTORIES,
@@ -164,7 +165,7 @@ class GrepTool(Tool[GrepInput]):
     # search of `secrets/` too.
     reads_under = "Read"
 
-    def read_paths(self, tool_input: GrepInput) -> tuple[str, ...] | None:
+    def read_paths(self, tool_input: GrepInput, cwd: Path) -> tuple[str, ...] | None:
         return (tool_input.path or ".",)
 
     async def call(self, tool_input: GrepInput, ctx: ToolContext) -> ToolOutput:
@@ -229,11 +230,15 @@ def _mode_args(tool_input: GrepInput) -> list[str]:
 def excluded_globs(denied: tuple[str, ...], root: Path) -> list[str]:
     """rg arguments that leave out of a search under `root` what deny rules forbid reading
     (case-folded, as deny rules compare paths)."""
-    base = str(root).rstrip("/") + "/"
+    base = glob_literal(str(root)).rstrip("/") + "/"
     args: list[str] = []
     for pattern in denied:
         if pattern.startswith(base):
             args += ["--iglob", "!" + pattern[len(base) :]]
+            continue
+        above, any_depth, tail = pattern.partition("/**/")
+        if any_depth and base.startswith(above.rstrip("/") + "/"):  # a name at any depth
+            args += ["--iglob", "!**/" + tail]
     return args
 
 
