@@ -30,6 +30,7 @@ from stayer.permissions import (
     Decision,
     PermissionPolicy,
     PermissionState,
+    Rule,
     evaluate,
     lexical_subject,
     nul_refusal,
@@ -49,8 +50,8 @@ from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
 from .sandboxing import check_sandbox, session_sandbox
-from .settings import settle
-from .system_prompt import system_prompt
+from .settings import Settled, settle
+from .system_prompt import SystemPrompt, system_prompt
 from .toolset import run_toolbox
 
 
@@ -281,13 +282,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     cwd = _working_directory(options)
     settled = settle(options, cwd, _env(options))
     options, env = settled.options, settled.env
-    policy = PermissionPolicy(
-        mode=parse_mode(options.permission_mode or "default"),
-        allow=parse_rules(_listed(options.allowed_tools)),
-        deny=parse_rules(_listed(options.disallowed_tools)),
-        ask=settled.ask,
-        directories=_directories(options.add_dirs, cwd),
-    )
+    policy = _policy(options, settled.ask, cwd)
     permissions = PermissionState(policy)
     _check_limits(options)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
@@ -340,13 +335,42 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     tool_context.ask_model = model_asker(params, asked)
     # last: nothing after it may fail and leave its private /tmp behind
     tool_context.sandbox = session_sandbox(options, env, cwd=cwd, directories=policy.directories)
-    started = SessionStarted(
+    started = _announced(params, choice, system, settled, session_id=session_id, cwd=cwd)
+    hooks = settled.loaded.settings.hooks
+    warnings = (*settled.warnings, *unsupported(hooks))
+    return Setup(params, started, owns, system.render, permissions, warnings, hooks)
+
+
+def _policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> PermissionPolicy:
+    """The permission policy the run starts with: the mode, the flags' rules with the
+    settings' folded in, and the working directories."""
+    return PermissionPolicy(
+        mode=parse_mode(options.permission_mode or "default"),
+        allow=parse_rules(_listed(options.allowed_tools)),
+        deny=parse_rules(_listed(options.disallowed_tools)),
+        ask=ask,
+        directories=_directories(options.add_dirs, cwd),
+    )
+
+
+def _announced(
+    params: LoopParams,
+    choice: ModelChoice,
+    system: SystemPrompt,
+    settled: Settled,
+    *,
+    session_id: str,
+    cwd: Path,
+) -> SessionStarted:
+    """What the session's first event says of the model, tools, memory and settings."""
+    mode = parse_mode(settled.options.permission_mode or "default")
+    return SessionStarted(
         session_id=session_id,
         model=choice.display_name,
-        provider=provider.name,
-        tools=tools.names,
+        provider=params.provider.name,
+        tools=params.tools.names,
         cwd=str(cwd),
-        permission_mode=policy.mode,
+        permission_mode=mode,
         context_window=choice.context_window,
         max_output_tokens=params.max_tokens,
         memory_files=system.memory.paths,
@@ -354,9 +378,6 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         settings_files=tuple(source.origin for source in settled.loaded.sources if source.settings),
         settings_warnings=settled.warnings,
     )
-    hooks = settled.loaded.settings.hooks
-    warnings = (*settled.warnings, *unsupported(hooks))
-    return Setup(params, started, owns, system.render, permissions, warnings, hooks)
 
 
 def _betas(given: Sequence[str]) -> tuple[str, ...]:
