@@ -173,6 +173,23 @@ async def test_ask_leaves_the_call_to_the_rules_and_notification_hears_the_denia
     )
 
 
+async def test_a_hooks_ask_puts_a_call_the_rules_allow_to_a_person(k: Kit) -> None:
+    said = {
+        "hookSpecificOutput": {
+            "permissionDecision": "ask",
+            "permissionDecisionReason": "check this one first",
+        }
+    }
+    k.install({"PreToolUse": [hook(k.command("json", json.dumps(said)))]})
+    target = k.project / "new.txt"
+    steps = [tool_call("Write", {"file_path": str(target), "content": "x"}), text("done")]
+    events, _ = await run(k, steps, permission_mode="bypassPermissions")
+
+    assert not target.exists()  # headless: nobody answers, so it is denied in the hook's words
+    ((denial, error),) = results(events[-1])
+    assert error and denial == "check this one first"
+
+
 async def test_updated_input_runs_the_call_with_it(k: Kit) -> None:
     said = {"hookSpecificOutput": {"updatedInput": {"command": "echo rewritten"}}}
     k.install({"PreToolUse": [hook(k.command("json", json.dumps(said)))]})

@@ -102,6 +102,11 @@ class SessionHooks:
                 return Decision("deny", problem)
             decision = await inner(rewritten)
             word = verdict.permission
+            if word is not None and word[0] == "ask" and decision.behavior == "allow":
+                # as in Claude Code, a hook's ask puts the call to a person whatever the rules
+                # allow (headless, nobody answers, so it is denied with the hook's words)
+                reason = word[1] or f"A PreToolUse hook wants this {call.tool.name} call approved."
+                decision = Decision("ask", reason, question="rule", by="hook")
             asked = decision.behavior == "ask"
             if word is not None and word[0] == "allow" and asked and decision.question == "mode":
                 decision = Decision("allow", by="hook")  # it answers what the mode would ask
