@@ -12,8 +12,8 @@ sent for one exactly as long as the message lives.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, get_args
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias, TypeVar, get_args
 
 JSON: TypeAlias = Any
 """A value decoded from JSON (dict, list, str, int, float, bool or None)."""
@@ -184,6 +184,7 @@ class AssistantMessage:
 
 
 Message: TypeAlias = UserMessage | AssistantMessage
+MessageT = TypeVar("MessageT", bound=Message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +369,17 @@ class HistoryProblem:
         }[self.fault]
 
 
+def is_blank_text(block: ContentBlock) -> bool:
+    """A text block of nothing but whitespace (models stream them), which the API refuses."""
+    return isinstance(block, TextBlock) and not block.text.strip()
+
+
+def without_blank_text(message: MessageT) -> MessageT:
+    """`message` without its blank text blocks (the same object when it has none)."""
+    kept = tuple(block for block in message.content if not is_blank_text(block))
+    return message if len(kept) == len(message.content) else replace(message, content=kept)
+
+
 def history_problems(messages: Sequence[Message]) -> list[HistoryProblem]:
     """Everything that makes `messages` invalid for the API (empty when it is valid): roles
     alternate from the user's, only the last assistant message may be empty, no text block is
@@ -381,7 +393,7 @@ def history_problems(messages: Sequence[Message]) -> list[HistoryProblem]:
     for index, message in enumerate(messages):
         if index and message.role == messages[index - 1].role:
             problems.append(HistoryProblem("roles_repeat", index))
-        if any(isinstance(b, TextBlock) and not b.text.strip() for b in message.content):
+        if any(is_blank_text(b) for b in message.content):
             problems.append(HistoryProblem("blank_text", index))  # the API refuses those
         results = tuple(
             block.tool_use_id for block in message.content if isinstance(block, ToolResultBlock)

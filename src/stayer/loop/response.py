@@ -26,7 +26,7 @@ from stayer.events import (
     Terminal,
     Withdrawn,
 )
-from stayer.messages import AssistantMessage, ContentBlock, TextBlock, ToolUseBlock, Usage
+from stayer.messages import AssistantMessage, ToolUseBlock, Usage, is_blank_text
 from stayer.providers.base import MessageAssembler
 
 from .executor import Executor
@@ -85,7 +85,7 @@ def started_part(stream: Response, starting: str | None = None) -> AssistantMess
     started = {*stream.executor.round.started, *([starting] if starting else [])}
     blocks = [stream.assembler.blocks[i] for i in sorted(stream.assembler.blocks)]
     ran = [i for i, b in enumerate(blocks) if isinstance(b, ToolUseBlock) and b.id in started]
-    kept = tuple(block for block in blocks[: ran[-1] + 1 if ran else 0] if not blank(block))
+    kept = tuple(block for block in blocks[: ran[-1] + 1 if ran else 0] if not is_blank_text(block))
     return replace(stream.assembler.message(), content=kept)
 
 
@@ -180,8 +180,3 @@ def may_withdraw(message: AssistantMessage) -> bool:
     if message.tool_uses:
         return False
     return message.stop_reason == "tool_use" or not message.text.strip()
-
-
-def blank(block: ContentBlock) -> bool:
-    """A text block of nothing but whitespace, which the API refuses."""
-    return isinstance(block, TextBlock) and not block.text.strip()

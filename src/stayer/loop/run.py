@@ -32,6 +32,8 @@ from stayer.events import (
 from stayer.messages import (
     AssistantMessage,
     Message,
+    is_blank_text,
+    without_blank_text,
 )
 
 from . import compaction, recovery
@@ -40,7 +42,7 @@ from .compaction import Outcome
 from .executor import Executor
 from .fallback import billed, handed_over, run_cost
 from .recovery import Finish, Retry, RunTools, Step, append_user
-from .response import INCOMPLETE, Response, blank, broken, go_on_from_what_ran, stream_response
+from .response import INCOMPLETE, Response, broken, go_on_from_what_ran, stream_response
 from .state import LoopParams, LoopState
 from .stream_cut import answer_text
 from .tool_round import INTERRUPTED_MARKER, AfterTools, tool_round
@@ -263,16 +265,14 @@ def _without_blank_text(message: AssistantMessage) -> AssistantMessage:
     """The answer without text blocks of nothing but whitespace (models stream them between
     blocks), which the API refuses once the answer is no longer last; an answer of nothing
     else stays as it is, for recovery to see it is empty."""
-    kept = tuple(block for block in message.content if not blank(block))
-    return (
-        message if not kept or len(kept) == len(message.content) else replace(message, content=kept)
-    )
+    kept = without_blank_text(message)
+    return kept if kept.content else message
 
 
 def _keep_partial(state: LoopState, stream: Response) -> LoopState:
     """Keep the blocks of an interrupted answer that streamed completely."""
     partial = stream.assembler.message()
-    blocks = tuple(block for block in partial.content if not blank(block))
+    blocks = tuple(block for block in partial.content if not is_blank_text(block))
     if stream.complete_message is not None or not blocks:
         return state
     return replace(state, messages=(*state.messages, replace(partial, content=blocks)))
@@ -307,7 +307,7 @@ def _without_empty_last(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     last = messages[-1] if messages else None
     if not isinstance(last, AssistantMessage):
         return messages
-    kept = tuple(block for block in last.content if not blank(block))
+    kept = tuple(block for block in last.content if not is_blank_text(block))
     if not kept:
         return messages[:-1]
     if len(kept) == len(last.content):

@@ -43,6 +43,7 @@ from stayer.messages import (
     UserMessage,
     block_to_wire,
     usage_from_wire,
+    without_blank_text,
 )
 from stayer.providers._encoded import EncodedHistory, Memo, dumps, json_array, json_object
 from stayer.providers._http import (
@@ -227,9 +228,7 @@ def _sendable(message: Message) -> tuple[ContentBlock, ...]:
     """The API refuses blank text blocks, which a model can stream; they carry nothing."""
     if not isinstance(message, AssistantMessage):
         return message.content
-    kept = tuple(
-        b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
-    )
+    kept = without_blank_text(message).content
     return kept or message.content
 
 

@@ -22,6 +22,7 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
     history_problems,
+    without_blank_text,
 )
 
 UNKNOWN_OUTCOME = (
@@ -49,7 +50,7 @@ def repair(messages: Sequence[Message]) -> Repaired:
     fixes = [str(problem) for problem in history_problems(messages)] if messages else []
     out: list[Message] = []
     made: set[str] = set()
-    for message in map(_without_blank_text, messages):
+    for message in map(without_blank_text, messages):
         if isinstance(message, AssistantMessage):
             _add_answer(out, _without_repeated_calls(message, made))
         else:
@@ -65,15 +66,6 @@ def repair(messages: Sequence[Message]) -> Repaired:
     left = history_problems(repaired) if repaired else []
     assert not left, f"repair left the history invalid: {left}"
     return Repaired(repaired, tuple(fixes), interrupted)
-
-
-def _without_blank_text(message: Message) -> Message:
-    """`message` without text blocks of nothing but whitespace, which the API refuses (an
-    interrupted answer can leave one)."""
-    kept = tuple(
-        b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())
-    )
-    return message if len(kept) == len(message.content) else replace(message, content=kept)
 
 
 def _without_repeated_calls(message: AssistantMessage, made: set[str]) -> AssistantMessage:

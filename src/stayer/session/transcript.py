@@ -33,11 +33,10 @@ from typing import IO, Any
 from stayer._version import __version__
 from stayer.messages import (
     AssistantMessage,
-    ContentBlock,
     Message,
-    TextBlock,
     ToolResultBlock,
     UserMessage,
+    is_blank_text,
     message_from_wire,
     message_to_wire,
 )
@@ -181,7 +180,7 @@ class TranscriptWriter:
             return None
         # The answer on record left out its blank text (the API refuses it), which the whole
         # answer may still hold: compare what is not blank.
-        shown = [i for i, block in enumerate(now.content) if not _blank(block)]
+        shown = [i for i, block in enumerate(now.content) if not is_blank_text(block)]
         size = len(before.content)
         if len(shown) < size or [now.content[i] for i in shown[:size]] != list(before.content):
             return None
@@ -458,10 +457,6 @@ def _joins(
     if isinstance(earlier, AssistantMessage) and last is not None and _only_results(last):
         return len(messages) - 2 if earlier.id == message.id and parent == chain[-2] else None
     return None
-
-
-def _blank(block: ContentBlock) -> bool:
-    return isinstance(block, TextBlock) and not block.text.strip()
 
 
 def _only_results(message: Message) -> bool:
