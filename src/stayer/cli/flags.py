@@ -199,7 +199,9 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--append-system-prompt-file", type=Path, help="the same, from a file")
 
 
-def _permission_flags(parser: argparse.ArgumentParser) -> None:
+def add_rule_flags(parser: argparse.ArgumentParser) -> None:
+    """`--allowedTools` / `--disallowedTools` (and their kebab-case spellings), each taking
+    every word after it, into `allowed_tools` / `disallowed_tools` (lists of lists)."""
     for flag, dest, verb in (
         ("--allowedTools", "allowed_tools", "allow"),
         ("--disallowedTools", "disallowed_tools", "deny"),
@@ -215,6 +217,10 @@ def _permission_flags(parser: argparse.ArgumentParser) -> None:
             metavar="RULE",
             help=f"{verb} calls matching rules such as Bash or 'Bash(git diff:*)'",
         )
+
+
+def _permission_flags(parser: argparse.ArgumentParser) -> None:
+    add_rule_flags(parser)
     parser.add_argument(
         "--tools", action="append", nargs="+", metavar="TOOL", help="offer only these tools"
     )

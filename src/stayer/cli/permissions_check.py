@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from stayer.cli.flags import add_rule_flags
 from stayer.config.dirs import claude_config_dir
 from stayer.errors import ConfigError
 from stayer.permissions import PERMISSION_MODES, PermissionPolicy, parse_mode, parse_rules
@@ -119,21 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help='a JSON file: {"permissions": {"allow", "deny", "ask"}}',
     )
-    for flag, dest, verb in (
-        ("--allowedTools", "allowed", "allow"),
-        ("--disallowedTools", "disallowed", "deny"),
-    ):
-        kebab = "--" + flag[2:].replace("Tools", "-tools").lower()
-        parser.add_argument(
-            flag,
-            kebab,
-            dest=dest,
-            action="append",
-            nargs="+",
-            default=[],
-            metavar="RULE",
-            help=f"{verb} calls matching rules such as 'Bash(git diff:*)'",
-        )
+    add_rule_flags(parser)
     parser.add_argument(
         "--permission-mode",
         metavar="MODE",
@@ -156,7 +143,7 @@ def parse_request(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Req
     """The check the arguments ask for; raises `ConfigError` with one line for a bad one."""
     args = _parser().parse_args(list(argv))
     given: list[Path] = list(args.transcripts)
-    rule_values: dict[str, list[str]] = {"allowed": [], "disallowed": []}
+    rule_values: dict[str, list[str]] = {"allowed_tools": [], "disallowed_tools": []}
     for dest, values in rule_values.items():
         for value in (item for group in getattr(args, dest) for item in group):
             if value.endswith(".jsonl"):
@@ -167,8 +154,8 @@ def parse_request(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Req
     mode = parse_mode(args.permission_mode or settings.mode or "default")
     policy = PermissionPolicy(
         mode=mode,
-        allow=parse_rules([*settings.allow, *rule_values["allowed"]]),
-        deny=parse_rules([*settings.deny, *rule_values["disallowed"]]),
+        allow=parse_rules([*settings.allow, *rule_values["allowed_tools"]]),
+        deny=parse_rules([*settings.deny, *rule_values["disallowed_tools"]]),
     )
     rules = Rules(policy, parse_rules(settings.ask))
     return Request(rules, _transcripts(given, env, cwd), args.json)

@@ -19,23 +19,10 @@ from tests.e2e.conversations import sent
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
 from tests.unit.core.readme_tool_example import CountInput, WordCount
+from tests.unit.tools.test_schemas import BUILTIN_ORDER
 
 EXAMPLE = Path(__file__).with_name("readme_tool_example.py")
-BUILTINS = [
-    "Bash",
-    "BashOutput",
-    "KillShell",
-    "Glob",
-    "Grep",
-    "Read",
-    "Edit",
-    "Write",
-    "NotebookEdit",
-    "WebFetch",
-    "TodoWrite",
-    "ExitPlanMode",
-    "Pin",
-]
+BUILTINS = BUILTIN_ORDER
 
 
 def test_the_readme_example_runs_its_tool_for_the_model(

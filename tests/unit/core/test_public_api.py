@@ -10,6 +10,7 @@ import stayer
 from stayer.events import Finished, SessionStarted, Terminal, TextDelta
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import text
+from tests.unit.tools.test_schemas import BUILTIN_ORDER
 
 
 def test_importing_stayer_loads_nothing_heavy() -> None:
@@ -44,21 +45,7 @@ async def test_query_yields_the_session_the_stream_and_one_finish(tmp_path: Path
     assert events[-1].result_text == "Hello from the script."
     (request,) = model.requests
     assert str(tmp_path.resolve()) in request.system
-    assert [spec.name for spec in request.tools] == [
-        "Bash",
-        "BashOutput",
-        "KillShell",
-        "Glob",
-        "Grep",
-        "Read",
-        "Edit",
-        "Write",
-        "NotebookEdit",
-        "WebFetch",
-        "TodoWrite",
-        "ExitPlanMode",
-        "Pin",
-    ]
+    assert [spec.name for spec in request.tools] == BUILTIN_ORDER
 
 
 async def test_a_history_that_ends_on_a_user_message_takes_the_prompt_into_it(

@@ -74,22 +74,26 @@ def test_notebook_edit_modes_and_cell_types_are_closed_sets() -> None:
     assert properties["cell_type"]["enum"] == ["code", "markdown"]
 
 
+BUILTIN_ORDER = [
+    "Bash",
+    "BashOutput",
+    "KillShell",
+    "Glob",
+    "Grep",
+    "Read",
+    "Edit",
+    "Write",
+    "NotebookEdit",
+    "WebFetch",
+    "TodoWrite",
+    "ExitPlanMode",
+    "Pin",
+]
+"""The built-in tools as the model sees them: Claude Code's order, stayer's own last."""
+
+
 def test_builtin_tools_come_in_claude_codes_order_with_stayers_own_last() -> None:
-    assert [tool.name for tool in builtin_tools()] == [
-        "Bash",
-        "BashOutput",
-        "KillShell",
-        "Glob",
-        "Grep",
-        "Read",
-        "Edit",
-        "Write",
-        "NotebookEdit",
-        "WebFetch",
-        "TodoWrite",
-        "ExitPlanMode",
-        "Pin",
-    ]
+    assert [tool.name for tool in builtin_tools()] == BUILTIN_ORDER
 
 
 @pytest.mark.parametrize("tool", builtin_tools(), ids=lambda tool: tool.name)
