@@ -20,59 +20,19 @@ start-up.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+
+from . import programs
+from .shell_words import SimpleCommand, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Parser
 
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One word of a command: its value after quote removal, or as written when `dynamic`."""
-
-    text: str
-    dynamic: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
-    """One program run with its words (the program first) and leading ``NAME=value`` words."""
-
-    words: tuple[Word, ...]
-    assignments: tuple[str, ...] = ()
-    runs: tuple[SimpleCommand, ...] = ()
-    """The commands this one runs as a wrapper (``nice ls`` runs ``ls``; ``find -exec`` too)."""
-    transparent: bool = False
-    """Whether, as a wrapper, it changes only how `runs` run (priority, time limit), not what
-    runs or as whom, so a rule for the wrapped command may stand for it."""
-    fed: bool = False
-    """Whether the command gets more arguments when it runs (those ``xargs`` reads)."""
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        """The words as text."""
-        return tuple(word.text for word in self.words)
-
-    @property
-    def program(self) -> str:
-        """The program's name without its directory ('' for none)."""
-        return os.path.basename(self.words[0].text) if self.words else ""
-
-    @property
-    def line(self) -> str:
-        """The command as one line: assignments, then the words, joined by spaces."""
-        return " ".join((*self.assignments, *self.argv))
-
-    def flattened(self) -> Iterator[SimpleCommand]:
-        """This command and every command it runs, wrapped ones after their wrapper."""
-        yield self
-        for inner in self.runs:
-            yield from inner.flattened()
+__all__ = ["Parsed", "SimpleCommand", "Word", "parse", "preload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +42,20 @@ class Parsed:
     commands: tuple[SimpleCommand, ...] = ()
     """The simple commands as written, in source order (wrapped ones hang off `runs`)."""
     opaque: tuple[str, ...] = ()
-    """Why the words do not tell everything the line does; empty when they do."""
+    """Why the words do not tell which commands the line runs; empty when they do."""
     writes: tuple[str, ...] = ()
     """Targets of redirections that write a file (as written when dynamic)."""
     reads: tuple[Word, ...] = ()
     """Files redirected into a command (``< file``)."""
+    code: tuple[str, ...] = ()
+    """Why a command it runs, seen as written, runs code or text its words do not show (a
+    shell or an interpreter given code, ``eval``, ``script -c``): what that code does is
+    unknown, so any deny rule could be reached, though the command itself is plain."""
+
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        """Every reason the line may do what its words do not show."""
+        return (*self.opaque, *self.code)
 
     def every_command(self) -> Iterator[SimpleCommand]:
         """Every command the line runs, wrapped ones included."""
@@ -94,81 +63,6 @@ class Parsed:
             yield from command.flattened()
 
 
-# --- what programs do with the commands they are given ---------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Wrapper:
-    """How a wrapper program's own options are read before the command it runs."""
-
-    with_argument: frozenset[str] = frozenset()
-    operands: int = 0
-    """Operands before the command (``timeout``'s duration)."""
-    transparent: bool = False
-    assignments: bool = False
-    """Whether ``NAME=value`` words may come before the command (``env``)."""
-    fed: bool = False
-    runs_nothing: frozenset[str] = frozenset()
-    """Options with which the wrapper runs no command (``command -v``, ``sudo -l``)."""
-    hides: frozenset[str] = frozenset()
-    """Options that make it run something its words do not show (``env -S``, ``sudo -s``)."""
-    lone_dash: bool = False
-    """Whether a lone ``-`` is an option (``env -`` is ``env -i``), not the command."""
-
-
-def _options(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-_WRAPPERS: dict[str, _Wrapper] = {
-    "env": _Wrapper(
-        with_argument=_options("-u", "--unset", "-C", "--chdir"),
-        assignments=True,
-        hides=_options("-S", "--split-string"),
-        lone_dash=True,
-    ),
-    "command": _Wrapper(transparent=True, runs_nothing=_options("-v", "-V")),
-    "builtin": _Wrapper(transparent=True),
-    "exec": _Wrapper(with_argument=_options("-a"), transparent=True),
-    "nice": _Wrapper(with_argument=_options("-n", "--adjustment"), transparent=True),
-    "nohup": _Wrapper(transparent=True),
-    "coproc": _Wrapper(),
-    "time": _Wrapper(with_argument=_options("-f", "--format", "-o", "--output"), transparent=True),
-    "timeout": _Wrapper(
-        with_argument=_options("-s", "--signal", "-k", "--kill-after"),
-        operands=1,
-        transparent=True,
-    ),
-    "stdbuf": _Wrapper(
-        with_argument=_options("-i", "-o", "-e", "--input", "--output", "--error"),
-        transparent=True,
-    ),
-    "sudo": _Wrapper(
-        with_argument=_options(
-            *("-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D"),
-            *("--user", "--group", "--close-from", "--host", "--prompt", "--role", "--type"),
-            *("--other-user", "--chdir"),
-        ),
-        runs_nothing=_options("-l", "--list", "-v", "--validate", "-k", "-K", "-V"),
-        hides=_options("-s", "--shell", "-i", "--login", "-e", "--edit"),
-    ),
-    "doas": _Wrapper(with_argument=_options("-u", "-C"), hides=_options("-s")),
-    # a multi-call binary: `busybox rm x` is rm, `busybox sh -c …` a shell given code
-    "busybox": _Wrapper(),
-    "xargs": _Wrapper(
-        with_argument=_options(
-            *("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"),
-            *("--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs"),
-            *("--max-chars", "--process-slot-var"),
-        ),
-        fed=True,
-    ),
-}
-
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish"})
-_RUNS_TEXT = frozenset({"eval", "source", ".", "trap", "fc", "watch", "alias"})
-"""Builtins and programs that run a string as shell code (an alias's text runs where its name
-is later used, as a function's body does)."""
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -196,12 +90,8 @@ def _parse_cached(command: str) -> Parsed:
         # (wrong inside single quotes and comments) reads the same.
         joined = _read(command.replace("\\\n", ""))
         if (joined.commands, joined.writes) != (parsed.commands, parsed.writes):
-            return Parsed(
-                parsed.commands,
-                (*parsed.opaque, "a line continuation joins words in a way the parse cannot see"),
-                parsed.writes,
-                parsed.reads,
-            )
+            reason = "a line continuation joins words in a way the parse cannot see"
+            return replace(parsed, opaque=(*parsed.opaque, reason))
     return parsed
 
 
@@ -221,6 +111,7 @@ def _read(command: str) -> Parsed:
         tuple(dict.fromkeys(reader.opaque)),
         tuple(reader.writes),
         tuple(reader.reads),
+        tuple(dict.fromkeys(reader.code)),
     )
 
 
@@ -258,6 +149,7 @@ class _Reader:
 
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])
     opaque: list[str] = field(default_factory=list[str])
+    code: list[str] = field(default_factory=list[str])
     writes: list[str] = field(default_factory=list[str])
     reads: list[Word] = field(default_factory=list[Word])
 
@@ -306,31 +198,37 @@ class _Reader:
         """`command` with what it wraps; reasons for what it hides go to `opaque`."""
         if not command.words:
             return command
-        if command.words[0].dynamic:
-            self.opaque.append(
-                f"the command name {command.words[0].text} is known only when it runs"
-            )
+        first = command.words[0]
+        if first.dynamic or (command.fed and "{}" in first.text):
+            self.opaque.append(f"the command name {first.text} is known only when it runs")
             return command
         program = command.program
-        if program in _RUNS_TEXT:
-            self.opaque.append(f"{program} runs text as shell commands")
-        elif program in _SHELLS and _shell_runs_given_code(command.words[1:]):
-            self.opaque.append(f"{program} runs shell code it is given, not a script file")
-        elif program in _WRAPPERS:
-            return self._unwrapped(command, _WRAPPERS[program])
-        elif program == "find":
+        if program in programs.HIDES_LATER:
+            self.opaque.append(f"{program} makes later words run something else")
+            return command
+        if program in programs.TEXT_RUNNERS:
+            self.code.append(f"{program} runs text or commands its words do not show")
+            return command
+        code = programs.interpreter_runs_code(command)
+        if code is not None:
+            self.code.append(code)
+            return command
+        wrapper = programs.WRAPPERS.get(program)
+        if wrapper is not None:
+            return self._unwrapped(command, wrapper)
+        if program == "find":
             runs = tuple(self._judged(inner) for inner in _find_exec(command))
-            return SimpleCommand(command.words, command.assignments, runs)
+            return SimpleCommand(command.words, command.assignments, runs, fed=command.fed)
         return command
 
-    def _unwrapped(self, command: SimpleCommand, wrapper: _Wrapper) -> SimpleCommand:
-        inner = _wrapped(command, wrapper)
-        if isinstance(inner, str):
-            self.opaque.append(inner)
+    def _unwrapped(self, command: SimpleCommand, wrapper: programs.Wrapper) -> SimpleCommand:
+        inner = programs.unwrap(command, wrapper)
+        if inner.reason is not None:
+            self.opaque.append(inner.reason)
             return command
-        runs = () if inner is None else (self._judged(inner),)
+        runs = () if inner.command is None else (self._judged(inner.command),)
         return SimpleCommand(
-            command.words, command.assignments, runs, wrapper.transparent, command.fed
+            command.words, command.assignments, runs, inner.transparent, command.fed
         )
 
     def _redirect(self, node: Node) -> None:
@@ -355,62 +253,6 @@ class _Reader:
             # Upper-case names are environment variables by convention: one already exported
             # (PATH, LD_PRELOAD, GIT_EXTERNAL_DIFF) steers every later program of the line.
             self.opaque.append(f"setting {_text(name)} can change what later commands do")
-
-
-def _wrapped(command: SimpleCommand, wrapper: _Wrapper) -> SimpleCommand | str | None:
-    """The command `wrapper` runs; None when it runs none; a reason when that cannot be told."""
-    words = command.words[1:]
-    assignments: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word.dynamic:
-            return f"what {command.program} runs depends on {word.text}, known only when it runs"
-        text = word.text
-        if text == "--":
-            index += 1
-            break
-        if wrapper.assignments and _ASSIGNMENT.match(text):
-            assignments.append(text)
-            index += 1
-            continue
-        if wrapper.lone_dash and text == "-":
-            index += 1
-            continue
-        if not text.startswith("-") or text == "-":
-            break
-        option = text.split("=", 1)[0] if text.startswith("--") else text[:2]
-        if option in wrapper.hides:
-            return f"{command.program} {option} runs something its words do not show"
-        if option in wrapper.runs_nothing:
-            return None
-        index += 1 + _takes_next(text, wrapper.with_argument)
-    rest = words[index + wrapper.operands :]
-    if not rest:
-        return None
-    return SimpleCommand(rest, tuple(assignments), fed=wrapper.fed or command.fed)
-
-
-def _takes_next(option: str, with_argument: frozenset[str]) -> int:
-    """1 when `option`'s argument is the next word, as getopt reads it (``-n5`` holds its own)."""
-    if option.startswith("--"):
-        return int("=" not in option and option in with_argument)
-    for position, letter in enumerate(option[1:], start=1):
-        if f"-{letter}" in with_argument:
-            return int(position == len(option) - 1)
-    return 0
-
-
-def _shell_runs_given_code(arguments: tuple[Word, ...]) -> bool:
-    """Whether a shell with these arguments runs code from `-c` or its input, not a file."""
-    for word in arguments:
-        if word.dynamic:
-            return True
-        if word.text == "--" or not word.text.startswith("-"):
-            return False  # a script file: a program like any other
-        if not word.text.startswith("--") and ("c" in word.text or "s" in word.text):
-            return True
-    return True  # no script: it reads commands from its input
 
 
 def _find_exec(command: SimpleCommand) -> Iterator[SimpleCommand]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from stayer.tools.base import SubjectKind
 
 from .rules import Rule, expanded
-from .shell import command_forms
+from .shell import CommandForms, command_forms, mentioned_forms
 
 
 def covered(
@@ -46,19 +46,39 @@ def first_hit(
     command line or one form of one of its simple commands; a line the parse cannot see
     through is hit by any of the tool's rules."""
     for name in names:
-        candidates: tuple[str | None, ...] = (name,)
         if kind == "command" and name is not None:
-            forms = command_forms(name).deny
-            if forms is None:
-                opaque = [rule for rule in rules if rule.names(tool)]
-                if opaque:
-                    return opaque[0]
-                continue
-            candidates = forms
+            hit = _command_hit(rules, tool, command_forms(name), cwd)
+            if hit is not None:
+                return hit
+            continue
         for rule in rules:  # deny and ask rules: paths compared case-folded (see Rule)
-            if any(rule.matches(tool, c, cwd, kind=kind, fold=True) for c in candidates):
+            if rule.matches(tool, name, cwd, kind=kind, fold=True):
                 return rule
     return None
+
+
+def _command_hit(rules: tuple[Rule, ...], tool: str, forms: CommandForms, cwd: Path) -> Rule | None:
+    """The first rule that hits a command line: any of the tool's rules when the line may run
+    what its words do not show; else one matching a form, or a place its program is named."""
+    if forms.deny is None:
+        return next((rule for rule in rules if rule.names(tool)), None)
+    for rule in rules:
+        candidates = list(forms.deny)
+        head = _program_of(rule)
+        if forms.mentions and head:
+            candidates += mentioned_forms(forms.mentions, head)
+        if any(rule.matches(tool, candidate, cwd) for candidate in candidates):
+            return rule
+    return None
+
+
+def _program_of(rule: Rule) -> str:
+    """The program a command rule names first (`curl` of `curl:*` or `curl *`); '' when its
+    pattern begins with a wildcard, which the whole line is already matched against."""
+    if rule.specifier is None:
+        return ""
+    head = rule.specifier.removesuffix(":*").split(None, 1)
+    return head[0] if head and not any(c in head[0] for c in "*?[") else ""
 
 
 def rule_path(path: str, cwd: Path) -> str:

@@ -116,10 +116,22 @@ def test_command_forms_respect_quotes_and_fail_closed() -> None:
     assert command_forms("git commit -m 'a; b' && ls") == CommandForms(
         allow=(("git commit -m a; b",), ("ls",)),
         deny=("git commit -m 'a; b' && ls", "git commit -m a; b", "ls"),
+        # not read-only: a deny rule also meets any program named among its words
+        mentions=(("git", "commit", "-m", "a; b"), ("a", "b"), ("ls",)),
+    )
+    assert command_forms("git log -n 3 && ls") == CommandForms(
+        allow=(("git log -n 3",), ("ls",)),
+        deny=("git log -n 3 && ls", "git log -n 3", "ls"),
     )
     assert command_forms("echo 'unbalanced") == CommandForms(allow=None, deny=None)
+    assert command_forms("python3 -c 'print(1)'") == CommandForms(
+        allow=(("python3 -c print(1)",),), deny=None
+    )
     assert command_forms("echo hi > out.txt") == CommandForms(
-        allow=None, deny=("echo hi > out.txt", "echo hi"), exact=True
+        allow=None,
+        deny=("echo hi > out.txt", "echo hi"),
+        exact=True,
+        mentions=(("echo", "hi"),),
     )
 
 

@@ -23,7 +23,9 @@ READ_ONLY = [
     "rg -o 'TODO.*' src",  # -o is --only-matching, not an output file
     "find . -name '*.py' -type f",
     "git status",
-    "git -C sub --no-pager log --oneline -5",
+    "git --no-pager log --oneline -5",
+    "cd src",  # a folder later calls start in; where it may go is judged as a read
+    "cd src && ls -la",
     "git diff HEAD~1 -- src",
     "git show HEAD:README.md",
     "git branch",
@@ -58,7 +60,10 @@ NOT_READ_ONLY = [
     "echo x >> log",
     "ls &> out",
     "ls | tee listing.txt",
-    "cd src",  # changes the directory later calls start in
+    "git -C sub --no-pager log --oneline -5",  # another repository's config would apply
+    "git --git-dir=evil status",
+    "git --work-tree=x status",
+    "cd sub && git status",
     "mkdir -p out && ls",
     "git status && rm x",
     "git commit -m x",
