@@ -39,7 +39,16 @@ from .policy import (
 )
 from .protected import protected_parts
 from .rules import Rule, parse_rules
-from .texts import asked_by_rule, dont_ask, outside, plan_exit, plan_refusal, protected, unattended
+from .texts import (
+    asked_by_rule,
+    dont_ask,
+    history_asked,
+    outside,
+    plan_exit,
+    plan_refusal,
+    protected,
+    unattended,
+)
 
 __all__ = [
     "MODE_ALIASES",
@@ -52,6 +61,7 @@ __all__ = [
     "Resolver",
     "Rule",
     "evaluate",
+    "history_asked",
     "lexical_subject",
     "nul_refusal",
     "parse_mode",

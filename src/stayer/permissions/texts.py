@@ -132,3 +132,15 @@ def dont_ask(tool: str, asked: Decision) -> Decision:
         ),
         mode=None,
     )
+
+
+def history_asked(tool: str, repository: Path) -> Decision:
+    """A git call that prints history, in a repository whose history holds a file a rule for
+    `tool` forbids reading: a person decides."""
+    return Decision(
+        "ask",
+        f"Permission denied: this git command prints what files hold or held in the history of "
+        f"{repository}, and that history holds a file a rule for {tool} forbids reading. "
+        "Name the paths it may show after `--` (git log -p -- src/), or ask the user to run it.",
+        question="rule",
+    )

@@ -32,6 +32,7 @@ from stayer.permissions import (
     PermissionState,
     Rule,
     evaluate,
+    history_asked,
     lexical_subject,
     nul_refusal,
     parse_mode,
@@ -46,6 +47,7 @@ from stayer.tools.base import Toolbox, ToolContext
 from .ask_model import model_asker, small_model
 from .compaction import compact_policy
 from .fallback import fallback_models
+from .git_history import HistoryCheck
 from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
@@ -160,6 +162,8 @@ def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
     """The loop's permission callback: the policy as it is now (its mode is live) applied to
     each call's resolved subject (`stayer permissions check` replays calls through it too)."""
 
+    histories = HistoryCheck()
+
     async def can_use_tool(call: ToolCall) -> Decision:
         policy = state.policy
         subject = call.tool.permission_subject(call.input)
@@ -170,9 +174,13 @@ def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
         read: Decision | None = None
         if reads_under is not None:
             paths = call.tool.read_paths(call.input, cwd)
+            rules = tuple(r for r in (*policy.deny, *policy.ask) if r.names(reads_under))
+            paths, history = await histories.settle(paths, rules, cwd)
             read = reads_denied(policy, tool=reads_under, paths=paths, cwd=cwd)
             if read is not None and read.behavior == "deny":
                 return read
+            if read is None and history is not None:
+                read = history_asked(reads_under, history)
         aliases: tuple[str, ...] = ()
         if call.tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import re
 from pathlib import Path
 
-from stayer.exec.readers import line_judgement
+from stayer.exec.getopt import read_options
+from stayer.exec.git_calls import reads_history, split_git
+from stayer.exec.readers import READERS, line_judgement, sed_call
 from stayer.exec.shell_syntax import Parsed, SimpleCommand, parse
 
 
@@ -36,23 +39,30 @@ NOT_FILE_READERS = frozenset(
 """Programs that never open their arguments as files, whose words a read rule need not see."""
 
 _CHANGES_FOLDER = frozenset({"cd", "pushd"})
+_LISTS_FOLDER = frozenset({"ls", "dir", "vdir", "du", "find", "tree"})
+"""Programs that read the folder they run in when given none."""
 
 
 def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | None:
     """What a parsed line may read, as written: every word after a program's name that is not
     an option (the value of ``--opt=value``), and every file redirected in, relative to where
-    the line has `cd`-ed by then (from `cwd`, the shell's folder, when given); a glob is
-    expanded on disk besides. None when one of them is known only when the line runs (an
-    expansion), or comes from standard input (`xargs`). Words that are not paths are in it too:
-    they can only make a deny rule match more. A folder a recursive search reads whole comes as
-    ``folder/**``; a git word `rev:path` also as `path`."""
-    if parsed.opaque or any(target.dynamic for target in parsed.reads):
+    the line has `cd`-ed by then (from `cwd`, the shell's folder, when given). Each word is
+    expanded as the shell would first: ``~`` to the home folder, braces (``{a,b}``,
+    ``{1..3}``), and globs on disk (the pattern stays too). None when one of them is known only
+    when the line runs (an expansion), comes from standard input (`xargs`) or from a file the
+    words do not show (``--files0-from``, ``sha256sum -c``, sed's ``r``), or runs code.
+
+    Words that are not paths are in it too: they can only make a deny rule match more. A folder
+    a program reads whole (a recursive search, a copy or archive of a tree, ``diff -r``) comes
+    as ``folder/**``; a git word `rev:path` also as `path`; a git call that prints what the
+    history holds as `HISTORY` followed by the folder it runs in."""
+    if parsed.hidden or any(target.dynamic for target in parsed.reads):
         return None
     words: list[str] = []
     here = str(cwd) if cwd is not None else ""
     for command in parsed.every_command():
-        if command.fed:
-            return None  # it reads the names it is given on its standard input
+        if command.fed or hides_reads(command):
+            return None  # it reads names it is given elsewhere than its words
         if command.program in NOT_FILE_READERS:
             continue
         named = _named(command, here)
@@ -61,33 +71,244 @@ def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | Non
         if command.program in _CHANGES_FOLDER:
             here = os.path.join(here, named[0]) if named else str(Path.home())
             continue
-        if _searches_trees(command):
-            # what it reads is everything under the folders it is given (or the working one)
-            named += [folder.rstrip("/") + "/**" for folder in _searched(command) or ["."]]
-        words += [os.path.join(here, word) if here else word for word in named]
+        if not _operands(command) and command.program in _LISTS_FOLDER:
+            named.append(".")
+        trees = tree_operands(command)
+        if trees is not None:
+            named += [folder.rstrip("/") + "/**" for folder in trees or ["."]]
+        if command.program == "git" and _git_history(command):
+            limited = _pathspecs(command)
+            named += [HISTORY + (here or ".")] if limited is None else limited
+        words += [os.path.join(here, word) if here and not word.startswith(HISTORY) else word
+                  for word in named]  # fmt: skip
     return (*words, *(os.path.join(here, t.text) if here else t.text for t in parsed.reads))
 
 
+HISTORY = "git-history:"
+"""Marks the folder of a git call that prints what files hold or held in any commit: it
+reads every file the repository has ever tracked (see `stayer.session.git_history`)."""
+
+
+def _git_history(command: SimpleCommand) -> bool:
+    call = split_git(command.words[1:])
+    return call is None or (
+        call.subcommand is not None and reads_history(call.subcommand, call.arguments)
+    )
+
+
+def _pathspecs(command: SimpleCommand) -> list[str] | None:
+    """The paths after a git call's `--`, each as the tree it names: all it can print of the
+    history; None when there are none, or one is a pattern or magic git reads its own way."""
+    argv = command.argv
+    if "--" not in argv:
+        return None
+    given = argv[argv.index("--") + 1 :]
+    if not given or any(c in spec for spec in given for c in "*?[:\\"):
+        return None
+    return [spec.rstrip("/") + "/**" for spec in given]
+
+
+def _operands(command: SimpleCommand) -> list[str]:
+    return [word for word in command.argv[1:] if not word.startswith("-")]
+
+
 def _named(command: SimpleCommand, here: str) -> list[str] | None:
-    """The words of a command that may name files (an option's value too, a glob's matches
-    too); None when one is known only when the line runs."""
+    """The words of a command that may name files (an option's value too), each expanded as
+    the shell would: tilde, braces, globs on disk; None when one is known only when the line
+    runs."""
     named: list[str] = []
     for word in command.words[1:]:
         text = word.text.partition("=")[2] if word.text.startswith("-") else word.text
-        if word.dynamic:
-            if "$" in text or "`" in text:
-                return None
-            if here:  # a glob: what it matches there, and the pattern itself below
-                named += _glob.glob(text, root_dir=here, recursive=True)
         if not text:
             continue
-        named.append(text)
-        if command.program == "git" and ":" in text:
-            named.append(text.partition(":")[2])  # `HEAD:secrets/key`, `:.env`
+        expanded = _expanded(text, dynamic=word.dynamic, here=here)
+        if expanded is None:
+            return None
+        named += expanded
+        if command.program == "git":
+            named += [item.partition(":")[2] for item in expanded if ":" in item]
     return named
 
 
-_TREE_SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep"})
+_MOST_EXPANSIONS = 1_000
+
+
+def _expanded(text: str, *, dynamic: bool, here: str) -> list[str] | None:
+    """What one word names once the shell has expanded it (the word itself too); None when
+    that is known only when the line runs, or is too large to follow."""
+    if dynamic and ("$" in text or "`" in text or "'" in text or '"' in text or "\\" in text):
+        return None
+    found = brace_expansion(text) if dynamic else [text]
+    if found is None:
+        return None
+    found = [_tilde(item) for item in found] + ([text] if dynamic else [])
+    if text.startswith("~") and not dynamic:
+        found.append(text)  # a program given `~` unexpanded (``--opt=~/x``) opens it as is
+    if dynamic and here:
+        for pattern in list(found):
+            found += _glob.glob(pattern, root_dir=here, recursive=True)
+            if len(found) > _MOST_EXPANSIONS:
+                return None
+    return list(dict.fromkeys(found))
+
+
+def _tilde(text: str) -> str:
+    if not text.startswith("~"):
+        return text
+    try:
+        return os.path.expanduser(text)
+    except (KeyError, RuntimeError):
+        return text
+
+
+_BRACE_RANGE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
+
+
+def brace_expansion(text: str) -> list[str] | None:
+    """`text` with its brace expansions done as bash does them (``a{b,c}d``, ``{1..3}``,
+    ``{a..c}``, nested ones); None past `_MOST_EXPANSIONS` words."""
+    start = _brace_start(text)
+    if start is None:
+        return [text]
+    end, items = _brace_items(text, start)
+    if end is None:
+        return [text]
+    results: list[str] = []
+    for item in items:
+        expanded = brace_expansion(text[:start] + item + text[end + 1 :])
+        if expanded is None:
+            return None
+        results += expanded
+        if len(results) > _MOST_EXPANSIONS:
+            return None
+    return results
+
+
+def _brace_start(text: str) -> int | None:
+    index = text.find("{")
+    while index != -1:
+        if not (index and text[index - 1] == "$"):
+            return index
+        index = text.find("{", index + 1)
+    return None
+
+
+def _brace_items(text: str, start: int) -> tuple[int | None, list[str]]:
+    """Where the brace opened at `start` closes, and its items (a list or a range)."""
+    depth, current = 0, ""
+    items: list[str] = []
+    for index in range(start + 1, len(text)):
+        char = text[index]
+        if char == "{":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        elif char == "}":
+            if items:
+                return index, [*items, current]
+            ranged = _brace_range(current)
+            return (index, ranged) if ranged else (None, [])
+        elif char == "," and not depth:
+            items.append(current)
+            current = ""
+            continue
+        current += char
+    return None, []
+
+
+def _brace_range(body: str) -> list[str] | None:
+    match = _BRACE_RANGE.match(body)
+    if match is None:
+        return None
+    first, last, step_text = match.groups()
+    step = abs(int(step_text)) if step_text else 1
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        low, high = int(first), int(last)
+        width = len(first) if first.startswith("0") and len(first) > 1 else 0
+        values = range(low, high + (1 if high >= low else -1), step if high >= low else -step)
+        if len(values) > _MOST_EXPANSIONS:
+            return None
+        return [str(value).zfill(width) for value in values]
+    if first.isdigit() or last.isdigit():
+        return None
+    low, high = ord(first), ord(last)
+    return [chr(code) for code in range(low, high + (1 if high >= low else -1),
+                                         step if high >= low else -step)]  # fmt: skip
+
+
+_ALWAYS_TREES = frozenset({"rg", "ag", "ack", "ack-grep", "tar", "bsdtar", "7z", "7za", "7zr"})
+_RECURSIVE = {
+    **dict.fromkeys(("cp", "scp"), ("rRa", ("--recursive", "--archive"))),
+    "rsync": ("ra", ("--recursive", "--archive")),
+    "diff": ("r", ("--recursive",)),
+    "zip": ("rR", ("--recurse-paths", "--recurse-patterns")),
+    **dict.fromkeys(("gzip", "bzip2", "xz", "zstd", "lz4"), ("r", ("--recursive",))),
+}
+_GREPS = frozenset({"grep", "egrep", "fgrep"})
+
+
+def tree_operands(command: SimpleCommand) -> list[str] | None:
+    """The folders a command reads whole (every file under each), or None when it reads no
+    tree: searchers always, `grep -r`, copies and archives of a tree, `diff -r`, `git diff
+    --no-index`; [] when that is the folder it runs in."""
+    program = command.program
+    if program in _GREPS:
+        return _grep_trees(command)
+    if program == "git":
+        call = split_git(command.words[1:])
+        if call is None or call.subcommand == "grep":
+            return _searched(command)
+        no_index = call.subcommand == "diff" and any(w.text == "--no-index" for w in call.arguments)
+        return [w.text for w in call.arguments if not w.text.startswith("-")] if no_index else None
+    if program in _ALWAYS_TREES:
+        return (
+            _searched(command) if program in ("rg", "ag", "ack", "ack-grep") else _operands(command)
+        )
+    recursive = _RECURSIVE.get(program)
+    if recursive is None:
+        return None
+    letters, longs = recursive
+    for text in command.argv[1:]:
+        if (
+            text.startswith("--")
+            and any(option.startswith(text.split("=", 1)[0]) for option in longs)
+            and len(text) > 2
+        ):
+            return _operands(command)
+        if text.startswith("-") and not text.startswith("--") and set(text[1:]) & set(letters):
+            return _operands(command)
+    return None
+
+
+def _grep_trees(command: SimpleCommand) -> list[str] | None:
+    reading = read_options(READERS["grep"].spec, command.words[1:])
+    if reading.problem is not None:
+        return _searched(command)  # unreadable: assume the worst
+    recursive = reading.has("-r", "-R", "--recursive", "--dereference-recursive") or any(
+        bool(value) and "recurse".startswith(value)
+        for value in reading.values("-d", "--directories")
+    )
+    if not recursive:
+        return None
+    operands = [word.text for word in reading.operands]
+    given = reading.has("-e", "--regexp", "-f", "--file")
+    return operands if given else operands[1:]
+
+
+def hides_reads(command: SimpleCommand) -> bool:
+    """Whether a command reads files named somewhere its words do not show: a list in a file
+    (``--files0-from``, ``sha256sum -c``, ``file -f``), a sed script's ``r`` command."""
+    program = command.program
+    if program == "sed":
+        call = sed_call(command.words[1:])
+        return call is None or call.files or call.runs
+    reader = READERS.get(program)
+    if reader is None or not reader.hidden_reads:
+        return False
+    reading = read_options(reader.spec, command.words[1:])
+    return reading.problem is not None or reading.has(*reader.hidden_reads)
+
+
 _PATTERN_OPTIONS = frozenset({"-e", "--regexp", "-f", "--file"})
 
 
@@ -98,20 +319,3 @@ def _searched(command: SimpleCommand) -> list[str]:
     given = any(w in _PATTERN_OPTIONS or w.startswith(("--regexp=", "--file=")) for w in argv)
     words = [w for w in argv if not w.startswith("-")]
     return words if given else words[1:]
-
-
-_GREPS = frozenset({"grep", "egrep", "fgrep"})
-
-
-def _searches_trees(command: SimpleCommand) -> bool:
-    """Whether the command reads every file under the folders it names: `rg`, `ag` and `ack`
-    always, `git grep` too, and `grep` with `-r`/`-R`."""
-    program, argv = command.program, command.argv
-    if program in _TREE_SEARCHERS or (program == "git" and "grep" in argv[1:2]):
-        return True
-    if program not in _GREPS:
-        return False
-    flags = [w for w in argv[1:] if w.startswith("-") and not w.startswith("--")]
-    return any(set(flag) & {"r", "R"} for flag in flags) or any(
-        w in ("--recursive", "--dereference-recursive") for w in argv[1:]
-    )
