@@ -79,13 +79,16 @@ def parse_document(text: str, origin: str, *, rule_problem: RuleCheck | None = N
         return Parsed(Settings(), (), "", {})
     try:
         data = json.loads(text)
+        if not isinstance(data, dict):
+            what = f"settings must be a JSON object ({{...}}), not {type(data).__name__}"
+            return Parsed(None, (Problem(origin, 1, 1, what, False),), text, {})
+        return _typed(text, origin, data, layout(text), rule_problem)
     except json.JSONDecodeError as error:
         what = f"not valid JSON ({error.msg})"
         return Parsed(None, (Problem(origin, error.lineno, error.colno, what, False),), text, {})
-    if not isinstance(data, dict):
-        what = f"settings must be a JSON object ({{...}}), not {type(data).__name__}"
+    except RecursionError:  # no settings nest so deep; a traceback would be no answer
+        what = "nested too deeply to be settings"
         return Parsed(None, (Problem(origin, 1, 1, what, False),), text, {})
-    return _typed(text, origin, data, layout(text), rule_problem)
 
 
 def _typed(
@@ -157,12 +160,13 @@ def _dotted(path: Sequence[str | int]) -> str:
 def _what(detail: ErrorDetails) -> str:
     """`key.path[2]: what pydantic says (got …)`."""
     path = _dotted(detail["loc"])
+    where = f"{path}: " if path else ""
     message = detail["msg"].removeprefix("Value error, ")
     if detail["type"] == "missing":
-        return f"{path}: a required key is missing"
+        return f"{where}a required key is missing"
     shown = json.dumps(detail["input"])
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"{path}: {message[:1].lower()}{message[1:]} (got {shown})"
+    return f"{where}{message[:1].lower()}{message[1:]} (got {shown})"
 
 
 def _without(data: dict[str, Any], errors: Sequence[ErrorDetails]) -> Settings | None:

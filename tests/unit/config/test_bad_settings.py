@@ -217,7 +217,8 @@ def test_a_bad_value_that_guards_nothing_is_dropped_with_a_warning_and_the_rest_
 
     assert len(loaded.warnings) == 1
     assert loaded.warnings[0].startswith(f"{path}:2:")
-    assert loaded.warnings[0].endswith(f": {what}; ignored this value, the rest of the file applies")
+    kept_rest = "ignored this value, the rest of the file applies"
+    assert loaded.warnings[0].endswith(f": {what}; {kept_rest}")
     assert getattr(loaded.settings, field) == kept
     assert rules(loaded, "deny") == ["Read(secret.txt)"]
 
@@ -282,3 +283,12 @@ def test_a_settings_flag_that_cannot_be_read_stops_the_run(
     assert str(caught.value).startswith(
         "--settings missing.json: cannot read it (No such file or directory)"
     )
+
+
+def test_a_document_nested_too_deeply_is_refused_without_a_traceback(
+    home: dict[str, str], project: Path
+) -> None:
+    path = write(
+        project / ".claude" / "settings.json", '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    )
+    assert refusal(project, home) == f"{path}:1:1: nested too deeply to be settings; {FIX}"
