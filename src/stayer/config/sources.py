@@ -24,8 +24,8 @@ deny rule is lost unseen.
 Broken files fail closed. A file that cannot be read, is not JSON, or has a problem that is not
 minor (see `parse`: a bad permission value or rule, a bad hook, …) stops the run with one line,
 `file:line:col: what is wrong; fix the file, or set STAYER_IGNORE_BAD_SETTINGS=1 …`. With that
-switch on, such a file is left out whole (never half-read, so none of its deny rules survive
-apart from the rest) with one warning naming it. A minor problem (a bad `model`, an `env` entry
+switch on, such a file is left out whole, with one warning naming it: a file is used with all
+its deny rules or not at all, never half-read. A minor problem (a bad `model`, an `env` entry
 of the wrong type) drops only that value, with a warning. A missing file is silent. A broken
 `--settings` always stops the run, even for a minor problem and whatever the switch says: it was
 given for this run, and running under other settings than asked would be worse than not

@@ -89,6 +89,9 @@ GUARDING = [
      "1:26: permissions.ask[0]: bad permission rule ''; write Tool or Tool(pattern)"),
     ('{"permissions": {"deny": ["Read Edit"]}}',
      "1:27: permissions.deny[0]: bad permission rule 'Read Edit'; write Tool or Tool(pattern)"),
+    ('{"permissions": {"deny": ["Read(.env), Edit(.env)"]}}',
+     "1:27: permissions.deny[0]: 'Read(.env), Edit(.env)' reads as 2 rules; give each rule its "
+     "own entry in the list"),
     # a key given twice: json would keep only the last
     ('{"permissions": {"deny": ["Read(secret.txt)"], "deny": []}}',
      "1:56: permissions.deny: given twice in one object (only the last would count)"),
