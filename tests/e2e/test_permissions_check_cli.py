@@ -115,3 +115,37 @@ def test_a_file_that_is_not_a_transcript_is_named_on_standard_error(tmp_path: Pa
     assert done.status == 0
     assert done.stderr == f"stayer: {notes}: 1 torn line(s) skipped (a write was cut short)\n"
     assert done.stdout.startswith("Replayed 0 tool calls from 1 transcript in default mode.")
+
+
+def test_it_replays_under_the_projects_settings_and_refuses_broken_ones_as_a_run_does(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"permissions": {"deny": ["Bash(rm:*)", "Read(secret.txt)"]}}')
+    transcript = write_session(
+        tmp_path / "s.jsonl", project, [bash("rm -rf build"), bash("cat secret.txt")]
+    )
+
+    done = stayer("permissions", "check", str(transcript), cwd=project)
+
+    assert (done.status, done.stderr) == (0, "")
+    assert "Bash        0        0        2" in done.stdout.splitlines()
+
+    settings.write_text('{"permissions": {"deny": ["Bash(rm:*)", "Read(secret.txt"]}}')
+    broken = stayer("permissions", "check", str(transcript), cwd=project)
+    assert (broken.status, broken.stdout) == (2, "")
+    assert broken.stderr == (
+        f"stayer: {settings}:1:41: permissions.deny[1]: bad permission rule 'Read(secret.txt'; "
+        "write Tool or Tool(pattern); fix the file, or set STAYER_IGNORE_BAD_SETTINGS=1 to go on "
+        "without it\n"
+    )
+
+    left_out = stayer("permissions", "check", str(transcript), cwd=project,
+                      env={"STAYER_IGNORE_BAD_SETTINGS": "1"})  # fmt: skip
+    assert left_out.status == 0
+    assert left_out.stderr.startswith(f"stayer: {settings}:1:41: permissions.deny[1]: ")
+    assert left_out.stderr.endswith("; left the whole file out, as STAYER_IGNORE_BAD_SETTINGS "
+                                    "is set: none of its settings apply\n")  # fmt: skip
+    assert "Bash        1        1        0" in left_out.stdout.splitlines()  # no rule at all

@@ -1,6 +1,7 @@
 """A project set up for Claude Code works unchanged: `stayer -p` reads `.claude/settings.json`
 (and stayer's `.stayer/`), `--settings` and `--setting-sources` are acted on, and a broken
-settings file is one line on standard error while the run goes on."""
+settings file stops the run in one line (exit status 2) before the model is asked anything,
+unless `STAYER_IGNORE_BAD_SETTINGS=1` leaves the file out."""
 
 from __future__ import annotations
 
@@ -68,24 +69,67 @@ def test_reading_claude_codes_files_can_be_turned_off(
     assert not (project / "data").exists()
 
 
-def test_a_broken_settings_file_is_one_line_and_the_other_sources_still_apply(
-    server: FakeModelServer, project: Path
+BROKEN_DENY = {
+    "trailing comma": (
+        '{\n  "permissions": {\n    "deny": ["Read(secret.txt)"],\n  }\n}\n',
+        "4:3: not valid JSON (Expecting property name enclosed in double quotes)",
+    ),
+    "deny as a string": (
+        '{\n  "permissions": {\n    "deny": "Read(secret.txt)"\n  }\n}\n',
+        '3:13: permissions.deny: input should be a valid array (got "Read(secret.txt)")',
+    ),
+    "rule missing its )": (
+        '{\n  "permissions": {\n    "deny": ["Read(secret.txt"]\n  }\n}\n',
+        "3:14: permissions.deny[0]: bad permission rule 'Read(secret.txt'; write Tool or "
+        "Tool(pattern)",
+    ),
+}
+"""`.claude/settings.json` texts whose deny rule for secret.txt is broken, and what is wrong."""
+
+
+@pytest.mark.parametrize("example", list(BROKEN_DENY))
+def test_a_broken_deny_rule_stops_the_run_before_the_denied_file_is_read(
+    server: FakeModelServer, tmp_path: Path, example: str
 ) -> None:
-    (project / ".stayer").mkdir()
-    broken = project / ".stayer" / "settings.json"
-    broken.write_text('{\n  "model": "x"\n  "env": {}\n}\n')
-    server.enqueue(reply(ToolCall("toolu_rm", "Bash", {"command": "rm -rf data"})), reply("no"))
+    text, what = BROKEN_DENY[example]
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / "secret.txt").write_text("hunter2\n")
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(text)
+    message = (
+        f"{settings}:{what}; fix the file, or set STAYER_IGNORE_BAD_SETTINGS=1 to go on without it"
+    )
 
-    done = stayer("-p", "clean up", "--dangerously-skip-permissions", cwd=project,
-                  env=server.env())  # fmt: skip
+    for output in ("text", "json", "stream-json"):
+        done = stayer("-p", "show me secret.txt", "--output-format", output, "--verbose",
+                      cwd=project, env=server.env())  # fmt: skip
+        assert (done.status, done.stderr.splitlines(), server.requests) == (
+            2, [f"stayer: {message}"], [],
+        )  # fmt: skip
+        assert "hunter2" not in done.stdout + done.stderr
+        if output != "text":
+            (result,) = done.json_lines()
+            assert (result["type"], result["is_error"], result["terminal_reason"]) == (
+                "result", True, "turn_setup_failed",
+            )  # fmt: skip
+            assert result["result"] == message and result["errors"] == [message]
 
-    assert done.status == 0, done.stderr
+    # with the switch, the file is left out whole, and said so: its deny rule no longer holds
+    server.enqueue(
+        reply(ToolCall("toolu_read", "Read", {"file_path": str(project / "secret.txt")})),
+        reply("It says hunter2."),
+    )
+    env = {**server.env(), "STAYER_IGNORE_BAD_SETTINGS": "1"}
+    done = stayer("-p", "show me secret.txt", cwd=project, env=env)
+
+    assert (done.status, done.stdout) == (0, "It says hunter2.\n")
     assert done.stderr.splitlines() == [
-        f"stayer: {broken}:3:3: not valid JSON (Expecting ',' delimiter); skipped the file"
+        f"stayer: {settings}:{what}; left the whole file out, as STAYER_IGNORE_BAD_SETTINGS is "
+        "set: none of its settings apply"
     ]
-    (rm,) = tool_results(server.requests[1])
-    assert rm["is_error"] is True  # the .claude deny rule still holds
-    assert (project / "data").is_dir()
+    (read,) = tool_results(server.requests[1])
+    assert "hunter2" in result_text(read)
 
 
 def test_inline_settings_set_the_model_and_setting_sources_pick_the_files(

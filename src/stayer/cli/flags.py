@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a shell command that must succeed before the run may end (e.g. 'pytest -q')",
     )
     _recovery_flags(parser)
-    _settings_flags(parser)
+    add_settings_flags(parser)
     parser.add_argument(
         "--session-id", type=_session_id, help="use this session id (a UUID) instead of a new one"
     )
@@ -87,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings_flags(parser: argparse.ArgumentParser) -> None:
+def add_settings_flags(parser: argparse.ArgumentParser) -> None:
+    """`--settings` and `--setting-sources` (`stayer permissions check` takes them too)."""
     parser.add_argument(
         "--settings", metavar="FILE|JSON",
         help="more settings over the settings files: a file, or a JSON object "

@@ -1,7 +1,14 @@
 """`stayer permissions check`: replay past sessions' tool calls against a set of rules.
 
-    stayer permissions check [--settings FILE] [--allowedTools RULE…] [--disallowedTools RULE…]
+    stayer permissions check [--settings FILE|JSON] [--setting-sources SOURCES]
+                             [--allowedTools RULE…] [--disallowedTools RULE…]
                              [--permission-mode MODE] [--json] [TRANSCRIPT…]
+
+The rules are those a run started here with the same flags would have: the settings files are
+read by the run's own code (`session.settings.settle`, then `query.starting_policy`), so the
+levels, `.claude/` and `.stayer/`, `readClaudeSettings`, `STAYER_NO_CLAUDE_SETTINGS`, `/path`
+rules anchored to their file's folder, `defaultMode`, `disableBypassPermissionsMode` and a broken
+file's refusal (`STAYER_IGNORE_BAD_SETTINGS`) all behave as they do in a run.
 
 With no transcripts it replays the sessions of the current directory that stayer
 (`~/.stayer/projects/<slug>/`) and Claude Code (`~/.claude/projects/<slug>/`) kept; a directory
@@ -27,10 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from stayer.cli.flags import add_rule_flags
+from stayer.cli.flags import add_rule_flags, add_settings_flags
 from stayer.config.dirs import claude_config_dir
 from stayer.errors import ConfigError
-from stayer.permissions import PERMISSION_MODES, PermissionPolicy, parse_mode, parse_rules
+from stayer.permissions import PERMISSION_MODES, PermissionPolicy
+from stayer.session.options import QueryOptions
 from stayer.session.paths import config_root, project_slug
 from stayer.session.policy_proposals import (
     Proposal,
@@ -49,52 +57,16 @@ from stayer.session.policy_replay import (
     recorded_calls,
     replay,
 )
+from stayer.session.query import starting_policy
+from stayer.session.settings import settle
 from stayer.tools.base import Tool
 
 USAGE = (
-    "stayer permissions check [--settings FILE] [--allowedTools RULE...] "
-    "[--disallowedTools RULE...] [--permission-mode MODE] [--json] [TRANSCRIPT...]"
+    "stayer permissions check [--settings FILE|JSON] [--setting-sources SOURCES] "
+    "[--allowedTools RULE...] [--disallowedTools RULE...] [--permission-mode MODE] [--json] "
+    "[TRANSCRIPT...]"
 )
 SHOWN_CHARS = 100
-
-
-# --- settings files (the shared settings loader replaces this part) --------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsRules:
-    """The permission rules (and default mode) a settings file holds."""
-
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    ask: tuple[str, ...] = ()
-    mode: str | None = None
-
-
-def settings_rules(path: Path) -> SettingsRules:
-    """The ``permissions`` of a Claude Code-style settings file; raises `ConfigError` with
-    one line for a file that cannot be read or is not shaped so."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--settings {path}: cannot read it ({exc.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(
-            f"--settings {path}: not a JSON file ({exc}); fix or replace it"
-        ) from None
-    section = data.get("permissions", {}) if isinstance(data, dict) else None
-    if not isinstance(section, dict):
-        raise ConfigError(
-            f'--settings {path}: expected {{"permissions": {{"allow": [...], "deny": [...]}}}}'
-        )
-    lists = {key: section.get(key, []) for key in ("allow", "deny", "ask")}
-    for key, value in lists.items():
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise ConfigError(f"--settings {path}: permissions.{key} must be a list of rules")
-    mode = section.get("defaultMode")
-    if mode is not None and not isinstance(mode, str):
-        raise ConfigError(f"--settings {path}: permissions.defaultMode must be a mode's name")
-    return SettingsRules(tuple(lists["allow"]), tuple(lists["deny"]), tuple(lists["ask"]), mode)
 
 
 # --- arguments --------------------------------------------------------------------------------
@@ -114,17 +86,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="TRANSCRIPT",
         help="a session's .jsonl file, or a folder of them (default: this project's sessions)",
     )
-    parser.add_argument(
-        "--settings",
-        type=Path,
-        metavar="FILE",
-        help='a JSON file: {"permissions": {"allow", "deny", "ask"}}',
-    )
+    add_settings_flags(parser)
     add_rule_flags(parser)
     parser.add_argument(
         "--permission-mode",
         metavar="MODE",
-        help=f"the mode to replay in: {', '.join(PERMISSION_MODES)} (default: default)",
+        help=f"the mode to replay in: {', '.join(PERMISSION_MODES)} (default: the settings' "
+        "permissions.defaultMode, else default)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
@@ -137,10 +105,13 @@ class Request:
     rules: Rules
     transcripts: tuple[Path, ...]
     as_json: bool
+    warnings: tuple[str, ...] = ()
+    """What loading the settings had to say (a value dropped, a file left out)."""
 
 
 def parse_request(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Request:
-    """The check the arguments ask for; raises `ConfigError` with one line for a bad one."""
+    """The check the arguments ask for; raises `ConfigError` with one line for a bad one, and
+    for settings a run in `cwd` would refuse."""
     args = _parser().parse_args(list(argv))
     given: list[Path] = list(args.transcripts)
     rule_values: dict[str, list[str]] = {"allowed_tools": [], "disallowed_tools": []}
@@ -150,15 +121,16 @@ def parse_request(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Req
                 given.append(Path(value))
             else:
                 values.append(value)
-    settings = settings_rules(args.settings) if args.settings else SettingsRules()
-    mode = parse_mode(args.permission_mode or settings.mode or "default")
-    policy = PermissionPolicy(
-        mode=mode,
-        allow=parse_rules([*settings.allow, *rule_values["allowed_tools"]]),
-        deny=parse_rules([*settings.deny, *rule_values["disallowed_tools"]]),
+    options = QueryOptions(
+        permission_mode=args.permission_mode,
+        allowed_tools=rule_values["allowed_tools"],
+        disallowed_tools=rule_values["disallowed_tools"],
+        settings=args.settings,
+        setting_sources=args.setting_sources,
     )
-    rules = Rules(policy, parse_rules(settings.ask))
-    return Request(rules, _transcripts(given, env, cwd), args.json)
+    settled = settle(options, cwd, env)  # as a run does: the same files, checks and refusals
+    policy = starting_policy(settled.options, settled.ask, cwd)
+    return Request(Rules(policy), _transcripts(given, env, cwd), args.json, settled.warnings)
 
 
 def _transcripts(given: Sequence[Path], env: Mapping[str, str], cwd: Path) -> tuple[Path, ...]:
@@ -233,6 +205,8 @@ def run(argv: Sequence[str], *, out: TextIO | None = None) -> int:
     """Run `stayer permissions check` with `argv` (what follows ``check``); returns 0."""
     cwd = Path.cwd().resolve()
     request = parse_request(argv, os.environ, cwd)
+    for warning in request.warnings:
+        print(f"stayer: {warning}", file=sys.stderr)
     report = asyncio.run(check(request, cwd))
     stream = out or sys.stdout
     if request.as_json:

@@ -1,5 +1,6 @@
 """Where each value of a JSON document starts, so a problem found after decoding (a known key
-with the wrong type) can be reported at its line and column in the file.
+with the wrong type) can be reported at its line and column in the file; and which keys are
+given twice in one object, since `json` silently keeps only the last of them.
 
 The document is decoded once more, by a small walker that records the offset of every value
 under its path (`("permissions", "deny", 2)`); scalars and keys are read by the standard
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 Path = tuple[str | int, ...]
 
@@ -17,11 +19,21 @@ _SPACE = " \t\n\r"
 _DECODER = json.JSONDecoder()
 
 
-def value_offsets(text: str) -> dict[Path, int]:
-    """The offset of every value in `text` (valid JSON), by path; the root is `()`."""
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where a document's values are, by path, and the keys it gives twice."""
+
+    offsets: dict[Path, int]
+    repeated: tuple[Path, ...]
+    """Each key given again in the same object, at its later place (the value `json` keeps)."""
+
+
+def layout(text: str) -> Layout:
+    """The layout of `text` (valid JSON); the root's path is `()`."""
     found: dict[Path, int] = {}
-    _value(text, _skip(text, 0), (), found)
-    return found
+    repeated: list[Path] = []
+    _value(text, _skip(text, 0), (), found, repeated)
+    return Layout(found, tuple(repeated))
 
 
 def line_col(text: str, offset: int) -> tuple[int, int]:
@@ -45,7 +57,7 @@ def _skip(text: str, index: int) -> int:
     return index
 
 
-def _value(text: str, index: int, path: Path, found: dict[Path, int]) -> int:
+def _value(text: str, index: int, path: Path, found: dict[Path, int], repeated: list[Path]) -> int:
     """Record the value starting at `index` and those inside it; returns where it ends."""
     found[path] = index
     opener = text[index]
@@ -55,15 +67,19 @@ def _value(text: str, index: int, path: Path, found: dict[Path, int]) -> int:
     closer = "}" if opener == "{" else "]"
     index = _skip(text, index + 1)
     count = 0
+    keys: set[str] = set()
     while text[index] != closer:
         if opener == "{":
             key, index = _DECODER.raw_decode(text, index)
             index = _skip(text, index) + 1  # past the colon
             child: Path = (*path, str(key))
+            if key in keys:
+                repeated.append(child)
+            keys.add(key)
         else:
             child = (*path, count)
             count += 1
-        index = _skip(text, _value(text, _skip(text, index), child, found))
+        index = _skip(text, _value(text, _skip(text, index), child, found, repeated))
         if text[index] == ",":
             index = _skip(text, index + 1)
     return index + 1

@@ -12,6 +12,10 @@ Keys we do not know are kept and otherwise ignored: Claude Code has many stayer 
 unchanged. A key we know with a value of the wrong type is an error. Values are checked
 strictly (JSON's own types: `"30"` is not a number, `"true"` not a boolean), since a settings
 file is written by hand and a silent coercion would hide the mistake.
+
+How bad an error is depends on the key (`UNGUARDED_KEYS`): most keys guard something (a rule,
+the mode, a hook, which files are read, the done check), so a wrong one makes the whole file
+unusable; a few cannot open anything when their bad value is dropped.
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ ModeName = Literal["default", "manual", "acceptEdits", "plan", "bypassPermission
 """The permission modes stayer runs in (`manual` is newer Claude Code's name for `default`)."""
 
 HookType = Literal["command", "prompt", "agent", "http"]
+
+UNGUARDED_KEYS = frozenset({"model", "env", "autoCompactWindow", "autoCompactPercent"})
+"""Top-level keys whose bad value is only dropped, with a warning: without it the run uses
+another model, the inherited environment (settings `env` never decides which settings files
+are read) or the model's own compaction threshold, none of which lets a call through that
+would otherwise be stopped. Every other key (`permissions`, `hooks`, `readClaudeSettings`,
+`doneWhen`, and any added later) fails closed: a bad value makes its file unusable."""
 
 
 class _Keys(BaseModel):

@@ -1,114 +1,182 @@
 """One settings document's text → `Settings`, with every problem placed at its line and column.
 
-A document that is not JSON (or not a JSON object) yields no settings. A known key with a
-value of the wrong type costs only that value: it is dropped and the rest of the document
-applies, so one typo does not take a project's deny rules with it (Claude Code likewise drops
-a bad permission rule and keeps the others). A whitespace-only document is empty settings.
+Problems come in two weights. A *minor* one is a bad value of a key that guards nothing
+(`model.UNGUARDED_KEYS`): that value is dropped and the rest of the document applies. Every
+other problem makes the document unusable, so no part of it is used: a document that is not
+JSON or not an object, a bad value of a key that guards (a permission list or mode, a hook, …),
+a guarding key given twice in one object (JSON keeps only the last, so the first one's rules
+would vanish unseen), and a permission rule the caller's `rule_problem` refuses (the rule
+syntax belongs to `stayer.permissions`, above this layer). Using such a document in part could
+leave a deny rule or a hook out without anyone noticing; the caller decides what to do with it
+(see `sources`). A whitespace-only document is empty settings.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from .locate import Layout, layout, line_col, position
 from .locate import Path as KeyPath
-from .locate import position, value_offsets
-from .model import Settings
+from .model import UNGUARDED_KEYS, Settings
+
+RuleCheck = Callable[[str], str | None]
+"""What is wrong with one permission rule's text, or None if it parses."""
 
 _DROPPED = object()
 """Stands in for a list item being dropped until the list is rebuilt without it."""
+_KNOWN_KEYS = frozenset(field.alias or name for name, field in Settings.model_fields.items())
+_RULE_KINDS = ("allow", "ask", "deny")
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """What is wrong in a settings document, and where."""
+    """What is wrong in a settings document, and where (no line for a file that could not be
+    read at all)."""
 
     origin: str
-    line: int
-    column: int
+    line: int | None
+    column: int | None
     what: str
-    fatal: bool
-    """True when the document yields no settings at all."""
+    minor: bool
+    """True when only the bad value is dropped; False when the document cannot be used."""
 
     def line_text(self, consequence: str) -> str:
         """The one line that reports it: `file:line:col: what; consequence`."""
-        return f"{self.origin}:{self.line}:{self.column}: {self.what}; {consequence}"
+        place = self.origin if self.line is None else f"{self.origin}:{self.line}:{self.column}"
+        return f"{place}: {self.what}; {consequence}"
 
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
-    """A document's settings (None if unusable), its problems, and where its values are."""
+    """A document's settings (None if it cannot be used), its problems in the file's order, and
+    where its values are."""
 
     settings: Settings | None
     problems: tuple[Problem, ...]
     text: str
-    data: dict[str, Any]
-    """The decoded document as written (before any value was dropped)."""
     offsets: dict[KeyPath, int]
 
-    def line_of(self, path: Sequence[str | int]) -> int:
-        """The line of the value at `path` (or of what encloses it)."""
-        return position(self.text, self.offsets, path)[0] if self.text else 1
+    @property
+    def serious(self) -> Problem | None:
+        """The first problem that makes the document unusable, if any."""
+        return next((problem for problem in self.problems if not problem.minor), None)
+
+    def place(self, path: Sequence[str | int]) -> tuple[int, int]:
+        """The line and column of the value at `path` (or of what encloses it)."""
+        return position(self.text, self.offsets, path) if self.text else (1, 1)
 
 
-def parse_document(text: str, origin: str) -> Parsed:
-    """Decode and type one settings document; `origin` names it in problems."""
+def parse_document(text: str, origin: str, *, rule_problem: RuleCheck | None = None) -> Parsed:
+    """Decode and type one settings document; `origin` names it in problems, and
+    `rule_problem` judges each permission rule."""
     if not text.strip():
-        return Parsed(Settings(), (), "", {}, {})
+        return Parsed(Settings(), (), "", {})
     try:
         data = json.loads(text)
+        if not isinstance(data, dict):
+            what = f"settings must be a JSON object ({{...}}), not {type(data).__name__}"
+            return Parsed(None, (Problem(origin, 1, 1, what, False),), text, {})
+        return _typed(text, origin, data, layout(text), rule_problem)
     except json.JSONDecodeError as error:
         what = f"not valid JSON ({error.msg})"
-        return Parsed(None, (Problem(origin, error.lineno, error.colno, what, True),), text, {}, {})
-    if not isinstance(data, dict):
-        what = f"settings must be a JSON object ({{...}}), not {type(data).__name__}"
-        return Parsed(None, (Problem(origin, 1, 1, what, True),), text, {}, {})
-    return _typed(text, origin, data)
+        return Parsed(None, (Problem(origin, error.lineno, error.colno, what, False),), text, {})
+    except RecursionError:  # no settings nest so deep; a traceback would be no answer
+        what = "nested too deeply to be settings"
+        return Parsed(None, (Problem(origin, 1, 1, what, False),), text, {})
 
 
-def _typed(text: str, origin: str, data: dict[str, Any]) -> Parsed:
-    offsets = value_offsets(text)
+def _typed(
+    text: str, origin: str, data: dict[str, Any], where: Layout, rule_problem: RuleCheck | None
+) -> Parsed:
+    settings: Settings | None = None
+    errors: list[ErrorDetails] = []
     try:
-        return Parsed(Settings.model_validate_json(text), (), text, data, offsets)
+        settings = Settings.model_validate_json(text)
     except ValidationError as error:
         errors = error.errors(include_url=False)
-    problems = []
-    kept: Any = json.loads(text)
-    for detail in errors:
-        line, column = position(text, offsets, detail["loc"])
-        problems.append(Problem(origin, line, column, _what(detail), False))
-        _drop(kept, _droppable(detail))
-    problems.sort(key=lambda problem: (problem.line, problem.column))  # in the file's order
-    try:
-        settings = Settings.model_validate_json(json.dumps(_rebuilt(kept)))
-    except ValidationError as error:  # dropping what was wrong made something else wrong
-        detail = error.errors(include_url=False)[0]
-        line, column = position(text, offsets, detail["loc"])
-        problems.append(Problem(origin, line, column, _what(detail), True))
-        return Parsed(None, tuple(problems), text, data, offsets)
-    return Parsed(settings, tuple(problems), text, data, offsets)
+    problems = [_problem(origin, text, where, detail) for detail in errors]
+    problems += _repeated(origin, text, where)
+    if settings is not None and rule_problem is not None:
+        problems += _bad_rules(origin, text, where, settings, rule_problem)
+    problems.sort(key=lambda problem: (problem.line or 0, problem.column or 0))  # file order
+    if any(not problem.minor for problem in problems):
+        return Parsed(None, tuple(problems), text, where.offsets)
+    if errors:  # only minor ones: drop those values and keep the rest
+        settings = _without(data, errors)
+    if settings is None:  # dropping them left something else wrong: fail closed
+        what = "what is left after dropping the bad values is not valid settings"
+        problems.append(Problem(origin, 1, 1, what, False))
+    return Parsed(settings, tuple(problems), text, where.offsets)
+
+
+def _problem(origin: str, text: str, where: Layout, detail: ErrorDetails) -> Problem:
+    line, column = position(text, where.offsets, detail["loc"])
+    loc = detail["loc"]
+    minor = bool(loc) and loc[0] in UNGUARDED_KEYS
+    return Problem(origin, line, column, _what(detail), minor)
+
+
+def _repeated(origin: str, text: str, where: Layout) -> list[Problem]:
+    """A known key that guards, or anything inside one, given twice in one object."""
+    found = []
+    for path in where.repeated:
+        if path[0] not in _KNOWN_KEYS or path[0] in UNGUARDED_KEYS:
+            continue
+        line, column = line_col(text, where.offsets[path])
+        what = f"{_dotted(path)}: given twice in one object (only the last would count)"
+        found.append(Problem(origin, line, column, what, False))
+    return found
+
+
+def _bad_rules(
+    origin: str, text: str, where: Layout, settings: Settings, rule_problem: RuleCheck
+) -> list[Problem]:
+    """Each permission rule that does not parse, at its place."""
+    found = []
+    for kind in _RULE_KINDS:
+        rules: tuple[str, ...] = getattr(settings.permissions, kind)
+        for index, rule in enumerate(rules):
+            what = rule_problem(rule)
+            if what is None:
+                continue
+            path = ("permissions", kind, index)
+            line, column = position(text, where.offsets, path)
+            found.append(Problem(origin, line, column, f"{_dotted(path)}: {what}", False))
+    return found
+
+
+def _dotted(path: Sequence[str | int]) -> str:
+    """`permissions.deny[2]`."""
+    joined = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
+    return joined.lstrip(".")
 
 
 def _what(detail: ErrorDetails) -> str:
     """`key.path[2]: what pydantic says (got …)`."""
-    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in detail["loc"])
+    path = _dotted(detail["loc"])
+    where = f"{path}: " if path else ""
     message = detail["msg"].removeprefix("Value error, ")
     if detail["type"] == "missing":
-        return f"{path.lstrip('.')}: a required key is missing"
+        return f"{where}a required key is missing"
     shown = json.dumps(detail["input"])
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"{path.lstrip('.')}: {message[:1].lower()}{message[1:]} (got {shown})"
+    return f"{where}{message[:1].lower()}{message[1:]} (got {shown})"
 
 
-def _droppable(detail: ErrorDetails) -> KeyPath:
-    """What to drop for an error: the bad value, or for a missing key the object lacking it."""
-    loc = tuple(detail["loc"])
-    return loc[:-1] if detail["type"] == "missing" else loc
+def _without(data: dict[str, Any], errors: Sequence[ErrorDetails]) -> Settings | None:
+    """The settings with the minor problems' values dropped."""
+    for detail in errors:
+        _drop(data, tuple(detail["loc"]))
+    try:
+        return Settings.model_validate_json(json.dumps(_rebuilt(data)))
+    except ValidationError:  # cannot happen for the keys that guard nothing; fail closed
+        return None
 
 
 def _drop(data: Any, path: KeyPath) -> None:

@@ -18,17 +18,25 @@ key, and permission rules, additional directories and hooks are collected from e
 with a single `/` is relative to the folder the settings folder sits in.
 
 `.claude/` files are skipped when `STAYER_NO_CLAUDE_SETTINGS` is on or a stayer source says
-`"readClaudeSettings": false`. A file that is not JSON, cannot be read or holds a known key with a
-wrong type is reported in one line (file:line:col) and the run goes on with the rest; a missing
-file is silent. A broken `--settings` stops the run instead: it was given for this run, and
-running under other rules than asked would be worse than not running.
+`"readClaudeSettings": false`; a skipped file that holds deny rules is named in a warning, so no
+deny rule is lost unseen.
+
+Broken files fail closed. A file that cannot be read, is not JSON, or has a problem that is not
+minor (see `parse`: a bad permission value or rule, a bad hook, …) stops the run with one line,
+`file:line:col: what is wrong; fix the file, or set STAYER_IGNORE_BAD_SETTINGS=1 …`. With that
+switch on, such a file is left out whole, with one warning naming it: a file is used with all
+its deny rules or not at all, never half-read. A minor problem (a bad `model`, an `env` entry
+of the wrong type) drops only that value, with a warning. A missing file is silent. A broken
+`--settings` always stops the run, even for a minor problem and whatever the switch says: it was
+given for this run, and running under other settings than asked would be worse than not
+running.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
@@ -37,7 +45,7 @@ from stayer.switches import env_flag
 
 from .dirs import claude_config_dir, config_root
 from .model import HookMatcher, Settings
-from .parse import Parsed, parse_document
+from .parse import Parsed, Problem, RuleCheck, parse_document
 
 Level = Literal["user", "project", "local"]
 LEVELS: tuple[Level, ...] = get_args(Level)
@@ -47,6 +55,10 @@ FlagSettings = str | Path | Mapping[str, Any]
 """`--settings`: a path, an inline JSON object (text starting with `{`), or a mapping."""
 
 NO_CLAUDE_SWITCH = "STAYER_NO_CLAUDE_SETTINGS"
+IGNORE_BAD_SWITCH = "STAYER_IGNORE_BAD_SETTINGS"
+_FIX = f"fix the file, or set {IGNORE_BAD_SWITCH}=1 to go on without it"
+_LEFT_OUT = f"left the whole file out, as {IGNORE_BAD_SWITCH} is set: none of its settings apply"
+_MINOR = "ignored this value, the rest of the file applies"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +70,7 @@ class SourceRule:
     origin: str
     root: Path
     line: int
+    column: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +81,13 @@ class SourceDir:
     origin: str
     root: Path
     line: int
+    column: int = 1
 
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One settings document that was found: its settings (None when unusable) and problems."""
+    """One settings document that was found: its settings (None when unusable or left out),
+    its warnings, and the problem that makes it unusable, until the caller has dealt with it."""
 
     level: Level | Literal["flag"]
     kind: Kind
@@ -82,6 +97,7 @@ class Source:
     warnings: tuple[str, ...]
     rules: Mapping[RuleKind, tuple[SourceRule, ...]]
     directories: tuple[SourceDir, ...]
+    problem: Problem | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,20 +143,39 @@ def load_settings(
     *,
     flag_settings: FlagSettings | None = None,
     sources: Sequence[Level] = LEVELS,
+    rule_problem: RuleCheck | None = None,
 ) -> Loaded:
-    """Read and merge the settings for a run in `cwd`; raises `ConfigError` only for a broken
-    `flag_settings`."""
-    flag = _flag_source(flag_settings, cwd)
+    """Read and merge the settings for a run in `cwd`; `rule_problem` judges each permission
+    rule. Raises `ConfigError` with one line for a broken `flag_settings`, and for a settings
+    file that cannot be used unless `STAYER_IGNORE_BAD_SETTINGS` is on."""
+    flag = _flag_source(flag_settings, cwd, rule_problem)
+    ignore = env_flag(env, IGNORE_BAD_SWITCH)
     found = [
-        source
+        _checked(source, ignore) if source.kind != "claude" else source
         for level, kind, path, root in _candidates(cwd, env, sources)
-        if (source := _file_source(level, kind, path, root)) is not None
+        if (source := _file_source(level, kind, path, root, rule_problem)) is not None
     ]
-    if not _reads_claude(env, [*found, *([flag] if flag else [])]):
+    unread = _claude_unread(env, [*found, *([flag] if flag else [])])
+    notes: list[str] = []
+    if unread is None:
+        found = [_checked(s, ignore) if s.kind == "claude" else s for s in found]
+    else:
+        notes = _unread_notes(found, unread)
         found = [source for source in found if source.kind != "claude"]
     if flag is not None:
         found.append(flag)
-    return merge(found)
+    loaded = merge(found)
+    return replace(loaded, warnings=(*notes, *loaded.warnings)) if notes else loaded
+
+
+def _checked(source: Source, ignore: bool) -> Source:
+    """The source if it can be used; else (with the switch on) the source left out whole, with
+    one warning naming it; else `ConfigError`."""
+    if source.problem is None:
+        return source
+    if not ignore:
+        raise ConfigError(source.problem.line_text(_FIX))
+    return replace(source, warnings=(source.problem.line_text(_LEFT_OUT),), problem=None)
 
 
 def _candidates(
@@ -170,21 +205,37 @@ def _candidates(
     ]
 
 
-def _reads_claude(env: Mapping[str, str], found: Sequence[Source]) -> bool:
-    """Off with the switch, or when the last stayer source that says so says false."""
+def _claude_unread(env: Mapping[str, str], found: Sequence[Source]) -> str | None:
+    """Why `.claude/` files are left unread (the switch, or the last stayer source that says
+    so says false), or None when they are read."""
     if env_flag(env, NO_CLAUDE_SWITCH):
-        return False
+        return f"{NO_CLAUDE_SWITCH} is set"
     said = [
-        source.settings.read_claude_settings
+        (source.origin, source.settings.read_claude_settings)
         for source in found
         if source.kind != "claude"
         and source.settings is not None
         and source.settings.read_claude_settings is not None
     ]
-    return said[-1] if said else True
+    if said and said[-1][1] is False:
+        return f'"readClaudeSettings": false in {said[-1][0]}'
+    return None
 
 
-def _file_source(level: Level, kind: Kind, path: Path, root: Path) -> Source | None:
+def _unread_notes(found: Sequence[Source], why: str) -> list[str]:
+    """A warning for each `.claude/` file left unread that holds deny rules."""
+    notes = []
+    for source in found:
+        count = len(source.rules.get("deny", ())) if source.kind == "claude" else 0
+        if count:
+            rules = "rule does" if count == 1 else "rules do"
+            notes.append(f"{source.origin}: not read ({why}): its {count} deny {rules} not apply")
+    return notes
+
+
+def _file_source(
+    level: Level, kind: Kind, path: Path, root: Path, rule_problem: RuleCheck | None
+) -> Source | None:
     """The settings file at `path`, or None when there is none."""
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -192,17 +243,11 @@ def _file_source(level: Level, kind: Kind, path: Path, root: Path) -> Source | N
         return None
     except (OSError, UnicodeDecodeError) as error:
         why = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        warning = f"{path}: cannot read this settings file ({why or error}); skipped it"
-        return Source(level, kind, str(path), root, None, (warning,), {}, ())
-    parsed = parse_document(text, str(path))
-    warnings = tuple(
-        problem.line_text(
-            "skipped the file"
-            if problem.fatal
-            else "ignored this value, the rest of the file applies"
-        )
-        for problem in parsed.problems
-    )
+        what = f"cannot read this settings file ({why or error})"
+        problem = Problem(str(path), None, None, what, False)
+        return Source(level, kind, str(path), root, None, (), {}, (), problem)
+    parsed = parse_document(text, str(path), rule_problem=rule_problem)
+    warnings = tuple(problem.line_text(_MINOR) for problem in parsed.problems if problem.minor)
     return _source(level, kind, str(path), root, parsed, warnings)
 
 
@@ -213,7 +258,9 @@ def _root(path: Path) -> Path:
     return folder.parent if folder.name in (".claude", ".stayer") else folder
 
 
-def _flag_source(given: FlagSettings | None, cwd: Path) -> Source | None:
+def _flag_source(
+    given: FlagSettings | None, cwd: Path, rule_problem: RuleCheck | None
+) -> Source | None:
     if given is None:
         return None
     root, origin = cwd, "--settings"
@@ -237,8 +284,8 @@ def _flag_source(given: FlagSettings | None, cwd: Path) -> Source | None:
                 'a JSON object such as \'{"model": "sonnet"}\''
             ) from None
         root, origin = _root(path), str(path)
-    parsed = parse_document(text, origin)
-    if parsed.problems:
+    parsed = parse_document(text, origin, rule_problem=rule_problem)
+    if parsed.problems:  # even a minor one: this run asked for exactly these settings
         raise ConfigError(parsed.problems[0].line_text("fix it, or leave --settings out"))
     return _source("flag", "flag", origin, root, parsed, ())
 
@@ -251,41 +298,23 @@ def _source(
     parsed: Parsed,
     warnings: tuple[str, ...],
 ) -> Source:
-    """A found document, with its rules and directories placed at their lines."""
+    """A found document, with its rules and directories placed at their lines and columns."""
     settings = parsed.settings
     if settings is None:
-        return Source(level, kind, origin, root, None, warnings, {}, ())
+        return Source(level, kind, origin, root, None, warnings, {}, (), parsed.serious)
     permissions = settings.permissions
     rules: dict[RuleKind, tuple[SourceRule, ...]] = {}
     for kind_of in get_args(RuleKind):
-        kept = cast(tuple[str, ...], getattr(permissions, kind_of))
+        written = cast(tuple[str, ...], getattr(permissions, kind_of))
         rules[kind_of] = tuple(
-            SourceRule(text, origin, root, line)
-            for text, line in zip(kept, _lines(parsed, kind_of, len(kept)), strict=True)
+            SourceRule(text, origin, root, *parsed.place(("permissions", kind_of, index)))
+            for index, text in enumerate(written)
         )
-    kept_dirs = permissions.additional_directories
     directories = tuple(
-        SourceDir(text, origin, root, line)
-        for text, line in zip(
-            kept_dirs, _lines(parsed, "additionalDirectories", len(kept_dirs)), strict=True
-        )
+        SourceDir(text, origin, root, *parsed.place(("permissions", "additionalDirectories", i)))
+        for i, text in enumerate(permissions.additional_directories)
     )
     return Source(level, kind, origin, root, settings, warnings, rules, directories)
-
-
-def _lines(parsed: Parsed, key: str, count: int) -> list[int]:
-    """The line of each kept entry of `permissions.<key>`: its string items as written (the
-    others were dropped as wrong), else the list's own line."""
-    written = parsed.data.get("permissions")
-    items = written.get(key) if isinstance(written, dict) else None
-    spots = (
-        [i for i, item in enumerate(items) if isinstance(item, str)]
-        if isinstance(items, list)
-        else []
-    )
-    if len(spots) != count:
-        return [parsed.line_of(("permissions", key))] * count
-    return [parsed.line_of(("permissions", key, i)) for i in spots]
 
 
 _SCALARS = (

@@ -5,8 +5,10 @@ each is judged by the session's own permission callback (`query.permission_check
 replay cannot drift from what a run would decide. A call is *denied* when it is refused even in
 bypassPermissions (a deny rule, a protected path, an unreadable input: no prompt could let it
 through), *asked* when only the lack of a person to approve it stands in its way (or an ask rule
-matches it), and *allowed* otherwise. In dontAsk and plan modes a question is a denial, as
-those modes make it. Symlinks and `..` are resolved on this machine, as they are now.
+matches it), and *allowed* otherwise. The verdict is the permission check's own: in dontAsk
+mode it turns every question into a denial; plan mode refuses changes outright, but what it
+asks (an ask rule's read, accepting the plan) stays a question, since an interactive run puts
+those to a person. Symlinks and `..` are resolved on this machine, as they are now.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def recorded_calls(paths: Sequence[Path], *, cwd: Path) -> tuple[list[RecordedCa
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """The rules under test: a policy, and the rules that make a call ask even if allowed."""
+    """The rules under test: a policy (a run's holds its ask rules), and more rules that make
+    a call ask even if allowed."""
 
     policy: PermissionPolicy
     ask: tuple[Rule, ...] = ()
@@ -97,22 +100,17 @@ class Checks:
 
 
 async def verdict(rules: Rules, judged: Judged, checks: Checks) -> tuple[Verdict, str]:
-    """What the call would have met under `rules`: allowed, asked (in the modes that never
-    ask, denied), or denied."""
-    policy = replace(rules.policy, ask=rules.ask) if rules.ask else rules.policy
+    """What the call would have met under `rules`: allowed, asked, or denied, as the run's
+    permission check decides (dontAsk's questions are denials there already)."""
+    policy = rules.policy
+    if rules.ask:
+        policy = replace(policy, ask=(*policy.ask, *rules.ask))
     decision = await checks.decide(policy, judged)
     if decision.behavior == "allow":
         return "allowed", ""
     if decision.behavior == "ask":
-        return _question(policy, decision.reason)
+        return "asked", decision.reason
     return "denied", decision.reason
-
-
-def _question(policy: PermissionPolicy, reason: str) -> tuple[Verdict, str]:
-    """A question, or in the modes that never ask, a denial."""
-    if policy.mode in ("dontAsk", "plan"):
-        return "denied", reason
-    return "asked", reason
 
 
 def validated_input(tool: Tool[Any], given: Mapping[str, JSON]) -> Any | None:

@@ -290,7 +290,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     cwd = _working_directory(options)
     settled = settle(options, cwd, _env(options))
     options, env = settled.options, settled.env
-    policy = _policy(options, settled.ask, cwd)
+    policy = starting_policy(options, settled.ask, cwd)
     permissions = PermissionState(policy)
     _check_limits(options)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
@@ -349,9 +349,10 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     return Setup(params, started, owns, system.render, permissions, warnings, hooks)
 
 
-def _policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> PermissionPolicy:
+def starting_policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> PermissionPolicy:
     """The permission policy the run starts with: the mode, the flags' rules with the
-    settings' folded in, and the working directories."""
+    settings' folded in, and the working directories (`stayer permissions check` replays
+    under the same)."""
     return PermissionPolicy(
         mode=parse_mode(options.permission_mode or "default"),
         allow=parse_rules(_listed(options.allowed_tools)),

@@ -17,8 +17,11 @@ What the caller gave wins; settings fill in what it left out, as in Claude Code:
   the settings' model in Claude Code); `autoCompactWindow`, `autoCompactPercent` and `doneWhen`
   when their options are not set.
 
-A rule or directory that cannot be used is left out with a warning naming its file and line,
-like the files' own problems; the run goes on with the rest.
+A permission rule that does not parse makes its file unusable, as the files' other serious
+problems do (`stayer.config`: the run stops, or with `STAYER_IGNORE_BAD_SETTINGS=1` the file is
+left out whole); the rule syntax is judged here, by `stayer.permissions`, and handed down to the
+loader. An additional directory that does not exist is left out with a warning naming its file
+and line: leaving it out only narrows what acceptEdits may write.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 from stayer.config import Loaded, SourceDir, SourceRule, load_settings, parse_levels
 from stayer.errors import ConfigError
 from stayer.exec.globs import glob_literal
-from stayer.permissions import Rule
+from stayer.permissions import Rule, parse_rules
 
 from .options import QueryOptions
 
@@ -58,12 +61,11 @@ def settle(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> Settled:
         env,
         flag_settings=options.settings,
         sources=parse_levels(options.setting_sources),
+        rule_problem=rule_problem,
     )
     settings = loaded.settings
     warnings: list[str] = list(loaded.warnings)
-    allow = _usable(loaded.allow, warnings)
-    deny = _usable(loaded.deny, warnings)
-    ask = _usable(loaded.ask, warnings)
+    allow, deny, ask = _anchored(loaded.allow), _anchored(loaded.deny), _anchored(loaded.ask)
     run_env = {**env, **settings.env} if settings.env else env
     mode = options.permission_mode or settings.permissions.default_mode or "default"
     _check_bypass(mode, loaded)
@@ -92,17 +94,26 @@ def _listed(value: str | Sequence[str]) -> Sequence[str]:
     return (value,) if isinstance(value, str) else value
 
 
-def _usable(rules: Sequence[SourceRule], warnings: list[str]) -> tuple[SourceRule, ...]:
-    """The rules that parse, with `/path` specifiers made absolute; a warning for the others."""
-    kept: list[SourceRule] = []
-    for rule in rules:
-        try:
-            parsed = Rule.parse(rule.text)
-        except ConfigError as error:
-            warnings.append(f"{rule.origin}:{rule.line}: {error}; ignored it")
-            continue
-        kept.append(replace(rule, text=_placed(parsed, rule.root) or rule.text))
-    return tuple(kept)
+def rule_problem(text: str) -> str | None:
+    """What is wrong with a settings file's permission rule, or None. A rule must parse, and be
+    one rule: the flags' reading splits on commas and spaces outside parentheses, so an entry
+    that splits would not mean what it says."""
+    try:
+        Rule.parse(text)
+        count = len(parse_rules([text]))
+    except ConfigError as error:
+        return str(error)
+    if count != 1:
+        return f"{text!r} reads as {count} rules; give each rule its own entry in the list"
+    return None
+
+
+def _anchored(rules: Sequence[SourceRule]) -> tuple[SourceRule, ...]:
+    """The rules with `/path` specifiers made absolute from their settings file's folder (each
+    parses: the loader refused the files whose rules do not)."""
+    return tuple(
+        replace(rule, text=_placed(Rule.parse(rule.text), rule.root) or rule.text) for rule in rules
+    )
 
 
 def _placed(rule: Rule, root: Path) -> str | None:

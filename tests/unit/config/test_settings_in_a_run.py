@@ -162,14 +162,14 @@ def test_additional_directories_add_to_add_dir_and_a_missing_one_is_a_warning(
     (tmp_path / "shared").mkdir()
     write(project / ".claude" / "settings.json",
           {"permissions": {"additionalDirectories": ["../shared", "../gone"],
-                           "allow": ["Bash(", "Read"]}})  # fmt: skip
+                           "allow": ["Read"]}})  # fmt: skip
     setup = prepare(QueryOptions(cwd=project, env=env, provider=stayer.ScriptedProvider([]),
                                  persist_session=False))  # fmt: skip
     path = project / ".claude" / "settings.json"
     assert setup.warnings == (
-        f"{path}:8: bad permission rule 'Bash('; write Tool or Tool(pattern); ignored it",
         f"{path}:5: additionalDirectories: {tmp_path / 'gone'} is not a directory; ignored it",
     )
+    assert setup.params.can_use_tool is not None
     assert setup.started.settings_warnings == setup.warnings
     assert setup.started.settings_files == (str(path),)
 
@@ -184,19 +184,52 @@ def test_disable_bypass_refuses_a_bypass_run(project: Path, env: dict[str, str])
         prepare(options)
 
 
-async def test_a_broken_file_is_a_session_warning_and_the_run_goes_on(
+BROKEN = '{\n  "permissions": {\n    "deny": ["Read(./secrets/**)", "Bash(rm:*"]\n  }\n}\n'
+"""A project file whose second deny rule lacks its `)`."""
+
+
+async def test_a_broken_file_stops_query_and_session_with_config_error(
     project: Path, env: dict[str, str]
 ) -> None:
-    (project / ".claude").mkdir()
-    (project / ".claude" / "settings.json").write_text('{"model": "x",}')
-    write(project / ".stayer" / "settings.json", {"permissions": {"deny": ["Read"]}})
-    options = QueryOptions(cwd=project, env=env, provider=stayer.ScriptedProvider([text("ok")]),
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(BROKEN)
+    model = stayer.ScriptedProvider([tool_call("Read", {"file_path": "secrets/key.txt"})])
+    options = QueryOptions(cwd=project, env=env, provider=model, persist_session=False)
+    message = (
+        f"{path}:3:36: permissions.deny[1]: bad permission rule 'Bash(rm:*'; write Tool or "
+        "Tool(pattern); fix the file, or set STAYER_IGNORE_BAD_SETTINGS=1 to go on without it"
+    )
+
+    with pytest.raises(ConfigError) as from_query:
+        async for _ in stayer.query("read the key", options=options):
+            pass
+    with pytest.raises(ConfigError) as from_session:
+        stayer.Session(options)
+
+    assert str(from_query.value) == str(from_session.value) == message
+    assert model.requests == []  # the model was never asked
+
+
+async def test_with_the_switch_the_broken_file_is_left_out_with_a_warning(
+    project: Path, env: dict[str, str]
+) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(BROKEN)
+    write(project / ".stayer" / "settings.json", {"permissions": {"deny": ["Bash"]}})
+    options = QueryOptions(cwd=project, env={**env, "STAYER_IGNORE_BAD_SETTINGS": "1"},
+                           provider=stayer.ScriptedProvider([text("ok")]),
                            persist_session=False)  # fmt: skip
     async with stayer.Session(options) as session:
         assert session.warnings == (
-            f"{project / '.claude' / 'settings.json'}:1:15: not valid JSON (Expecting property "
-            "name enclosed in double quotes); skipped the file",
+            f"{path}:3:36: permissions.deny[1]: bad permission rule 'Bash(rm:*'; write Tool or "
+            "Tool(pattern); left the whole file out, as STAYER_IGNORE_BAD_SETTINGS is set: none "
+            "of its settings apply",
         )
         events = [event async for event in session.submit("hi")]
     started = events[0]
-    assert isinstance(started, SessionStarted) and "Read" not in started.tools
+    assert isinstance(started, SessionStarted)
+    assert "Bash" not in started.tools  # the other file's deny rule holds
+    assert started.settings_files == (str(project / ".stayer" / "settings.json"),)
+    assert started.settings_warnings == session.warnings

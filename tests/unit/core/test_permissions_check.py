@@ -2,17 +2,21 @@
 far, and the fewest allow rules that would have removed the most questions.
 
 Transcripts are written by stayer's own `TranscriptWriter`, or are Claude Code's real one in the
-shared fixtures; each check runs the session's permission callback on every call.
+shared fixtures; each check runs the session's permission callback on every call, under the
+settings a run in the same directory would read (the run's own loading code).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from stayer.cli.permissions_check import as_json, as_text, check, parse_request, settings_rules
+import stayer
+from stayer.cli.permissions_check import as_json, as_text, check, parse_request
 from stayer.errors import ConfigError
 from stayer.messages import (
     JSON,
@@ -23,7 +27,9 @@ from stayer.messages import (
     UserMessage,
 )
 from stayer.permissions import parse_rules
+from stayer.session.options import QueryOptions
 from stayer.session.policy_proposals import rule_text, widening
+from stayer.session.query import prepare
 from stayer.session.transcript import TranscriptWriter
 from stayer.tools.registry import builtin_tools
 
@@ -58,9 +64,21 @@ def edit(path: str) -> tuple[str, dict[str, JSON]]:
     return "Edit", {"file_path": path, "old_string": "a", "new_string": "b"}
 
 
-async def report_for(tmp_path: Path, calls: list[tuple[str, dict[str, JSON]]], *argv: str) -> Any:
-    transcript = write_session(tmp_path / "s.jsonl", tmp_path, calls)
-    request = parse_request([str(transcript), *argv], {}, tmp_path)
+def run_env(**more: str) -> dict[str, str]:
+    """The environment the tests run in (its user folders are temporary ones), and `more`."""
+    return {**os.environ, **more}
+
+
+async def report_for(
+    tmp_path: Path,
+    calls: list[tuple[str, dict[str, JSON]]],
+    *argv: str,
+    env: dict[str, str] | None = None,
+    session_cwd: Path | None = None,
+) -> Any:
+    """The check of a session that made `calls`, run in `tmp_path` with `argv`."""
+    transcript = write_session(tmp_path / "s.jsonl", session_cwd or tmp_path, calls)
+    request = parse_request([str(transcript), *argv], env or run_env(), tmp_path)
     return await check(request, tmp_path)
 
 
@@ -173,24 +191,138 @@ async def test_an_ask_rule_from_settings_makes_an_allowed_call_ask(tmp_path: Pat
     }
 
 
+def write_settings(path: Path, data: dict[str, Any] | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
+    return path
+
+
+async def test_the_projects_own_settings_files_are_read_without_any_flag(tmp_path: Path) -> None:
+    write_settings(tmp_path / ".claude" / "settings.json",
+                   {"permissions": {"deny": ["Bash(rm:*)", "Read(.env)"]}})  # fmt: skip
+    write_settings(tmp_path / ".stayer" / "settings.local.json",
+                   {"permissions": {"allow": ["Bash(npm install:*)"]}})  # fmt: skip
+    calls = [bash("rm -rf build"), bash("cat .env"), bash("npm install"), bash("make")]
+
+    report = await report_for(tmp_path, calls)
+
+    assert verdicts(report) == {
+        "allowed": [("Bash", "npm install", 1)],
+        "asked": [("Bash", "make", 1)],
+        "denied": [("Bash", "rm -rf build", 1), ("Bash", "cat .env", 1)],
+    }
+
+
 @pytest.mark.parametrize(
-    ("content", "complaint"),
+    ("argv", "env", "denied"),
     [
-        ("{not json", "not a JSON file"),
-        ('{"permissions": []}', 'expected {"permissions"'),
-        ('{"permissions": {"allow": "Bash"}}', "permissions.allow must be a list of rules"),
-        ('{"permissions": {"defaultMode": 3}}', "permissions.defaultMode must be"),
+        ((), {}, 2),
+        (("--setting-sources", "user,local"), {}, 1),  # not the project's files
+        ((), {"STAYER_NO_CLAUDE_SETTINGS": "1"}, 1),  # not Claude Code's
+        (("--settings", '{"readClaudeSettings": false}'), {}, 1),
+        (("--settings", '{"permissions": {"deny": ["Bash(make:*)"]}}'), {}, 3),
     ],
 )
-def test_a_bad_settings_file_is_one_line_naming_what_is_wrong(
-    tmp_path: Path, content: str, complaint: str
+async def test_the_settings_switches_of_a_run_choose_the_files(
+    tmp_path: Path, argv: tuple[str, ...], env: dict[str, str], denied: int
 ) -> None:
-    path = tmp_path / "settings.json"
-    path.write_text(content)
+    write_settings(tmp_path / ".claude" / "settings.json",
+                   {"permissions": {"deny": ["Bash(rm:*)"]}})  # fmt: skip
+    write_settings(tmp_path / ".stayer" / "settings.local.json",
+                   {"permissions": {"deny": ["Bash(curl:*)"]}})  # fmt: skip
+    calls = [bash("rm -rf build"), bash("curl example.test"), bash("make")]
+
+    report = await report_for(tmp_path, calls, *argv, env=run_env(**env))
+
+    assert len(as_json(report)["denied"]) == denied
+
+
+async def test_a_slash_rule_is_anchored_to_its_settings_files_folder(tmp_path: Path) -> None:
+    write_settings(tmp_path / ".claude" / "settings.json",
+                   {"permissions": {"deny": ["Edit(/docs/**)"]}})  # fmt: skip
+    inner = tmp_path / "packages" / "web"
+    inner.mkdir(parents=True)
+    # the session ran in a folder below the project: /docs is still the project's docs
+    calls = [edit(str(tmp_path / "docs" / "a.md")), edit(str(inner / "docs" / "b.md"))]
+
+    report = await report_for(tmp_path, calls, session_cwd=inner)
+
+    assert [entry["subject"] for entry in as_json(report)["denied"]] == [
+        str(tmp_path / "docs" / "a.md")
+    ]
+
+
+async def test_plan_mode_questions_stay_questions_and_its_refusals_are_denials(
+    tmp_path: Path,
+) -> None:
+    write_settings(tmp_path / ".claude" / "settings.json",
+                   {"permissions": {"defaultMode": "plan", "ask": ["Read(notes.md)"]}})  # fmt: skip
+    calls = [
+        ("Read", {"file_path": "notes.md"}),
+        ("Read", {"file_path": "README.md"}),
+        ("ExitPlanMode", {"plan": "1. fix it"}),
+        edit("src/a.py"),
+    ]
+
+    report = await report_for(tmp_path, calls)
+
+    assert as_json(report)["permission_mode"] == "plan"
+    assert verdicts(report) == {
+        "allowed": [("Read", "README.md", 1)],
+        "asked": [("Read", "notes.md", 1), ("ExitPlanMode", "", 1)],
+        "denied": [("Edit", "src/a.py", 1)],
+    }
+
+
+def run_refusal(project: Path, env: dict[str, str], **options: Any) -> str:
+    """What a run in `project` says when it refuses to start."""
+    given = QueryOptions(cwd=project, env=env, provider=stayer.ScriptedProvider([]),
+                         persist_session=False, **options)  # fmt: skip
     with pytest.raises(ConfigError) as caught:
-        settings_rules(path)
-    assert complaint in str(caught.value)
-    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+        prepare(given)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"permissions": {"deny": ["Read(secret.txt)"],}}',
+        '{"permissions": {"deny": "Read(secret.txt)"}}',
+        '{"permissions": {"deny": ["Read(secret.txt"]}}',
+        '{"hooks": {"PreToolUse": {"matcher": "Bash"}}}',
+    ],
+)
+def test_broken_settings_stop_the_check_as_they_stop_a_run(tmp_path: Path, content: str) -> None:
+    path = write_settings(tmp_path / ".claude" / "settings.json", content)
+    transcript = write_session(tmp_path / "s.jsonl", tmp_path, [bash("cat secret.txt")])
+
+    with pytest.raises(ConfigError) as caught:
+        parse_request([str(transcript)], run_env(), tmp_path)
+
+    message = str(caught.value)
+    assert message == run_refusal(tmp_path, run_env())
+    assert message.startswith(f"{path}:1:")
+    assert message.endswith(
+        "; fix the file, or set STAYER_IGNORE_BAD_SETTINGS=1 to go on without it"
+    )
+    left_out = parse_request([str(transcript)], run_env(STAYER_IGNORE_BAD_SETTINGS="1"), tmp_path)
+    assert left_out.warnings[0].startswith(f"{path}:1:")
+    assert "left the whole file out" in left_out.warnings[0]
+
+
+def test_disable_bypass_refuses_a_bypass_check_as_it_refuses_a_run(tmp_path: Path) -> None:
+    write_settings(tmp_path / ".stayer" / "settings.json",
+                   {"permissions": {"disableBypassPermissionsMode": "disable"}})  # fmt: skip
+    transcript = write_session(tmp_path / "s.jsonl", tmp_path, [bash("make")])
+
+    with pytest.raises(ConfigError) as caught:
+        parse_request([str(transcript), "--permission-mode", "bypassPermissions"], run_env(),
+                      tmp_path)  # fmt: skip
+
+    assert str(caught.value) == run_refusal(
+        tmp_path, run_env(), permission_mode="bypassPermissions"
+    )
+    assert "disableBypassPermissionsMode" in str(caught.value)
 
 
 def test_dangerous_widenings_are_named_with_why(tmp_path: Path) -> None:
@@ -227,7 +359,9 @@ def test_dangerous_widenings_are_named_with_why(tmp_path: Path) -> None:
 
 
 async def test_claude_codes_own_transcript_replays(tmp_path: Path) -> None:
-    request = parse_request([str(FIXTURE), "--allowedTools", "Bash(python3:*)"], {}, tmp_path)
+    request = parse_request(
+        [str(FIXTURE), "--allowedTools", "Bash(python3:*)"], run_env(), tmp_path
+    )
     report = await check(request, tmp_path)
 
     found = as_json(report)
@@ -249,7 +383,7 @@ async def test_claude_codes_own_transcript_replays(tmp_path: Path) -> None:
 
 def test_a_transcript_path_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_request([str(tmp_path / "gone.jsonl")], {}, tmp_path)
+        parse_request([str(tmp_path / "gone.jsonl")], run_env(), tmp_path)
     assert str(caught.value) == (
         f"no transcript at {tmp_path / 'gone.jsonl'}; give the path of a session's .jsonl file"
     )
