@@ -182,6 +182,12 @@ READERS: dict[str, Reader] = {
         "unchanged-line-format= minimal horizon-lines= speed-large-files color[=] palette=",
         numbers=True,
     ),
+    "date": _reader(
+        "d:f:I::Rr:s:u",
+        "date= debug file= iso-8601[=] resolution rfc-email rfc-3339= reference= set= utc "
+        "universal",
+        unsafe=("-s", "--set"),
+    ),
     "cmp": _reader("bi:ln:sv", "print-bytes ignore-initial= verbose bytes= quiet silent"),
     "comm": _reader("123z", "check-order nocheck-order output-delimiter= total zero-terminated"),
     "column": _reader(
@@ -479,20 +485,15 @@ def _find(words: tuple[Word, ...], fed: bool) -> str | None:
 
 def _date(words: tuple[Word, ...], fed: bool) -> str | None:
     """date reads unless told to set the clock (``-s``, or an operand other than +FORMAT)."""
-    reason = _DATE.judge(words, fed)
+    reason = READERS["date"].judge(words, fed)
     if reason is not None:
         return reason
-    reading = read_options(_DATE.spec, words)
+    reading = read_options(READERS["date"].spec, words)
     if any(not operand.text.startswith("+") for operand in reading.operands):
         return "an operand other than +FORMAT sets the clock"
     return None
 
 
-_DATE = _reader(
-    "d:f:I::Rr:s:u",
-    "date= debug file= iso-8601[=] resolution rfc-email rfc-3339= reference= set= utc universal",
-    unsafe=("-s", "--set"),
-)
 
 _XXD_VALUES = _set("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o",
                    "-offset", "-n", "-name", "-R")  # fmt: skip
