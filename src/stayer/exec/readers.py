@@ -494,7 +494,6 @@ def _date(words: tuple[Word, ...], fed: bool) -> str | None:
     return None
 
 
-
 _XXD_VALUES = _set("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o",
                    "-offset", "-n", "-name", "-R")  # fmt: skip
 _XXD_FLAGS = _set(
