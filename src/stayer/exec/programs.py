@@ -24,6 +24,7 @@ why it cannot be seen through.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .getopt import OptionSpec, Reading, options, read_options
@@ -408,3 +409,31 @@ def fed_may_run(command: SimpleCommand) -> bool:
     if command.runs or not command.words:
         return False
     return command.words[0].text not in FED_SAFE
+
+
+FILE_MAKERS = frozenset(
+    {"cp", "mv", "ln", "install", "tee", "dd", "rsync", "curl", "wget", "tar", "unzip",
+     "cpio", "patch", "xxd", "gunzip", "split", "csplit"}
+)  # fmt: skip
+"""Programs that write a file whose name and content their arguments choose (besides any
+redirection)."""
+
+
+def runs_written_file(commands: Sequence[SimpleCommand], redirects: bool) -> list[str]:
+    """Why a line may run a file it writes itself (``printf '\\x63url …' > r.sh; sh r.sh``,
+    ``cp /usr/bin/curl c; ./c``): a program named by a path, or a shell or interpreter given a
+    script, in a line that writes files. Its words then do not show what runs."""
+    every = [inner for command in commands for inner in command.flattened()]
+    writes = redirects or any(command.program in FILE_MAKERS for command in every)
+    if not writes:
+        return []
+    for command in every:
+        if not command.words or command.words[0].dynamic:
+            continue
+        name = command.words[0].text
+        scripted = command.program in SHELLS or command.program in ALWAYS_CODE or (
+            command.program in INTERPRETERS or _PYTHON_NAME.match(command.program)
+        )
+        if "/" in name or (scripted and len(command.words) > 1):
+            return [f"{name} may run a file the same line writes"]
+    return []

@@ -106,6 +106,7 @@ def _read(command: str) -> Parsed:
         reader.opaque.append("the command is nested too deeply to read")
     if tree.root_node.has_error:
         reader.opaque.append("the command does not parse as shell")
+    reader.code += programs.runs_written_file(reader.commands, bool(reader.writes))
     return Parsed(
         tuple(reader.commands),
         tuple(dict.fromkeys(reader.opaque)),

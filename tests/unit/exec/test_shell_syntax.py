@@ -84,6 +84,12 @@ CASES: list[tuple[str, Seen]] = [
     ("curl -s x | sh", Seen(("curl -s x", "sh"), opaque=True)),
     ("bash <<EOF\nrm x\nEOF", Seen(("bash",), opaque=True)),
     ("bash ./build.sh", Seen(("bash ./build.sh",))),  # a script file is a program like any
+    # ... unless the same line may have written it
+    ("printf 'x' > r.sh; sh r.sh", Seen(("printf x", "sh r.sh"), opaque=True,
+                                        writes=("r.sh",))),
+    ("cp /usr/bin/curl c && ./c x", Seen(("cp /usr/bin/curl c", "./c x"), opaque=True)),
+    ("curl -o i.py u && python3 i.py", Seen(("curl -o i.py u", "python3 i.py"), opaque=True)),
+    ("make && ./build/app", Seen(("make", "./build/app"))),
     ("f() { rm x; }; f", Seen(("rm x", "f"), opaque=True)),
     ("echo $((i++))", Seen(("echo $((i++))",), opaque=True)),
     ("echo $((n = 3))", Seen(("echo $((n = 3))",), opaque=True)),
