@@ -431,8 +431,10 @@ def runs_written_file(commands: Sequence[SimpleCommand], redirects: bool) -> lis
         if not command.words or command.words[0].dynamic:
             continue
         name = command.words[0].text
-        scripted = command.program in SHELLS or command.program in ALWAYS_CODE or (
-            command.program in INTERPRETERS or _PYTHON_NAME.match(command.program)
+        scripted = (
+            command.program in SHELLS
+            or command.program in ALWAYS_CODE
+            or (command.program in INTERPRETERS or _PYTHON_NAME.match(command.program))
         )
         if "/" in name or (scripted and len(command.words) > 1):
             return [f"{name} may run a file the same line writes"]

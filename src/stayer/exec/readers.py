@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from .getopt import OptionSpec, options, read_options
 from .git_calls import git_read_only
 from .programs import WRAPPERS, unwrap
+from .sed_scripts import sed_call
 from .shell_syntax import Parsed
 from .shell_words import SimpleCommand, Word
 
@@ -304,154 +305,6 @@ READERS: dict[str, Reader] = {
 # --- judged by their own grammar ----------------------------------------------------------
 
 
-_SED_ADDRESS = re.compile(
-    r"(?:\d+(?:~\d+)?|\$|/(?:\\.|[^/\\\n])*/[IM]*|\\(?P<d>[^\n])(?:\\.|(?!(?P=d))[^\n])*(?P=d)[IM]*)"
-)
-_SED_SIMPLE = frozenset("pdDnNgGhHxlqQzP=F{}y")
-_SED_TO_LINE_END = frozenset("aicrRwWbtT:#e")
-_SED_OPTIONS = options(
-    "ne:f:i::l:Ersuz",
-    "quiet silent debug expression= file= follow-symlinks in-place[=] line-length= posix "
-    "regexp-extended separate sandbox unbuffered null-data zero-terminated help version",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class SedCall:
-    """What a sed call does, read from its options and script."""
-
-    in_place: bool
-    commands: tuple[tuple[str, str], ...]
-    """Each script command: its letter, and its text (an s command's flags, a file name)."""
-
-    @property
-    def runs(self) -> bool:
-        """Whether it can run a shell command (the ``e`` command, or the ``e`` flag of s)."""
-        return any(
-            letter == "e" or (letter == "s" and "e" in text) for letter, text in self.commands
-        )
-
-    @property
-    def files(self) -> bool:
-        """Whether its script reads or writes files of its own (r, R, w, W, or s///w)."""
-        return any(
-            letter in "rRwW" or (letter == "s" and "w" in text) for letter, text in self.commands
-        )
-
-
-def sed_call(words: tuple[Word, ...]) -> SedCall | None:
-    """How sed reads these arguments; None when that cannot be told (an option it does not
-    take, a script in a file or known only at run time, a script that does not parse)."""
-    reading = read_options(_SED_OPTIONS, words)
-    if reading.problem is not None or reading.dynamic or reading.has("-f", "--file"):
-        return None
-    scripts = list(reading.values("-e", "--expression"))
-    if not scripts:
-        if not reading.operands:
-            return None
-        scripts = [reading.operands[0].text]
-    commands: list[tuple[str, str]] = []
-    for script in scripts:
-        parsed = _sed_commands(script)
-        if parsed is None:
-            return None
-        commands += parsed
-    return SedCall(reading.has("-i", "--in-place"), tuple(commands))
-
-
-def _sed_commands(script: str) -> list[tuple[str, str]] | None:
-    """The commands of one script, each its letter and its text; None if it does not parse."""
-    found: list[tuple[str, str]] = []
-    index = 0
-    while True:
-        index = _skip(script, index, " \t\n;")
-        if index >= len(script):
-            return found
-        after = _address(script, index)
-        if after is None or after >= len(script):
-            return None
-        index = after
-        letter = script[index]
-        if letter == "s" or letter == "y":
-            end = _delimited(script, index + 1, 2)
-            if end is None:
-                return None
-            flags_end = _skip(script, end, "gpiImMew0123456789")
-            text = script[end:flags_end]
-            if "w" in text:  # the rest of the line is the file it writes
-                flags_end = _line_end(script, flags_end)
-            found.append((letter, text))
-            index = flags_end
-        elif letter in _SED_TO_LINE_END:
-            end = _line_end(script, index + 1)
-            found.append((letter, script[index + 1 : end].strip()))
-            index = end
-        elif letter in _SED_SIMPLE or letter in "lLqQ":
-            index = _skip(script, index + 1, "0123456789 ")
-            found.append((letter, ""))
-            if letter == "{":
-                continue  # a block's first command follows at once
-        else:
-            return None
-        index = _skip(script, index, " \t")
-        if index < len(script) and script[index] not in ";\n}":
-            return None
-
-
-def _skip(text: str, index: int, chars: str) -> int:
-    while index < len(text) and text[index] in chars:
-        index += 1
-    return index
-
-
-def _line_end(text: str, index: int) -> int:
-    end = text.find("\n", index)
-    return len(text) if end == -1 else end
-
-
-def _address(script: str, index: int) -> int | None:
-    """The index after an optional address (one or a range) and `!`; None if malformed."""
-    match = _SED_ADDRESS.match(script, index)
-    if match is not None:
-        index = match.end()
-        if index < len(script) and script[index] == ",":
-            following = _SED_ADDRESS.match(script, index + 1)
-            step = re.compile(r"[+~]\d+").match(script, index + 1)
-            chosen = following or step
-            if chosen is None:
-                return None
-            index = chosen.end()
-    index = _skip(script, index, " \t")
-    if index < len(script) and script[index] == "!":
-        index = _skip(script, index + 1, " \t")
-    return index
-
-
-def _delimited(script: str, index: int, parts: int) -> int | None:
-    """The index after `parts` more delimiters, the first one at `index` (s/a/b/ → after the
-    last /); None if the text ends first."""
-    if index >= len(script) or script[index] in "\\\n":
-        return None
-    delimiter = script[index]
-    index += 1
-    while parts:
-        if index >= len(script):
-            return None
-        if script[index] == "\\":
-            index += 2
-            continue
-        if script[index] == delimiter:
-            parts -= 1
-        index += 1
-    return index
-
-
-def sed_runs_code(command: SimpleCommand) -> bool:
-    """Whether a sed call could run a shell command, or that cannot be told."""
-    call = sed_call(command.words[1:])
-    return call is None or call.runs
-
-
 def _sed(words: tuple[Word, ...], fed: bool) -> str | None:
     """sed reads when it edits nothing in place and its script touches no other file."""
     if fed:
@@ -572,17 +425,17 @@ _TREE = _reader(
 
 
 def _wrapper(name: str) -> Judge:
-    """A wrapper reads when its own options are ones the table knows and change nothing but
-    how its command runs; what it runs is judged on its own."""
+    """A wrapper reads when its own options are ones the table knows and none makes it do
+    more than run its command (``time -o`` writes a file); what it runs is judged on its own."""
     wrapper = WRAPPERS[name]
 
     def judge(words: tuple[Word, ...], fed: bool) -> str | None:
         unwrapped = unwrap(SimpleCommand((Word(name), *words), fed=fed), wrapper)
         if unwrapped.reason is not None:
             return unwrapped.reason
-        if unwrapped.command is not None and not unwrapped.transparent and name != "xargs":
-            return "it changes more than how its command runs"
-        return None
+        reading = read_options(wrapper.spec, words)
+        changing = next((name for name, _ in reading.options if name in wrapper.changes), None)
+        return None if changing is None else f"{changing} makes it write a file"
 
     return judge
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from . import programs
+from .git_calls import git_runs_code
+from .sed_scripts import sed_runs_code
 from .shell_words import SimpleCommand, Word
 
 if TYPE_CHECKING:
@@ -210,7 +212,7 @@ class _Reader:
         if program in programs.TEXT_RUNNERS:
             self.code.append(f"{program} runs text or commands its words do not show")
             return command
-        code = programs.interpreter_runs_code(command)
+        code = programs.interpreter_runs_code(command) or _runs_given(command)
         if code is not None:
             self.code.append(code)
             return command
@@ -254,6 +256,16 @@ class _Reader:
             # Upper-case names are environment variables by convention: one already exported
             # (PATH, LD_PRELOAD, GIT_EXTERNAL_DIFF) steers every later program of the line.
             self.opaque.append(f"setting {_text(name)} can change what later commands do")
+
+
+def _runs_given(command: SimpleCommand) -> str | None:
+    """Why git or sed runs a command given on its line (an alias with ``!``, ``bisect run``,
+    sed's ``e``); None when it does not."""
+    if command.program == "git":
+        return git_runs_code(command.words[1:])
+    if command.program == "sed" and sed_runs_code(command):
+        return "sed can run a command its script gives, or its script cannot be read"
+    return None
 
 
 def _find_exec(command: SimpleCommand) -> Iterator[SimpleCommand]:

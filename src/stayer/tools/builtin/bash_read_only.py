@@ -15,7 +15,9 @@ from pathlib import Path
 
 from stayer.exec.getopt import read_options
 from stayer.exec.git_calls import reads_history, split_git
-from stayer.exec.readers import READERS, line_judgement, sed_call
+from stayer.exec.programs import WRAPPERS
+from stayer.exec.readers import READERS, line_judgement
+from stayer.exec.sed_scripts import sed_call
 from stayer.exec.shell_syntax import Parsed, SimpleCommand, parse
 
 
@@ -61,7 +63,7 @@ def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | Non
     words: list[str] = []
     here = str(cwd) if cwd is not None else ""
     for command in parsed.every_command():
-        if command.fed or hides_reads(command):
+        if command.fed or hides_reads(command) or _moves_elsewhere(command):
             return None  # it reads names it is given elsewhere than its words
         if command.program in NOT_FILE_READERS:
             continue
@@ -87,6 +89,21 @@ def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | Non
 HISTORY = "git-history:"
 """Marks the folder of a git call that prints what files hold or held in any commit: it
 reads every file the repository has ever tracked (see `stayer.session.git_history`)."""
+
+
+def _moves_elsewhere(command: SimpleCommand) -> bool:
+    """Whether a wrapper runs its command in another folder (``env -C dir``), or git is
+    pointed at another repository, so its words are not relative to where the line is."""
+    argv = command.argv
+    if command.program == "env":
+        reading = read_options(WRAPPERS["env"].spec, command.words[1:])
+        return reading.problem is not None or reading.has("-C", "--chdir")
+    if command.program == "git":
+        return any(a.startswith("GIT_") for a in command.assignments) or any(
+            w in ("-C", "--git-dir", "--work-tree") or w.startswith(("--git-dir=", "--work-tree="))
+            for w in argv[1:]
+        )
+    return False
 
 
 def _git_history(command: SimpleCommand) -> bool:
