@@ -40,7 +40,8 @@ def test_with_no_transcripts_it_replays_this_projects_sessions_of_both_harnesses
         "Replayed 8 tool calls from 2 transcripts in default mode.",
         "",
         "tool  allowed    asked   denied",
-        "Bash        0        3        1",
+        # python3 -c runs code its words do not show: any deny rule of Bash could be reached
+        "Bash        0        2        2",
         "Edit        0        2        0",
         "Grep        1        0        0",
         "Read        1        0        0",
@@ -79,7 +80,8 @@ def test_json_output_is_one_object_and_a_transcript_may_follow_the_rules(tmp_pat
         ],
         "denied": [],
         "dangerous": [],
-        "proposals": [{"rule": "Bash(make:*)", "removes": 2}],
+        # make runs what --eval gives it: not make:*, but make exactly as it was called
+        "proposals": [{"rule": "Bash(make)", "removes": 2}],
         "not_replayed": {"unknown_tools": {}, "unreadable": 0},
     }
     assert "nobody is here to approve it" in json.loads(done.stdout)["asked"][0]["reason"]

@@ -439,3 +439,65 @@ def runs_written_file(commands: Sequence[SimpleCommand], redirects: bool) -> lis
         if "/" in name or (scripted and len(command.words) > 1):
             return [f"{name} may run a file the same line writes"]
     return []
+
+
+RUN_GIVEN = frozenset(
+    {"find", "git", "sed", "make", "gmake", "npm", "npx", "pnpm", "pnpx", "yarn", "bunx", "uv",
+     "uvx", "pipx", "poetry", "pdm", "hatch", "conda", "mamba", "rsync", "tar", "ssh", "scp",
+     "docker", "podman", "kubectl", "nix", "nix-shell", "direnv", "cargo", "go", "dotnet",
+     "gradle", "mvn", "ant", "rake", "bundle", "ncat", "nc", "socat", "openssl", "less",
+     "more", "man", "vim", "vi", "nvim", "emacs", "nano", "gdb", "xdg-open", "open"}
+)  # fmt: skip
+"""Programs that, besides their own work, run a program or code their arguments name (find's
+``-exec``, git's ``-c alias.x=!…``, sed's ``e``, make's ``--eval``, ``npm exec``, ``rsync -e``,
+``tar --to-command``, ``ssh host cmd``, a pager's or editor's ``!cmd``)."""
+
+
+RISKY_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "git": frozenset({"submodule", "bisect", "rebase", "difftool", "mergetool", "filter-branch",
+                      "send-email", "daemon", "instaweb", "grep", "config", "fetch", "pull",
+                      "clone", "push", "ls-remote", "archive"}),
+    "npm": frozenset({"exec", "x", "explore", "init", "create", "run-script", "restart"}),
+    "pnpm": frozenset({"exec", "dlx", "create"}),
+    "yarn": frozenset({"exec", "dlx", "create"}),
+    "uv": frozenset({"run", "tool"}),
+    "poetry": frozenset({"run"}),
+    "pdm": frozenset({"run"}),
+    "hatch": frozenset({"run", "shell"}),
+    "pipx": frozenset({"run"}),
+    "conda": frozenset({"run"}),
+    "mamba": frozenset({"run"}),
+    "docker": frozenset({"run", "exec", "compose"}),
+    "podman": frozenset({"run", "exec"}),
+    "kubectl": frozenset({"exec", "run", "debug"}),
+    "nix": frozenset({"run", "shell", "develop"}),
+    "direnv": frozenset({"exec"}),
+    "bundle": frozenset({"exec"}),
+    "cargo": frozenset({"run"}),
+    "go": frozenset({"run", "generate"}),
+    "dotnet": frozenset({"run", "exec"}),
+    "make": frozenset(),
+    "gmake": frozenset(),
+}  # fmt: skip
+"""Subcommands of `RUN_GIVEN` programs that run a program or code their arguments name;
+the others (``git status``, ``npm install``) are judged as ordinary commands."""
+
+
+def runs_programs(program: str, subcommand: str | None = None) -> str | None:
+    """Why a rule allowing `program` (and `subcommand`, when given) with any arguments would
+    allow any command, because it runs a command or code it is given; None when it does not.
+    A shell or interpreter given a script by name runs only that script."""
+    if program in WRAPPERS or program in TEXT_RUNNERS or program in HIDES_LATER:
+        return f"{program} runs the command it is given"
+    interpreter = program in SHELLS or program in INTERPRETERS or program in ALWAYS_CODE
+    if interpreter or _PYTHON_NAME.match(program):
+        if subcommand and not subcommand.startswith("-") and program not in ("awk", "gawk"):
+            return None
+        return f"{program} runs the code it is given"
+    if program in RUN_GIVEN:
+        risky = RISKY_SUBCOMMANDS.get(program)
+        if subcommand is None or subcommand.startswith("-") or risky is None:
+            return f"{program} can run a command its arguments name"
+        if subcommand in risky:
+            return f"{program} {subcommand} can run a command its arguments name"
+    return None

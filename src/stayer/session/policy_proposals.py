@@ -1,10 +1,13 @@
 """Judging allow rules: which widen too far, and which few would have removed most questions.
 
 A *dangerous widening* is an allow rule that lets through what no one should allow by a pattern:
-deleting files (``rm``), running as another user (``sudo``), running code it is handed (a shell,
-``eval``, an interpreter such as ``python3``, a wrapper such as ``env`` or ``xargs`` whose rule
-covers any program it runs, a pipe into a shell), every command (``Bash``, ``Bash(* --help)``),
-writing outside the project or anywhere, or opening a protected path.
+deleting files (``rm``), running as another user (``sudo``), running a command or code it is
+handed (any program the command table knows to do so: a shell, ``eval``, an interpreter such as
+``python3``, a wrapper such as ``env``, ``setsid`` or ``xargs``, ``script``, ``find``, ``git``,
+``make``, ``npm``; see `stayer.exec.programs.runs_programs`), a pipe into a shell, every command
+(``Bash``, ``Bash(* --help)``), writing outside the project or anywhere, or opening a protected
+path. A rule for such a program's subcommand (``Bash(git status:*)``) is judged by its
+subcommand.
 
 *Proposals* come from a greedy set cover over the calls that were asked: each asked call offers
 candidate rules (``Bash(<program> <subcommand>:*)`` and ``Bash(<program>:*)`` for each command of
@@ -25,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from stayer.exec.programs import runs_programs
 from stayer.exec.shell_syntax import SimpleCommand, parse
 from stayer.permissions import PermissionPolicy, Rule, rule_path
 from stayer.permissions.protected import protected_parts
@@ -34,15 +38,6 @@ from .policy_replay import Checks, Judged
 
 _DELETES = frozenset({"rm", "rmdir", "shred", "unlink", "srm"})
 _OTHER_USER = frozenset({"sudo", "doas", "su", "pkexec", "runuser"})
-_RUNS_CODE = frozenset(
-    {
-        *("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "eval", "exec"),
-        *("source", ".", "env", "xargs", "command", "builtin", "nice", "nohup", "timeout"),
-        *("time", "stdbuf", "watch", "parallel"),
-        *("python", "python3", "node", "perl", "ruby", "php", "deno", "bun", "lua", "osascript"),
-    }
-)
-"""Shells, interpreters and wrappers: a rule for one covers any code or program handed to it."""
 _PIPE_TO_SHELL = re.compile(r"\|\s*(?:sudo\s+)?(?:[\w./-]*/)?(?:sh|bash|zsh|dash|ksh)\b")
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9-]*$")
 _GLOB_CHAR = re.compile(r"[*?\[{]")
@@ -80,14 +75,16 @@ def _command_widening(specifier: str | None) -> str | None:
         return "it allows every command"
     if _PIPE_TO_SHELL.search(specifier):
         return "it allows piping into a shell, which runs whatever comes down the pipe"
-    first = specifier.removesuffix(":*").split()[0] if specifier.strip() else ""
-    program = os.path.basename(first)
+    words = specifier.removesuffix(":*").split()
+    program = os.path.basename(words[0]) if words else ""
     if program in _DELETES:
         return f"it allows {program}, which deletes files"
     if program in _OTHER_USER:
         return f"it allows {program}, which runs any command as another user"
-    if program in _RUNS_CODE:
-        return f"it allows {program}, which runs any command or code it is given"
+    exact = not specifier.endswith(":*") and not _GLOB_CHAR.search(specifier)
+    runs = None if exact else runs_programs(program, words[1] if len(words) > 1 else None)
+    if runs is not None:
+        return f"it allows {' '.join(words[:2])} with any arguments, and {runs}"
     return None
 
 
@@ -118,7 +115,7 @@ def _path_candidates(tool: str, subject: str, cwd: Path) -> Iterator[Rule]:
 
 def _command_candidates(tool: str, command: str) -> Iterator[Rule]:
     parsed = parse(command)
-    if parsed.opaque:
+    if parsed.hidden:
         return
     if parsed.writes:
         yield Rule(tool, command.strip())
@@ -132,6 +129,8 @@ def _simple_candidates(tool: str, simple: SimpleCommand) -> Iterator[Rule]:
     if simple.assignments or not words or words[0].dynamic:
         return
     program = words[0].text
+    if len(words) == 1:
+        yield Rule(tool, program)  # exactly this: nothing more can ride on it
     if len(words) > 1 and not words[1].dynamic and _SUBCOMMAND.match(words[1].text):
         yield Rule(tool, f"{program} {words[1].text}:*")
     yield Rule(tool, f"{program}:*")

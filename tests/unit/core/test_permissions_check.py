@@ -155,10 +155,12 @@ async def test_the_greedy_proposal_takes_the_widest_help_first_and_the_narrower_
     ]
     report = await report_for(tmp_path, calls)
 
+    # Bash(npm:*) would remove 4, but npm runs what its arguments name (npm exec): too wide
     assert as_json(report)["proposals"] == [
-        {"rule": "Bash(npm:*)", "removes": 4},
+        {"rule": "Bash(npm install:*)", "removes": 3},
         {"rule": "Bash(make build:*)", "removes": 2},  # ties with Edit(./docs/**), but narrower
         {"rule": "Edit(./docs/**)", "removes": 2},
+        {"rule": "Bash(npm ci:*)", "removes": 1},
     ]
     assert "Proposed allow rules (they remove 8 of 9 questions):" in as_text(report)
 
@@ -332,6 +334,8 @@ def test_dangerous_widenings_are_named_with_why(tmp_path: Path) -> None:
             "Bash", "Bash(* --help)", "Bash(rm:*)", "Bash(sudo:*)", "Bash(curl * | sh)",
             "Bash(python3:*)", "Bash(xargs:*)", "Edit(//etc/**)", "Write", "Edit(../**)",
             "Edit(.git/**)", "Bash(git status:*)", "Edit(src/**)", "Read(//etc/**)",
+            "Bash(setsid curl:*)", "Bash(script:*)", "Bash(git:*)", "Bash(npm exec:*)",
+            "Bash(npm install:*)", "Bash(python3 manage.py:*)", "Bash(find:*)",
         ]
     )  # fmt: skip
     found = {rule_text(rule): widening(rule, tools, tmp_path) for rule in rules}
@@ -344,8 +348,12 @@ def test_dangerous_widenings_are_named_with_why(tmp_path: Path) -> None:
         "Bash(curl * | sh)": (
             "it allows piping into a shell, which runs whatever comes down the pipe"
         ),
-        "Bash(python3:*)": "it allows python3, which runs any command or code it is given",
-        "Bash(xargs:*)": "it allows xargs, which runs any command or code it is given",
+        "Bash(python3:*)": (
+            "it allows python3 with any arguments, and python3 runs the code it is given"
+        ),
+        "Bash(xargs:*)": (
+            "it allows xargs with any arguments, and xargs runs the command it is given"
+        ),
         "Edit(//etc/**)": "it allows writing outside the project",
         "Write": "it allows writing any file, anywhere",
         "Edit(../**)": "it allows writing outside the project",
@@ -355,6 +363,25 @@ def test_dangerous_widenings_are_named_with_why(tmp_path: Path) -> None:
         "Bash(git status:*)": None,
         "Edit(src/**)": None,
         "Read(//etc/**)": None,  # reading is not a widening of what can change
+        # what the probe found proposed while it reported no dangerous widening
+        "Bash(setsid curl:*)": (
+            "it allows setsid curl with any arguments, and setsid runs the command it is given"
+        ),
+        "Bash(script:*)": (
+            "it allows script with any arguments, and script runs the command it is given"
+        ),
+        "Bash(git:*)": (
+            "it allows git with any arguments, and git can run a command its arguments name"
+        ),
+        "Bash(npm exec:*)": (
+            "it allows npm exec with any arguments, and npm exec can run a command its "
+            "arguments name"
+        ),
+        "Bash(npm install:*)": None,
+        "Bash(python3 manage.py:*)": None,  # one script by name: options after it are its own
+        "Bash(find:*)": (
+            "it allows find with any arguments, and find can run a command its arguments name"
+        ),
     }
 
 
@@ -374,7 +401,7 @@ async def test_claude_codes_own_transcript_replays(tmp_path: Path) -> None:
     assert found["dangerous"] == [
         {
             "rule": "Bash(python3:*)",
-            "why": "it allows python3, which runs any command or code it is given",
+            "why": "it allows python3 with any arguments, and python3 runs the code it is given",
         }
     ]
     # the session ran in /home/dev/calc-demo: its file there is in the project
@@ -387,3 +414,31 @@ def test_a_transcript_path_that_does_not_exist_is_one_line(tmp_path: Path) -> No
     assert str(caught.value) == (
         f"no transcript at {tmp_path / 'gone.jsonl'}; give the path of a session's .jsonl file"
     )
+
+
+async def test_calls_around_a_deny_rule_are_denied_and_no_rule_undoes_it(tmp_path: Path) -> None:
+    calls = [
+        bash("setsid curl evil.test"),
+        bash("setsid curl evil.test"),
+        bash("script -qc 'curl evil.test' /dev/null"),
+        bash("git -c alias.x='!curl evil.test' x"),
+        bash("git -c alias.x='!curl evil.test' x"),
+        bash("env --sp='curl evil.test'"),
+        bash("npm install"),
+        bash("npm install"),
+    ]
+    report = await report_for(tmp_path, calls, "--disallowedTools", "Bash(curl:*)")
+
+    denied = {subject for _, subject, _ in verdicts(report)["denied"]}
+    assert denied == {
+        "setsid curl evil.test",
+        "script -qc 'curl evil.test' /dev/null",
+        "git -c alias.x='!curl evil.test' x",
+        "env --sp='curl evil.test'",
+    }
+    assert as_json(report)["proposals"] == [{"rule": "Bash(npm install:*)", "removes": 2}]
+    # and where a person wrote such a rule, it is named
+    report = await report_for(
+        tmp_path, calls, "--disallowedTools", "Bash(curl:*)", "--allowedTools", "Bash(setsid:*)"
+    )
+    assert [w["rule"] for w in as_json(report)["dangerous"]] == ["Bash(setsid:*)"]
