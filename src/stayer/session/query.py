@@ -30,17 +30,22 @@ from stayer.permissions import (
     Decision,
     PermissionPolicy,
     PermissionState,
+    Places,
     Rule,
+    domain_pattern,
     evaluate,
     lexical_subject,
     nul_refusal,
+    outside_reads,
     parse_mode,
     parse_rules,
     reads_denied,
     resolve_subject,
+    sandbox_refusal,
 )
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
+from stayer.switches import env_flag
 from stayer.tools.base import Toolbox, ToolContext
 
 from .ask_model import model_asker, small_model
@@ -49,7 +54,7 @@ from .fallback import fallback_models
 from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
-from .sandboxing import check_sandbox, session_sandbox
+from .sandboxing import check_sandbox, places_of, session_sandbox
 from .settings import Settled, settle
 from .system_prompt import SystemPrompt, system_prompt
 from .toolset import run_toolbox
@@ -156,41 +161,77 @@ def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[s
     )
 
 
-def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
+def permission_check(
+    state: PermissionState, cwd: Path, context: ToolContext | None = None
+) -> CanUseTool:
     """The loop's permission callback: the policy as it is now (its mode is live) applied to
-    each call's resolved subject (`stayer permissions check` replays calls through it too)."""
+    each call's resolved subject, and to what it reads and reaches beyond the working
+    directories, given the places `context` (the session's folder, its sandbox) adds
+    (`stayer permissions check` replays calls through it too)."""
 
     async def can_use_tool(call: ToolCall) -> Decision:
-        policy = state.policy
-        subject = call.tool.permission_subject(call.input)
-        refused = nul_refusal(call.tool.name, subject)
+        policy, tool = state.policy, call.tool
+        subject = tool.permission_subject(call.input)
+        refused = nul_refusal(tool.name, subject)
         if refused is not None:
             return refused
-        reads_under = call.tool.reads_under
+        paths = tool.read_paths(call.input, cwd) if tool.reads_under is not None else ()
         read: Decision | None = None
-        if reads_under is not None:
-            paths = call.tool.read_paths(call.input, cwd)
-            read = reads_denied(policy, tool=reads_under, paths=paths, cwd=cwd)
+        if tool.reads_under is not None:
+            read = reads_denied(policy, tool=tool.reads_under, paths=paths, cwd=cwd)
             if read is not None and read.behavior == "deny":
                 return read
+        read_only = tool.is_read_only(call.input)
+        reach = _reach(policy, places_of(context), call, subject, paths, read_only, cwd)
+        if isinstance(reach, Decision):
+            return reach
         aliases: tuple[str, ...] = ()
-        if call.tool.subject_kind == "path":
+        if tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
         decision = evaluate(
             policy,
-            tool=call.tool.name,
+            tool=tool.name,
             subject=subject,
-            read_only=call.tool.is_read_only(call.input),
+            read_only=read_only,
             cwd=cwd,
-            subject_kind=call.tool.subject_kind,
+            subject_kind=tool.subject_kind,
             aliases=aliases,
-            exits_plan=call.tool.exits_plan,
+            exits_plan=tool.exits_plan,
+            outside=reach,
+            reads_as=tool.reads_under,
         )
         # a read an ask rule names asks, unless the call is refused outright anyway
         return decision if read is None or decision.behavior == "deny" else read
 
     return can_use_tool
+
+
+def _reach(
+    policy: PermissionPolicy,
+    places: Places,
+    call: ToolCall,
+    subject: str | None,
+    paths: tuple[str, ...] | None,
+    read_only: bool,
+    cwd: Path,
+) -> Decision | tuple[str, ...] | None:
+    """A sandbox's refusal of the call; else, for a read-only call, what it reads outside the
+    session's places that no allow rule names (None: it cannot tell)."""
+    tool, kind = call.tool, call.tool.subject_kind
+    touched = paths
+    if kind == "path" and paths is not None:
+        touched = (*((subject,) if subject is not None else ()), *paths)
+    refused = sandbox_refusal(
+        policy, places, tool=tool.name, kind=kind, paths=touched, read_only=read_only, cwd=cwd
+    )
+    if refused is not None:
+        return refused
+    if not read_only or kind not in ("path", "command"):
+        return ()
+    judges = (tool.name, tool.reads_under) if kind == "path" else (tool.reads_under,)
+    rule_tools = tuple(dict.fromkeys(name for name in judges if name))
+    return outside_reads(policy, places, rule_tools=rule_tools, kind=kind, paths=touched, cwd=cwd)
 
 
 def _decider(given: Decide | None, state: PermissionState) -> Decide | None:
@@ -283,6 +324,8 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     settled = settle(options, cwd, _env(options))
     options, env = settled.options, settled.env
     policy = _policy(options, settled.ask, cwd)
+    web_hosts = _named_hosts(policy)
+    policy = replace(policy, allow=(*policy.allow, *_preapproved(env)))
     permissions = PermissionState(policy)
     _check_limits(options)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
@@ -306,13 +349,14 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     limits = run_limits(options, env, ceiling=choice.max_output_tokens)
     tool_context = _tool_context(options, env, cwd, session_id)
     tool_context.denied_reads = denied_reads(policy, tools, cwd)
+    tool_context.web_hosts = web_hosts
     params = LoopParams(
         provider=provider,
         model=model,
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=permission_check(permissions, cwd),
+        can_use_tool=permission_check(permissions, cwd, tool_context),
         decide=_decider(options.can_use_tool, permissions),
         abort=options.abort,
         max_turns=options.max_turns,
@@ -351,6 +395,28 @@ def _policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> Permissi
         ask=ask,
         directories=_directories(options.add_dirs, cwd),
     )
+
+
+def _named_hosts(policy: PermissionPolicy) -> frozenset[str]:
+    """The hosts allow rules name exactly (``WebFetch(domain:127.0.0.1)``, not a pattern): the
+    only ones WebFetch may reach at a loopback, private or other non-public address."""
+    return frozenset(
+        domain_pattern(rule.specifier)
+        for rule in policy.allow
+        if rule.specifier is not None
+        and rule.specifier.startswith("domain:")
+        and not any(char in rule.specifier for char in "*?[")
+    )
+
+
+def _preapproved(env: Mapping[str, str]) -> tuple[Rule, ...]:
+    """Allow rules for the documentation sites WebFetch may reach without asking, unless
+    ``STAYER_NO_PREAPPROVED_HOSTS`` turns them off."""
+    if env_flag(env, "STAYER_NO_PREAPPROVED_HOSTS"):
+        return ()
+    from stayer.tools.preapproved import PREAPPROVED_HOSTS
+
+    return tuple(Rule("WebFetch", f"domain:{host}") for host in sorted(PREAPPROVED_HOSTS))
 
 
 def _announced(
