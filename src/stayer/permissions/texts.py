@@ -115,7 +115,7 @@ def outside_read(
     first = paths[0]
     folder = first.endswith("/**")
     place = (first[:-3] or "/") if folder else first
-    named = f"{rule_tool}({rule_path(place, cwd)}{'/**' if folder else ''})"
+    named = f"{rule_tool}({_read_pattern(place, cwd, folder=folder)})"
     what = f"everything under {place}" if folder else place
     more = f" (and {len(paths) - 1} more outside)" if len(paths) > 1 else ""
     add_dir = place if folder else str(Path(place).parent)
@@ -128,6 +128,14 @@ def outside_read(
         suggestions=(named,),
         question="mode",
     )
+
+
+def _read_pattern(place: str, cwd: Path, *, folder: bool) -> str:
+    """How a rule names `place` (everything under it, for a `folder`)."""
+    if place == "/":
+        return "//**" if folder else "//"
+    named = rule_path(place, cwd).removesuffix("/.")  # the home directory itself: `~`
+    return named + "/**" if folder else named
 
 
 def sandbox_offline(tool: str) -> Decision:

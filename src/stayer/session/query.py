@@ -400,13 +400,12 @@ def _policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> Permissi
 def _named_hosts(policy: PermissionPolicy) -> frozenset[str]:
     """The hosts allow rules name exactly (``WebFetch(domain:127.0.0.1)``, not a pattern): the
     only ones WebFetch may reach at a loopback, private or other non-public address."""
-    return frozenset(
+    hosts = (
         domain_pattern(rule.specifier)
         for rule in policy.allow
-        if rule.specifier is not None
-        and rule.specifier.startswith("domain:")
-        and not any(char in rule.specifier for char in "*?[")
+        if rule.specifier is not None and rule.specifier.startswith("domain:")
     )
+    return frozenset(host for host in hosts if not any(char in host for char in "*?["))
 
 
 def _preapproved(env: Mapping[str, str]) -> tuple[Rule, ...]:

@@ -75,6 +75,12 @@ def canonical_host(host: str) -> str:
     return name
 
 
+def host_of(url: httpx.URL) -> str:
+    """The URL's host as rules, the resolver and TLS take it: ASCII, IDNA names in ``xn--``
+    form (httpx's `URL.host` gives them decoded)."""
+    return url.raw_host.decode("ascii")
+
+
 def address_of(host: str) -> IPAddress | None:
     """The address a canonical host is, if it is an address literal."""
     try:
@@ -149,7 +155,7 @@ class Route:
 async def routes(url: httpx.URL, *, reachable: frozenset[str], resolve: Resolve) -> list[Route]:
     """The ways to send a request for `url` (one per address that passed, in order), or
     `FetchError` saying which address is off limits."""
-    host = url.host
+    host = host_of(url)
     proxy = proxy_for(url)
     if host in reachable:  # named exactly by an allow rule: any address, by name
         return [Route(url, proxy=proxy)]
@@ -177,12 +183,12 @@ async def routes(url: httpx.URL, *, reachable: frozenset[str], resolve: Resolve)
 
 def _pinned(url: httpx.URL, address: IPAddress) -> Route:
     """A route that connects to `address` while the server and TLS still see the name."""
-    netloc = url.host if url.port is None else f"{url.host}:{url.port}"
+    host = host_of(url)
     return Route(
         url.copy_with(host=str(address)),
         pinned=address,
-        headers={"Host": netloc},
-        extensions={"sni_hostname": url.host},
+        headers={"Host": host if url.port is None else f"{host}:{url.port}"},
+        extensions={"sni_hostname": host},
     )
 
 
@@ -190,7 +196,7 @@ def _refuse_if_not_public(host: str, address: IPAddress, *, named: str | None) -
     kind = non_public(address)
     if kind is None:
         return
-    what = f"{host}: it resolves to {address}" if named else str(address)
+    what = f"{host}: it resolves to {_unmapped(address)}" if named else str(address)
     raise FetchError(
         f"WebFetch does not connect to {what}, a {kind} address; local and private networks "
         "are reached only when the user allows that host by name "
@@ -207,9 +213,10 @@ def check_peer(route: Route, peer: object) -> None:
     if isinstance(peer, tuple) and peer and isinstance(peer[0], str):
         reached = address_of(peer[0].partition("%")[0])
     if reached is None or _unmapped(reached) != _unmapped(route.pinned):
+        host = route.headers.get("Host", route.url.host)
         raise FetchError(
-            f"The connection for {route.url.host} reached {reached or 'an unknown address'} "
-            f"instead of the checked address {route.pinned}, so nothing was read from it."
+            f"The connection for {host} reached {reached or 'an unknown address'} instead of "
+            f"the checked address {route.pinned}, so nothing was read from it."
         )
 
 
@@ -224,6 +231,6 @@ def proxy_for(url: httpx.URL) -> str | None:
     ``NO_PROXY`` leaves the host out."""
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(url.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass(url.host):
+    if not proxy or urllib.request.proxy_bypass(host_of(url)):
         return None
     return proxy

@@ -34,6 +34,7 @@ from stayer.tools.builtin.web_address import (
     Route,
     canonical_host,
     check_peer,
+    host_of,
     routes,
     system_resolve,
 )
@@ -132,8 +133,8 @@ def checked_url(raw: str) -> httpx.URL:
 
 def _canonical(url: httpx.URL) -> httpx.URL:
     """`url` with its host in canonical form (`canonical_host`)."""
-    host = canonical_host(url.raw_host.decode("ascii"))
-    return url if host == url.host else url.copy_with(host=host)
+    host = canonical_host(host_of(url))
+    return url if host == host_of(url) else url.copy_with(host=host)
 
 
 def is_loopback(host: str) -> bool:

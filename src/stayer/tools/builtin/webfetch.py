@@ -43,7 +43,7 @@ from stayer.errors import ModelError
 from stayer.messages import JSON
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput
-from stayer.tools.builtin.web_address import FetchError, Resolve, system_resolve
+from stayer.tools.builtin.web_address import FetchError, Resolve, host_of, system_resolve
 from stayer.tools.builtin.web_page import (
     FETCH_TIMEOUT_S,
     MAX_BODY_BYTES,
@@ -183,7 +183,7 @@ class WebFetchTool(Tool[WebFetchInput]):
 
     def permission_subject(self, tool_input: WebFetchInput) -> str | None:
         try:
-            return checked_url(tool_input.url).host
+            return host_of(checked_url(tool_input.url))
         except FetchError:
             return None
 
@@ -218,7 +218,7 @@ class WebFetchTool(Tool[WebFetchInput]):
             "bytes": page.size,
             "cached": cached,
         }
-        preapproved = url.host in self._preapproved
+        preapproved = host_of(url) in self._preapproved
         output = await _answer(
             page, tool_input.prompt, ctx, self.max_result_chars, preapproved=preapproved
         )
