@@ -6,7 +6,10 @@ canonical form. Against a real HTTP server on 127.0.0.1, which a refusal never r
 from __future__ import annotations
 
 import ipaddress
+import shutil
 import socket
+import ssl
+import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ import pytest
 
 from stayer.permissions import Rule
 from stayer.tools.base import ToolContext, ToolFailure
+from stayer.tools.builtin import web_address
 from stayer.tools.builtin.web_address import FetchError, Route, check_peer, host_of, non_public
 from stayer.tools.builtin.web_page import checked_url
 from stayer.tools.builtin.webfetch import WebFetchInput, WebFetchTool
@@ -298,3 +302,49 @@ async def test_a_same_site_redirect_is_checked_like_the_first_request(tmp_path: 
             WebFetchTool(), context(tmp_path, "127.0.0.1"), url=web.url("/hop"), prompt="?"
         )
     assert "after the hop" in text_of(output)
+
+
+# --- TLS to a pinned address ------------------------------------------------------------------
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """An https server on 127.0.0.1 whose certificate names `pinned.test`, trusted through
+    SSL_CERT_FILE as a CA bundle from the environment is; yields its port."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed, so no test certificate can be made")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=pinned.test",
+         "-addext", "subjectAltName=DNS:pinned.test"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    with WebServer({}) as web:
+        web.routes["/page"] = WebPage(b"over tls", "text/plain")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        web.wrap_tls(context)
+        yield web.port
+
+
+async def test_a_pinned_connection_still_verifies_tls_for_the_name(
+    tls_server: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only here is loopback let through as if it were public, so the connection is pinned to
+    # the address the name resolved to, as for any public site.
+    monkeypatch.setattr(web_address, "non_public", lambda address: None)
+    resolver = Resolver(pinned_test=[["127.0.0.1"]], other_test=[["127.0.0.1"]])
+    tool = WebFetchTool(resolve=resolver)
+    output = await run_tool(
+        tool, context(tmp_path), url=f"https://pinned.test:{tls_server}/page", prompt="?"
+    )
+    assert "over tls" in text_of(output)
+    assert output.data["url"] == f"https://pinned.test:{tls_server}/page"
+    # the certificate is checked against the name asked for, not the address connected to
+    with pytest.raises(ToolFailure, match="certificate verify failed"):
+        await run_tool(
+            tool, context(tmp_path), url=f"https://other.test:{tls_server}/page", prompt="?"
+        )
