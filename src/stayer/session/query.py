@@ -310,12 +310,19 @@ def _fallbacks(
 
 
 def _tool_context(
-    options: QueryOptions, env: Mapping[str, str], cwd: Path, session_id: str
+    options: QueryOptions,
+    env: Mapping[str, str],
+    cwd: Path,
+    session_id: str,
+    policy: PermissionPolicy,
 ) -> ToolContext:
     """What the tools see; oversized results are saved with the session, so nowhere when the
-    session is not kept."""
+    session is not kept. WebFetch may reach a local address only for a host the user's own
+    allow rules name exactly (the pre-approved sites are not in `policy`)."""
     session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
-    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir)
+    return ToolContext(
+        cwd=cwd, env=dict(env), session_dir=session_dir, web_hosts=_named_hosts(policy)
+    )
 
 
 def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Setup:
@@ -324,9 +331,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     settled = settle(options, cwd, _env(options))
     options, env = settled.options, settled.env
     policy = _policy(options, settled.ask, cwd)
-    web_hosts = _named_hosts(policy)
-    policy = replace(policy, allow=(*policy.allow, *_preapproved(env)))
-    permissions = PermissionState(policy)
+    permissions = PermissionState(replace(policy, allow=(*policy.allow, *_preapproved(env))))
     _check_limits(options)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
@@ -347,9 +352,8 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         pins=compaction.pins,
     )
     limits = run_limits(options, env, ceiling=choice.max_output_tokens)
-    tool_context = _tool_context(options, env, cwd, session_id)
+    tool_context = _tool_context(options, env, cwd, session_id, policy)
     tool_context.denied_reads = denied_reads(policy, tools, cwd)
-    tool_context.web_hosts = web_hosts
     params = LoopParams(
         provider=provider,
         model=model,
