@@ -3,7 +3,7 @@
 The specifier is matched against the call's subject. Commands and other subjects match as a
 glob (``*`` anything); the legacy ``prefix:*`` form matches a prefix up to a word boundary. A
 domain specifier may be written ``domain:host`` (``domain:*.example.com`` covers subdomains); it
-is matched in the form WebFetch gives its host, whichever way the rule spells it (`domain_pattern`).
+is matched in the form a domain subject comes in, however the rule spells it (`domain_pattern`).
 
 Path specifiers follow gitignore's rules, as Claude Code's do: ``//abs`` is an absolute path,
 ``~/p`` is under the home directory, ``/p`` is relative to the rule's root (the directory of the

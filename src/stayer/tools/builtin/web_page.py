@@ -15,7 +15,8 @@ What it does, and why (Claude Code's WebFetch where it has an answer):
 * the body is streamed and the fetch stops once it passes `MAX_BODY_BYTES` (10 MB), and the
   whole fetch has `FETCH_TIMEOUT_S`, so a huge or a trickling page cannot hold the run;
 * HTML becomes markdown with markdownify (a mature, pure-Python converter in the spirit of the
-  Turndown library Claude Code uses); scripts, styles and other non-content are dropped first."""
+  Turndown library Claude Code uses); scripts, styles and other non-content are dropped first.
+"""
 
 from __future__ import annotations
 
