@@ -12,6 +12,7 @@ fetched one.
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -66,6 +67,10 @@ class WebServer:
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         """The http URL of `path` on this server, by `host` (``localhost`` is another host)."""
         return f"http://{host}:{self.port}{path}"
+
+    def wrap_tls(self, context: ssl.SSLContext) -> None:
+        """Serve https from now on, with `context` (call before the first request)."""
+        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
 
     def __enter__(self) -> WebServer:
         self._thread.start()

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import stayer
 from stayer.events import (
     Event,
@@ -16,9 +18,11 @@ from stayer.events import (
     Terminal,
     ToolCallFinished,
 )
+from stayer.loop.state import ToolCall
 from stayer.permissions import Decision
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
+from stayer.session.query import prepare
 
 PLAN = "1. Write notes.md.\n2. Say it is done."
 
@@ -255,3 +259,182 @@ async def test_headless_default_mode_denies_with_the_rule_to_add(tmp_path: Path)
     assert "--allowedTools Bash" in said
     assert len(last(events).permission_denials) == 1
     assert not (work / "made.txt").exists()
+
+
+# --- reading outside the working directories, and reaching the web ----------------------------
+
+
+async def decided(work: Path, tool: str, given: dict[str, Any], **more: Any) -> Decision:
+    """What the session's own permission callback decides for one call (headless, no decider)."""
+    setup = prepare(
+        QueryOptions(cwd=work, provider=ScriptedProvider([]), persist_session=False, **more)
+    )
+    made = setup.params.tools.tools()[tool]
+    call = ToolCall(made, "toolu_1", made.input_model.model_validate(given))
+    return await setup.params.can_use_tool(call)
+
+
+@pytest.fixture
+def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    """A project, a folder beside it, and a home directory with a key in it."""
+    work, beside, home = tmp_path / "work", tmp_path / "beside", tmp_path / "home"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "main.py").write_text("a = 1\n")
+    beside.mkdir()
+    (beside / "notes.txt").write_text("private\n")
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY\n")
+    (work / "src" / "leak").symlink_to(beside / "notes.txt")
+    monkeypatch.setenv("HOME", str(home))
+    return work, beside, home
+
+
+@pytest.mark.parametrize(
+    ("tool", "given", "rule"),
+    [
+        ("Read", {"file_path": "{beside}/notes.txt"}, "Read({beside}/notes.txt)"),
+        ("Read", {"file_path": "~/.ssh/id_rsa"}, "Read(~/.ssh/id_rsa)"),
+        ("Read", {"file_path": "../beside/notes.txt"}, "Read({beside}/notes.txt)"),
+        ("Read", {"file_path": "src/leak"}, "Read({beside}/notes.txt)"),  # a symlink out
+        ("Grep", {"pattern": "x", "path": "{beside}"}, "Read({beside}/**)"),
+        ("Glob", {"pattern": "*", "path": "{beside}"}, "Read({beside}/**)"),
+        ("Glob", {"pattern": "{beside}/*.txt"}, "Read({beside}/**)"),
+        ("Bash", {"command": "cat ~/.ssh/id_rsa"}, "Read(~/.ssh/id_rsa)"),
+        ("Bash", {"command": "cat ../beside/notes.txt"}, "Read({beside}/notes.txt)"),
+        ("Bash", {"command": "ls {beside}"}, "Read({beside}/**)"),
+        ("Bash", {"command": "head -n 1 < {beside}/notes.txt"}, "Read({beside}/notes.txt)"),
+        ("Bash", {"command": "grep -r x ~"}, "Read(~/**)"),
+    ],
+)
+async def test_reading_outside_the_working_directories_asks_naming_the_rule(
+    places: tuple[Path, Path, Path], tool: str, given: dict[str, str], rule: str
+) -> None:
+    work, beside, _ = places
+    given = {key: value.replace("{beside}", str(beside)) for key, value in given.items()}
+    rule = rule.replace("{beside}", "/" + str(beside))
+    decision = await decided(work, tool, given)
+    assert decision.behavior == "ask", decision.reason
+    assert decision.suggestions == (rule,)
+    assert f'--allowedTools "{rule}"' in decision.reason and "--add-dir" in decision.reason
+    # that rule lets it through, and so does bypassPermissions
+    assert (await decided(work, tool, given, allowed_tools=[rule])).behavior == "allow"
+    bypassed = await decided(work, tool, given, permission_mode="bypassPermissions")
+    assert bypassed.behavior == "allow"
+
+
+@pytest.mark.parametrize(
+    ("tool", "given"),
+    [
+        ("Read", {"file_path": "src/main.py"}),
+        ("Grep", {"pattern": "x"}),
+        ("Glob", {"pattern": "**/*.py"}),
+        ("Bash", {"command": "cat src/main.py | wc -l"}),
+        ("Bash", {"command": "cat /dev/null; wc -c < /dev/stdin 2>/dev/null"}),
+        ("Bash", {"command": "echo ~/.ssh/id_rsa /etc/passwd"}),  # echo opens nothing
+    ],
+)
+async def test_reading_inside_the_working_directories_is_allowed_unasked(
+    places: tuple[Path, Path, Path], tool: str, given: dict[str, str]
+) -> None:
+    decision = await decided(places[0], tool, given)
+    assert decision.behavior == "allow", decision.reason
+
+
+async def test_an_add_dir_makes_a_folder_readable_and_plan_mode_asks_rather_than_refuses(
+    places: tuple[Path, Path, Path],
+) -> None:
+    work, beside, _ = places
+    read = {"file_path": str(beside / "notes.txt")}
+    assert (await decided(work, "Read", read, add_dirs=[beside])).behavior == "allow"
+    planned = await decided(work, "Read", read, permission_mode="plan")
+    assert planned.behavior == "ask" and "outside the working directories" in planned.reason
+
+
+async def test_a_shell_line_whose_reads_cannot_be_told_asks(
+    places: tuple[Path, Path, Path],
+) -> None:
+    decision = await decided(places[0], "Bash", {"command": "find / -name x | xargs cat"})
+    assert decision.behavior == "ask"
+    assert "which files it reads cannot be told from its words" in decision.reason
+
+
+async def test_the_sessions_own_folder_is_readable_unasked(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    model = ScriptedProvider([])
+    async with stayer.Session(options(tmp_path, model)) as session:
+        context = session.setup.params.tool_context
+        assert context.session_dir is not None and not context.session_dir.is_relative_to(work)
+        saved = context.session_dir / "tool-results" / "toolu_x.txt"
+        saved.parent.mkdir(parents=True)
+        saved.write_text("long output\n")
+        read = session.setup.params.tools.tools()["Read"]
+        call = ToolCall(read, "toolu_2", read.input_model.model_validate({"file_path": str(saved)}))
+        decision = await session.setup.params.can_use_tool(call)
+    assert decision.behavior == "allow", decision.reason
+
+
+async def test_a_headless_run_is_refused_an_outside_read_and_told_the_rule(
+    places: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    beside = places[1]
+    secret = beside / "notes.txt"
+    model = ScriptedProvider(
+        [tool_call("Bash", {"command": f"cat {secret}"}), text("I could not read it.")]
+    )
+    async with stayer.Session(options(tmp_path, model)) as session:
+        events = await submit(session)
+    said = result_of(events, "Bash")
+    assert "private" not in said
+    assert said.startswith(f"Permission to use Bash has been denied: it reads {secret}, outside")
+    assert f'--allowedTools "Read(/{secret})"' in said
+    assert len(last(events).permission_denials) == 1
+
+
+@pytest.mark.parametrize(
+    ("more", "url", "behavior"),
+    [
+        ({}, "https://example.com/", "ask"),
+        ({}, "https://docs.python.org/3/", "allow"),  # a pre-approved documentation site
+        ({"env": {"STAYER_NO_PREAPPROVED_HOSTS": "1"}}, "https://docs.python.org/3/", "ask"),
+        (
+            {"disallowed_tools": ["WebFetch(domain:docs.python.org)"]},
+            "https://docs.python.org/",
+            "deny",
+        ),
+        ({"allowed_tools": ["WebFetch(domain:example.com)"]}, "https://EXAMPLE.com./x", "allow"),
+        (
+            {"allowed_tools": ["WebFetch(domain:example.com)"]},
+            "https://example.com@evil.test/",
+            "ask",
+        ),
+        ({"permission_mode": "plan"}, "https://example.com/", "ask"),
+    ],
+)
+async def test_webfetch_asks_per_host_in_a_session(
+    tmp_path: Path, more: dict[str, Any], url: str, behavior: str
+) -> None:
+    decision = await decided(tmp_path, "WebFetch", {"url": url, "prompt": "?"}, **more)
+    assert decision.behavior == behavior, decision.reason
+
+
+async def test_only_rules_naming_a_host_exactly_open_local_addresses_to_webfetch(
+    tmp_path: Path,
+) -> None:
+    rules = [
+        "WebFetch(domain:LOCALHOST.)",
+        "WebFetch(domain:[::1])",
+        "WebFetch(domain:*.internal.test)",
+        "WebFetch",
+        "Bash(ls:*)",
+    ]
+    setup = prepare(
+        QueryOptions(
+            cwd=tmp_path,
+            provider=ScriptedProvider([]),
+            persist_session=False,
+            allowed_tools=rules,
+        )
+    )
+    # not the wildcard, not the bare tool, not the pre-approved documentation sites
+    assert setup.params.tool_context.web_hosts == frozenset({"localhost", "::1"})

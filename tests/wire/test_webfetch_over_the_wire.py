@@ -42,6 +42,8 @@ async def _run(
         cwd=tmp_path,
         model="claude-sonnet-4-5",
         env={**server.env(), "STAYER_CONFIG_DIR": str(tmp_path), **env},
+        # the page is on loopback: only a rule naming that host exactly lets WebFetch reach it
+        allowed_tools=["WebFetch(domain:127.0.0.1)"],
     )
     async with Session(options) as session:
         return [event async for event in session.submit("When is high water?")]

@@ -9,6 +9,7 @@ load and are left out with a warning (`unsupported`).
 
 The default timeout is 60 s, not Claude Code's 10 minutes: a hook stands between the model and
 every tool call, and one that hangs should cost a minute, not ten; `timeout` sets it per hook.
+A hook's environment is stayer's without its credentials (`stayer.exec.child_env`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Literal, get_args
 from stayer.config.model import HookMatcher
 from stayer.events import HookRan
 from stayer.exec import run_command
+from stayer.exec.child_env import child_env
 
 from .match import matches
 from .reply import HookReply, Verdict, read_reply
@@ -116,7 +118,7 @@ class HookRunner:
 
     async def _one(self, event: HookEvent, name: str, handler: _Handler, data: bytes) -> HookReply:
         started = time.monotonic()
-        env = {**self.base.env, "CLAUDE_PROJECT_DIR": str(self.base.cwd)}
+        env = child_env({**self.base.env, "CLAUDE_PROJECT_DIR": str(self.base.cwd)})
         try:
             result = await run_command(
                 handler.command,

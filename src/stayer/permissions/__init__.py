@@ -3,9 +3,12 @@
 The order is Claude Code's (`hasPermissionsToUseTool`): a deny rule denies; an ask rule asks,
 in every mode; a call that leaves plan mode asks for the plan to be accepted; a write to a
 protected path (`protected.py`) asks, even in bypassPermissions, unless an allow rule names
-that place; bypassPermissions allows; an allow rule allows; a read-only call is allowed;
-acceptEdits allows writes inside the working directories; plan mode refuses anything else;
-everything else asks. In dontAsk mode nothing asks: what would is denied.
+that place; bypassPermissions allows; an allow rule allows; a read-only call is allowed, unless
+it reaches out: to the network (a domain subject), or to files outside the session's own places
+(`reach.py`), which asks; acceptEdits allows writes inside the working directories; plan mode
+refuses anything else; everything else asks. In dontAsk mode nothing asks: what would is
+denied. Under --sandbox, a call that would leave the sandbox is denied before all that
+(`reach.sandbox_refusal`).
 
 An ask goes to the session's decider (a dialog, an SDK callback); with none (a headless run) it
 is denied, and its `reason` is written for that case: it tells the model, and the person
@@ -19,7 +22,7 @@ writes that path.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stayer.exec.globs import glob_literal
@@ -38,12 +41,15 @@ from .policy import (
     parse_mode,
 )
 from .protected import protected_parts
-from .rules import Rule, parse_rules
+from .reach import Confinement, Places, outside_reads, sandbox_refusal
+from .rules import Rule, domain_pattern, parse_rules
 from .texts import (
     asked_by_rule,
     dont_ask,
+    fetch_asked,
     history_asked,
     outside,
+    outside_read,
     plan_exit,
     plan_refusal,
     protected,
@@ -54,21 +60,26 @@ __all__ = [
     "MODE_ALIASES",
     "PERMISSION_MODES",
     "Behavior",
+    "Confinement",
     "Decision",
     "PermissionMode",
     "PermissionPolicy",
     "PermissionState",
+    "Places",
     "Resolver",
     "Rule",
+    "domain_pattern",
     "evaluate",
     "history_asked",
     "lexical_subject",
     "nul_refusal",
+    "outside_reads",
     "parse_mode",
     "parse_rules",
     "reads_denied",
     "resolve_subject",
     "rule_path",
+    "sandbox_refusal",
 ]
 
 
@@ -82,15 +93,23 @@ def evaluate(
     subject_kind: SubjectKind = "none",
     aliases: tuple[str, ...] = (),
     exits_plan: bool = False,
+    outside: tuple[str, ...] | None = (),
+    reads_as: str | None = None,
 ) -> Decision:
     """Decide one call (see the module docstring for the order).
 
     `subject_kind` says what `subject` is (the tool declares it). A path must already be
     resolved (see `resolve_subject`); `aliases` are other names of the same thing (the path as
     written, before symlinks), which deny and ask rules and the protected-path check also see.
-    `exits_plan` marks a call that asks for the plan to be accepted.
+    `exits_plan` marks a call that asks for the plan to be accepted. `outside` is what a
+    read-only call reads outside the session's places that no rule allows (`outside_reads`;
+    None: it cannot tell), and `reads_as` the tool whose rules name such reads (the call's own
+    when None).
     """
-    decision = _decide(policy, tool, subject, read_only, cwd, subject_kind, aliases, exits_plan)
+    reach = _Reach(outside, reads_as or tool)
+    decision = _decide(
+        policy, tool, subject, read_only, cwd, subject_kind, aliases, exits_plan, reach
+    )
     if decision.behavior == "ask" and policy.mode == "dontAsk":
         return dont_ask(tool, decision)
     return decision
@@ -105,6 +124,7 @@ def _decide(
     kind: SubjectKind,
     aliases: tuple[str, ...],
     exits_plan: bool,
+    reach: _Reach,
 ) -> Decision:
     names = (subject, *aliases)
     denied = first_hit(policy.deny, tool, names, cwd, kind)
@@ -127,13 +147,36 @@ def _decide(
     if policy.mode == "bypassPermissions" or covered(policy.allow, tool, subject, cwd, kind):
         return Decision("allow")
     if read_only:
-        return Decision("allow")
+        return _reading(policy, tool, subject, cwd, kind, reach)
     within = inside(subject, (cwd, *policy.directories))
     if policy.mode == "acceptEdits" and writes and within:
         return Decision("allow")
     if writes and subject is not None and not within:
         return outside(policy, tool, subject, cwd)
     return unattended(policy, tool, subject, kind)
+
+
+@dataclass(frozen=True, slots=True)
+class _Reach:
+    outside: tuple[str, ...] | None
+    reads_as: str
+
+
+def _reading(
+    policy: PermissionPolicy,
+    tool: str,
+    subject: str | None,
+    cwd: Path,
+    kind: SubjectKind,
+    reach: _Reach,
+) -> Decision:
+    """A read-only call no rule allows: it runs unless it reaches out, to the network or to
+    files outside the session's places, which asks."""
+    if kind == "domain":
+        return fetch_asked(policy, tool, subject)
+    if reach.outside == ():
+        return Decision("allow")
+    return outside_read(policy, tool, reach.reads_as, reach.outside, cwd)
 
 
 def _protected(

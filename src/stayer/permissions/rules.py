@@ -2,7 +2,8 @@
 
 The specifier is matched against the call's subject. Commands and other subjects match as a
 glob (``*`` anything); the legacy ``prefix:*`` form matches a prefix up to a word boundary. A
-domain specifier may be written ``domain:host`` (``domain:*.example.com`` covers subdomains).
+domain specifier may be written ``domain:host`` (``domain:*.example.com`` covers subdomains); it
+is matched in the form a domain subject comes in, however the rule spells it (`domain_pattern`).
 
 Path specifiers follow gitignore's rules, as Claude Code's do: ``//abs`` is an absolute path,
 ``~/p`` is under the home directory, ``/p`` is relative to the rule's root (the directory of the
@@ -18,6 +19,7 @@ A rule naming an MCP server (``mcp__server`` or ``mcp__server__*``) covers each 
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import os
 import re
 from collections.abc import Iterable
@@ -89,9 +91,8 @@ class Rule:
             return True
         if subject is None:
             return False
-        if kind == "domain":  # host names are not case-sensitive
-            pattern = self.specifier.removeprefix("domain:")
-            return fnmatch.fnmatchcase(subject.lower(), pattern.lower())
+        if kind == "domain":
+            return fnmatch.fnmatchcase(subject.lower(), domain_pattern(self.specifier))
         if self.specifier.endswith(":*"):  # the legacy prefix form ends at a word boundary
             prefix = self.specifier[:-2]
             return subject == prefix or subject.startswith(prefix + " ")
@@ -117,6 +118,33 @@ class Rule:
             pattern = "**/" + pattern
         # `./p` and `a/p`: from the working directory, whose name is no pattern of its own
         return os.path.normpath(glob_literal(str(cwd)) + "/" + pattern)
+
+
+def domain_pattern(specifier: str) -> str:
+    """A domain rule's host pattern in the form a domain subject has: lower case, without a
+    trailing dot or an IPv6 literal's brackets, an address in its standard form, and a
+    non-ASCII name in its IDNA form (``xn--…``), as the URL's host is put."""
+    pattern = specifier.removeprefix("domain:").strip().lower().removesuffix(".")
+    if pattern.startswith("[") and pattern.endswith("]") and ":" in pattern:
+        pattern = pattern[1:-1]
+    try:
+        address = ipaddress.ip_address(pattern)
+    except ValueError:
+        pass
+    else:
+        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+        return str(mapped or address)
+    if pattern.isascii():
+        return pattern
+    import idna  # httpx's own, so both sides agree on every name
+
+    try:
+        return ".".join(
+            label if label.isascii() else idna.encode(label).decode("ascii")
+            for label in pattern.split(".")
+        )
+    except idna.IDNAError:
+        return pattern  # no host is spelled so; the rule matches nothing
 
 
 def expanded(path: str | None) -> Path:

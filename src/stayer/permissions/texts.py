@@ -78,6 +78,95 @@ def unattended(
     )
 
 
+def fetch_asked(policy: PermissionPolicy, tool: str, host: str | None) -> Decision:
+    """A call that reaches the network, to a host no rule allows: it asks; unanswered, it names
+    the rule for that host."""
+    if host is None:
+        return unattended(policy, tool, host, "domain")
+    named = f"{tool}(domain:{host})"
+    return Decision(
+        "ask",
+        f"Permission to use {tool} on {host} has been denied: reaching a site needs the user's "
+        f"approval, and nobody is here to give it in {policy.mode} mode. {_CARRY_ON} (the user "
+        f'can allow this host with --allowedTools "{named}", or every host with --allowedTools '
+        f"{tool}).",
+        suggestions=(named, tool),
+        question="mode",
+    )
+
+
+def outside_read(
+    policy: PermissionPolicy, tool: str, rule_tool: str, paths: tuple[str, ...] | None, cwd: Path
+) -> Decision:
+    """A read-only call that reads outside the working directories: it asks; unanswered, it
+    names the rule (for `rule_tool`, the tool reading is judged as) and the --add-dir to use."""
+    roots = ", ".join(str(root) for root in (cwd, *policy.directories))
+    if not paths:
+        return Decision(
+            "ask",
+            f"Permission to use {tool} has been denied: which files it reads cannot be told "
+            f"from its words, so it may read outside the working directories ({roots}), and "
+            f"nobody is here to approve that in {policy.mode} mode. Name the files plainly; "
+            f"{_CARRY_ON[0].lower()}{_CARRY_ON[1:]} (the user can allow it with --allowedTools "
+            f"{tool}, or --permission-mode bypassPermissions).",
+            suggestions=(tool,),
+            question="mode",
+        )
+    first = paths[0]
+    folder = first.endswith("/**")
+    place = (first[:-3] or "/") if folder else first
+    named = f"{rule_tool}({_read_pattern(place, cwd, folder=folder)})"
+    what = f"everything under {place}" if folder else place
+    more = f" (and {len(paths) - 1} more outside)" if len(paths) > 1 else ""
+    add_dir = place if folder else str(Path(place).parent)
+    return Decision(
+        "ask",
+        f"Permission to use {tool} has been denied: it reads {what}{more}, outside the "
+        f"working directories ({roots}), and nobody is here to approve that in {policy.mode} "
+        f'mode. {_CARRY_ON} (the user can allow it with --allowedTools "{named}", or add '
+        f"the directory with --add-dir {add_dir}).",
+        suggestions=(named,),
+        question="mode",
+    )
+
+
+def _read_pattern(place: str, cwd: Path, *, folder: bool) -> str:
+    """How a rule names `place` (everything under it, for a `folder`)."""
+    if place == "/":
+        return "//**" if folder else "//"
+    named = rule_path(place, cwd).removesuffix("/.")  # the home directory itself: `~`
+    return named + "/**" if folder else named
+
+
+def sandbox_offline(tool: str) -> Decision:
+    """Under --sandbox without --sandbox-network nothing reaches the network, in any mode."""
+    return Decision(
+        "deny",
+        f"Permission to use {tool} has been denied: the session runs under --sandbox without "
+        "network access, so nothing may reach the network. Work without it; if it is "
+        "essential, stop and say so (the user can run with --sandbox-network).",
+    )
+
+
+def sandbox_bounds(
+    tool: str, path: str | None, roots: tuple[Path, ...], tmp: Path | None
+) -> Decision:
+    """Under --sandbox the file tools stay in the sandbox's places, in any mode."""
+    places = f"the working directories ({', '.join(str(root) for root in roots)})"
+    if tmp is not None:
+        places += f" and the sandbox's temporary folder {tmp} (which is /tmp to the shell)"
+    target = "a path it cannot tell" if path is None else path
+    hint = ""
+    if path is not None and tmp is not None and Path(path).is_relative_to("/tmp"):
+        hint = f" What the shell keeps in /tmp/x is at {tmp}/x for the file tools."
+    return Decision(
+        "deny",
+        f"Permission to use {tool} on {target} has been denied: under --sandbox the file tools "
+        f"reach only {places}.{hint} Work there; if this file is essential, stop and say so "
+        "(the user can add its directory with --add-dir, or run without --sandbox).",
+    )
+
+
 def outside(policy: PermissionPolicy, tool: str, subject: str, cwd: Path) -> Decision:
     """A write outside every working directory: it asks, saying how to widen them."""
     roots = ", ".join(str(root) for root in (cwd, *policy.directories))

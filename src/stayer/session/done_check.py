@@ -3,7 +3,8 @@
 Before a run may end as `completed`, the command runs in the working directory. Exit status 0
 lets the run complete; anything else sends its output back to the model as the reason the work
 is not finished (the loop's `stop_hook_blocking` branch, SPEC §3.3). No peer harness has this:
-it turns "the model said it was done" into "the tests say it is done".
+it turns "the model said it was done" into "the tests say it is done". The command gets the
+run's environment without stayer's credentials (`stayer.exec.child_env`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from stayer.exec import run_command
+from stayer.exec.child_env import child_env
 from stayer.loop.state import StopCheck
 
 DONE_CHECK_TIMEOUT_S = 600.0
@@ -29,7 +31,7 @@ def done_check(command: str, *, cwd: Path, env: Mapping[str, str]) -> StopCheck:
             result = await run_command(
                 command,
                 cwd=cwd,
-                env=env,
+                env=child_env(env),
                 timeout_s=DONE_CHECK_TIMEOUT_S,
                 max_output_chars=MAX_REPORT_CHARS,
             )

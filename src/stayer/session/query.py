@@ -30,18 +30,23 @@ from stayer.permissions import (
     Decision,
     PermissionPolicy,
     PermissionState,
+    Places,
     Rule,
+    domain_pattern,
     evaluate,
     history_asked,
     lexical_subject,
     nul_refusal,
+    outside_reads,
     parse_mode,
     parse_rules,
     reads_denied,
     resolve_subject,
+    sandbox_refusal,
 )
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
+from stayer.switches import env_flag
 from stayer.tools.base import Toolbox, ToolContext
 
 from .ask_model import model_asker, small_model
@@ -51,7 +56,7 @@ from .git_history import HistoryCheck
 from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
-from .sandboxing import check_sandbox, session_sandbox
+from .sandboxing import check_sandbox, places_of, session_sandbox
 from .settings import Settled, settle
 from .system_prompt import SystemPrompt, system_prompt
 from .toolset import run_toolbox
@@ -158,47 +163,83 @@ def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[s
     )
 
 
-def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
+def permission_check(
+    state: PermissionState, cwd: Path, context: ToolContext | None = None
+) -> CanUseTool:
     """The loop's permission callback: the policy as it is now (its mode is live) applied to
-    each call's resolved subject (`stayer permissions check` replays calls through it too)."""
+    each call's resolved subject, and to what it reads and reaches beyond the working
+    directories, given the places `context` (the session's folder, its sandbox) adds
+    (`stayer permissions check` replays calls through it too)."""
 
     histories = HistoryCheck()
 
     async def can_use_tool(call: ToolCall) -> Decision:
-        policy = state.policy
-        subject = call.tool.permission_subject(call.input)
-        refused = nul_refusal(call.tool.name, subject)
+        policy, tool = state.policy, call.tool
+        subject = tool.permission_subject(call.input)
+        refused = nul_refusal(tool.name, subject)
         if refused is not None:
             return refused
-        reads_under = call.tool.reads_under
+        paths = tool.read_paths(call.input, cwd) if tool.reads_under is not None else ()
         read: Decision | None = None
-        if reads_under is not None:
-            paths = call.tool.read_paths(call.input, cwd)
-            rules = tuple(r for r in (*policy.deny, *policy.ask) if r.names(reads_under))
+        if tool.reads_under is not None:
+            rules = tuple(r for r in (*policy.deny, *policy.ask) if r.names(tool.reads_under))
             paths, history = await histories.settle(paths, rules, cwd)
-            read = reads_denied(policy, tool=reads_under, paths=paths, cwd=cwd)
+            read = reads_denied(policy, tool=tool.reads_under, paths=paths, cwd=cwd)
             if read is not None and read.behavior == "deny":
                 return read
             if read is None and history is not None:
-                read = history_asked(reads_under, history)
+                read = history_asked(tool.reads_under, history)
+        read_only = tool.is_read_only(call.input)
+        reach = _reach(policy, places_of(context), call, subject, paths, read_only, cwd)
+        if isinstance(reach, Decision):
+            return reach
         aliases: tuple[str, ...] = ()
-        if call.tool.subject_kind == "path":
+        if tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
         decision = evaluate(
             policy,
-            tool=call.tool.name,
+            tool=tool.name,
             subject=subject,
-            read_only=call.tool.is_read_only(call.input),
+            read_only=read_only,
             cwd=cwd,
-            subject_kind=call.tool.subject_kind,
+            subject_kind=tool.subject_kind,
             aliases=aliases,
-            exits_plan=call.tool.exits_plan,
+            exits_plan=tool.exits_plan,
+            outside=reach,
+            reads_as=tool.reads_under,
         )
         # a read an ask rule names asks, unless the call is refused outright anyway
         return decision if read is None or decision.behavior == "deny" else read
 
     return can_use_tool
+
+
+def _reach(
+    policy: PermissionPolicy,
+    places: Places,
+    call: ToolCall,
+    subject: str | None,
+    paths: tuple[str, ...] | None,
+    read_only: bool,
+    cwd: Path,
+) -> Decision | tuple[str, ...] | None:
+    """A sandbox's refusal of the call; else, for a read-only call, what it reads outside the
+    session's places that no allow rule names (None: it cannot tell)."""
+    tool, kind = call.tool, call.tool.subject_kind
+    touched = paths
+    if kind == "path" and paths is not None:
+        touched = (*((subject,) if subject is not None else ()), *paths)
+    refused = sandbox_refusal(
+        policy, places, tool=tool.name, kind=kind, paths=touched, read_only=read_only, cwd=cwd
+    )
+    if refused is not None:
+        return refused
+    if not read_only or kind not in ("path", "command"):
+        return ()
+    judges = (tool.name, tool.reads_under) if kind == "path" else (tool.reads_under,)
+    rule_tools = tuple(dict.fromkeys(name for name in judges if name))
+    return outside_reads(policy, places, rule_tools=rule_tools, kind=kind, paths=touched, cwd=cwd)
 
 
 def _decider(given: Decide | None, state: PermissionState) -> Decide | None:
@@ -277,12 +318,19 @@ def _fallbacks(
 
 
 def _tool_context(
-    options: QueryOptions, env: Mapping[str, str], cwd: Path, session_id: str
+    options: QueryOptions,
+    env: Mapping[str, str],
+    cwd: Path,
+    session_id: str,
+    policy: PermissionPolicy,
 ) -> ToolContext:
     """What the tools see; oversized results are saved with the session, so nowhere when the
-    session is not kept."""
+    session is not kept. WebFetch may reach a local address only for a host the user's own
+    allow rules name exactly (the pre-approved sites are not in `policy`)."""
     session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
-    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir)
+    return ToolContext(
+        cwd=cwd, env=dict(env), session_dir=session_dir, web_hosts=_named_hosts(policy)
+    )
 
 
 def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Setup:
@@ -291,7 +339,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     settled = settle(options, cwd, _env(options))
     options, env = settled.options, settled.env
     policy = starting_policy(options, settled.ask, cwd)
-    permissions = PermissionState(policy)
+    permissions = PermissionState(replace(policy, allow=(*policy.allow, *_preapproved(env))))
     _check_limits(options)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
@@ -312,7 +360,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         pins=compaction.pins,
     )
     limits = run_limits(options, env, ceiling=choice.max_output_tokens)
-    tool_context = _tool_context(options, env, cwd, session_id)
+    tool_context = _tool_context(options, env, cwd, session_id, policy)
     tool_context.denied_reads = denied_reads(policy, tools, cwd)
     params = LoopParams(
         provider=provider,
@@ -320,7 +368,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=permission_check(permissions, cwd),
+        can_use_tool=permission_check(permissions, cwd, tool_context),
         decide=_decider(options.can_use_tool, permissions),
         abort=options.abort,
         max_turns=options.max_turns,
@@ -360,6 +408,27 @@ def starting_policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> 
         ask=ask,
         directories=_directories(options.add_dirs, cwd),
     )
+
+
+def _named_hosts(policy: PermissionPolicy) -> frozenset[str]:
+    """The hosts allow rules name exactly (``WebFetch(domain:127.0.0.1)``, not a pattern): the
+    only ones WebFetch may reach at a loopback, private or other non-public address."""
+    hosts = (
+        domain_pattern(rule.specifier)
+        for rule in policy.allow
+        if rule.specifier is not None and rule.specifier.startswith("domain:")
+    )
+    return frozenset(host for host in hosts if not any(char in host for char in "*?["))
+
+
+def _preapproved(env: Mapping[str, str]) -> tuple[Rule, ...]:
+    """Allow rules for the documentation sites WebFetch may reach without asking, unless
+    ``STAYER_NO_PREAPPROVED_HOSTS`` turns them off."""
+    if env_flag(env, "STAYER_NO_PREAPPROVED_HOSTS"):
+        return ()
+    from stayer.tools.preapproved import PREAPPROVED_HOSTS
+
+    return tuple(Rule("WebFetch", f"domain:{host}") for host in sorted(PREAPPROVED_HOSTS))
 
 
 def _announced(

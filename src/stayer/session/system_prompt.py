@@ -23,6 +23,7 @@ from stayer.context.memory import (
     project_root,
 )
 from stayer.context.prompt import Environment, build_system_prompt
+from stayer.exec.child_env import child_env
 from stayer.switches import env_flag
 
 from .options import QueryOptions
@@ -63,7 +64,7 @@ def system_prompt(
     environment = Environment.detect(
         cwd,
         model,
-        env={**os.environ, **env},
+        env=child_env({**os.environ, **env}),  # git may run commands the repo config names
         git=not env_flag(env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS"),
     )
 

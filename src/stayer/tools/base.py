@@ -99,7 +99,9 @@ class ToolContext:
     fast model a question of the tool's own (None where no model can be reached).
     `shells` are the commands Bash left running in the background (``run_in_background``),
     which BashOutput reads and KillShell stops; whoever owns the context (the Session) closes
-    them. `sandbox`, when set, is where Bash runs its commands (`--sandbox`).
+    them. `sandbox`, when set, is where Bash runs its commands (`--sandbox`). `web_hosts` are
+    the hosts an allow rule names exactly (``WebFetch(domain:127.0.0.1)``, canonical form), the
+    only ones WebFetch may reach at a loopback, private or other non-public address.
     """
 
     cwd: Path
@@ -116,6 +118,7 @@ class ToolContext:
     session_dir: Path | None = None
     tool_use_id: str | None = None
     sandbox: Sandbox | None = None
+    web_hosts: frozenset[str] = frozenset()
 
     def progress(self, text: str) -> None:
         """Report live output of the running call (a `ToolCallProgress` through `emit`)."""

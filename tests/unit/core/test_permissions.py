@@ -10,6 +10,7 @@ import pytest
 
 from stayer.errors import ConfigError
 from stayer.permissions import (
+    Decision,
     PermissionPolicy,
     Rule,
     evaluate,
@@ -272,6 +273,98 @@ def test_domain_subjects_match_domain_rules_without_regard_to_case() -> None:
     assert decide(policy, "WebFetch", "Docs.Python.org", False) == "allow"
     assert decide(policy, "WebFetch", "python.org", False) == "ask"
     assert decide(policy, "WebFetch", "a.EVIL.test", False) == "deny"
+
+
+def fetch(policy: PermissionPolicy, host: str | None) -> Decision:
+    """A WebFetch call as the tool declares it: read-only, with the host as its subject."""
+    return evaluate(
+        policy, tool="WebFetch", subject=host, read_only=True, cwd=Path("/w"), subject_kind="domain"
+    )
+
+
+def test_reaching_a_site_asks_unless_a_rule_or_bypass_allows_it() -> None:
+    asked = fetch(PermissionPolicy(), "example.com")
+    assert (asked.behavior, asked.question, asked.suggestions) == (
+        "ask",
+        "mode",
+        ("WebFetch(domain:example.com)", "WebFetch"),
+    )
+    assert asked.reason == (
+        "Permission to use WebFetch on example.com has been denied: reaching a site needs the "
+        "user's approval, and nobody is here to give it in default mode. Carry on with the "
+        "tools you may use; if this one is essential, stop and say so (the user can allow this "
+        'host with --allowedTools "WebFetch(domain:example.com)", or every host with '
+        "--allowedTools WebFetch)."
+    )
+    for mode in ("acceptEdits", "default"):
+        assert fetch(PermissionPolicy(mode=mode), "example.com").behavior == "ask"
+    assert fetch(PermissionPolicy(mode="bypassPermissions"), "example.com").behavior == "allow"
+    assert fetch(PermissionPolicy(allow=parse_rules(["WebFetch"])), "a.test").behavior == "allow"
+    sub = PermissionPolicy(allow=parse_rules(["WebFetch(domain:*.example.com)"]))
+    assert fetch(sub, "api.example.com").behavior == "allow"
+    assert fetch(sub, "example.com").behavior == "ask"
+    assert fetch(sub, "example.com.evil.test").behavior == "ask"
+    assert fetch(PermissionPolicy(), None).behavior == "ask"  # no host the rules could judge
+
+
+def test_plan_mode_asks_about_a_site_rather_than_refusing_and_dont_ask_refuses() -> None:
+    planned = fetch(PermissionPolicy(mode="plan"), "example.com")
+    assert planned.behavior == "ask" and "allows only read-only tools" not in planned.reason
+    refused = fetch(PermissionPolicy(mode="dontAsk"), "example.com")
+    assert refused.behavior == "deny" and "dontAsk" in refused.reason
+
+
+def test_deny_and_ask_rules_judge_sites_per_domain_in_every_mode() -> None:
+    policy = PermissionPolicy(
+        mode="bypassPermissions",
+        allow=parse_rules(["WebFetch"]),
+        deny=parse_rules(["WebFetch(domain:evil.test)"]),
+        ask=parse_rules(["WebFetch(domain:*.corp.test)"]),
+    )
+    assert fetch(policy, "evil.test").behavior == "deny"
+    assert fetch(policy, "wiki.corp.test").question == "rule"
+    assert fetch(policy, "fine.test").behavior == "allow"
+
+
+def outside(paths: tuple[str, ...] | None, tool: str = "Bash", mode: str = "default") -> Decision:
+    return evaluate(
+        PermissionPolicy(mode=parse_mode(mode), directories=(Path("/extra"),)),
+        tool=tool,
+        subject="cat x",
+        read_only=True,
+        cwd=Path("/w"),
+        subject_kind="command",
+        outside=paths,
+        reads_as="Read",
+    )
+
+
+def test_a_read_only_call_that_reads_outside_asks_naming_the_rule_and_the_directory() -> None:
+    decision = outside(("/etc/passwd", "/etc/group"))
+    assert (decision.behavior, decision.suggestions) == ("ask", ("Read(//etc/passwd)",))
+    assert decision.reason == (
+        "Permission to use Bash has been denied: it reads /etc/passwd (and 1 more outside), "
+        "outside the working directories (/w, /extra), and nobody is here to approve that in "
+        "default mode. Carry on with the tools you may use; if this one is essential, stop and "
+        'say so (the user can allow it with --allowedTools "Read(//etc/passwd)", or add the '
+        "directory with --add-dir /etc)."
+    )
+    folder = outside(("/etc/**",))
+    assert folder.suggestions == ("Read(//etc/**)",)
+    assert "it reads everything under /etc, outside" in folder.reason
+    assert "--add-dir /etc)" in folder.reason
+    home = outside((str(Path.home() / ".ssh" / "id_rsa"),))
+    assert home.suggestions == ("Read(~/.ssh/id_rsa)",)
+
+
+def test_a_read_that_cannot_be_told_asks_and_one_inside_is_allowed() -> None:
+    unknown = outside(None)
+    assert unknown.behavior == "ask"
+    assert "which files it reads cannot be told from its words" in unknown.reason
+    assert outside(()).behavior == "allow"
+    assert outside(("/etc/passwd",), mode="plan").behavior == "ask"  # it changes nothing
+    assert outside(("/etc/passwd",), mode="bypassPermissions").behavior == "allow"
+    assert outside(("/etc/passwd",), mode="dontAsk").behavior == "deny"
 
 
 def test_the_permission_layer_names_no_built_in_tool() -> None:

@@ -97,8 +97,13 @@ def asked(question: str) -> str:
     return question.split("The question about it:\n", 1)[1].split("\n\nIn answering:", 1)[0]
 
 
+LOCAL = frozenset({"127.0.0.1"})
+"""What an allow rule naming the test server's host exactly, `WebFetch(domain:127.0.0.1)`, gives
+the tool: without it, a loopback address is refused (see test_web_addresses.py)."""
+
+
 def context(tmp_path: Path, asker: Asker | None = None) -> ToolContext:
-    return ToolContext(cwd=tmp_path, ask_model=asker, tool_use_id="toolu_web_1")
+    return ToolContext(cwd=tmp_path, ask_model=asker, tool_use_id="toolu_web_1", web_hosts=LOCAL)
 
 
 # --- pages ------------------------------------------------------------------------------------
@@ -177,7 +182,7 @@ async def test_a_failing_model_leaves_the_page_itself_with_the_reason(
     ) -> ModelAnswer:
         raise Overloaded("the model is overloaded (529)")
 
-    ctx = ToolContext(cwd=tmp_path, ask_model=overloaded)
+    ctx = ToolContext(cwd=tmp_path, ask_model=overloaded, web_hosts=LOCAL)
     output = await run_tool(WebFetchTool(), ctx, url=web.url("/plain"), prompt="?")
 
     assert text_of(output) == (
@@ -311,7 +316,11 @@ async def test_binary_content_is_saved_for_read_not_given_to_the_model(
 ) -> None:
     asker = Asker()
     ctx = ToolContext(
-        cwd=tmp_path, ask_model=asker, session_dir=tmp_path / "session", tool_use_id="toolu_img"
+        cwd=tmp_path,
+        ask_model=asker,
+        session_dir=tmp_path / "session",
+        tool_use_id="toolu_img",
+        web_hosts=LOCAL,
     )
     output = await run_tool(WebFetchTool(), ctx, url=web.url("/image.png"), prompt="?")
 
@@ -456,7 +465,7 @@ async def test_a_documentation_sites_html_page_may_be_quoted_at_length(
 
 
 def test_the_known_documentation_sites_are_preapproved_by_default() -> None:
-    from stayer.tools.builtin.webfetch import PREAPPROVED_HOSTS
+    from stayer.tools.preapproved import PREAPPROVED_HOSTS
 
     assert {"docs.python.org", "developer.mozilla.org"} <= PREAPPROVED_HOSTS
     assert "127.0.0.1" not in PREAPPROVED_HOSTS

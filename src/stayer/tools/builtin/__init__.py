@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from stayer.exec import CommandResult, run_argv
+from stayer.exec.child_env import child_env
 from stayer.tools.base import ToolContext, ToolFailure
 from stayer.tools.builtin.textfile import UTF8, TextEncoding, encode_for
 
@@ -62,8 +63,9 @@ class ToolInput(BaseModel):
 
 
 def tool_env(ctx: ToolContext) -> dict[str, str]:
-    """The environment for a child process: ours, overlaid with the context's variables."""
-    return {**os.environ, **ctx.env}
+    """The environment for a child process: ours, overlaid with the context's variables,
+    without stayer's credentials (`child_env`)."""
+    return child_env({**os.environ, **ctx.env})
 
 
 def env_value(ctx: ToolContext, name: str) -> str | None:

@@ -71,6 +71,9 @@ class GlobTool(Tool[GlobInput]):
     reads_under = "Read"
 
     def read_paths(self, tool_input: GlobInput, cwd: Path) -> tuple[str, ...] | None:
+        """The folder searched: the one an absolute pattern starts in, else `path`."""
+        if Path(tool_input.pattern).is_absolute():
+            return (str(_absolute_root(tool_input.pattern)[0]),)
         return (tool_input.path or ".",)
 
     async def call(self, tool_input: GlobInput, ctx: ToolContext) -> ToolOutput:
@@ -103,6 +106,11 @@ def _root_and_pattern(tool_input: GlobInput, ctx: ToolContext) -> tuple[Path, st
     if not Path(pattern).is_absolute():
         root = ctx.resolve(tool_input.path) if tool_input.path else ctx.cwd
         return root, pattern.removeprefix("./")
+    return _absolute_root(pattern)
+
+
+def _absolute_root(pattern: str) -> tuple[Path, str]:
+    """An absolute pattern's leading folders without glob characters, and the rest."""
     parts = Path(pattern).parts
     literal = 1  # the anchor ("/") is never a glob
     while literal < len(parts) - 1 and not _GLOB_MAGIC & set(parts[literal]):

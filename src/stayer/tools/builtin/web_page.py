@@ -3,11 +3,15 @@
 What it does, and why (Claude Code's WebFetch where it has an answer):
 
 * only http and https URLs of at most `MAX_URL_CHARS`, with no user name or password in them;
-  plain http is upgraded to https, except for loopback hosts (a local server seldom has TLS);
+  the host is put in its one canonical form (`web_address.canonical_host`), and plain http is
+  upgraded to https, except for loopback hosts (a local server seldom has TLS);
+* only public addresses are connected to, unless the user allowed the host by name
+  (`web_address`): each name is resolved and checked, the connection goes to an address that
+  passed, and the address actually reached is checked again before the body is read;
 * redirects are not followed blindly: one that stays on the site (the same scheme, port and
-  host, a ``www.`` added or dropped) is followed, at most `MAX_REDIRECTS` in a row; one to
-  another site comes back as a `Redirect` for the model to decide on, so a page cannot send the
-  fetch somewhere the user never approved;
+  host, a ``www.`` added or dropped) is followed, at most `MAX_REDIRECTS` in a row, each hop
+  checked like the first; one to another site comes back as a `Redirect` for the model to
+  decide on, so a page cannot send the fetch somewhere the user never approved;
 * the body is streamed and the fetch stops once it passes `MAX_BODY_BYTES` (10 MB), and the
   whole fetch has `FETCH_TIMEOUT_S`, so a huge or a trickling page cannot hold the run;
 * HTML becomes markdown with markdownify (a mature, pure-Python converter in the spirit of the
@@ -17,6 +21,7 @@ What it does, and why (Claude Code's WebFetch where it has an answer):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -24,6 +29,16 @@ from dataclasses import dataclass
 import httpx
 
 from stayer._version import __version__
+from stayer.tools.builtin.web_address import (
+    FetchError,
+    Resolve,
+    Route,
+    canonical_host,
+    check_peer,
+    host_of,
+    routes,
+    system_resolve,
+)
 
 MAX_URL_CHARS = 2_000
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -35,6 +50,7 @@ MAX_REDIRECTS = 5
 USER_AGENT = f"stayer/{__version__} (WebFetch)"
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_HEADERS = {"User-Agent": USER_AGENT, "Accept": "text/markdown, text/html, */*;q=0.8"}
 _TEXT_TYPES = frozenset(
     {
         "application/json",
@@ -55,10 +71,6 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "object")
 _SNIFF_BYTES = 8_192
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
-
-
-class FetchError(Exception):
-    """A fetch that failed in a way the model should read (one line, what to do next)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +129,13 @@ def checked_url(raw: str) -> httpx.URL:
         )
     if url.userinfo:
         raise FetchError("URLs with a user name or password are not fetched; leave them out.")
-    return upgraded(url)
+    return upgraded(_canonical(url))
+
+
+def _canonical(url: httpx.URL) -> httpx.URL:
+    """`url` with its host in canonical form (`canonical_host`)."""
+    host = canonical_host(host_of(url))
+    return url if host == host_of(url) else url.copy_with(host=host)
 
 
 def is_loopback(host: str) -> bool:
@@ -155,22 +173,33 @@ def same_site(origin: httpx.URL, target: httpx.URL) -> bool:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    """What bounds one fetch: the hosts it may reach at any address, how names are resolved,
+    the body's size, and the time."""
+
+    reachable: frozenset[str]
+    resolve: Resolve
+    max_bytes: int
+    timeout_s: float
+
+
 async def fetch(
     url: httpx.URL,
     *,
+    reachable: frozenset[str] = frozenset(),
+    resolve: Resolve = system_resolve,
     timeout_s: float = FETCH_TIMEOUT_S,
     max_bytes: int = MAX_BODY_BYTES,
     max_redirects: int = MAX_REDIRECTS,
 ) -> Page | Redirect:
-    """GET `url`, following same-site redirects; raises `FetchError` for what failed."""
-    headers = {"User-Agent": USER_AGENT, "Accept": "text/markdown, text/html, */*;q=0.8"}
+    """GET `url` (from `checked_url`), following same-site redirects; raises `FetchError` for
+    what failed, an address off limits included. `reachable` are the hosts WebFetch may reach
+    whatever their address (those an allow rule names exactly)."""
+    limits = _Limits(reachable, resolve, max_bytes, timeout_s)
     try:
-        async with (
-            asyncio.timeout(timeout_s),
-            # Proxies and CA bundles from the environment apply, as they do to model calls.
-            httpx.AsyncClient(headers=headers, timeout=timeout_s, follow_redirects=False) as client,
-        ):
-            return await _follow(client, url, max_bytes, max_redirects)
+        async with asyncio.timeout(timeout_s):
+            return await _follow(url, limits, max_redirects)
     except (TimeoutError, httpx.TimeoutException):
         raise FetchError(
             f"Fetching {url} took longer than {timeout_s:g} s and was stopped; the site may be "
@@ -180,26 +209,52 @@ async def fetch(
         raise FetchError(f"Could not fetch {url}: {_described(exc)}") from None
 
 
-async def _follow(
-    client: httpx.AsyncClient, url: httpx.URL, max_bytes: int, max_redirects: int
-) -> Page | Redirect:
+async def _follow(url: httpx.URL, limits: _Limits, max_redirects: int) -> Page | Redirect:
     """The page at `url`, after at most `max_redirects` same-site redirects."""
     current = url
     for _ in range(max_redirects + 1):
-        async with client.stream("GET", current) as response:
-            location = response.headers.get("location")
-            if response.status_code not in _REDIRECTS or location is None:
-                return await _page(response, current, max_bytes)
-            target = current.join(location)
-            if not same_site(current, target):
-                return Redirect(
-                    str(current), str(target), response.status_code, response.reason_phrase
-                )
-            current = target
+        answer = await _request(current, limits)
+        if isinstance(answer, Page):
+            return answer
+        status, reason, location = answer
+        target = current.join(location)
+        if not same_site(current, target):
+            return Redirect(str(current), str(target), status, reason)
+        current = _canonical(target)
     raise FetchError(
         f"{url} redirected more than {max_redirects} times within its own site; it may loop. "
         f"The last address was {current}."
     )
+
+
+async def _request(url: httpx.URL, limits: _Limits) -> Page | tuple[int, str, str]:
+    """The page at `url`, or a redirect's status, reason and location: through each route that
+    passed the address checks in turn, until one connects."""
+    *others, last = await routes(url, reachable=limits.reachable, resolve=limits.resolve)
+    for route in others:
+        with contextlib.suppress(httpx.ConnectError):
+            return await _send(url, route, limits)
+    return await _send(url, last, limits)
+
+
+async def _send(url: httpx.URL, route: Route, limits: _Limits) -> Page | tuple[int, str, str]:
+    # CA bundles from the environment apply, as they do to model calls; its proxies are
+    # chosen by the route, so the address checks know whether one is in the way.
+    transport = httpx.AsyncHTTPTransport(proxy=route.proxy, trust_env=True)
+    async with (
+        httpx.AsyncClient(
+            transport=transport, headers=_HEADERS, timeout=limits.timeout_s, follow_redirects=False
+        ) as client,
+        client.stream(
+            "GET", route.url, headers=route.headers, extensions=route.extensions
+        ) as response,
+    ):
+        stream = response.extensions.get("network_stream")
+        check_peer(route, None if stream is None else stream.get_extra_info("server_addr"))
+        location = response.headers.get("location")
+        if response.status_code in _REDIRECTS and location is not None:
+            return response.status_code, response.reason_phrase, location
+        return await _page(response, url, limits.max_bytes)
 
 
 async def _page(response: httpx.Response, url: httpx.URL, max_bytes: int) -> Page:

@@ -11,13 +11,18 @@ billed to the run (`ToolOutput.spent`). Where Claude Code has an answer we follo
 * a redirect to another host is reported for the model to fetch, never followed (see
   `web_page`); a page of binary content (a PDF, an image) is saved in the session's folder,
   where Read can open it;
-* hosts of well-known documentation (`PREAPPROVED_HOSTS`) may be quoted freely, and a markdown
+* a short list of documentation sites (`stayer.tools.preapproved`) may be fetched without
+  asking (``STAYER_NO_PREAPPROVED_HOSTS=1`` turns that off) and quoted freely, and a markdown
   page from one comes back as it is; from any other host the answer keeps quotations short;
 * with no model to ask (or when asking fails), the page's markdown itself comes back, cut to the
   result's size, with a note saying so.
 
-The tool only reads, and may run beside others. Its permission subject is ``domain:<host>``, so
-a rule such as ``WebFetch(domain:docs.python.org)`` names the site.
+The tool changes nothing and may run beside others, but it reaches the network, so each host
+needs the user's approval. Its permission subject is the URL's host in canonical form
+(`web_address.canonical_host`), so a rule such as ``WebFetch(domain:docs.python.org)`` names
+the site however the URL spells it. Loopback, private and other non-public addresses are
+refused unless an allow rule names the host exactly (`ToolContext.web_hosts`; see
+`web_address`).
 """
 
 from __future__ import annotations
@@ -38,16 +43,17 @@ from stayer.errors import ModelError
 from stayer.messages import JSON
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput
+from stayer.tools.builtin.web_address import FetchError, Resolve, host_of, system_resolve
 from stayer.tools.builtin.web_page import (
     FETCH_TIMEOUT_S,
     MAX_BODY_BYTES,
-    FetchError,
     Page,
     Redirect,
     checked_url,
     fetch,
     to_markdown,
 )
+from stayer.tools.preapproved import PREAPPROVED_HOSTS
 
 CACHE_TTL_S = 15 * 60.0
 CACHE_MAX_CHARS = 50_000_000
@@ -57,46 +63,6 @@ MAX_MARKDOWN_CHARS = 100_000
 ANSWER_MAX_TOKENS = 4_096
 WEB_DIR = "web"
 """Where, in the session's folder, binary pages are saved."""
-
-PREAPPROVED_HOSTS = frozenset(
-    {
-        "docs.anthropic.com",
-        "docs.claude.com",
-        "modelcontextprotocol.io",
-        "docs.python.org",
-        "peps.python.org",
-        "packaging.python.org",
-        "developer.mozilla.org",
-        "en.cppreference.com",
-        "doc.rust-lang.org",
-        "docs.rs",
-        "go.dev",
-        "pkg.go.dev",
-        "nodejs.org",
-        "www.typescriptlang.org",
-        "react.dev",
-        "docs.djangoproject.com",
-        "flask.palletsprojects.com",
-        "fastapi.tiangolo.com",
-        "docs.pydantic.dev",
-        "www.python-httpx.org",
-        "numpy.org",
-        "pandas.pydata.org",
-        "docs.pytest.org",
-        "git-scm.com",
-        "kubernetes.io",
-        "docs.docker.com",
-        "www.postgresql.org",
-        "www.sqlite.org",
-        "learn.microsoft.com",
-        "docs.oracle.com",
-        "kotlinlang.org",
-        "docs.swift.org",
-        "developer.apple.com",
-        "developer.android.com",
-    }
-)
-"""Documentation sites whose pages may be quoted at length (Claude Code keeps a like list)."""
 
 _SYSTEM = (
     "You read one web page for a coding assistant that fetched it, and answer the assistant's "
@@ -185,6 +151,9 @@ class WebFetchTool(Tool[WebFetchInput]):
         "localhost.\n"
         "- Read-only: it never changes anything. Prefer a more specific tool when one fits "
         "(an MCP server's fetch tool, or the `gh` CLI through Bash for GitHub).\n"
+        "- Each site needs the user's approval (a few documentation sites are approved "
+        "already). Local and private network addresses are refused unless the user allowed "
+        "that host by name.\n"
         "- When a page redirects to another host, the redirect is not followed: the result "
         "gives the new URL, and you call WebFetch again with it.\n"
         "- Very large pages are cut before the model reads them, so ask about what you need.\n"
@@ -201,8 +170,10 @@ class WebFetchTool(Tool[WebFetchInput]):
         max_bytes: int = MAX_BODY_BYTES,
         cache_ttl_s: float = CACHE_TTL_S,
         preapproved: frozenset[str] = PREAPPROVED_HOSTS,
+        resolve: Resolve = system_resolve,
     ) -> None:
         self._timeout_s = timeout_s
+        self._resolve = resolve
         self._preapproved = preapproved
         self._max_bytes = max_bytes
         self._cache = _PageCache(clock, cache_ttl_s, CACHE_MAX_CHARS)
@@ -212,7 +183,7 @@ class WebFetchTool(Tool[WebFetchInput]):
 
     def permission_subject(self, tool_input: WebFetchInput) -> str | None:
         try:
-            return checked_url(tool_input.url).host
+            return host_of(checked_url(tool_input.url))
         except FetchError:
             return None
 
@@ -226,7 +197,7 @@ class WebFetchTool(Tool[WebFetchInput]):
         page = self._cache.get(key)
         cached = page is not None
         if page is None:
-            found = await self._fetch(url)
+            found = await self._fetch(url, ctx.web_hosts)
             if isinstance(found, Redirect):
                 return _redirect_output(found, tool_input.prompt)
             if not found.is_text:
@@ -247,16 +218,22 @@ class WebFetchTool(Tool[WebFetchInput]):
             "bytes": page.size,
             "cached": cached,
         }
-        preapproved = httpx.URL(page.url).host.rstrip(".") in self._preapproved
+        preapproved = host_of(url) in self._preapproved
         output = await _answer(
             page, tool_input.prompt, ctx, self.max_result_chars, preapproved=preapproved
         )
         data["duration_ms"] = round((time.monotonic() - started) * 1000)
         return ToolOutput(output.content, data={**data, **output.data}, spent=output.spent)
 
-    async def _fetch(self, url: httpx.URL) -> Page | Redirect:
+    async def _fetch(self, url: httpx.URL, reachable: frozenset[str]) -> Page | Redirect:
         try:
-            found = await fetch(url, timeout_s=self._timeout_s, max_bytes=self._max_bytes)
+            found = await fetch(
+                url,
+                reachable=reachable,
+                resolve=self._resolve,
+                timeout_s=self._timeout_s,
+                max_bytes=self._max_bytes,
+            )
         except FetchError as exc:
             raise ToolFailure(str(exc)) from None
         if isinstance(found, Page) and found.status >= 400:
