@@ -35,6 +35,7 @@ running.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -155,13 +156,21 @@ def load_settings(
         for level, kind, path, root in _candidates(cwd, env, sources)
         if (source := _file_source(level, kind, path, root, rule_problem)) is not None
     ]
-    unread = _claude_unread(env, [*found, *([flag] if flag else [])])
+    said = [*found, *([flag] if flag else [])]
+    # a project may leave its own .claude/ files unread, never the user's own rules
+    unread_user = _claude_unread(env, [s for s in said if s.level in ("user", "flag")])
+    unread_project = _claude_unread(env, said)
     notes: list[str] = []
-    if unread is None:
-        found = [_checked(s, ignore) if s.kind == "claude" else s for s in found]
-    else:
-        notes = _unread_notes(found, unread)
-        found = [source for source in found if source.kind != "claude"]
+    kept: list[Source] = []
+    for source in found:
+        why = unread_user if source.level == "user" else unread_project
+        if source.kind != "claude":
+            kept.append(source)
+        elif why is None:
+            kept.append(_checked(source, ignore))
+        else:
+            notes += _unread_notes([source], why)
+    found = kept
     if flag is not None:
         found.append(flag)
     loaded = merge(found)
@@ -332,6 +341,7 @@ def merge(found: Sequence[Source]) -> Loaded:
     scalars: dict[str, Any] = {}
     permission_scalars: dict[str, Any] = {}
     env: dict[str, str] = {}
+    notes: list[str] = []
     hooks: dict[str, tuple[HookMatcher, ...]] = {}
     for source in found:
         settings = source.settings
@@ -341,7 +351,7 @@ def merge(found: Sequence[Source]) -> Loaded:
         permission_scalars |= {
             k: v for k in _PERMISSION_SCALARS if (v := getattr(settings.permissions, k)) is not None
         }
-        env |= settings.env
+        env |= _trusted_env(source, notes)
         for event, matchers in settings.hooks.items():
             hooks[event] = (*hooks.get(event, ()), *matchers)
 
@@ -362,5 +372,32 @@ def merge(found: Sequence[Source]) -> Loaded:
     settings = Settings().model_copy(
         update={**scalars, "env": env, "hooks": hooks, "permissions": permissions}
     )
-    warnings = tuple(line for source in found for line in source.warnings)
+    warnings = (*(line for source in found for line in source.warnings), *notes)
     return Loaded(settings, allow, ask, deny, directories, tuple(found), warnings)
+
+
+_STEERS_CREDENTIALS = re.compile(
+    r"(?:_BASE_URL|_API_KEY|_AUTH_TOKEN|_OAUTH_TOKEN|_PROXY|_CA_BUNDLE|_CA_CERTS|SSL_CERT_FILE|"
+    r"SSL_CERT_DIR)$|^(?:STAYER_PASS_ENV|ALL_PROXY|HTTPS?_PROXY)$",
+    re.IGNORECASE,
+)
+"""Variables that say where stayer sends its credentials, or which tool processes may see
+them: a model server's address, a key, a proxy, the certificates trusted for TLS."""
+
+
+def _trusted_env(source: Source, notes: list[str]) -> dict[str, str]:
+    """A source's `env`; from a project's files (which come with the code), without what
+    would send the user's credentials elsewhere: a cloned repository must not be able to
+    point the model server at its own host and collect the key."""
+    settings = source.settings
+    assert settings is not None
+    if source.level not in ("project", "local"):
+        return dict(settings.env)
+    kept = {k: v for k, v in settings.env.items() if not _STEERS_CREDENTIALS.search(k)}
+    for name in sorted(set(settings.env) - set(kept)):
+        notes.append(
+            f"{source.origin}: env {name} is not taken from a project's settings, since it "
+            "steers where your credentials go; set it in your own ~/.stayer/settings.json, "
+            "with --settings, or in the environment"
+        )
+    return kept
