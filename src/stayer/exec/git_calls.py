@@ -313,7 +313,8 @@ def git_runs_code(words: tuple[Word, ...]) -> str | None:
     call = split_git(words)
     if call is None:
         return "git is given words known only when it runs before its subcommand"
-    if "--config-env" in call.globals or any(
+    glued = any(g.startswith("-c") and g != "-c" for g in call.globals)
+    if glued or any(g.startswith("--config-env") for g in call.globals) or any(
         not _HARMLESS_SETTING.match(setting) for setting in call.settings
     ):
         return "git -c sets configuration that can run commands (an alias, a pager, a hook)"

@@ -199,8 +199,9 @@ SHELLS = frozenset(
      "yash", "posh", "elvish", "nu", "xonsh", "pwsh", "powershell"}
 )  # fmt: skip
 
-HIDES_LATER = frozenset({"alias"})
-"""Builtins after which a word of the line runs something other than what it names."""
+HIDES_LATER = frozenset({"alias", "hash", "enable"})
+"""Builtins after which a word of the line runs something other than what it names (an alias,
+``hash -p /bin/rm ls``, ``enable -f lib.so name`` loading a builtin)."""
 
 TEXT_RUNNERS = frozenset(
     {"eval", "source", ".", "trap", "fc", "watch", "script", "su", "runuser", "sg",

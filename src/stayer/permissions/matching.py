@@ -67,7 +67,7 @@ def _command_hit(rules: tuple[Rule, ...], tool: str, forms: CommandForms, cwd: P
         head = _program_of(rule)
         if forms.mentions and head:
             candidates += mentioned_forms(forms.mentions, head)
-        if any(rule.matches(tool, candidate, cwd) for candidate in candidates):
+        if any(rule.matches(tool, candidate, cwd, fold=True) for candidate in candidates):
             return rule
     return None
 

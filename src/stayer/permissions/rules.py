@@ -93,11 +93,14 @@ class Rule:
             return False
         if kind == "domain":
             return fnmatch.fnmatchcase(subject.lower(), domain_pattern(self.specifier))
-        if self.specifier.endswith(":*"):  # the legacy prefix form ends at a word boundary
-            prefix = self.specifier[:-2]
+        specifier = self.specifier
+        if fold and kind != "path":  # `CURL` runs curl where file names fold (macOS)
+            subject, specifier = subject.casefold(), specifier.casefold()
+        if specifier.endswith(":*"):  # the legacy prefix form ends at a word boundary
+            prefix = specifier[:-2]
             return subject == prefix or subject.startswith(prefix + " ")
         if kind != "path":
-            return fnmatch.fnmatchcase(subject, self.specifier)
+            return fnmatch.fnmatchcase(subject, specifier)
         pattern = self.path_pattern(cwd)
         if fold:
             subject, pattern = subject.casefold(), pattern.casefold()

@@ -127,6 +127,6 @@ def mentioned_forms(mentions: tuple[tuple[str, ...], ...], head: str) -> list[st
     forms: list[str] = []
     for run in mentions:
         for index, name in enumerate(run):
-            if name == head or os.path.basename(name) == head:
+            if os.path.basename(name).casefold() == head.casefold():
                 forms.append(" ".join((head, *run[index + 1 : index + 1 + MENTION_SPAN])))
     return forms
