@@ -2,8 +2,9 @@
 
 The order is Claude Code's (`hasPermissionsToUseTool`): a deny rule denies; an ask rule asks,
 in every mode; a call that leaves plan mode asks for the plan to be accepted; a write to a
-protected path (`protected.py`) asks, even in bypassPermissions, unless an allow rule names
-that place; bypassPermissions allows; an allow rule allows; a read-only call is allowed;
+protected path (`protected.py`), by a file tool or a shell command, asks, even in
+bypassPermissions, unless an allow rule names that place (for a command, the exact line);
+bypassPermissions allows; an allow rule allows; a read-only call is allowed;
 acceptEdits allows writes inside the working directories; plan mode refuses anything else;
 everything else asks. In dontAsk mode nothing asks: what would is denied.
 
@@ -14,7 +15,8 @@ reading the transcript, which rule would allow the call. Rules are in `rules.py`
 No tool is named here: each declares what its subject is (`stayer.tools.base.SubjectKind`),
 and whether calling it asks to leave plan mode. A command line is judged by the simple commands
 a real shell parse finds in it (`shell.py`). A call with a path subject that is not read-only
-writes that path.
+writes that path; what else a call writes (a command's redirections and the files its
+programs write) comes in `Writes`, with the places the session found on the disk.
 """
 
 from __future__ import annotations
@@ -37,9 +39,18 @@ from .policy import (
     Resolver,
     parse_mode,
 )
-from .protected import protected_parts
+from .protected import Place, Writes, protected_places, rule_names, unknown_place
 from .rules import Rule, parse_rules
-from .texts import asked_by_rule, dont_ask, outside, plan_exit, plan_refusal, protected, unattended
+from .texts import (
+    asked_by_rule,
+    dont_ask,
+    outside,
+    plan_exit,
+    plan_refusal,
+    protected,
+    protected_command,
+    unattended,
+)
 
 __all__ = [
     "MODE_ALIASES",
@@ -51,6 +62,7 @@ __all__ = [
     "PermissionState",
     "Resolver",
     "Rule",
+    "Writes",
     "evaluate",
     "lexical_subject",
     "nul_refusal",
@@ -72,15 +84,20 @@ def evaluate(
     subject_kind: SubjectKind = "none",
     aliases: tuple[str, ...] = (),
     exits_plan: bool = False,
+    writes: Writes | None = None,
 ) -> Decision:
     """Decide one call (see the module docstring for the order).
 
     `subject_kind` says what `subject` is (the tool declares it). A path must already be
     resolved (see `resolve_subject`); `aliases` are other names of the same thing (the path as
     written, before symlinks), which deny and ask rules and the protected-path check also see.
-    `exits_plan` marks a call that asks for the plan to be accepted.
+    `exits_plan` marks a call that asks for the plan to be accepted. `writes` is what else the
+    call writes, and the protected places the session found around it.
     """
-    decision = _decide(policy, tool, subject, read_only, cwd, subject_kind, aliases, exits_plan)
+    found = writes or Writes()
+    decision = _decide(
+        policy, tool, subject, read_only, cwd, subject_kind, aliases, exits_plan, found
+    )
     if decision.behavior == "ask" and policy.mode == "dontAsk":
         return dont_ask(tool, decision)
     return decision
@@ -95,6 +112,7 @@ def _decide(
     kind: SubjectKind,
     aliases: tuple[str, ...],
     exits_plan: bool,
+    found: Writes,
 ) -> Decision:
     names = (subject, *aliases)
     denied = first_hit(policy.deny, tool, names, cwd, kind)
@@ -110,10 +128,9 @@ def _decide(
     if exits_plan:
         return plan_exit(policy)
     writes = kind == "path" and not read_only
-    if writes and subject is not None:
-        guarded = [n for n in names if n and protected_parts(n)]
-        if guarded:
-            return _protected(policy, tool, subject, aliases, cwd, guarded[0])
+    guard = None if read_only else _guard(policy, tool, subject, aliases, cwd, writes, found)
+    if guard is not None:
+        return guard
     if policy.mode == "bypassPermissions" or covered(policy.allow, tool, subject, cwd, kind):
         return Decision("allow")
     if read_only:
@@ -126,6 +143,29 @@ def _decide(
     return unattended(policy, tool, subject, kind)
 
 
+def _guard(
+    policy: PermissionPolicy,
+    tool: str,
+    subject: str | None,
+    aliases: tuple[str, ...],
+    cwd: Path,
+    writes_subject: bool,
+    found: Writes,
+) -> Decision | None:
+    """The question for a write to a protected place (the subject of a file tool, or what a
+    command writes), or the allowance of a rule that names it; None when there is none."""
+    if writes_subject and subject is not None:
+        names = (subject, *aliases)
+        guarded = [n for n in names if n and protected_places(n, found.located)]
+        if guarded:
+            return _protected(policy, tool, subject, aliases, cwd, guarded[0], found.located)
+    if found.paths or found.unknown:
+        hit = _written_place(found, subject or "")
+        if hit is not None:
+            return _protected_line(policy, tool, subject or "", hit, cwd)
+    return None
+
+
 def _protected(
     policy: PermissionPolicy,
     tool: str,
@@ -133,21 +173,47 @@ def _protected(
     aliases: tuple[str, ...],
     cwd: Path,
     guarded: str,
+    located: tuple[Place, ...],
 ) -> Decision:
     """Only an allow rule that names every protected place on the path lets a write through
     without asking: `Edit(.vscode/**)` opens `.vscode/`, not a `.git/` someone put inside it."""
     names = (subject, *aliases)
-    needed = {part for name in names for part, _ in protected_parts(name)}
+    needed = {place for name in names for place in protected_places(name, located)}
     explicit = tuple(
         rule
         for rule in policy.allow
-        if rule.specifier is not None
-        and needed <= {part for part, _ in protected_parts(rule.path_pattern(cwd))}
+        if rule.specifier is not None and rule_names(rule.path_pattern(cwd), needed, located)
     )
     if any(covered(explicit, tool, name, cwd, "path") for name in names):
         return Decision("allow")
     written = next((alias for alias in aliases if alias != subject), None)
-    return protected(tool, subject, written, guarded, cwd)
+    place = protected_places(guarded, located)[0]
+    return protected(tool, subject, written, guarded, place, cwd)
+
+
+def _written_place(found: Writes, line: str) -> tuple[str, Place] | None:
+    """The first path a command writes that is, or may be, a protected place, with it."""
+    for path in found.paths:
+        places = protected_places(path, found.located)
+        if places:
+            return path, places[0]
+    for text in found.unknown:
+        place = unknown_place(text, line, found.located)
+        if place is not None:
+            return text, place
+    return None
+
+
+def _protected_line(
+    policy: PermissionPolicy, tool: str, line: str, hit: tuple[str, Place], cwd: Path
+) -> Decision:
+    """A command that writes a protected place asks in every mode; only an allow rule naming
+    exactly this command line lets it through (a pattern was not written with that place in
+    mind, as `Edit(**)` is not for `.git/config`)."""
+    exact = line.strip()
+    if any(rule.names(tool) and rule.specifier == exact for rule in policy.allow):
+        return Decision("allow")
+    return protected_command(tool, exact, hit[0], hit[1], cwd)
 
 
 def reads_denied(

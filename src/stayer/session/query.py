@@ -49,6 +49,7 @@ from .fallback import fallback_models
 from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
+from .protected_look import protected_writes
 from .sandboxing import check_sandbox, session_sandbox
 from .settings import Settled, settle
 from .system_prompt import SystemPrompt, system_prompt
@@ -156,9 +157,13 @@ def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[s
     )
 
 
-def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
+def permission_check(
+    state: PermissionState, cwd: Path, env: Mapping[str, str] | None = None
+) -> CanUseTool:
     """The loop's permission callback: the policy as it is now (its mode is live) applied to
-    each call's resolved subject (`stayer permissions check` replays calls through it too)."""
+    each call's resolved subject (`stayer permissions check` replays calls through it too).
+    A call that writes has what else it writes, and the protected places around it, looked
+    up on the disk and in `env` first (`protected_look`)."""
 
     async def can_use_tool(call: ToolCall) -> Decision:
         policy = state.policy
@@ -177,15 +182,23 @@ def permission_check(state: PermissionState, cwd: Path) -> CanUseTool:
         if call.tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
+        read_only = call.tool.is_read_only(call.input)
+        writes = None
+        if not read_only:
+            names = (subject, *aliases) if subject and call.tool.subject_kind == "path" else ()
+            writes = protected_writes(
+                call.tool, call.input, names, cwd=cwd, roots=policy.directories, env=env
+            )
         decision = evaluate(
             policy,
             tool=call.tool.name,
             subject=subject,
-            read_only=call.tool.is_read_only(call.input),
+            read_only=read_only,
             cwd=cwd,
             subject_kind=call.tool.subject_kind,
             aliases=aliases,
             exits_plan=call.tool.exits_plan,
+            writes=writes,
         )
         # a read an ask rule names asks, unless the call is refused outright anyway
         return decision if read is None or decision.behavior == "deny" else read
@@ -312,7 +325,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=permission_check(permissions, cwd),
+        can_use_tool=permission_check(permissions, cwd, env),
         decide=_decider(options.can_use_tool, permissions),
         abort=options.abort,
         max_turns=options.max_turns,

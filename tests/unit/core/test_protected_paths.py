@@ -56,7 +56,7 @@ PROTECTED = [
     ("~/.bashrc", ".bashrc", "Edit(~/.bashrc)"),
     ("~/.zshrc", ".zshrc", "Edit(~/.zshrc)"),
     ("~/.profile", ".profile", "Edit(~/.profile)"),
-    ("~/.config/fish/config.fish", "config.fish", "Edit(~/.config/fish/config.fish)"),
+    ("~/.config/fish/config.fish", ".config/fish/", "Edit(~/.config/fish/config.fish)"),
     ("/etc/.gitconfig", ".gitconfig", "Edit(//etc/.gitconfig)"),
 ]
 

@@ -1,0 +1,151 @@
+"""The look at the disk and the environment the protected-path check needs, done where a
+call's paths are resolved, so the permission layer can judge without I/O
+(`stayer.permissions.protected`).
+
+For one call it finds what the call writes besides its subject (`Tool.write_paths`: a shell
+command's redirections and the operands its programs write), every name of each of those paths
+(resolved, and as written), and the places known by where they are: those the environment
+names (`XDG_CONFIG_HOME`, `STAYER_CONFIG_DIR`, `PATH`, …) and the git directories around the
+written paths, whatever their names. A folder is a git directory when it holds `HEAD` with
+`objects/` and `refs/`, or `HEAD` with `commondir` (git's own test), or a `.git` file names it
+(`gitdir: path`); it is about to become one when the call writes a part of that layout into
+it and it already holds another part, or the call writes two at once. So the Write tool can
+make `evil/config`, but then not `evil/objects/x` or `evil/HEAD`, in whichever order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePath
+from typing import Any
+
+from stayer.permissions import lexical_subject, resolve_subject
+from stayer.permissions.protected import (
+    GIT_LAYOUT_FILES,
+    GIT_LAYOUT_FOLDERS,
+    Place,
+    Writes,
+    environment_places,
+    git_entries,
+)
+from stayer.tools.base import Tool
+
+_GIT_DIRECTORY = "it is a git directory, and git runs what its config and hooks say"
+_ON_DISK = {"head": "HEAD", **{name: name for name in (*GIT_LAYOUT_FILES, *GIT_LAYOUT_FOLDERS)}}
+"""Each layout entry (case-folded) by the name git gives it on the disk."""
+
+
+def protected_writes(
+    tool: Tool[Any],
+    tool_input: Any,
+    subject: tuple[str, ...],
+    *,
+    cwd: Path,
+    roots: Iterable[Path],
+    env: Mapping[str, str] | None = None,
+) -> Writes:
+    """What the call writes besides its `subject` (the names of the path a file tool writes,
+    or nothing), and the protected places around all of it."""
+    given = tool.write_paths(tool_input, cwd)
+    paths: list[str] = []
+    for path in given.paths:
+        paths += [resolve_subject(path, cwd), lexical_subject(path, cwd)]
+    paths = list(dict.fromkeys(paths))
+    environments = (os.environ,) if env is None else (os.environ, env)
+    located = (
+        *environment_places(environments, roots=(cwd, *roots)),
+        *git_places((*subject, *paths), cwd),
+    )
+    return Writes(tuple(paths), given.unknown, tuple(dict.fromkeys(located)))
+
+
+def git_places(paths: Iterable[str], cwd: Path) -> tuple[Place, ...]:
+    """The git directories the absolute `paths` are in or make (see the module docstring),
+    leaving out those inside a `.git` folder, which its name already protects."""
+    listed = [path for path in paths if path.startswith("/")]
+    found: list[Place] = []
+    checked: dict[str, bool] = {}
+    for path in listed:
+        for folder in (PurePath(path), *PurePath(path).parents):
+            text = str(folder)
+            if text not in checked:
+                checked[text] = _is_git_directory(text)
+            if checked[text] and not _named_git(text):
+                found.append(Place(text.rstrip("/") + "/", _GIT_DIRECTORY))
+    found += _becoming(listed)
+    found += _named_by_git_files(listed, cwd)
+    return tuple(dict.fromkeys(found))
+
+
+def _is_git_directory(folder: str) -> bool:
+    if not os.path.isfile(os.path.join(folder, "HEAD")):
+        return False
+    if os.path.isfile(os.path.join(folder, "commondir")):
+        return True
+    return all(os.path.isdir(os.path.join(folder, name)) for name in ("objects", "refs"))
+
+
+def _named_git(folder: str) -> bool:
+    return ".git" in (part.casefold() for part in PurePath(folder).parts)
+
+
+def _becoming(paths: list[str]) -> list[Place]:
+    """Folders the call writes a part of git's layout into, which then hold two parts."""
+    written: dict[str, set[str]] = {}
+    for path in paths:
+        for folder, entry in git_entries(path):
+            written.setdefault(folder, set()).add(entry)
+    found: list[Place] = []
+    for folder, entries in written.items():
+        if _named_git(folder):
+            continue
+        held = _held(folder) | entries
+        if len(held) >= 2:
+            shown = ", ".join(sorted(_ON_DISK[e] + ("/" if e in GIT_LAYOUT_FOLDERS else "")
+                                     for e in held))  # fmt: skip
+            found.append(
+                Place(
+                    folder.rstrip("/") + "/",
+                    f"with this write it holds {shown}: the makings of a git directory, "
+                    "and git runs what a git directory's config and hooks say",
+                )
+            )
+    return found
+
+
+def _held(folder: str) -> set[str]:
+    """The parts of git's layout `folder` holds on the disk, each of the kind git gives it."""
+    held = {e for e in GIT_LAYOUT_FILES if os.path.isfile(os.path.join(folder, _ON_DISK[e]))}
+    return held | {e for e in GIT_LAYOUT_FOLDERS if os.path.isdir(os.path.join(folder, e))}
+
+
+def _named_by_git_files(paths: list[str], cwd: Path) -> list[Place]:
+    """Git directories a `.git` file names (`gitdir: path`), in the working directory or a
+    folder above it or a written path, that a written path lies in."""
+    folders = {str(f) for path in (*paths, str(cwd)) for f in PurePath(path).parents}
+    folders |= {str(cwd)}
+    found: list[Place] = []
+    for folder in folders:
+        named = _gitdir(folder)
+        if named is None or _named_git(named):
+            continue
+        place = named.rstrip("/") + "/"
+        if any((path.rstrip("/") + "/").startswith(place) for path in paths):
+            found.append(Place(place, f"a .git file names it as a repository's; {_GIT_DIRECTORY}"))
+    return found
+
+
+def _gitdir(folder: str) -> str | None:
+    """The folder `folder/.git` names, when that is a file saying `gitdir: path`."""
+    marker = os.path.join(folder, ".git")
+    if not os.path.isfile(marker):
+        return None
+    try:
+        with open(marker, encoding="utf-8", errors="replace") as file:
+            line = file.readline(4096).strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    return os.path.normpath(os.path.join(folder, line.removeprefix("gitdir:").strip()))
