@@ -220,6 +220,11 @@ makes a folder one (git's own test is `HEAD` with `objects/` and `refs/`, or wit
 `commondir`), and the ones that make git run code (`config`, `hooks/`, `info/attributes`)."""
 
 
+def layout_name(entry: str) -> str:
+    """A (case-folded) part of git's layout as git names it on the disk (`HEAD`, `refs`)."""
+    return "HEAD" if entry == "head" else entry
+
+
 def protected_places(path: str, located: Iterable[Place] = ()) -> list[Place]:
     """Every protected place `path` is in or is, outermost first by kind: its names, then
     the places known by where they are (the built-in ones, and `located`).
@@ -394,14 +399,14 @@ def unknown_place(text: str, line: str, located: Iterable[Place] = ()) -> Place 
             if len(PurePath(folder).parts) > dynamic:
                 return Place(
                     text,
-                    f"it is known only when the command runs, and it writes {entry} there, "
-                    "part of a git directory, whose config and hooks git runs",
+                    f"its folder is known only when the command runs, and {layout_name(entry)}"
+                    " is part of a git directory, whose config and hooks git runs",
                 )
     named = named_in(line, located)
     if named is not None:
         return Place(
             text,
-            f"it is known only when the command runs, and the command names {named.part} "
-            f"({named.why}), which a variable can carry there",
+            f"its name is known only when the command runs, and the command names "
+            f"{named.part} ({named.why}), which a variable can carry into it",
         )
     return None

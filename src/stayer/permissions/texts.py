@@ -125,15 +125,17 @@ def protected_command(tool: str, line: str, path: str, place: Place, cwd: Path) 
     """A command that writes a protected place asks in every mode, as a file tool's write
     does; the rule it suggests names exactly this command line."""
     named = f"{tool}({line})"
-    where = place_name(place, cwd)
-    written = "" if where == path else f"{_short(path, cwd)}, and "
+    shown = _short(path, cwd)
+    if place.part == path:  # a destination known only when the command runs
+        what = f"{shown}, which may be a protected place: {place.why}"
+    else:
+        what = f"{shown}, and {place_name(place, cwd)} is protected ({place.why})"
     return Decision(
         "ask",
-        f"Permission to use {tool} has been denied: this command writes {written}{where}, "
-        f"which is protected ({place.why}), so it always needs the user's approval, even in "
-        "bypassPermissions mode, and nobody is here to give it. Do not try another way to "
-        "change it; if the change is needed, stop and say so (the user can allow exactly this "
-        f'command with --allowedTools "{named}").',
+        f"Permission to use {tool} has been denied: this command writes {what}; so it always "
+        "needs the user's approval, even in bypassPermissions mode, and nobody is here to "
+        "give it. Do not try another way to change it; if the change is needed, stop and say "
+        f'so (the user can allow exactly this command with --allowedTools "{named}").',
         suggestions=(named,),
         question="protected",
     )

@@ -28,12 +28,11 @@ from stayer.permissions.protected import (
     Writes,
     environment_places,
     git_entries,
+    layout_name,
 )
 from stayer.tools.base import Tool
 
 _GIT_DIRECTORY = "it is a git directory, and git runs what its config and hooks say"
-_ON_DISK = {"head": "HEAD", **{name: name for name in (*GIT_LAYOUT_FILES, *GIT_LAYOUT_FOLDERS)}}
-"""Each layout entry (case-folded) by the name git gives it on the disk."""
 
 
 def protected_writes(
@@ -102,8 +101,9 @@ def _becoming(paths: list[str]) -> list[Place]:
             continue
         held = _held(folder) | entries
         if len(held) >= 2:
-            shown = ", ".join(sorted(_ON_DISK[e] + ("/" if e in GIT_LAYOUT_FOLDERS else "")
-                                     for e in held))  # fmt: skip
+            shown = ", ".join(
+                sorted(layout_name(e) + ("/" if e in GIT_LAYOUT_FOLDERS else "") for e in held)
+            )
             found.append(
                 Place(
                     folder.rstrip("/") + "/",
@@ -116,7 +116,7 @@ def _becoming(paths: list[str]) -> list[Place]:
 
 def _held(folder: str) -> set[str]:
     """The parts of git's layout `folder` holds on the disk, each of the kind git gives it."""
-    held = {e for e in GIT_LAYOUT_FILES if os.path.isfile(os.path.join(folder, _ON_DISK[e]))}
+    held = {e for e in GIT_LAYOUT_FILES if os.path.isfile(os.path.join(folder, layout_name(e)))}
     return held | {e for e in GIT_LAYOUT_FOLDERS if os.path.isdir(os.path.join(folder, e))}
 
 

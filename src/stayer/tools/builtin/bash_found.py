@@ -98,7 +98,11 @@ class Found:
             self.word(folder)
             return
         for name in names:
-            self.path(name if name.startswith(("/", "~")) else os.path.join(folder.text, name))
+            inside = name if name.startswith(("/", "~")) else os.path.join(folder.text, name)
+            if UNKNOWN in name:
+                self.later(inside)
+            else:
+                self.path(inside)
 
     def every_word(self, command: SimpleCommand) -> None:
         """A program that may write whatever its words name."""

@@ -66,7 +66,8 @@ _REMOTE = re.compile(r"^[^/]*?:(?P<path>.*)$")
 
 def copy(found: Found, command: SimpleCommand) -> None:
     """`cp`, `mv`, `ln`, `install`, `rsync`, `scp`: the destination, and in it the name of
-    each source and of everything inside a source folder; `mv` empties its sources too."""
+    each source and of everything inside a source folder; `mv` empties its sources too, and a
+    hard link (`ln`, `cp -l`) lets a later write through its new name change the source."""
     program = command.program
     remote = program in ("rsync", "scp")
     args = read_args(command.words[1:], _RSYNC_VALUES if remote else _COPY_VALUES)
@@ -89,7 +90,10 @@ def copy(found: Found, command: SimpleCommand) -> None:
         for source in sources:
             if not source.dynamic:
                 _copied(found, destination, source.text)
-    if program == "mv":
+    hard_link = (program == "ln" and not args.has("-s", "--symbolic")) or (
+        program == "cp" and args.has("-l", "--link")
+    )
+    if program == "mv" or hard_link:  # moved away, or given a second name to write it by
         for source in sources:
             found.word(source)
 

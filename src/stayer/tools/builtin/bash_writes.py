@@ -39,7 +39,7 @@ import os
 import re
 from pathlib import Path
 
-from stayer.exec.shell_syntax import Parsed, Word
+from stayer.exec.shell_syntax import Parsed, SimpleCommand, Word
 from stayer.tools.base import Written
 from stayer.tools.builtin.bash_found import UNKNOWN, Found, home
 from stayer.tools.builtin.bash_read_only import NOT_FILE_READERS, command_is_read_only
@@ -54,11 +54,23 @@ _CHDIR_OPTIONS = {
 }
 _TOUCH_NOTHING = NOT_FILE_READERS | frozenset(
     {"cd", "pushd", "popd", "source", ".", "declare", "typeset", "local", "readonly", "hash",
-     "alias", "unalias", "shopt", "trap", "command", "builtin", "exec", "let", "break",
-     "continue", "jobs", "fg", "bg", "disown", "times", "getopts", "complete"}
+     "alias", "unalias", "shopt", "let", "break", "continue", "jobs", "fg", "bg", "disown",
+     "times", "getopts", "complete"}
 )  # fmt: skip
-"""Builtins that open no file of their own (`source` runs one, which the line cannot change
-unasked, as its words are judged where it is written)."""
+"""Builtins that open no file of their own. `source` runs one, as `python x.py` does: what a
+script writes is not in the line's words."""
+_WRAPPERS = frozenset(
+    {"env", "command", "builtin", "exec", "nice", "nohup", "time", "timeout", "stdbuf", "sudo",
+     "doas", "xargs", "busybox", "coproc"}
+)  # fmt: skip
+"""Programs that run another; when the parse cannot tell which (`env -S "…"`), their words are
+judged as any program's."""
+_READS_CODE = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "python", "python3", "node",
+     "perl", "ruby", "php", "lua", "deno", "bun", "osascript", "eval", "trap", "watch"}
+)  # fmt: skip
+"""Programs that run code, which, given no file or code in their words, comes from their input
+(a pipe, a here-document): what it writes can only be seen in the line's text."""
 
 
 def written(parsed: Parsed, cwd: Path) -> Written:
@@ -67,21 +79,29 @@ def written(parsed: Parsed, cwd: Path) -> Written:
     _visit_folders(parsed, found)
     for target in parsed.writes:
         found.word(Word(target, dynamic=bool(re.search(r"[$`*?\[{'\"]", target))))
-    if parsed.opaque:
-        found.later(UNKNOWN)  # what it runs as code may write anywhere
     for command in parsed.every_command():
-        if not command.words or command.program in _TOUCH_NOTHING:
-            continue
-        if command_is_read_only(command):
-            continue
-        writer = WRITERS.get(command.program)
-        if writer is not None:
-            writer(found, command)
-            if command.fed:
-                found.fed()
-        elif not command.runs:  # a wrapper's command is judged on its own
-            found.every_word(command)
+        _command(found, command)
     return Written(tuple(dict.fromkeys(found.paths)), tuple(dict.fromkeys(found.unknown)))
+
+
+def _command(found: Found, command: SimpleCommand) -> None:
+    """What one simple command (not what it wraps) writes."""
+    program = command.program
+    if not command.words or program in _TOUCH_NOTHING:
+        return
+    if program in _READS_CODE and all(
+        word.text.startswith("-") and not word.dynamic for word in command.words[1:]
+    ):
+        found.later(UNKNOWN)  # code from its input: a pipe, a here-document
+    if command_is_read_only(command) and (program not in _WRAPPERS or command.runs):
+        return
+    writer = WRITERS.get(program)
+    if writer is not None:
+        writer(found, command)
+        if command.fed:
+            found.fed()
+    elif not command.runs:  # a wrapper's command is judged on its own
+        found.every_word(command)
 
 
 def _visit_folders(parsed: Parsed, found: Found) -> None:
