@@ -68,6 +68,8 @@ class Found:
         if text.startswith("/"):
             self.unknown.append(text)
             return
+        while text.startswith("./"):
+            text = text[2:]
         self.unknown += [os.path.join(base, text) for base in (*self.bases, *self.moved)]
 
     def matches(self, pattern: str) -> None:
