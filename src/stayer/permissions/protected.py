@@ -57,7 +57,7 @@ What is protected, and why:
 
 The list is not exhaustive: a program can read configuration from anywhere, and a shell
 command can write through a program (`python x.py`) what its words do not show. `--sandbox`
-bounds what commands can write at all.
+keeps commands' writes inside the working directories, where `.git/` still is.
 """
 
 from __future__ import annotations

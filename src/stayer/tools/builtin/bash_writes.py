@@ -29,8 +29,8 @@ Otherwise the mode decides, and bypassPermissions allows it. Asking for every su
 destination would make every loop over files (`for f in *.py; do sed -i … "$f"; done`) and
 every temporary file ask in every mode, while what such a value can hold is what the line
 shows. A value read at run time (from a file, a program's output) can still hold a protected
-name, as a script the line runs can write anywhere: only `--sandbox` bounds what a command
-can write.
+name, as a script the line runs can write anywhere: `--sandbox` keeps a command's writes
+inside the working directories, and nothing but the words keeps them out of `.git/` there.
 """
 
 from __future__ import annotations
