@@ -388,7 +388,7 @@ def unknown_place(text: str, line: str, located: Iterable[Place] = ()) -> Place 
     layout (`"$(git rev-parse --git-dir)/hooks/x"`, `"$d/config"`), or when the command line
     names a protected place anywhere, which a variable or a loop may carry into it
     (`f=.git/config; echo … >> "$f"`)."""
-    fixed = text.replace('"', "").replace("'", "")
+    fixed = re.sub(r"[\"'`)]", "", text)
     found = protected_places(fixed, located)
     if found:
         return found[0]

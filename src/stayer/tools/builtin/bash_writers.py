@@ -67,7 +67,8 @@ _REMOTE = re.compile(r"^[^/]*?:(?P<path>.*)$")
 def copy(found: Found, command: SimpleCommand) -> None:
     """`cp`, `mv`, `ln`, `install`, `rsync`, `scp`: the destination, and in it the name of
     each source and of everything inside a source folder; `mv` empties its sources too, and a
-    hard link (`ln`, `cp -l`) lets a later write through its new name change the source."""
+    link (`ln`, `cp -l`, `cp -s`) lets a write through its new name, later in the line or in a
+    later call, change the source."""
     program = command.program
     remote = program in ("rsync", "scp")
     args = read_args(command.words[1:], _RSYNC_VALUES if remote else _COPY_VALUES)
@@ -90,10 +91,8 @@ def copy(found: Found, command: SimpleCommand) -> None:
         for source in sources:
             if not source.dynamic:
                 _copied(found, destination, source.text)
-    hard_link = (program == "ln" and not args.has("-s", "--symbolic")) or (
-        program == "cp" and args.has("-l", "--link")
-    )
-    if program == "mv" or hard_link:  # moved away, or given a second name to write it by
+    linked = program == "ln" or (program == "cp" and args.has("-l", "--link", "-s"))
+    if program == "mv" or linked:  # moved away, or given a second name to write it by
         for source in sources:
             found.word(source)
 
@@ -370,6 +369,21 @@ def ssh_keygen(found: Found, command: SimpleCommand) -> None:
         found.path("~/.ssh/")
 
 
+_TIMERS = ("--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-calendar")
+
+
+def scheduler(found: Found, command: SimpleCommand) -> None:
+    """`at` and `batch` queue a job, `systemd-run` with a timer and `launchctl load` (and its
+    kin) a service: each runs code later, so each writes the place such jobs are kept."""
+    program, texts = command.program, [w.text for w in command.words[1:]]
+    if program in ("at", "batch") and not {"-l", "-d", "-r", "-c"} & set(texts):
+        found.path("/var/spool/cron/atjobs")
+    elif program == "systemd-run" and any(t.split("=")[0] in _TIMERS for t in texts):
+        found.path("~/.config/systemd/user" if "--user" in texts else "/etc/systemd/system")
+    elif program == "launchctl" and {"load", "bootstrap", "enable", "submit"} & set(texts[:2]):
+        found.path("~/Library/LaunchAgents")
+
+
 def ssh_copy_id(found: Found, command: SimpleCommand) -> None:
     """`ssh-copy-id` adds a key to `~/.ssh/authorized_keys` on a host, which may be this one."""
     found.path("~/.ssh/authorized_keys")
@@ -446,6 +460,7 @@ WRITERS: dict[str, Writer] = {
     "wget": wget,
     "git": git,
     "crontab": crontab,
+    **dict.fromkeys(("at", "batch", "systemd-run", "launchctl"), scheduler),
     "systemctl": systemctl,
     "ssh-keygen": ssh_keygen,
     "ssh-copy-id": ssh_copy_id,
