@@ -75,3 +75,8 @@ def _short(args: Args, words: tuple[Word, ...], index: int, with_value: frozense
                 return 1
             return 0
     return 0
+
+
+def options(*names: str) -> frozenset[str]:
+    """A set of option names (the ones that take a value, say)."""
+    return frozenset(names)

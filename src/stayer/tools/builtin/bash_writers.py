@@ -15,15 +15,21 @@ import re
 from collections.abc import Callable
 
 from stayer.exec.shell_syntax import SimpleCommand, Word
-from stayer.tools.builtin.bash_args import read_args
+from stayer.tools.builtin.bash_args import options, read_args
+from stayer.tools.builtin.bash_config_writes import (
+    crontab,
+    npm,
+    scheduler,
+    ssh_copy_id,
+    ssh_keygen,
+    systemctl,
+    yarn,
+)
+from stayer.tools.builtin.bash_download_writes import curl, wget
 from stayer.tools.builtin.bash_found import UNKNOWN, Found, tree
 from stayer.tools.builtin.bash_git_writes import git
 
 Writer = Callable[[Found, SimpleCommand], None]
-
-
-def _options(*names: str) -> frozenset[str]:
-    return frozenset(names)
 
 
 def each_operand(*with_value: str) -> Writer:
@@ -48,11 +54,11 @@ def named_by(*options: str, with_value: tuple[str, ...] = ()) -> Writer:
     return write
 
 
-_COPY_VALUES = _options(
+_COPY_VALUES = options(
     *("-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g"),
     "--group",
 )
-_RSYNC_VALUES = _options(
+_RSYNC_VALUES = options(
     *("-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from"),
     *("--include-from", "--files-from", "-T", "--temp-dir", "--backup-dir", "--suffix"),
     *("--chmod", "--chown", "-B", "--block-size", "--timeout", "--partial-dir", "--log-file"),
@@ -115,7 +121,7 @@ def _remote_path(word: Word) -> Word:
     return Word(path if path.startswith(("/", "~")) else "~/" + path)
 
 
-_SED_VALUES = _options("-e", "--expression", "-f", "--file", "-l", "--line-length")
+_SED_VALUES = options("-e", "--expression", "-f", "--file", "-l", "--line-length")
 
 
 def sed(found: Found, command: SimpleCommand) -> None:
@@ -191,7 +197,7 @@ def find(found: Found, command: SimpleCommand) -> None:
             found.word(root)
 
 
-_TAR_VALUES = _options(
+_TAR_VALUES = options(
     *("-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-b"),
     *("--blocking-factor", "-H", "--format", "-K", "--starting-file", "-N", "--newer", "-V"),
     *("--label", "-g", "--listed-incremental", "-I", "--use-compress-program", "-L"),
@@ -229,7 +235,7 @@ def _extracted(found: Found, folder: Word, members: list[Word]) -> None:
 
 def unzip(found: Found, command: SimpleCommand) -> None:
     """`unzip ARCHIVE [MEMBER…] [-d FOLDER]` writes into the folder."""
-    args = read_args(command.words[1:], _options("-d", "-P", "-I", "-O"))
+    args = read_args(command.words[1:], options("-d", "-P", "-I", "-O"))
     for folder in args.of("-d") or [Word(".")]:
         _extracted(found, folder, args.operands[1:])
 
@@ -240,7 +246,7 @@ _SUFFIXES = (".gz", ".tgz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".z", ".br")
 def compressor(found: Found, command: SimpleCommand) -> None:
     """`gzip`, `gunzip` and their kin write each file beside itself, with the suffix added or
     taken away (`gunzip .bashrc.gz` writes `.bashrc`), unless they write to standard output."""
-    args = read_args(command.words[1:], _options("-S", "--suffix", "-o", "--output"))
+    args = read_args(command.words[1:], options("-S", "--suffix", "-o", "--output"))
     for word in args.of("-o", "--output"):
         found.word(word)
     if args.has("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"):
@@ -252,177 +258,12 @@ def compressor(found: Found, command: SimpleCommand) -> None:
             found.word(Word(stem, word.dynamic))
 
 
-_CURL_VALUES = _options(
-    *("-A", "-b", "-c", "-C", "-d", "-D", "-e", "-E", "-F", "-H", "-K", "-m", "-o", "-P", "-Q"),
-    *("-r", "-t", "-T", "-u", "-U", "-w", "-x", "-X", "-y", "-Y", "-z", "--output"),
-    *("--output-dir", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--stderr"),
-    *("--etag-save", "--hsts", "--alt-svc", "--libcurl", "--url", "--data", "--header"),
-    *("--user-agent", "--referer", "--request", "--user", "--proxy", "--max-time", "--config"),
-    *("--connect-timeout", "--retry", "--form", "--upload-file", "--cookie", "--write-out"),
-)
-_CURL_WRITES = (
-    *("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace"),
-    *("--trace-ascii", "--stderr", "--etag-save", "--hsts", "--alt-svc", "--libcurl"),
-)
-
-
-def curl(found: Found, command: SimpleCommand) -> None:
-    """`curl -o FILE` and the other files curl writes; with `-O`, each URL's last name, in
-    `--output-dir` when given; with `-J`, a name the server picks."""
-    args = read_args(command.words[1:], _CURL_VALUES)
-    folders = args.of("--output-dir") or [Word(".")]
-    for word in args.of(*_CURL_WRITES):
-        if word.dynamic:
-            found.word(word)
-        for folder in folders if not word.dynamic else ():
-            found.into(folder, iter([word.text]))
-    if args.has("-O", "--remote-name", "--remote-name-all"):
-        names = [_url_name(w.text) for w in command.words[1:] if "://" in w.text]
-        for folder in folders:
-            found.into(folder, iter(name for name in names if name))
-    if args.has("-J", "--remote-header-name"):
-        for folder in folders:
-            found.into(folder, iter([UNKNOWN]))
-
-
-def _url_name(url: str) -> str:
-    """The last name of a URL's path, as `curl -O` and `wget` save it (without its query)."""
-    path = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
-    _, _, rest = path.partition("/")
-    return os.path.basename(rest) or "index.html"
-
-
-_WGET_VALUES = _options(
-    *("-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P"),
-    *("--directory-prefix", "-e", "--execute", "-i", "--input-file", "-B", "--base", "-t"),
-    *("--tries", "-T", "--timeout", "-w", "--wait", "-U", "--user-agent", "--header", "-l"),
-    *("--level", "-A", "--accept", "-R", "--reject", "-D", "--domains", "-X", "-I"),
-    *("--post-data", "--post-file", "--body-data", "--body-file", "--method", "--user"),
-    *("--password", "-Q", "--quota", "--save-cookies", "--load-cookies", "--cut-dirs"),
-)
-_WGET_UNKNOWN = (
-    *("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites", "-x"),
-    *("--force-directories", "--content-disposition", "--trust-server-names", "-i"),
-    "--input-file",
-)
-
-
-def wget(found: Found, command: SimpleCommand) -> None:
-    """`wget -O FILE`, its logs, and otherwise each URL's last name in its folder (`-P`),
-    or names the server and the pages choose (`-r`, `--content-disposition`)."""
-    args = read_args(command.words[1:], _WGET_VALUES)
-    for word in args.of("-O", "--output-document", "-o", "--output-file", "-a"):
-        found.word(word)
-    for word in args.of("--append-output", "--save-cookies"):
-        found.word(word)
-    for word in args.of("-e", "--execute"):
-        found.pieces(word)
-    folders = args.of("-P", "--directory-prefix") or [Word(".")]
-    if args.of("-O", "--output-document"):
-        return
-    names = [_url_name(w.text) for w in args.operands if not w.dynamic]
-    if args.has(*_WGET_UNKNOWN) or any(w.dynamic for w in args.operands):
-        names.append(UNKNOWN)
-    for folder in folders:
-        found.into(folder, iter(names))
-
-
-def crontab(found: Found, command: SimpleCommand) -> None:
-    """`crontab FILE`, `crontab -`, `-e` and `-r` replace the user's crontab; `-l` reads."""
-    args = read_args(command.words[1:], _options("-u"))
-    if args.has("-l") and not args.operands:
-        return
-    found.path("/var/spool/cron/crontabs")
-
-
-_UNIT_CHANGES = frozenset(
-    {"enable", "disable", "reenable", "link", "edit", "set-property", "preset", "preset-all",
-     "revert", "mask", "unmask", "add-wants", "add-requires", "set-default"}
-)  # fmt: skip
-
-
-def systemctl(found: Found, command: SimpleCommand) -> None:
-    """`systemctl enable` and its kin write unit links (the user's with `--user`)."""
-    args = read_args(command.words[1:], _options("-t", "--type", "-p", "--property", "-H"))
-    if not any(w.text in _UNIT_CHANGES for w in args.operands[:1]):
-        return
-    found.path("~/.config/systemd/user" if args.has("--user") else "/etc/systemd/system")
-
-
-_KEYGEN_VALUES = _options(
-    *("-f", "-t", "-b", "-C", "-N", "-P", "-F", "-R", "-n", "-I", "-s", "-V", "-z", "-O"),
-    *("-a", "-m", "-Y", "-E", "-w", "-D", "-r", "-M", "-J", "-j", "-K", "-T", "-S", "-G"),
-)
-
-
-def ssh_keygen(found: Found, command: SimpleCommand) -> None:
-    """`ssh-keygen` writes the key `-f` names (and its `.pub`), else one in `~/.ssh/` (or
-    `~/.ssh/known_hosts`, for `-R`); listing and reading keys writes nothing."""
-    args = read_args(command.words[1:], _KEYGEN_VALUES)
-    if args.has("-l", "-y", "-F", "-Q", "-L", "-B") and not args.has("-R"):
-        return
-    keys = args.of("-f")
-    for key in keys:
-        found.word(key)
-        found.word(Word(key.text + ".pub", key.dynamic))
-    if not keys:
-        found.path("~/.ssh/")
-
-
-_TIMERS = ("--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-calendar")
-
-
-def scheduler(found: Found, command: SimpleCommand) -> None:
-    """`at` and `batch` queue a job, `systemd-run` with a timer and `launchctl load` (and its
-    kin) a service: each runs code later, so each writes the place such jobs are kept."""
-    program, texts = command.program, [w.text for w in command.words[1:]]
-    if program in ("at", "batch") and not {"-l", "-d", "-r", "-c"} & set(texts):
-        found.path("/var/spool/cron/atjobs")
-    elif program == "systemd-run" and any(t.split("=")[0] in _TIMERS for t in texts):
-        found.path("~/.config/systemd/user" if "--user" in texts else "/etc/systemd/system")
-    elif program == "launchctl" and {"load", "bootstrap", "enable", "submit"} & set(texts[:2]):
-        found.path("~/Library/LaunchAgents")
-
-
-def ssh_copy_id(found: Found, command: SimpleCommand) -> None:
-    """`ssh-copy-id` adds a key to `~/.ssh/authorized_keys` on a host, which may be this one."""
-    found.path("~/.ssh/authorized_keys")
-
-
-def npm(found: Found, command: SimpleCommand) -> None:
-    """`npm config set` (and `delete`, `edit`) writes `~/.npmrc` (the project's with
-    `--location=project`); other npm commands write what any program might."""
-    args = read_args(command.words[1:])
-    texts = [w.text for w in args.operands]
-    if texts[:1] in (["set"], ["delete"]) or (
-        texts[:1] in (["config"], ["c"]) and texts[1:2] in (["set"], ["delete"], ["edit"])
-    ):
-        location = args.of("--location")
-        project = any(w.text == "project" for w in location)
-        found.path(".npmrc" if project else "~/.npmrc")
-        for word in args.of("--userconfig"):
-            found.word(word)
-        return
-    found.every_word(command)
-
-
-def yarn(found: Found, command: SimpleCommand) -> None:
-    """`yarn config set` (and `delete`, `unset`) writes the user's yarn config."""
-    texts = [w.text for w in read_args(command.words[1:]).operands]
-    if texts[:1] == ["config"] and texts[1:2] in (["set"], ["delete"], ["unset"]):
-        found.path("~/.yarnrc")
-        found.path("~/.yarnrc.yml")
-        found.path(".yarnrc.yml")
-        return
-    found.every_word(command)
-
-
 def patch(found: Found, command: SimpleCommand) -> None:
     """`patch FILE` writes FILE; otherwise it writes the files the patch names, which its
     words do not show."""
     args = read_args(
         command.words[1:],
-        _options("-o", "--output", "-i", "--input", "-d", "--directory", "-p", "--strip", "-r"),
+        options("-o", "--output", "-i", "--input", "-d", "--directory", "-p", "--strip", "-r"),
     )
     for word in (*args.of("-o", "--output", "-r"), *args.operands[:1]):
         found.word(word)
