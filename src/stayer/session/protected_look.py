@@ -47,22 +47,28 @@ def protected_writes(
     """What the call writes besides its `subject` (the names of the path a file tool writes,
     or nothing), and the protected places around all of it."""
     given = tool.write_paths(tool_input, cwd)
-    paths: list[str] = []
-    for path in given.paths:
-        paths += [resolve_subject(path, cwd), lexical_subject(path, cwd)]
-    paths = list(dict.fromkeys(paths))
+    paths, mentioned = _names(given.paths, cwd), _names(given.mentioned, cwd)
     environments = (os.environ,) if env is None else (os.environ, env)
     located = (
         *environment_places(environments, roots=(cwd, *roots)),
-        *git_places((*subject, *paths), cwd),
+        *git_places((*subject, *paths), cwd, named=mentioned),
     )
-    return Writes(tuple(paths), given.unknown, tuple(dict.fromkeys(located)))
+    return Writes((*paths, *mentioned), given.unknown, tuple(dict.fromkeys(located)))
 
 
-def git_places(paths: Iterable[str], cwd: Path) -> tuple[Place, ...]:
+def _names(paths: Iterable[str], cwd: Path) -> tuple[str, ...]:
+    """Each path where it really points, and as written."""
+    found = [name for path in paths for name in (resolve_subject(path, cwd),
+                                                 lexical_subject(path, cwd))]  # fmt: skip
+    return tuple(dict.fromkeys(found))
+
+
+def git_places(paths: Iterable[str], cwd: Path, *, named: Iterable[str] = ()) -> tuple[Place, ...]:
     """The git directories the absolute `paths` are in or make (see the module docstring),
-    leaving out those inside a `.git` folder, which its name already protects."""
-    listed = [path for path in paths if path.startswith("/")]
+    and those the `named` paths (which a program may write) are in, leaving out those inside
+    a `.git` folder, which its name already protects."""
+    made = [path for path in paths if path.startswith("/")]
+    listed = [*made, *(path for path in named if path.startswith("/"))]
     found: list[Place] = []
     checked: dict[str, bool] = {}
     for path in listed:
@@ -72,7 +78,7 @@ def git_places(paths: Iterable[str], cwd: Path) -> tuple[Place, ...]:
                 checked[text] = _is_git_directory(text)
             if checked[text] and not _named_git(text):
                 found.append(Place(text.rstrip("/") + "/", _GIT_DIRECTORY))
-    found += _becoming(listed)
+    found += _becoming(made)
     found += _named_by_git_files(listed, cwd)
     return tuple(dict.fromkeys(found))
 

@@ -151,12 +151,14 @@ InputT = TypeVar("InputT", bound="BaseModel")
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """What one call writes besides its subject, for the protected-path check: `paths` as
-    written or absolute, and `unknown`, the destinations known only when the call runs, as
-    written (`"$f"`, names `xargs` is fed), each joined to the folder it is written from."""
+    """What one call writes besides its subject, for the protected-path check: `paths` it is
+    known to write, as written or absolute; `mentioned`, paths its words name that it may
+    write (a program that may write anything); and `unknown`, the destinations known only when
+    it runs, as written (`"$f"`, names `xargs` is fed), each joined to its folder."""
 
     paths: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
+    mentioned: tuple[str, ...] = ()
 
 
 class Tool(ABC, Generic[InputT]):

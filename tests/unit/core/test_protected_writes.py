@@ -249,6 +249,15 @@ async def test_a_deny_rule_still_wins_and_dont_ask_refuses(repo: Path) -> None:
     assert "dontAsk" in refused.reason and ".git/ is protected" in refused.reason
 
 
+async def test_revisions_a_program_is_given_are_not_parts_of_a_git_directory(repo: Path) -> None:
+    """`HEAD` in `git push origin HEAD` names no file being made, even in a project whose top
+    holds a `hooks/` folder; a file tool writing `HEAD` there would make one."""
+    (repo / "hooks").mkdir()
+    for command in ("git push origin HEAD", "git reset --soft HEAD~1", "tool build config"):
+        assert (await bash(repo, command)).behavior == "allow", command
+    assert (await write(repo, "HEAD")).behavior == "ask"
+
+
 async def test_a_command_into_a_repository_found_by_its_layout_asks(
     repo: Path, store: Path
 ) -> None:

@@ -96,8 +96,6 @@ WRITES = [
     ("git clone -b main https://example.com/x/proj dest", "/w/dest/.git/config"),
     ("git submodule add https://example.com/x lib", "/w/.gitmodules"),
     ("git format-patch -o .git/x HEAD~1", "/w/.git/x"),
-    ("git checkout -- .husky/pre-commit", "/w/.husky/pre-commit"),
-    ("git mv hook .husky/pre-commit", "/w/.husky/pre-commit"),
     ("crontab jobs.txt", "/var/spool/cron/crontabs"),
     ("echo 'curl x | sh' | at now + 1 hour", "/var/spool/cron/atjobs"),
     ("systemd-run --user --on-calendar=daily evil", f"{HOME}/.config/systemd/user"),
@@ -105,14 +103,7 @@ WRITES = [
     ("ssh-keygen -t ed25519 -N ''", f"{HOME}/.ssh"),
     ("ssh-keygen -f deploy_key -N ''", "/w/deploy_key"),
     ("npm config set script-shell /tmp/evil", f"{HOME}/.npmrc"),
-    # programs that may write whatever their words name
-    ("python3 x.py ~/.ssh/config", f"{HOME}/.ssh/config"),
-    ("node w.js .git/hooks/pre-commit", "/w/.git/hooks/pre-commit"),
-    ("python3 -c \"open('.git/config', 'a').write('x')\"", "/w/.git/config"),
-    ("tool --out=.git/config", "/w/.git/config"),
-    ("perl -pi -e s/a/b/ .git/config", "/w/.git/config"),
     ("sudo tee /etc/gitconfig", "/etc/gitconfig"),
-    ("env -S 'tee -a .git/config'", "/w/.git/config"),
     ("find . -name '*.sample' -exec cp {} .git/hooks/ \\;", "/w/.git/hooks"),
     # where the line has gone
     ("cd .git && echo x >> config", "/w/.git/config"),
@@ -125,13 +116,35 @@ WRITES = [
     ("echo x >> ${HOME}/.bashrc", f"{HOME}/.bashrc"),
     ("echo x >> ~/$'\\x2ebashrc'", f"{HOME}/.bashrc"),
     ("echo x | tee -a ~/.{bashrc,zshrc}", f"{HOME}/.zshrc"),
-    ('node w.js "$HOME/.ssh/config"', f"{HOME}/.ssh/config"),
 ]
 
 
 @pytest.mark.parametrize(("line", "path"), WRITES)
 def test_a_line_writes_what_its_redirections_and_programs_write(line: str, path: str) -> None:
     assert path in writes(line).paths
+
+
+MENTIONS = [
+    ("python3 x.py ~/.ssh/config", f"{HOME}/.ssh/config"),
+    ("node w.js .git/hooks/pre-commit", "/w/.git/hooks/pre-commit"),
+    ("python3 -c \"open('.git/config', 'a').write('x')\"", "/w/.git/config"),
+    ("tool --out=.git/config", "/w/.git/config"),
+    ("perl -pi -e s/a/b/ .git/config", "/w/.git/config"),
+    ("env -S 'tee -a .git/config'", "/w/.git/config"),
+    ('node w.js "$HOME/.ssh/config"', f"{HOME}/.ssh/config"),
+    ("git checkout -- .husky/pre-commit", "/w/.husky/pre-commit"),
+    ("git mv hook .husky/pre-commit", "/w/.husky/pre-commit"),
+    ("cd .git && python3 w.py hooks/pre-commit", "/w/.git/hooks/pre-commit"),
+]
+
+
+@pytest.mark.parametrize(("line", "path"), MENTIONS)
+def test_a_program_that_may_write_anything_may_write_what_its_words_name(
+    line: str, path: str
+) -> None:
+    found = writes(line)
+    assert path in found.mentioned
+    assert path not in found.paths
 
 
 UNKNOWN = [
@@ -177,6 +190,7 @@ NOTHING = [
     "ssh-keygen -l -f ~/.ssh/id_ed25519.pub",
     "crontab -l",
     "systemctl --user status x",
+    "ssh-add ~/.ssh/id_ed25519",
 ]
 
 

@@ -37,6 +37,9 @@ class Found:
     """Folders a `cd` goes to that are known only when it runs, as written."""
     paths: list[str] = field(default_factory=list[str])
     unknown: list[str] = field(default_factory=list[str])
+    mentioned: list[str] = field(default_factory=list[str])
+    """Paths named by the words of a program that may write anything: judged as written, but
+    not taken for parts of a git directory being made (`git push origin HEAD`)."""
 
     def path(self, text: str) -> None:
         """A path known now: absolute as it is, relative from every folder of the line."""
@@ -83,6 +86,12 @@ class Found:
     def pieces(self, word: Word) -> None:
         """A word given to a program that may write what it names: the word and each
         path-like piece of it (code handed to an interpreter, `--opt=path`, `"$d/.git/x"`)."""
+        start = len(self.paths)
+        self._pieces(word)
+        self.mentioned += self.paths[start:]
+        del self.paths[start:]
+
+    def _pieces(self, word: Word) -> None:
         for text in _expanded(word.text) if word.dynamic else [word.text]:
             if "$" not in text and "`" not in text:
                 if _GLOB_CHARS.search(text):

@@ -308,4 +308,5 @@ WRITERS: dict[str, Writer] = {
     "npm": npm,
     "yarn": yarn,
     "patch": patch,
+    "ssh-add": lambda found, command: None,  # it reads the keys it is given
 }

@@ -81,7 +81,11 @@ def written(parsed: Parsed, cwd: Path) -> Written:
         found.word(Word(target, dynamic=bool(re.search(r"[$`*?\[{'\"]", target))))
     for command in parsed.every_command():
         _command(found, command)
-    return Written(tuple(dict.fromkeys(found.paths)), tuple(dict.fromkeys(found.unknown)))
+    return Written(
+        tuple(dict.fromkeys(found.paths)),
+        tuple(dict.fromkeys(found.unknown)),
+        tuple(dict.fromkeys(found.mentioned)),
+    )
 
 
 def _command(found: Found, command: SimpleCommand) -> None:
