@@ -6,12 +6,14 @@ The line is read by the shell parse (`stayer.exec.shell_syntax`). Redirections w
 targets. Each simple command it runs (wrapped ones too) is one of three kinds:
 
 * a program that only looks (`bash_read_only`'s table, within its rules) writes nothing;
-* a program known to write only some of its words (`bash_writers`: `cp`'s destination, `sed
-  -i`'s files, `git config`'s config file, `curl -o`'s file, `tar -x`'s folder, …) writes
-  those, and the places it writes of its own accord (`git config --global`, `crontab`);
+* a program known to write only some of its words (`bash_writers` for file utilities,
+  `bash_download_writes`, `bash_config_writes`, `bash_git_writes`: `cp`'s destination, `sed
+  -i`'s files, `curl -o`'s file, `tar -x`'s folder, …) writes those, and the places it writes
+  of its own accord (`git config --global`, `crontab`, `git init`'s git directory);
 * any other program may write whatever its words name, so every word it is given counts, and
   every path-like piece of a word (`python -c "open('.git/config', 'a')"`, `--out=~/.ssh/x`):
-  `node w.js .git/hooks/pre-commit` writes, as far as anyone can tell, `.git/hooks/pre-commit`.
+  `node w.js .git/hooks/pre-commit` writes, as far as anyone can tell, `.git/hooks/pre-commit`
+  (reported apart, in `Written.mentioned`: `git push origin HEAD` makes no `HEAD` file).
   Builtins that touch no file (`export`, `cd`, `source`, …) are left out.
 
 A relative path is joined to every folder the line may be in when it runs: where it starts
