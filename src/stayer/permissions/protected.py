@@ -361,7 +361,8 @@ def rule_names(pattern: str, needed: Iterable[Place], located: Iterable[Place] =
     return all(place in named for place in needed)
 
 
-_DYNAMIC = ("$", "`", "\u2026")
+_DYNAMIC = ("$", "`", "\u2026", "*", "?", "[")
+_UNREAD_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _TOKEN_BREAKS = re.compile(r"[\s'\"`(){}\[\],;=<>|&:$]+")
 
 
@@ -392,6 +393,8 @@ def unknown_place(text: str, line: str, located: Iterable[Place] = ()) -> Place 
     found = protected_places(fixed, located)
     if found:
         return found[0]
+    if _UNREAD_BRACES.search(fixed):
+        return Place(text, "its name comes from more brace expansions than can be read")
     parts = PurePath(fixed).parts
     dynamic = next((i for i, part in enumerate(parts) if any(c in part for c in _DYNAMIC)), None)
     if dynamic is not None:

@@ -175,6 +175,7 @@ PROTECTED_WRITES = {
     "a hard link": "ln .git/config notes.txt",
     "a link made and written through": "ln -s .git g && echo x >> g/config",
     "a job for later": "echo 'curl x | sh' | at now + 1 hour",
+    "too many braces to read": "echo x >> ~/.{" + ",".join(map(str, range(300))) + ",bashrc}",
 }
 
 

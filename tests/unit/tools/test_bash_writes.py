@@ -233,6 +233,22 @@ def test_a_folder_too_large_to_list_is_reported_as_unknown(tmp_path: Path) -> No
     assert str(tmp_path / "dest" / "\u2026") in writes("cp -r many/. dest", tmp_path).unknown
 
 
+def test_more_brace_expansions_than_can_be_judged_leave_the_word_unknown() -> None:
+    many = ",".join(f"a{n}" for n in range(300))
+    found = writes(f"echo x > ~/.{{{many},bashrc}}")
+    assert found.paths == ()
+    assert found.unknown == (f"{HOME}/.{{{many},bashrc}}",)
+    assert writes("echo x > log{1..999999999}").unknown == ("/w/log{1..999999999}",)
+
+
+def test_a_glob_matching_more_than_can_be_judged_is_unknown(tmp_path: Path) -> None:
+    for index in range(300):
+        (tmp_path / f"{index}.txt").touch()
+    found = writes("sed -i s/a/b/ *.txt", tmp_path)
+    assert str(tmp_path / "*.txt") in found.unknown
+    assert str(tmp_path / "1.txt") not in found.paths
+
+
 def test_a_glob_is_matched_on_the_disk(tmp_path: Path) -> None:
     (tmp_path / ".git" / "hooks").mkdir(parents=True)
     (tmp_path / ".git" / "hooks" / "pre-commit.sample").write_text("")

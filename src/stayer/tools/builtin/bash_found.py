@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import codecs
 import glob as _glob
+import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -59,7 +60,7 @@ class Found:
             self.path(word.text)
             return
         for text in _expanded(word.text):
-            if "$" in text or "`" in text:
+            if "$" in text or "`" in text or _BRACES.search(text):
                 self.later(text)
             elif _GLOB_CHARS.search(text):
                 self.matches(text)
@@ -68,6 +69,8 @@ class Found:
 
     def later(self, text: str) -> None:
         """A destination known only when the line runs, joined to each folder it may be in."""
+        if text.startswith("~"):
+            text = home(text)
         if text.startswith("/"):
             self.unknown.append(text)
             return
@@ -80,7 +83,12 @@ class Found:
         self.path(pattern)
         roots = ["/"] if pattern.startswith("/") else self.bases
         for root in roots:
-            for match in _glob.glob(pattern, root_dir=root, recursive=True)[:_MOST_EXPANSIONS]:
+            found = _glob.iglob(pattern, root_dir=root, recursive=True)
+            matched = list(itertools.islice(found, _MOST_EXPANSIONS + 1))
+            if len(matched) > _MOST_EXPANSIONS:
+                self.later(os.path.join(root, pattern))  # more than can be judged one by one
+                continue
+            for match in matched:
                 self.path(os.path.join(root, match))
 
     def pieces(self, word: Word) -> None:
@@ -139,7 +147,8 @@ def _expanded(text: str) -> list[str]:
     text = _ANSI_C.sub(lambda m: _ansi_c(m.group(1)), text)
     text = _HOME.sub(str(Path.home()).replace("\\", "\\\\"), text)
     text = text.replace('"', "").replace("'", "")
-    return _braces(text)
+    expanded = _braces(text)
+    return [text] if expanded is None else expanded
 
 
 def _ansi_c(body: str) -> str:
@@ -152,8 +161,9 @@ def _ansi_c(body: str) -> str:
         return "$'" + body + "'"
 
 
-def _braces(text: str) -> list[str]:
-    """Bash's brace expansion (`a{b,c}` is `ab ac`, `{1..3}` is `1 2 3`), bounded."""
+def _braces(text: str) -> list[str] | None:
+    """Bash's brace expansion (`a{b,c}` is `ab ac`, `{1..3}` is `1 2 3`); None when it makes
+    more words than can be judged, or is one this does not read (`{a..z}`)."""
     match = _BRACES.search(text)
     if match is None:
         return [text]
@@ -162,16 +172,20 @@ def _braces(text: str) -> list[str]:
     if ".." in body and "," not in body:
         low, _, high = body.partition("..")
         if not (low.lstrip("-").isdigit() and high.lstrip("-").isdigit()):
-            return [text]
+            return None
         step = 1 if int(low) <= int(high) else -1
-        choices = [str(n) for n in range(int(low), int(high) + step, step)]
+        span = range(int(low), int(high) + step, step)
+        choices = [str(n) for n in span] if len(span) <= _MOST_EXPANSIONS else None
     else:
         choices = body.split(",")
+    if choices is None or len(choices) > _MOST_EXPANSIONS:
+        return None
     out: list[str] = []
-    for choice in choices[:_MOST_EXPANSIONS]:
-        out += _braces(head + choice + tail)
-        if len(out) >= _MOST_EXPANSIONS:
-            break
+    for choice in choices:
+        more = _braces(head + choice + tail)
+        if more is None or len(out) + len(more) > _MOST_EXPANSIONS:
+            return None
+        out += more
     return out
 
 
