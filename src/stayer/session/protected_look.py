@@ -33,6 +33,8 @@ from stayer.permissions.protected import (
 from stayer.tools.base import Tool
 
 _GIT_DIRECTORY = "it is a git directory, and git runs what its config and hooks say"
+_NAMED_BY_GIT_FILE = "a .git file names it as its repository's git directory, whose config "
+_NAMED_BY_GIT_FILE += "and hooks git runs"
 
 
 def protected_writes(
@@ -58,8 +60,9 @@ def protected_writes(
 
 def _names(paths: Iterable[str], cwd: Path) -> tuple[str, ...]:
     """Each path where it really points, and as written."""
-    found = [name for path in paths for name in (resolve_subject(path, cwd),
-                                                 lexical_subject(path, cwd))]  # fmt: skip
+    found: list[str] = []
+    for path in paths:
+        found += [resolve_subject(path, cwd), lexical_subject(path, cwd)]
     return tuple(dict.fromkeys(found))
 
 
@@ -138,7 +141,7 @@ def _named_by_git_files(paths: list[str], cwd: Path) -> list[Place]:
             continue
         place = named.rstrip("/") + "/"
         if any((path.rstrip("/") + "/").startswith(place) for path in paths):
-            found.append(Place(place, f"a .git file names it as a repository's; {_GIT_DIRECTORY}"))
+            found.append(Place(place, _NAMED_BY_GIT_FILE))
     return found
 
 
