@@ -33,8 +33,9 @@ from stayer.permissions.protected import (
 from stayer.tools.base import Tool
 
 _GIT_DIRECTORY = "it is a git directory, and git runs what its config and hooks say"
-_NAMED_BY_GIT_FILE = "a .git file names it as its repository's git directory, whose config "
-_NAMED_BY_GIT_FILE += "and hooks git runs"
+_NAMED_BY_GIT_FILE = (
+    "a .git file names it as its repository's git directory, whose config and hooks git runs"
+)
 
 
 def protected_writes(
