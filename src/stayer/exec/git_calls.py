@@ -314,8 +314,10 @@ def git_runs_code(words: tuple[Word, ...]) -> str | None:
     if call is None:
         return "git is given words known only when it runs before its subcommand"
     glued = any(g.startswith("-c") and g != "-c" for g in call.globals)
-    if glued or any(g.startswith("--config-env") for g in call.globals) or any(
-        not _HARMLESS_SETTING.match(setting) for setting in call.settings
+    if (
+        glued
+        or any(g.startswith("--config-env") for g in call.globals)
+        or any(not _HARMLESS_SETTING.match(setting) for setting in call.settings)
     ):
         return "git -c sets configuration that can run commands (an alias, a pager, a hook)"
     if call.subcommand is None:

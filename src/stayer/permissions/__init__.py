@@ -2,9 +2,10 @@
 
 The order is Claude Code's (`hasPermissionsToUseTool`): a deny rule denies; an ask rule asks,
 in every mode; a call that leaves plan mode asks for the plan to be accepted; a write to a
-protected path (`protected.py`) asks, even in bypassPermissions, unless an allow rule names
-that place; bypassPermissions allows; an allow rule allows; a read-only call is allowed, unless
-it reaches out: to the network (a domain subject), or to files outside the session's own places
+protected path (`protected.py`), by a file tool or a shell command, asks, even in
+bypassPermissions, unless an allow rule names that place (for a command, the exact line);
+bypassPermissions allows; an allow rule allows; a read-only call is allowed, unless it reaches
+out: to the network (a domain subject), or to files outside the session's own places
 (`reach.py`), which asks; acceptEdits allows writes inside the working directories; plan mode
 refuses anything else; everything else asks. In dontAsk mode nothing asks: what would is
 denied. Under --sandbox, a call that would leave the sandbox is denied before all that
@@ -17,7 +18,8 @@ reading the transcript, which rule would allow the call. Rules are in `rules.py`
 No tool is named here: each declares what its subject is (`stayer.tools.base.SubjectKind`),
 and whether calling it asks to leave plan mode. A command line is judged by the simple commands
 a real shell parse finds in it (`shell.py`). A call with a path subject that is not read-only
-writes that path.
+writes that path; what else a call writes (a command's redirections and the files its
+programs write) comes in `Writes`, with the places the session found on the disk.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from .policy import (
     Resolver,
     parse_mode,
 )
-from .protected import protected_parts
+from .protected import Place, Writes, protected_places, rule_names, unknown_place
 from .reach import Confinement, Places, outside_reads, sandbox_refusal
 from .rules import Rule, domain_pattern, parse_rules
 from .texts import (
@@ -53,6 +55,7 @@ from .texts import (
     plan_exit,
     plan_refusal,
     protected,
+    protected_command,
     unattended,
 )
 
@@ -68,6 +71,7 @@ __all__ = [
     "Places",
     "Resolver",
     "Rule",
+    "Writes",
     "domain_pattern",
     "evaluate",
     "history_asked",
@@ -95,6 +99,7 @@ def evaluate(
     exits_plan: bool = False,
     outside: tuple[str, ...] | None = (),
     reads_as: str | None = None,
+    writes: Writes | None = None,
 ) -> Decision:
     """Decide one call (see the module docstring for the order).
 
@@ -104,9 +109,10 @@ def evaluate(
     `exits_plan` marks a call that asks for the plan to be accepted. `outside` is what a
     read-only call reads outside the session's places that no rule allows (`outside_reads`;
     None: it cannot tell), and `reads_as` the tool whose rules name such reads (the call's own
-    when None).
+    when None). `writes` is what else the call writes, and the protected places the session
+    found around it.
     """
-    reach = _Reach(outside, reads_as or tool)
+    reach = _Reach(outside, reads_as or tool, writes or Writes())
     decision = _decide(
         policy, tool, subject, read_only, cwd, subject_kind, aliases, exits_plan, reach
     )
@@ -140,10 +146,9 @@ def _decide(
     if exits_plan:
         return plan_exit(policy)
     writes = kind == "path" and not read_only
-    if writes and subject is not None:
-        guarded = [n for n in names if n and protected_parts(n)]
-        if guarded:
-            return _protected(policy, tool, subject, aliases, cwd, guarded[0])
+    guard = None if read_only else _guard(policy, tool, subject, aliases, cwd, writes, reach.writes)
+    if guard is not None:
+        return guard
     if policy.mode == "bypassPermissions" or covered(policy.allow, tool, subject, cwd, kind):
         return Decision("allow")
     if read_only:
@@ -158,8 +163,12 @@ def _decide(
 
 @dataclass(frozen=True, slots=True)
 class _Reach:
+    """What a call reaches besides its subject: files read outside the session's places
+    (judged by `reads_as`'s rules), and what else it writes."""
+
     outside: tuple[str, ...] | None
     reads_as: str
+    writes: Writes
 
 
 def _reading(
@@ -179,6 +188,29 @@ def _reading(
     return outside_read(policy, tool, reach.reads_as, reach.outside, cwd)
 
 
+def _guard(
+    policy: PermissionPolicy,
+    tool: str,
+    subject: str | None,
+    aliases: tuple[str, ...],
+    cwd: Path,
+    writes_subject: bool,
+    found: Writes,
+) -> Decision | None:
+    """The question for a write to a protected place (the subject of a file tool, or what a
+    command writes), or the allowance of a rule that names it; None when there is none."""
+    if writes_subject and subject is not None:
+        names = (subject, *aliases)
+        guarded = [n for n in names if n and protected_places(n, found.located)]
+        if guarded:
+            return _protected(policy, tool, subject, aliases, cwd, guarded[0], found.located)
+    if found.paths or found.unknown:
+        hit = _written_place(found, subject or "")
+        if hit is not None:
+            return _protected_line(policy, tool, subject or "", hit, cwd)
+    return None
+
+
 def _protected(
     policy: PermissionPolicy,
     tool: str,
@@ -186,21 +218,47 @@ def _protected(
     aliases: tuple[str, ...],
     cwd: Path,
     guarded: str,
+    located: tuple[Place, ...],
 ) -> Decision:
     """Only an allow rule that names every protected place on the path lets a write through
     without asking: `Edit(.vscode/**)` opens `.vscode/`, not a `.git/` someone put inside it."""
     names = (subject, *aliases)
-    needed = {part for name in names for part, _ in protected_parts(name)}
+    needed = {place for name in names for place in protected_places(name, located)}
     explicit = tuple(
         rule
         for rule in policy.allow
-        if rule.specifier is not None
-        and needed <= {part for part, _ in protected_parts(rule.path_pattern(cwd))}
+        if rule.specifier is not None and rule_names(rule.path_pattern(cwd), needed, located)
     )
     if any(covered(explicit, tool, name, cwd, "path") for name in names):
         return Decision("allow")
     written = next((alias for alias in aliases if alias != subject), None)
-    return protected(tool, subject, written, guarded, cwd)
+    place = protected_places(guarded, located)[0]
+    return protected(tool, subject, written, guarded, place, cwd)
+
+
+def _written_place(found: Writes, line: str) -> tuple[str, Place] | None:
+    """The first path a command writes that is, or may be, a protected place, with it."""
+    for path in found.paths:
+        places = protected_places(path, found.located)
+        if places:
+            return path, places[0]
+    for text in found.unknown:
+        place = unknown_place(text, line, found.located)
+        if place is not None:
+            return text, place
+    return None
+
+
+def _protected_line(
+    policy: PermissionPolicy, tool: str, line: str, hit: tuple[str, Place], cwd: Path
+) -> Decision:
+    """A command that writes a protected place asks in every mode; only an allow rule naming
+    exactly this command line lets it through (a pattern was not written with that place in
+    mind, as `Edit(**)` is not for `.git/config`)."""
+    exact = line.strip()
+    if any(rule.names(tool) and rule.specifier == exact for rule in policy.allow):
+        return Decision("allow")
+    return protected_command(tool, exact, hit[0], hit[1], cwd)
 
 
 def reads_denied(

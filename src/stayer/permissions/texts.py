@@ -14,7 +14,7 @@ from stayer.tools.base import SubjectKind
 
 from .matching import rule_path
 from .policy import Decision, PermissionPolicy
-from .protected import protected_parts
+from .protected import Place
 from .rules import Rule
 
 _CARRY_ON = "Carry on with the tools you may use; if this one is essential, stop and say so"
@@ -192,21 +192,65 @@ def outside(policy: PermissionPolicy, tool: str, subject: str, cwd: Path) -> Dec
     )
 
 
-def protected(tool: str, subject: str, written: str | None, guarded: str, cwd: Path) -> Decision:
+def protected(
+    tool: str, subject: str, written: str | None, guarded: str, place: Place, cwd: Path
+) -> Decision:
     """A write to a protected place asks in every mode, bypassPermissions included."""
-    part, why = protected_parts(guarded)[0]
     shown = f"{written} (which is {subject})" if written else subject
     named = f"{tool}({rule_path(guarded, cwd)})"
     return Decision(
         "ask",
-        f"Permission to use {tool} on {shown} has been denied: {part} is protected ({why}), "
-        "so writing it always needs the user's approval, even in bypassPermissions mode, and "
-        "nobody is here to give it. Do not try another way to change it; if the change is "
-        f'needed, stop and say so (the user can allow exactly this path with --allowedTools "'
-        f'{named}").',
+        f"Permission to use {tool} on {shown} has been denied: {place_name(place, cwd)} is "
+        f"protected ({place.why}), so writing it always needs the user's approval, even in "
+        "bypassPermissions mode, and nobody is here to give it. Do not try another way to "
+        "change it; if the change is needed, stop and say so (the user can allow exactly this "
+        f'path with --allowedTools "{named}").',
         suggestions=(named,),
         question="protected",
     )
+
+
+def protected_command(tool: str, line: str, path: str, place: Place, cwd: Path) -> Decision:
+    """A command that writes a protected place asks in every mode, as a file tool's write
+    does; the rule it suggests names exactly this command line."""
+    named = f"{tool}({line})"
+    shown = _short(path, cwd)
+    if place.part == path:  # a destination known only when the command runs
+        what = f"{shown}, which may be a protected place: {place.why}"
+    else:
+        what = f"{shown}, and {place_name(place, cwd)} is protected ({place.why})"
+    return Decision(
+        "ask",
+        f"Permission to use {tool} has been denied: this command writes {what}; so it always "
+        "needs the user's approval, even in bypassPermissions mode, and nobody is here to "
+        "give it. Do not try another way to change it; if the change is needed, stop and say "
+        f'so (the user can allow exactly this command with --allowedTools "{named}").',
+        suggestions=(named,),
+        question="protected",
+    )
+
+
+def place_name(place: Place, cwd: Path) -> str:
+    """A protected place as a person reads it: its name, or where it is (relative to the
+    working directory, or under `~`)."""
+    if not place.located:
+        return place.part
+    return _short(place.part, cwd)
+
+
+def _short(path: str, cwd: Path) -> str:
+    """`path` relative to the working directory, under `~`, or absolute, keeping a folder's
+    trailing `/`."""
+    if not path.startswith("/"):
+        return path
+    tail = "/" if path.endswith("/") and path != "/" else ""
+    bare = Path(path.rstrip("/") or "/")
+    if bare.is_relative_to(cwd) and bare != cwd:
+        return str(bare.relative_to(cwd)) + tail
+    home = Path.home()
+    if bare.is_relative_to(home) and bare != home:
+        return "~/" + str(bare.relative_to(home)) + tail
+    return str(bare) + tail
 
 
 def dont_ask(tool: str, asked: Decision) -> Decision:

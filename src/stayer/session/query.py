@@ -56,6 +56,7 @@ from .git_history import HistoryCheck
 from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
+from .protected_look import protected_writes
 from .sandboxing import check_sandbox, places_of, session_sandbox
 from .settings import Settled, settle
 from .system_prompt import SystemPrompt, system_prompt
@@ -164,12 +165,17 @@ def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[s
 
 
 def permission_check(
-    state: PermissionState, cwd: Path, context: ToolContext | None = None
+    state: PermissionState,
+    cwd: Path,
+    context: ToolContext | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> CanUseTool:
     """The loop's permission callback: the policy as it is now (its mode is live) applied to
     each call's resolved subject, and to what it reads and reaches beyond the working
     directories, given the places `context` (the session's folder, its sandbox) adds
-    (`stayer permissions check` replays calls through it too)."""
+    (`stayer permissions check` replays calls through it too). A call that writes has what
+    else it writes, and the protected places around it, looked up on the disk and in `env`
+    first (`protected_look`)."""
 
     histories = HistoryCheck()
 
@@ -197,6 +203,12 @@ def permission_check(
         if tool.subject_kind == "path":
             aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
+        writes = None
+        if not read_only:
+            names = (subject, *aliases) if subject and tool.subject_kind == "path" else ()
+            writes = protected_writes(
+                tool, call.input, names, cwd=cwd, roots=policy.directories, env=env
+            )
         decision = evaluate(
             policy,
             tool=tool.name,
@@ -208,6 +220,7 @@ def permission_check(
             exits_plan=tool.exits_plan,
             outside=reach,
             reads_as=tool.reads_under,
+            writes=writes,
         )
         # a read an ask rule names asks, unless the call is refused outright anyway
         return decision if read is None or decision.behavior == "deny" else read
@@ -368,7 +381,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         system_prompt=system.text,
         tools=tools,
         tool_context=tool_context,
-        can_use_tool=permission_check(permissions, cwd, tool_context),
+        can_use_tool=permission_check(permissions, cwd, tool_context, env),
         decide=_decider(options.can_use_tool, permissions),
         abort=options.abort,
         max_turns=options.max_turns,

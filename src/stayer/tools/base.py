@@ -152,6 +152,18 @@ class ToolFailure(Exception):
 InputT = TypeVar("InputT", bound="BaseModel")
 
 
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What one call writes besides its subject, for the protected-path check: `paths` it is
+    known to write, as written or absolute; `mentioned`, paths its words name that it may
+    write (a program that may write anything); and `unknown`, the destinations known only when
+    it runs, as written (`"$f"`, names `xargs` is fed), each joined to its folder."""
+
+    paths: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+    mentioned: tuple[str, ...] = ()
+
+
 class Tool(ABC, Generic[InputT]):
     """One capability the model can call."""
 
@@ -201,6 +213,12 @@ class Tool(ABC, Generic[InputT]):
         written, or absolute); None when it cannot tell (then every deny rule of
         `reads_under` with a pattern applies)."""
         return ()
+
+    def write_paths(self, tool_input: InputT, cwd: Path) -> Written:
+        """The files and folders this call, run from the session's `cwd`, writes besides its
+        subject (a shell command's redirections and the operands its programs write), which
+        the permission layer judges as it judges a file tool's path."""
+        return Written()
 
     @abstractmethod
     async def call(self, tool_input: InputT, ctx: ToolContext) -> ToolOutput:

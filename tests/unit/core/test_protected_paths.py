@@ -1,9 +1,11 @@
 """No mode writes a protected path unasked; only an allow rule that names it lets it through
 without asking (and deny still wins). dontAsk mode, which never asks, denies it.
 
-These paths make other programs run code (`.git/config`'s core.fsmonitor, git hooks, editor
-tasks, shell start-up files) or change what the agent may do next time (`.claude/`, `.stayer/`,
-`.mcp.json`).
+These paths make other programs run code (`.git/config`'s core.fsmonitor, git hooks, hook
+managers, ssh and git configs, editor tasks, shell start-up files, autostart and PATH folders)
+or change what the agent may do next time (`.claude/`, `.stayer/`, `.mcp.json`). Here they are
+judged by the pure permission layer; `test_protected_writes.py` drives the session's callback,
+which also looks at the disk (git directories by their layout) and at what Bash writes.
 """
 
 from __future__ import annotations
@@ -18,18 +20,26 @@ from stayer.permissions import (
     Decision,
     PermissionMode,
     PermissionPolicy,
+    Writes,
     evaluate,
     lexical_subject,
     parse_rules,
     resolve_subject,
 )
+from stayer.permissions.protected import Place, environment_places
 
 CWD = Path("/w")
 HOME = Path.home()
 MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "bypassPermissions", "dontAsk")
 
 
-def write(policy: PermissionPolicy, path: str, tool: str = "Edit", cwd: Path = CWD) -> Decision:
+def write(
+    policy: PermissionPolicy,
+    path: str,
+    tool: str = "Edit",
+    cwd: Path = CWD,
+    located: tuple[Place, ...] = (),
+) -> Decision:
     """Decide a write as the session does: the path resolved, and also as written."""
     return evaluate(
         policy,
@@ -39,6 +49,7 @@ def write(policy: PermissionPolicy, path: str, tool: str = "Edit", cwd: Path = C
         cwd=cwd,
         subject_kind="path",
         aliases=(lexical_subject(path, cwd),),
+        writes=Writes(located=located),
     )
 
 
@@ -56,9 +67,35 @@ PROTECTED = [
     ("~/.bashrc", ".bashrc", "Edit(~/.bashrc)"),
     ("~/.zshrc", ".zshrc", "Edit(~/.zshrc)"),
     ("~/.profile", ".profile", "Edit(~/.profile)"),
-    ("~/.config/fish/config.fish", "config.fish", "Edit(~/.config/fish/config.fish)"),
+    ("~/.config/fish/config.fish", ".config/fish/", "Edit(~/.config/fish/config.fish)"),
     ("/etc/.gitconfig", ".gitconfig", "Edit(//etc/.gitconfig)"),
-]
+    ("~/.config/git/config", ".config/git/", "Edit(~/.config/git/config)"),
+    ("~/.config/git/attributes", ".config/git/", "Edit(~/.config/git/attributes)"),
+    ("/etc/gitconfig", "/etc/gitconfig", "Edit(//etc/gitconfig)"),
+    ("~/.ssh/config", ".ssh/", "Edit(~/.ssh/config)"),
+    ("~/.ssh/authorized_keys", ".ssh/", "Edit(~/.ssh/authorized_keys)"),
+    ("~/.gnupg/gpg-agent.conf", ".gnupg/", "Edit(~/.gnupg/gpg-agent.conf)"),
+    ("~/.bash_aliases", ".bash_aliases", "Edit(~/.bash_aliases)"),
+    ("~/.bash_login", ".bash_login", "Edit(~/.bash_login)"),
+    ("~/.zshenv", ".zshenv", "Edit(~/.zshenv)"),
+    ("/etc/profile.d/path.sh", "/etc/profile.d/", "Edit(//etc/profile.d/path.sh)"),
+    ("/etc/bash.bashrc", "/etc/bash.bashrc", "Edit(//etc/bash.bashrc)"),
+    ("/w/.husky/pre-commit", ".husky/", "Edit(.husky/pre-commit)"),
+    ("/w/.githooks/pre-push", ".githooks/", "Edit(.githooks/pre-push)"),
+    ("/w/lefthook.yml", "lefthook.yml", "Edit(./lefthook.yml)"),
+    ("/w/.lefthook-local.yaml", ".lefthook-local.yaml", "Edit(./.lefthook-local.yaml)"),
+    ("/w/.pre-commit-config.yaml", ".pre-commit-config.yaml", "Edit(./.pre-commit-config.yaml)"),
+    ("~/.config/autostart/x.desktop", ".config/autostart/", "Edit(~/.config/autostart/x.desktop)"),
+    ("~/.config/systemd/user/x.service", ".config/systemd/",
+     "Edit(~/.config/systemd/user/x.service)"),
+    ("/var/spool/cron/crontabs/me", "/var/spool/cron/", "Edit(//var/spool/cron/crontabs/me)"),
+    ("~/.local/bin/git", ".local/bin/", "Edit(~/.local/bin/git)"),
+    ("~/.npmrc", "~/.npmrc", "Edit(~/.npmrc)"),
+    ("~/.cargo/config.toml", "~/.cargo/config.toml", "Edit(~/.cargo/config.toml)"),
+    ("/w/.venv/lib/python3.12/site-packages/x.pth", "x.pth",
+     "Edit(.venv/lib/python3.12/site-packages/x.pth)"),
+    ("/w/.vimrc", ".vimrc", "Edit(./.vimrc)"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -105,6 +142,28 @@ def test_deny_rules_still_win_over_an_explicit_allow() -> None:
     )
     assert write(policy, "/w/.git/hooks/pre-commit").behavior == "deny"
     assert write(policy, "/w/.git/config").behavior == "allow"
+
+
+ORDINARY = [
+    "/w/.gitignore",
+    "/w/.github/workflows/ci.yml",
+    "/w/src/git/config.py",
+    "/w/src/config.py",
+    "/w/src/HEAD",
+    "/w/src/hooks/use_thing.ts",
+    "/w/docs/ssh/config",
+    "/w/.npmrc",  # the project's own: no more than its package.json can do
+    "/w/Makefile",
+    "/w/package.json",
+    "/w/notes.pth",
+    "/w/.config/app.toml",
+    "/w/bin/tool",
+]
+
+
+@pytest.mark.parametrize("path", ORDINARY)
+def test_ordinary_project_files_are_not_protected(path: str) -> None:
+    assert write(PermissionPolicy(mode="acceptEdits"), path).behavior == "allow"
 
 
 def test_reading_and_lookalikes_are_not_protected() -> None:
@@ -211,3 +270,61 @@ def test_an_unknown_home_in_a_rule_or_a_path_is_taken_as_written() -> None:
     assert write(policy, "/w/src/app.py").behavior == "allow"
     assert write(policy, "/w/.git/config").behavior == "ask"
     assert write(policy, "~nosuchuser9/.bashrc").behavior == "ask"
+
+
+ENV = {
+    "XDG_CONFIG_HOME": "/x/cfg",
+    "STAYER_CONFIG_DIR": "/s/stayer",
+    "CLAUDE_CONFIG_DIR": "/s/claude/",
+    "GIT_CONFIG_GLOBAL": "/g/gitconfig",
+    "BASH_ENV": "/b/env.sh",
+    "PATH": "/opt/tools/bin:relative/bin:/w/node_modules/.bin::/:/usr/local/bin",
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "part"),
+    [
+        ("/x/cfg/git/config", "/x/cfg/git/"),
+        ("/x/cfg/fish/conf.d/x.fish", "/x/cfg/fish/"),
+        ("/x/cfg/autostart/x.desktop", "/x/cfg/autostart/"),
+        ("/s/stayer/settings.json", "/s/stayer/"),
+        ("/s/claude/settings.json", "/s/claude/"),
+        ("/g/gitconfig", "/g/gitconfig"),
+        ("/b/env.sh", "/b/env.sh"),
+        ("/opt/tools/bin/git", "/opt/tools/bin/"),
+        ("/usr/local/bin/python3", "/usr/local/bin/"),
+    ],
+)
+def test_the_places_the_environment_names_are_protected(path: str, part: str) -> None:
+    located = environment_places([ENV], roots=(CWD,))
+    decision = write(PermissionPolicy(mode="bypassPermissions"), path, located=located)
+    assert decision.behavior == "ask"
+    assert f"{part} is protected" in decision.reason
+    allowed = PermissionPolicy(mode="bypassPermissions", allow=parse_rules([f"Edit(/{path})"]))
+    assert write(allowed, path, located=located).behavior == "allow"
+
+
+def test_path_folders_of_the_project_or_holding_it_stay_ordinary() -> None:
+    """A PATH entry inside the working directory is the project's (node_modules/.bin); one
+    that is relative, or holds the working directory (`/`), names no place of its own."""
+    located = environment_places([ENV], roots=(CWD,))
+    policy = PermissionPolicy(mode="acceptEdits")
+    for path in ("/w/node_modules/.bin/tool", "/w/src/app.py", "/w/relative/bin/x"):
+        assert write(policy, path, located=located).behavior == "allow", path
+    assert write(policy, "/x/cfg/app/settings.toml", located=located).behavior == "ask"  # outside
+    assert "is protected" not in write(policy, "/x/cfg/app/s.toml", located=located).reason
+
+
+def test_a_rule_names_a_located_place_only_inside_it_before_any_wildcard() -> None:
+    located = (Place("/w/store/", "it is a git directory"),)
+    for rule, behavior in (
+        ("Write(store/**)", "allow"),
+        ("Write(store/config)", "allow"),
+        ("Write(//w/store/config)", "allow"),
+        ("Write(**)", "ask"),
+        ("Write(*/config)", "ask"),
+        ("Write(**/config)", "ask"),
+    ):
+        policy = PermissionPolicy(mode="bypassPermissions", allow=parse_rules([rule]))
+        assert write(policy, "/w/store/config", "Write", located=located).behavior == behavior, rule

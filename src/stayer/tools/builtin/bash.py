@@ -37,10 +37,18 @@ from stayer.exec import (
     run_command,
     shell_syntax,
 )
-from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.tools.base import (
+    MAX_RESULT_CHARS,
+    Tool,
+    ToolContext,
+    ToolFailure,
+    ToolOutput,
+    Written,
+)
 from stayer.tools.builtin import ToolInput, env_value, tool_env
 from stayer.tools.builtin.bash_read_only import is_read_only_command, paths_read
 from stayer.tools.builtin.bash_saved import SavedOutput
+from stayer.tools.builtin.bash_writes import written
 from stayer.tools.saved import preview
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -135,6 +143,11 @@ class BashTool(Tool[BashInput]):
         runs."""
         shell = self._cwd_by_root.get(cwd, cwd)
         return paths_read(shell_syntax.parse(tool_input.command), shell)
+
+    def write_paths(self, tool_input: BashInput, cwd: Path) -> Written:
+        """What the command writes (`bash_writes`), from the folder the shell is in now."""
+        shell = self._cwd_by_root.get(cwd, cwd)
+        return written(shell_syntax.parse(tool_input.command), shell)
 
     def is_read_only(self, tool_input: BashInput) -> bool:
         """Read-only by a real parse of the command and a table of programs that only look
