@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from . import programs
 from .git_calls import git_runs_code
+from .hidden_runs import runs_written_file
 from .sed_scripts import sed_runs_code
 from .shell_words import SimpleCommand, Word
 
@@ -108,7 +109,7 @@ def _read(command: str) -> Parsed:
         reader.opaque.append("the command is nested too deeply to read")
     if tree.root_node.has_error:
         reader.opaque.append("the command does not parse as shell")
-    reader.code += programs.runs_written_file(reader.commands, bool(reader.writes))
+    reader.code += runs_written_file(reader.commands, bool(reader.writes))
     return Parsed(
         tuple(reader.commands),
         tuple(dict.fromkeys(reader.opaque)),

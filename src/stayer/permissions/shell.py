@@ -34,7 +34,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from stayer.exec.programs import fed_may_run
+from stayer.exec.hidden_runs import fed_may_run
 from stayer.exec.readers import line_judgement
 from stayer.exec.shell_syntax import Parsed, SimpleCommand, parse
 

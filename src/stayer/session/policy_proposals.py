@@ -4,7 +4,7 @@ A *dangerous widening* is an allow rule that lets through what no one should all
 deleting files (``rm``), running as another user (``sudo``), running a command or code it is
 handed (any program the command table knows to do so: a shell, ``eval``, an interpreter such as
 ``python3``, a wrapper such as ``env``, ``setsid`` or ``xargs``, ``script``, ``find``, ``git``,
-``make``, ``npm``; see `stayer.exec.programs.runs_programs`), a pipe into a shell, every command
+``make``, ``npm``; see `stayer.exec.hidden_runs.runs_programs`), a pipe into a shell, every command
 (``Bash``, ``Bash(* --help)``), writing outside the project or anywhere, or opening a protected
 path. A rule for such a program's subcommand (``Bash(git status:*)``) is judged by its
 subcommand.
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from stayer.exec.programs import runs_programs
+from stayer.exec.hidden_runs import runs_programs
 from stayer.exec.shell_syntax import SimpleCommand, parse
 from stayer.permissions import PermissionPolicy, Rule, rule_path
 from stayer.permissions.protected import protected_parts

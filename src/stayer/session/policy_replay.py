@@ -23,7 +23,7 @@ from stayer.messages import JSON, AssistantMessage, ToolUseBlock
 from stayer.permissions import Decision, PermissionPolicy, PermissionState, Rule
 from stayer.tools.base import Tool
 
-from .query import permission_check
+from .permission_check import permission_check
 from .transcript import load, recorded_cwd
 
 Verdict = Literal["allowed", "asked", "denied"]

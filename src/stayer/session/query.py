@@ -18,31 +18,20 @@ from stayer.errors import ConfigError
 from stayer.events import Event, PermissionRequested, SessionStarted
 from stayer.hooks import unsupported
 from stayer.loop.state import (
-    CanUseTool,
     Decide,
     FallbackModel,
     LoopParams,
     StopCheck,
-    ToolCall,
 )
 from stayer.messages import ContentBlock, TextBlock, UserMessage
 from stayer.permissions import (
     Decision,
     PermissionPolicy,
     PermissionState,
-    Places,
     Rule,
     domain_pattern,
-    evaluate,
-    history_asked,
-    lexical_subject,
-    nul_refusal,
-    outside_reads,
     parse_mode,
     parse_rules,
-    reads_denied,
-    resolve_subject,
-    sandbox_refusal,
 )
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
@@ -52,12 +41,11 @@ from stayer.tools.base import Toolbox, ToolContext
 from .ask_model import model_asker, small_model
 from .compaction import compact_policy
 from .fallback import fallback_models
-from .git_history import HistoryCheck
 from .limits import output_budget, run_limits
 from .options import QueryOptions
 from .paths import session_folder
-from .protected_look import protected_writes
-from .sandboxing import check_sandbox, places_of, session_sandbox
+from .permission_check import permission_check
+from .sandboxing import check_sandbox, session_sandbox
 from .settings import Settled, settle
 from .system_prompt import SystemPrompt, system_prompt
 from .toolset import run_toolbox
@@ -162,97 +150,6 @@ def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[s
     return tuple(
         rule.path_pattern(cwd) for rule in policy.deny if rule.specifier and rule.tool in judges
     )
-
-
-def permission_check(
-    state: PermissionState,
-    cwd: Path,
-    context: ToolContext | None = None,
-    env: Mapping[str, str] | None = None,
-) -> CanUseTool:
-    """The loop's permission callback: the policy as it is now (its mode is live) applied to
-    each call's resolved subject, and to what it reads and reaches beyond the working
-    directories, given the places `context` (the session's folder, its sandbox) adds
-    (`stayer permissions check` replays calls through it too). A call that writes has what
-    else it writes, and the protected places around it, looked up on the disk and in `env`
-    first (`protected_look`)."""
-
-    histories = HistoryCheck()
-
-    async def can_use_tool(call: ToolCall) -> Decision:
-        policy, tool = state.policy, call.tool
-        subject = tool.permission_subject(call.input)
-        refused = nul_refusal(tool.name, subject)
-        if refused is not None:
-            return refused
-        paths = tool.read_paths(call.input, cwd) if tool.reads_under is not None else ()
-        read: Decision | None = None
-        if tool.reads_under is not None:
-            rules = tuple(r for r in (*policy.deny, *policy.ask) if r.names(tool.reads_under))
-            paths, history = await histories.settle(paths, rules, cwd)
-            read = reads_denied(policy, tool=tool.reads_under, paths=paths, cwd=cwd)
-            if read is not None and read.behavior == "deny":
-                return read
-            if read is None and history is not None:
-                read = history_asked(tool.reads_under, history)
-        read_only = tool.is_read_only(call.input)
-        reach = _reach(policy, places_of(context), call, subject, paths, read_only, cwd)
-        if isinstance(reach, Decision):
-            return reach
-        aliases: tuple[str, ...] = ()
-        if tool.subject_kind == "path":
-            aliases = (lexical_subject(subject, cwd),)
-            subject = resolve_subject(subject, cwd)
-        writes = None
-        if not read_only:
-            names = (subject, *aliases) if subject and tool.subject_kind == "path" else ()
-            writes = protected_writes(
-                tool, call.input, names, cwd=cwd, roots=policy.directories, env=env
-            )
-        decision = evaluate(
-            policy,
-            tool=tool.name,
-            subject=subject,
-            read_only=read_only,
-            cwd=cwd,
-            subject_kind=tool.subject_kind,
-            aliases=aliases,
-            exits_plan=tool.exits_plan,
-            outside=reach,
-            reads_as=tool.reads_under,
-            writes=writes,
-        )
-        # a read an ask rule names asks, unless the call is refused outright anyway
-        return decision if read is None or decision.behavior == "deny" else read
-
-    return can_use_tool
-
-
-def _reach(
-    policy: PermissionPolicy,
-    places: Places,
-    call: ToolCall,
-    subject: str | None,
-    paths: tuple[str, ...] | None,
-    read_only: bool,
-    cwd: Path,
-) -> Decision | tuple[str, ...] | None:
-    """A sandbox's refusal of the call; else, for a read-only call, what it reads outside the
-    session's places that no allow rule names (None: it cannot tell)."""
-    tool, kind = call.tool, call.tool.subject_kind
-    touched = paths
-    if kind == "path" and paths is not None:
-        touched = (*((subject,) if subject is not None else ()), *paths)
-    refused = sandbox_refusal(
-        policy, places, tool=tool.name, kind=kind, paths=touched, read_only=read_only, cwd=cwd
-    )
-    if refused is not None:
-        return refused
-    if not read_only or kind not in ("path", "command"):
-        return ()
-    judges = (tool.name, tool.reads_under) if kind == "path" else (tool.reads_under,)
-    rule_tools = tuple(dict.fromkeys(name for name in judges if name))
-    return outside_reads(policy, places, rule_tools=rule_tools, kind=kind, paths=touched, cwd=cwd)
 
 
 def _decider(given: Decide | None, state: PermissionState) -> Decide | None:
