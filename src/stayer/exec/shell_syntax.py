@@ -26,14 +26,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from . import programs
-from .git_calls import git_runs_code
-from .hidden_runs import runs_written_file
-from .sed_scripts import sed_runs_code
 from .shell_words import SimpleCommand, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Node, Parser
+
+    from .programs import Wrapper
 
 __all__ = ["Parsed", "SimpleCommand", "Word", "parse", "preload"]
 
@@ -109,6 +107,8 @@ def _read(command: str) -> Parsed:
         reader.opaque.append("the command is nested too deeply to read")
     if tree.root_node.has_error:
         reader.opaque.append("the command does not parse as shell")
+    from .hidden_runs import runs_written_file
+
     reader.code += runs_written_file(reader.commands, bool(reader.writes))
     return Parsed(
         tuple(reader.commands),
@@ -200,6 +200,8 @@ class _Reader:
 
     def _judged(self, command: SimpleCommand) -> SimpleCommand:
         """`command` with what it wraps; reasons for what it hides go to `opaque`."""
+        from . import programs  # the tables load with the first parse, not at start-up
+
         if not command.words:
             return command
         first = command.words[0]
@@ -225,8 +227,10 @@ class _Reader:
             return SimpleCommand(command.words, command.assignments, runs, fed=command.fed)
         return command
 
-    def _unwrapped(self, command: SimpleCommand, wrapper: programs.Wrapper) -> SimpleCommand:
-        inner = programs.unwrap(command, wrapper)
+    def _unwrapped(self, command: SimpleCommand, wrapper: Wrapper) -> SimpleCommand:
+        from .programs import unwrap
+
+        inner = unwrap(command, wrapper)
         if inner.reason is not None:
             self.opaque.append(inner.reason)
             return command
@@ -262,6 +266,9 @@ class _Reader:
 def _runs_given(command: SimpleCommand) -> str | None:
     """Why git or sed runs a command given on its line (an alias with ``!``, ``bisect run``,
     sed's ``e``); None when it does not."""
+    from .git_calls import git_runs_code
+    from .sed_scripts import sed_runs_code
+
     if command.program == "git":
         return git_runs_code(command.words[1:])
     if command.program == "sed" and sed_runs_code(command):

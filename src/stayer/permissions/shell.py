@@ -34,8 +34,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from stayer.exec.hidden_runs import fed_may_run
-from stayer.exec.readers import line_judgement
 from stayer.exec.shell_syntax import Parsed, SimpleCommand, parse
 
 
@@ -58,6 +56,8 @@ class CommandForms:
 
 def command_forms(command: str) -> CommandForms:
     """What allow and deny rules match for `command`."""
+    from stayer.exec.readers import line_judgement  # the tables load with the first command
+
     parsed = parse(command)
     if parsed.opaque:
         return CommandForms(allow=None, deny=None)
@@ -79,6 +79,8 @@ def command_forms(command: str) -> CommandForms:
 def _fed_runner(parsed: Parsed) -> bool:
     """Whether a command given more arguments from input could be made to run a program by
     them (``xargs find .`` reading ``-exec curl …``)."""
+    from stayer.exec.hidden_runs import fed_may_run
+
     return any(c.fed and fed_may_run(c) for c in parsed.every_command())
 
 

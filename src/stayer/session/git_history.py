@@ -24,7 +24,7 @@ from pathlib import Path
 
 from stayer.exec import run_probes
 from stayer.permissions import Rule
-from stayer.tools.builtin.bash_read_only import HISTORY
+from stayer.tools.base import HISTORY_READ as HISTORY
 
 HISTORY_TIMEOUT_S = 2.0
 _SAFE_GIT = (

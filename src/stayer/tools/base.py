@@ -60,6 +60,11 @@ class AskModel(Protocol):
     ) -> ModelAnswer: ...
 
 
+HISTORY_READ = "git-history:"
+"""Marks a read of every file a repository's history holds (a git call that prints what files
+hold or held), followed by the folder the call runs in; the session settles it against the read
+rules (`stayer.session.git_history`)."""
+
 SubjectKind = Literal["none", "path", "command", "domain"]
 """What a tool's permission subject is, so the permission layer can judge it without knowing
 the tool: nothing, a file path (resolved before rules match), a shell command line (judged per

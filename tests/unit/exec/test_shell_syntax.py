@@ -233,6 +233,17 @@ def test_parsing_loads_tree_sitter_only_when_asked() -> None:
     assert result.stdout.strip() == "False", result.stderr
 
 
+def test_the_command_tables_load_with_the_first_command_not_at_start_up() -> None:
+    probe = (
+        "import sys, stayer.session.session, stayer.permissions;"
+        "print(sorted(m for m in sys.modules if m.startswith('stayer.exec.') and m.split('.')[-1]"
+        " in ('readers', 'reader_table', 'programs', 'getopt', 'hidden_runs', 'git_calls',"
+        " 'sed_scripts')))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.stdout.strip() == "[]", result.stderr
+
+
 def test_stayer_version_does_not_load_tree_sitter() -> None:
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "stayer", "--version"],

@@ -19,6 +19,7 @@ from stayer.exec.programs import WRAPPERS
 from stayer.exec.readers import READERS, line_judgement
 from stayer.exec.sed_scripts import sed_call
 from stayer.exec.shell_syntax import Parsed, SimpleCommand, parse
+from stayer.tools.base import HISTORY_READ
 
 
 def is_read_only_command(command_line: str) -> bool:
@@ -86,9 +87,7 @@ def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | Non
     return (*words, *(os.path.join(here, t.text) if here else t.text for t in parsed.reads))
 
 
-HISTORY = "git-history:"
-"""Marks the folder of a git call that prints what files hold or held in any commit: it
-reads every file the repository has ever tracked (see `stayer.session.git_history`)."""
+HISTORY = HISTORY_READ
 
 
 def _moves_elsewhere(command: SimpleCommand) -> bool:
