@@ -207,8 +207,8 @@ def _problem(what: str, result: ProbeResult, timeout_s: float) -> str:
     """What went wrong with one git command, in one line."""
     if result.problem.startswith("could not start"):
         return result.problem
-    if result.exit_code is None and not result.cut:
-        # Timed out; the status runs on what is left of the deadline, so name the whole of it.
+    if result.problem.startswith("no answer within"):
+        # The status runs on what is left of the deadline, so name the whole of it.
         return f"{what}: no answer within {timeout_s:g} s"
     if result.problem:
         return f"{what}: {result.problem}"
