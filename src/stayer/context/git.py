@@ -16,7 +16,8 @@ environment of our own (no GIT_ variable of the session's: `GIT_DIR`, `GIT_EXTER
 hooks from /dev/null, no signature checks, no submodule status (that runs git in the submodule,
 under its own configuration), no fetching of missing objects. Filter and diff drivers have names
 of the repository's choosing, so `git config` first lists the ones defined, and each gets empty
-commands; `git log --oneline` never converts files, so it runs alongside that listing.
+commands; `git log --oneline` never converts files, so it runs alongside that listing. Nor may
+git write where a configuration says: trace2 targets, which only variables can override, are off.
 """
 
 from __future__ import annotations
@@ -136,6 +137,11 @@ def git_env(env: Mapping[str, str], settings: Sequence[tuple[str, str]]) -> dict
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_ALLOW_PROTOCOL": "none",  # no transport at all, whatever protocol.* says
         "GIT_NO_LAZY_FETCH": "1",
+        # trace2 targets come from the global file, where -c cannot reach them, and write
+        # wherever they say (another file's end, say); these variables win over the file.
+        "GIT_TRACE2": "0",
+        "GIT_TRACE2_PERF": "0",
+        "GIT_TRACE2_EVENT": "0",
         "GIT_CONFIG_COUNT": str(len(settings)),
     }
     for index, (key, value) in enumerate(settings):

@@ -36,6 +36,7 @@ _PROC = Path("/proc")
 def main(argv: list[str]) -> int:
     """Watch the stayer process whose pid is `argv[1]`; end its groups when it is gone."""
     owner = int(argv[1])
+    os.chdir("/")  # hold no directory of stayer's busy (an unmount would wait for us)
     for number in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP):
         signal.signal(number, signal.SIG_IGN)  # meant for stayer's terminal, never for us
     groups: set[int] = set()

@@ -277,7 +277,12 @@ def hostile_repo(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
             f'[includeIf "gitdir:{repo}/"]\n\tpath = conditional.config\n'
         )
     global_config = tmp_path / "global.config"
-    global_config.write_text(f'[filter "global"]\n\tclean = {_runs(markers, "global-clean")}\n')
+    global_config.write_text(
+        f'[filter "global"]\n\tclean = {_runs(markers, "global-clean")}\n'
+        # not a program, but a file written wherever the (global) configuration says
+        f"[trace2]\n\tnormalTarget = {markers / 'trace2-normal'}\n"
+        f"\tperfTarget = {markers / 'trace2-perf'}\n\teventTarget = {markers / 'trace2-event'}\n"
+    )
     # Every tracked file now differs from the index in its timestamp only, so a status must
     # compare contents, which is where a clean filter would run.
     for path in repo.iterdir():
