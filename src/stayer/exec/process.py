@@ -10,6 +10,7 @@ and the direct child is always reaped before we return.
 
 On a normal exit, processes the command left running in the background are not killed; we stop
 reading their output after a short drain, so they neither block us nor keep our pipes alive.
+They die with stayer, as everything started here does (`watchdog`).
 """
 
 from __future__ import annotations
