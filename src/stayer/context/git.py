@@ -12,12 +12,15 @@ The snapshot runs before any tool call and outside any sandbox, so it must run n
 a repository (or anything it includes, or the settings' environment) names: a repository a model
 wrote to under `--sandbox` would otherwise escape it at the next start. So git gets an
 environment of our own (no GIT_ variable of the session's: `GIT_DIR`, `GIT_EXTERNAL_DIFF`,
-`GIT_CONFIG_PARAMETERS`, ...), and settings that beat every configuration file: no fsmonitor,
-hooks from /dev/null, no signature checks, no submodule status (that runs git in the submodule,
-under its own configuration), no fetching of missing objects. Filter and diff drivers have names
-of the repository's choosing, so `git config` first lists the ones defined, and each gets empty
-commands; `git log --oneline` never converts files, so it runs alongside that listing. Nor may
-git write where a configuration says: trace2 targets, which only variables can override, are off.
+`GIT_CONFIG_PARAMETERS`, ...), and `-c` settings that beat every configuration file: no
+fsmonitor, hooks from /dev/null, no signature checks, no submodule status (that runs git in the
+submodule, under its own configuration), no fetching of missing objects. Filter and diff drivers
+have names of the repository's choosing, so `git config` first lists the ones defined, and each
+gets empty commands (a name `-c` cannot spell, holding `=`, means no status at all); `git log
+--oneline` never converts files, so it runs alongside that listing. Nor may git write where a
+configuration says: trace2 targets, which only variables can override, are off. What is left:
+a process rewriting the configuration in the few milliseconds between the listing and the
+status could slip a new driver in.
 """
 
 from __future__ import annotations
@@ -37,10 +40,9 @@ MAX_COMMITS = 5
 MAX_COMMIT_CHARS = 200
 _READ_BYTES = 16_384
 _GIT = ("git", "--no-pager", "--no-optional-locks")
-DRIVERS_ARGV = (*_GIT, "config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\.")
-STATUS_ARGV = (*_GIT, "status", "--short", "--branch", "--ignore-submodules=dirty")
-LOG_ARGV = (
-    *_GIT,
+DRIVERS = ("config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\.")
+STATUS = ("status", "--short", "--branch", "--ignore-submodules=dirty")
+LOG = (
     "log",
     "--oneline",
     "--no-decorate",
@@ -61,7 +63,7 @@ SAFE_SETTINGS: tuple[tuple[str, str], ...] = (
     ("gc.auto", "0"),
     ("maintenance.auto", "false"),
 )
-"""Settings given on git's command line, so they win over every configuration file."""
+"""Settings given on git's command line (`-c`), so they win over every configuration file."""
 
 DRIVER_COMMANDS = {
     "filter": ("clean", "smudge", "process"),
@@ -107,31 +109,45 @@ def take_git_snapshot(
     no program any git configuration or GIT_ variable names."""
     deadline = time.monotonic() + timeout_s
     drivers, log = run_probes(
-        (DRIVERS_ARGV, LOG_ARGV),
+        (git_argv(SAFE_SETTINGS, DRIVERS), git_argv(SAFE_SETTINGS, LOG)),
         cwd=cwd,
-        env=git_env(env, SAFE_SETTINGS),
+        env=git_env(env),
         timeout_s=timeout_s,
         max_bytes=_READ_BYTES,
     )
     if drivers.exit_code not in (0, 1):  # 1: no driver is defined
         return GitSnapshot(problems=(_problem("git config", drivers, timeout_s),))
-    settings = (*SAFE_SETTINGS, *driver_settings(drivers.stdout))
+    blanked = driver_settings(drivers.stdout)
+    if blanked is None:
+        return GitSnapshot(problems=(UNNAMEABLE_DRIVER,))
     (status,) = run_probes(
-        (STATUS_ARGV,),
+        (git_argv((*SAFE_SETTINGS, *blanked), STATUS),),
         cwd=cwd,
-        env=git_env(env, settings),
+        env=git_env(env),
         timeout_s=max(0.0, deadline - time.monotonic()),
         max_bytes=_READ_BYTES,
     )
     return snapshot_from(status, log, timeout_s=timeout_s)
 
 
-def git_env(env: Mapping[str, str], settings: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """The whole environment git runs in: a few of `env`'s variables, quiet defaults, and
-    `settings` as command-line configuration (`GIT_CONFIG_COUNT` takes names with any
-    character, where `-c name=value` would split a name holding `=`)."""
+UNNAMEABLE_DRIVER = (
+    "git status: not asked, since a filter or diff driver's name holds '=', so git could not "
+    "be told to leave its command out"
+)
+
+
+def git_argv(settings: Sequence[tuple[str, str]], command: Sequence[str]) -> tuple[str, ...]:
+    """git with `settings` on its command line (`-c`, which beats every configuration file and
+    which every git knows; `GIT_CONFIG_COUNT` would be ignored by a git older than 2.31),
+    then `command`."""
+    options = [part for key, value in settings for part in ("-c", f"{key}={value}")]
+    return (*_GIT, *options, *command)
+
+
+def git_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The whole environment git runs in: a few of `env`'s variables and quiet defaults."""
     kept = {name: env[name] for name in _KEPT_VARIABLES if name in env}
-    quiet = {
+    return kept | {
         "LC_ALL": "C",
         "GIT_OPTIONAL_LOCKS": "0",
         "GIT_TERMINAL_PROMPT": "0",
@@ -142,23 +158,21 @@ def git_env(env: Mapping[str, str], settings: Sequence[tuple[str, str]]) -> dict
         "GIT_TRACE2": "0",
         "GIT_TRACE2_PERF": "0",
         "GIT_TRACE2_EVENT": "0",
-        "GIT_CONFIG_COUNT": str(len(settings)),
     }
-    for index, (key, value) in enumerate(settings):
-        quiet[f"GIT_CONFIG_KEY_{index}"] = key
-        quiet[f"GIT_CONFIG_VALUE_{index}"] = value
-    return kept | quiet
 
 
-def driver_settings(listing: str) -> tuple[tuple[str, str], ...]:
+def driver_settings(listing: str) -> tuple[tuple[str, str], ...] | None:
     """Empty commands for every filter, diff and merge driver in `git config`'s NUL-separated
-    list of names; a filter is also made optional, so that git goes on without it."""
+    list of names; a filter is also made optional, so that git goes on without it. None when
+    a driver's name holds `=`, which `-c name=value` cannot say."""
     drivers: dict[tuple[str, str], None] = {}
     for name in listing.split("\0"):
         section, _, rest = name.partition(".")
         subsection, dot, _ = rest.rpartition(".")
         if dot and section in DRIVER_COMMANDS:
             drivers[(section, subsection)] = None
+    if any("=" in subsection for _, subsection in drivers):
+        return None
     settings: list[tuple[str, str]] = []
     for section, subsection in drivers:
         settings += [(f"{section}.{subsection}.{key}", "") for key in DRIVER_COMMANDS[section]]

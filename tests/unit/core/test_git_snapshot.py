@@ -11,6 +11,7 @@ import pytest
 
 from stayer.context.git import (
     MAX_STATUS_CHARS,
+    UNNAMEABLE_DRIVER,
     GitSnapshot,
     git_section,
     parse_branch,
@@ -237,7 +238,7 @@ def hostile_repo(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     for name in ("a.txt", "b.md", "c.rs", "d.cfg", "e.py"):
         (repo / name).write_text(f"{name}\n")
     (repo / ".gitattributes").write_text(
-        "*.txt filter=evil=x diff=evil merge=evil\n"
+        "*.txt filter=evil.x diff=evil merge=evil\n"
         "*.md filter=included\n*.rs filter=conditional\n*.py filter=global\n"
     )
     git(repo, "add", "-A")
@@ -262,7 +263,7 @@ def hostile_repo(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
         config.write(
             f'[core]\n\tfsmonitor = "touch {markers / "fsmonitor"}; false"\n'
             f"\thooksPath = {hooks}\n\tpager = touch {markers / 'core-pager'}\n"
-            f'[filter "evil=x"]\n\tclean = {_runs(markers, "clean")}\n'
+            f'[filter "evil.x"]\n\tclean = {_runs(markers, "clean")}\n'
             f"\tsmudge = {_runs(markers, 'smudge')}\n\trequired = true\n"
             f'[filter "info"]\n\tprocess = {_runs(markers, "process")}\n'
             f'[diff "evil"]\n\ttextconv = {_runs(markers, "textconv")}\n'
@@ -406,7 +407,27 @@ def test_missing_objects_are_not_fetched(tmp_path: Path) -> None:
 def test_a_status_past_the_deadline_names_the_whole_deadline(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     env = fake_git(
-        tmp_path, 'case "$3" in config) exit 1;; log) echo "abc first";; *) exec sleep 60;; esac'
+        tmp_path,
+        'for word; do case "$word" in\n'
+        "  config) exit 1;;\n  log) echo 'abc first'; exit 0;;\n  status) exec sleep 60;;\n"
+        "esac; done",
     )
     snapshot = take_git_snapshot(repo, env=env, timeout_s=0.5)
     assert snapshot == GitSnapshot(problems=("git status: no answer within 0.5 s",))
+
+
+def test_a_driver_git_cannot_be_told_to_leave_out_stops_the_status(tmp_path: Path) -> None:
+    """`-c filter.a=b.clean=` would set `filter.a`: no way to blank this one, so no status."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = new_repo(tmp_path / "repo")
+    (repo / ".gitattributes").write_text("*.txt filter=a=b\n")
+    commit(repo, "a.txt", "first")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f'[filter "a=b"]\n\tclean = {_runs(markers, "clean")}\n')
+    os.utime(repo / "a.txt", (978_307_200, 978_307_200))
+
+    snapshot = take_git_snapshot(repo, env=GIT_ENV, timeout_s=10)
+
+    assert sorted(path.name for path in markers.iterdir()) == []
+    assert snapshot == GitSnapshot(problems=(UNNAMEABLE_DRIVER,))
