@@ -52,6 +52,19 @@ def assert_all_gone(pids: list[int]) -> None:
         time.sleep(0.02)
 
 
+def sleeping(tag: str) -> list[int]:
+    """Host pids of `sleep TAG` itself (the shell's and bwrap's command lines hold TAG too)."""
+    exact = f"sleep\0{tag}\0".encode()
+    found = []
+    for pid in running_with(tag):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == exact:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def start_stayer(cwd: Path, env: dict[str, str], *flags: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "stayer", "-p", "go", "--dangerously-skip-permissions", *flags],
@@ -111,7 +124,7 @@ def test_a_sandboxed_command_dies_with_stayer(server: FakeModelServer, tmp_path:
     process = start_stayer(tmp_path, server.env(), "--sandbox")
     wait_for(tmp_path / "started", process)
     deadline = time.monotonic() + 20
-    while len(running_with(f"sleep {tag}")) < 2:  # both sleeps have started (exec'd)
+    while len(sleeping(tag)) < 2:  # both sleeps run (setsid has made its own session)
         assert time.monotonic() < deadline, running_with(tag)
         time.sleep(0.01)
     assert len(running_with(tag)) == 5  # bwrap twice, bash, and both sleeps
