@@ -230,8 +230,8 @@ def _signed_commit(repo: Path, message: str) -> str:
 
 def hostile_repo(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     """A repository whose configuration (its own, an included one, a conditional one, the
-    global one), attributes and hooks each name a program, and an environment full of GIT_
-    variables that would run or redirect one; returns it, its marker folder and the env."""
+    global one), attributes and hooks each name a program; returns it, its marker folder and
+    an environment naming the global configuration."""
     markers = tmp_path / "markers"
     markers.mkdir()
     repo = new_repo(tmp_path / "repo")
@@ -252,6 +252,27 @@ def hostile_repo(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
             script = folder / hook
             script.write_text(f"#!/bin/sh\ntouch {markers / (folder.name + '-' + hook)}\n")
             script.chmod(0o755)
+    _configure(repo, markers, hooks, gpg=_script(tmp_path, markers, "gpg"))
+    global_config = tmp_path / "global.config"
+    global_config.write_text(
+        f'[filter "global"]\n\tclean = {_runs(markers, "global-clean")}\n'
+        # not a program, but a file written wherever the (global) configuration says
+        f"[trace2]\n\tnormalTarget = {markers / 'trace2-normal'}\n"
+        f"\tperfTarget = {markers / 'trace2-perf'}\n\teventTarget = {markers / 'trace2-event'}\n"
+    )
+    # Every tracked file now differs from the index in its timestamp only, so a status must
+    # compare contents, which is where a clean filter would run.
+    for path in repo.iterdir():
+        if path.is_file():
+            os.utime(path, (978_307_200, 978_307_200))
+    return repo, markers, {**GIT_ENV, "GIT_CONFIG_GLOBAL": str(global_config)}
+
+
+def _configure(repo: Path, markers: Path, hooks: Path, *, gpg: Path) -> None:
+    """The repository's own configuration, and what it includes, naming a program at every
+    turn: fsmonitor, hooks, filters (one through info/attributes), diff and merge drivers,
+    pagers, and a gpg program for the signed commit."""
+    dot_git = repo / ".git"
     (dot_git / "info" / "attributes").write_text("*.cfg filter=info\n")
     (dot_git / "included.config").write_text(
         f'[filter "included"]\n\tclean = {_runs(markers, "included-clean")}\n\trequired = true\n'
@@ -273,23 +294,10 @@ def hostile_repo(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
             f"[pager]\n\tstatus = touch {markers / 'pager-status'}\n"
             f"\tlog = touch {markers / 'pager-log'}\n"
             f"[log]\n\tshowSignature = true\n"
-            f"[gpg]\n\tprogram = {_script(tmp_path, markers, 'gpg')}\n"
+            f"[gpg]\n\tprogram = {gpg}\n"
             "[include]\n\tpath = included.config\n"
             f'[includeIf "gitdir:{repo}/"]\n\tpath = conditional.config\n'
         )
-    global_config = tmp_path / "global.config"
-    global_config.write_text(
-        f'[filter "global"]\n\tclean = {_runs(markers, "global-clean")}\n'
-        # not a program, but a file written wherever the (global) configuration says
-        f"[trace2]\n\tnormalTarget = {markers / 'trace2-normal'}\n"
-        f"\tperfTarget = {markers / 'trace2-perf'}\n\teventTarget = {markers / 'trace2-event'}\n"
-    )
-    # Every tracked file now differs from the index in its timestamp only, so a status must
-    # compare contents, which is where a clean filter would run.
-    for path in repo.iterdir():
-        if path.is_file():
-            os.utime(path, (978_307_200, 978_307_200))
-    return repo, markers, {**GIT_ENV, "GIT_CONFIG_GLOBAL": str(global_config)}
 
 
 def hostile_env(tmp_path: Path, markers: Path) -> dict[str, str]:
