@@ -6,7 +6,9 @@ keeps and cuts their output, and `lines` hands it to whoever watches as whole li
 `run_probes` is the synchronous cousin for the few quick questions a session asks before it
 starts (git), side by side under one deadline. `BackgroundShells` keeps a session's commands
 that run on in the background (Bash's ``run_in_background``). A `Sandbox` runs shell commands,
-in the foreground or the background, under bubblewrap (`sandbox`).
+in the foreground or the background, under bubblewrap (`sandbox`). Every process group started
+here is watched by one `watchdog` process, which stops what is left of them once stayer is gone,
+`kill -9` included.
 """
 
 from stayer.exec.background import BackgroundShell, BackgroundShells, ShellOutput, ShellStatus

@@ -30,6 +30,7 @@ from stayer.exec.process import (
     wait_at_most,
 )
 from stayer.exec.sandbox import Sandbox
+from stayer.exec.watchdog import release_group
 
 ShellStatus = Literal["running", "completed", "failed", "killed"]
 
@@ -115,6 +116,7 @@ class BackgroundShell:
             await stop_group(self._pgid, self._sink.exited)
         LIVE_GROUPS.discard(self._pgid)
         self._transport.close()
+        release_group(self._pgid)
 
 
 class BackgroundShells:

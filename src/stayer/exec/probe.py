@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stayer.exec.watchdog import ensure_watchdog, release_group, watch_group
+
 _CHUNK = 65_536
 _REAP_S = 1.0
 
@@ -75,12 +77,17 @@ def run_probes(
             except subprocess.TimeoutExpired:
                 probe.problem = probe.problem or f"no answer within {timeout_s:g} s"
                 _kill(probe.process)
+            release_group(probe.process.pid)
     return tuple(item if isinstance(item, ProbeResult) else _result(item) for item in started)
 
 
 def _start(
     argv: tuple[str, ...], cwd: Path, env: Mapping[str, str] | None
 ) -> _Running | ProbeResult:
+    try:
+        ensure_watchdog()
+    except OSError as error:
+        return ProbeResult(argv, None, problem=f"the process watchdog cannot run: {error}")
     try:
         process = subprocess.Popen(
             argv,
@@ -93,6 +100,12 @@ def _start(
         )
     except OSError as error:
         return ProbeResult(argv, None, problem=f"could not start {argv[0]}: {error.strerror}")
+    try:
+        watch_group(process.pid)
+    except OSError as error:
+        _kill(process)
+        _close(process)
+        return ProbeResult(argv, None, problem=f"the process watchdog cannot run: {error}")
     return _Running(argv, process, bytearray(), bytearray())
 
 
@@ -147,10 +160,14 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
         process.wait(_REAP_S)
 
 
-def _result(probe: _Running) -> ProbeResult:
-    for pipe in (probe.process.stdout, probe.process.stderr):
+def _close(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdout, process.stderr):
         if pipe is not None:
             pipe.close()
+
+
+def _result(probe: _Running) -> ProbeResult:
+    _close(probe.process)
     finished = not probe.problem and not probe.cut
     code = probe.process.returncode if finished else None
     return ProbeResult(

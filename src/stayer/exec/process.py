@@ -10,6 +10,7 @@ and the direct child is always reaped before we return.
 
 On a normal exit, processes the command left running in the background are not killed; we stop
 reading their output after a short drain, so they neither block us nor keep our pipes alive.
+They die with stayer, as everything started here does (`watchdog`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from stayer.exec.capture import Captured, HeadTail, Spool
 from stayer.exec.lines import LineRelay, OutputLines
 from stayer.exec.sandbox import Sandbox
+from stayer.exec.watchdog import ensure_watchdog, release_group, watch_group
 
 KILL_GRACE_S = 2.0
 """How long a stopped process group may take to exit after SIGTERM before it gets SIGKILL."""
@@ -214,6 +216,7 @@ async def run_argv(
         LIVE_GROUPS.discard(pgid)
         returncode = transport.get_returncode()
         transport.close()
+        release_group(pgid)
     stdout, stderr = collector.output()
     exit_code, by_signal = exit_code_of(returncode)
     return CommandResult(
@@ -235,7 +238,9 @@ async def spawn(
 ) -> tuple[asyncio.SubprocessTransport, Collector]:
     """Start `argv` in a session of its own, stdin from /dev/null (or fed `input` through a
     pipe, then closed), output into `collector`; its group is recorded in `LIVE_GROUPS`, which
-    the caller must discard it from."""
+    the caller must discard it from, and watched (`watchdog`), which the caller must release.
+    Raises `OSError` when the program, or the watchdog, cannot start."""
+    ensure_watchdog()
     loop = asyncio.get_running_loop()
     transport, _ = await loop.subprocess_exec(
         lambda: collector,
@@ -247,7 +252,13 @@ async def spawn(
         env=None if env is None else dict(env),
         start_new_session=True,
     )
-    LIVE_GROUPS.add(transport.get_pid())
+    pgid = transport.get_pid()
+    try:
+        watch_group(pgid)
+    except OSError:
+        transport.close()
+        raise
+    LIVE_GROUPS.add(pgid)
     if input is not None:
         _feed(transport, input)
     return transport, collector

@@ -8,6 +8,7 @@ the real model instead.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -43,15 +44,21 @@ FIXED_LINE = "    return round(subtotal * (1 + rate), 2)"
 
 
 async def make_repo() -> Path:
-    """Create the throwaway repository and commit the buggy code."""
+    """Create the throwaway repository and commit the buggy code.
+
+    git reads no configuration and no template but ours, and no GIT_ variable of ours: no
+    hook, filter or signing program of the user's runs, and `GIT_DIR` cannot send the commit
+    to another repository."""
     root = Path(tempfile.mkdtemp(prefix="stayer-demo-"))
     (root / "pricing.py").write_text(PRICING)
     (root / "test_pricing.py").write_text(TEST)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
+    env |= {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
     await run_command(
-        "git init -q && git add -A && "
+        "git init -q --template= && git add -A && "
         "git -c user.name=stayer -c user.email=demo@stayer.invalid commit -qm 'Add pricing'",
         cwd=root,
-        env=None,
+        env=env,
         timeout_s=30,
     )
     return root
