@@ -16,12 +16,23 @@ that nothing outlives it: when the command's shell ends, whatever it left runnin
 background goes with it (unsandboxed it would be left running; inside a sandbox it could not
 be reached any more).
 
+A few places inside the working directories stay read-only even there: what makes code run
+outside the sandbox later, with no command of the model's (`GUARDED`): the agent's own settings
+(`.claude/`, `.stayer/`, whose hooks the next session runs), git's config and hooks, `.mcp.json`,
+the editors' task folders, `.envrc`, hook managers' folders. Those that exist are bound
+read-only over the writable directory; `.claude/` and `.stayer/`, where missing, get an empty
+read-only folder of ours in their place (so an empty folder of that name appears in the project
+the first time), since creating them is enough to plant a hook. Commands that change git's
+config (`git config`, `git remote add`, `git push -u`) fail inside the sandbox.
+
 Whether bubblewrap can run at all (installed, user namespaces allowed, not forbidden by a
 container) is asked once with ``bwrap ... true`` (`sandbox_problem`) and remembered.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import tempfile
 import threading
@@ -50,6 +61,8 @@ class Sandbox:
     network: bool = False
     tmp: Path | None = None
     bwrap: str = DEFAULT_BWRAP
+    empty: Path | None = None
+    """An empty folder of ours, bound read-only where a guarded folder is missing."""
 
     def allowing(self, *paths: Path) -> Sandbox:
         """The same sandbox with `paths` writable too."""
@@ -66,21 +79,53 @@ class Sandbox:
         for path in dict.fromkeys(self.writable):
             if path != _ROOT:
                 line += ["--bind", str(path), str(path)]
+        for path in dict.fromkeys(self.writable):
+            line += self._guarded(path)
         line += ["--unshare-all", *(["--share-net"] if self.network else [])]
         line += ["--cap-drop", "ALL", "--die-with-parent", "--chdir", str(cwd), "--", *argv]
         return line
+
+    def _guarded(self, root: Path) -> list[str]:
+        """Read-only binds for the guarded places in a writable folder that is one."""
+        if not root.is_dir():
+            return []
+        line: list[str] = []
+        for name in GUARDED:
+            place = root / name
+            if os.path.lexists(place):
+                real = place.resolve()
+                if real.is_relative_to(root):  # a link out of the folder is read-only anyway
+                    line += ["--ro-bind", str(real), str(real)]
+            elif name in _CREATED_GUARDED and self.empty is not None:
+                line += ["--ro-bind", str(self.empty), str(place)]
+        return line
+
+
+GUARDED = (
+    ".claude", ".stayer", ".mcp.json", ".claude.json", ".git/config", ".git/hooks",
+    ".git/info", ".gitmodules", ".envrc", ".vscode", ".idea", ".husky", ".githooks",
+    "lefthook.yml", ".lefthook.yml", ".pre-commit-config.yaml",
+)  # fmt: skip
+"""Places in a working directory that make code run outside the sandbox later: read-only in
+it (see the module docstring)."""
+_CREATED_GUARDED = frozenset({".claude", ".stayer"})
 
 
 def make_sandbox(writable: Sequence[Path], *, network: bool, bwrap: str = DEFAULT_BWRAP) -> Sandbox:
     """A sandbox for a session, with a private /tmp of its own; `close_sandbox` removes it."""
     tmp = Path(tempfile.mkdtemp(prefix="stayer-sandbox-tmp-"))
-    return Sandbox(tuple(path.resolve() for path in writable), network, tmp, bwrap)
+    empty = Path(tempfile.mkdtemp(prefix="stayer-sandbox-empty-"))
+    empty.chmod(0o555)
+    return Sandbox(tuple(path.resolve() for path in writable), network, tmp, bwrap, empty)
 
 
 def close_sandbox(sandbox: Sandbox) -> None:
     """Remove the sandbox's private /tmp and what its commands left in it."""
     if sandbox.tmp is not None:
         shutil.rmtree(sandbox.tmp, ignore_errors=True)
+    if sandbox.empty is not None:
+        with contextlib.suppress(OSError):
+            sandbox.empty.rmdir()
 
 
 _answers: dict[Sandbox, str] = {}
@@ -92,7 +137,7 @@ def sandbox_problem(sandbox: Sandbox, *, cwd: Path) -> str:
 
     Runs ``true`` inside it once; the answer is kept for every later sandbox that differs only
     in its /tmp (each session has its own)."""
-    key = replace(sandbox, tmp=None)
+    key = replace(sandbox, tmp=None, empty=None)
     with _answers_lock:
         known = _answers.get(key)
     if known is not None:

@@ -205,3 +205,27 @@ def test_the_probe_runs_once_for_sandboxes_that_differ_only_in_tmp(
     second = Sandbox((work,), bwrap=counting, tmp=tmp_path / "two")
     assert (sandbox_problem(first, cwd=work), sandbox_problem(second, cwd=work)) == ("", "")
     assert calls.read_text() == "run\n"
+
+
+async def test_places_that_run_code_later_stay_read_only_inside(work: Path) -> None:
+    # git's config and hooks, and the agent's own settings, would run outside the sandbox at
+    # the next `git` or the next session: the sandbox may not plant anything there
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / ".git" / "config").write_text("[core]\n")
+    (work / ".stayer").mkdir()
+    (work / ".stayer" / "settings.json").write_text("{}")
+    (work / "src").mkdir()
+    with working_sandbox([work]) as sandbox:
+        attempts = {
+            ".git/config": "echo '[core] fsmonitor = x' >> .git/config",
+            ".git/hooks": "echo x > .git/hooks/post-checkout",
+            ".stayer": "echo '{\"hooks\": {}}' > .stayer/settings.json",
+            ".claude (missing)": "mkdir -p .claude && echo '{}' > .claude/settings.json",
+        }
+        for name, command in attempts.items():
+            assert not (await _run(command, sandbox, work)).startswith("0|"), name
+        assert (await _run("echo ok > src/x && cat src/x", sandbox, work)).startswith("0|ok")
+    assert (work / ".git" / "config").read_text() == "[core]\n"
+    assert not (work / ".git" / "hooks" / "post-checkout").exists()
+    assert (work / ".stayer" / "settings.json").read_text() == "{}"
+    assert not (work / ".claude" / "settings.json").exists()
