@@ -98,7 +98,11 @@ def place(template: Path, tmp_path: Path) -> Path:
 
 
 async def _session(
-    base: Path, tool: str, given: dict[str, object], mode: PermissionMode
+    base: Path,
+    tool: str,
+    given: dict[str, object],
+    mode: PermissionMode,
+    before: tuple[str, ...] = (),
 ) -> list[Event]:
     project = base / "project"
     env = {
@@ -108,7 +112,8 @@ async def _session(
         "CURL_MARK": str(project / "CURLED"),
         "STAYER_CONFIG_DIR": str(base / "config"),
     }
-    model = ScriptedProvider([tool_call(tool, given), text("done")])
+    earlier = [tool_call("Bash", {"command": c}, id=f"toolu_b{i}") for i, c in enumerate(before)]
+    model = ScriptedProvider([*earlier, tool_call(tool, given, id="toolu_attack"), text("done")])
     options = QueryOptions(
         cwd=project,
         provider=model,
@@ -122,7 +127,7 @@ async def _session(
 
 
 def _finished(events: list[Event]) -> ToolCallFinished:
-    return next(e for e in events if isinstance(e, ToolCallFinished))
+    return [e for e in events if isinstance(e, ToolCallFinished)][-1]
 
 
 CASES = corpus()
@@ -132,8 +137,8 @@ CASES = corpus()
 async def test_an_attack_is_refused_and_has_no_effect(place: Path, case: str) -> None:
     attack, mode = CASES[case]
     project = place / "project"
-    before = (project / attack.target).read_bytes() if attack.target else b""
-    events = await _session(place, attack.tool, attack.input, mode)
+    kept = (project / attack.target).read_bytes() if attack.target else b""
+    events = await _session(place, attack.tool, attack.input, mode, attack.before)
     call = _finished(events)
     assert call.status == "denied", (call.status, call.result.text)
     assert call.result.text, "a refusal says why"
@@ -141,7 +146,7 @@ async def test_an_attack_is_refused_and_has_no_effect(place: Path, case: str) ->
     shown = " ".join(f"{e.result.text} {e.data}" for e in events if isinstance(e, ToolCallFinished))
     assert SECRET not in shown
     if attack.target:
-        assert (project / attack.target).read_bytes() == before
+        assert (project / attack.target).read_bytes() == kept
 
 
 @pytest.mark.parametrize("command", list(ORDINARY.values()), ids=list(ORDINARY))
@@ -154,6 +159,6 @@ async def test_an_ordinary_command_runs_unasked(place: Path, command: str) -> No
 
 def test_the_corpus_covers_every_kind() -> None:
     kinds = {name.split(":", 1)[0] for name in CASES}
-    assert kinds == {"run", "read"}
-    assert len(CASES) >= 400 and len(ORDINARY) >= 25
+    assert kinds == {"run", "read", "write"}
+    assert len(CASES) >= 700 and len(ORDINARY) >= 29
     assert all(isinstance(attack, Attack) for attack, _ in CASES.values())

@@ -224,46 +224,77 @@ READ_ONLY_SUBCOMMANDS: dict[str, Subcommand] = {
 """Subcommands that only look, each with its rule: why a call of it is not read-only, or
 None. `verify-commit` and `log --show-signature` run gpg, which the user's own config names."""
 
-HISTORY_READERS = frozenset(
-    {"diff", "log", "show", "whatchanged", "diff-tree", "diff-index", "diff-files", "blame",
-     "annotate", "cat-file", "grep", "stash", "reflog", "range-diff", "archive",
-     "format-patch", "shortlog", "rev-list", "bundle", "fast-export", "bisect", "cherry"}
+NO_CONTENT = frozenset(
+    {"status", "rev-parse", "ls-files", "ls-tree", "branch", "tag", "remote", "config",
+     "describe", "merge-base", "show-ref", "for-each-ref", "name-rev", "count-objects",
+     "check-ignore", "check-attr", "var", "version", "add", "commit", "push", "fetch", "init",
+     "mv", "rm", "restore", "checkout", "switch", "reset", "pull", "merge", "rebase",
+     "cherry-pick", "revert", "gc", "prune", "fsck", "clean", "update-index", "symbolic-ref",
+     "update-ref", "verify-pack", "check-ref-format"}
 )  # fmt: skip
-"""Subcommands that can print what files hold, or held in any commit: each is a read of
-every file the repository has ever tracked."""
+"""Subcommands that print no file's content, and put what history holds back only where it
+was (a checkout restores `secrets/key` as `secrets/key`, which the read rules still name).
+Any other subcommand (an alias too) may print what files hold or held, or copy it elsewhere
+(`checkout-index --prefix`, `worktree add`, `unpack-file`, `archive`): a read of every file
+the repository ever tracked."""
 
+_METADATA_WHEN_PLAIN = frozenset({"log", "shortlog", "rev-list", "reflog", "cherry", "diff",
+                                  "show", "whatchanged", "diff-tree", "diff-index",
+                                  "diff-files", "stash"})  # fmt: skip
 _LOG_METADATA_ONLY = frozenset(
     {"--oneline", "--graph", "--decorate", "--no-decorate", "--stat", "--shortstat",
      "--name-only", "--name-status", "--all", "--reverse", "--first-parent", "--no-merges",
      "--merges", "--abbrev-commit", "--no-abbrev-commit", "--topo-order", "--date-order",
      "--left-right", "--boundary", "--no-color", "--relative-date", "--follow", "--numstat",
-     "--summary", "--no-patch", "-s", "--branches", "--tags", "--remotes", "--no-walk"}
+     "--summary", "--no-patch", "-s", "--branches", "--tags", "--remotes", "--no-walk",
+     "--dirstat", "--compact-summary", "--cached", "--staged", "--quiet", "--exit-code"}
 )  # fmt: skip
 _LOG_METADATA_VALUES = ("--format=", "--pretty=", "--date=", "--since=", "--until=",
                         "--after=", "--before=", "--author=", "--committer=", "--grep=",
                         "--max-count=", "--skip=", "-n", "--abbrev=", "--color=",
-                        "--decorate=", "--stat=")  # fmt: skip
+                        "--decorate=", "--stat=", "--dirstat=")  # fmt: skip
+_PRINTS_BY_DEFAULT = frozenset({"diff", "show", "whatchanged", "diff-tree", "diff-index",
+                                "diff-files"})  # fmt: skip
+_CONTENT_FREE_SHOW = frozenset({"--stat", "--shortstat", "--name-only", "--name-status",
+                                "--numstat", "--summary", "--no-patch", "-s", "--dirstat",
+                                "--compact-summary", "--quiet", "--exit-code"})  # fmt: skip
 
 
 def reads_history(subcommand: str, arguments: tuple[Word, ...]) -> bool:
-    """Whether a call prints what some file holds or held (a diff, a blob, a match): `git
-    log` only with options that show changes or search them; the others always."""
-    if subcommand not in HISTORY_READERS:
+    """Whether a call may print (or copy elsewhere) what some file holds or held: `git log`
+    only with options that show changes or search them, `git diff` and `git show` unless
+    they only name files or count changes, `git stash` only to show one; subcommands that
+    print no content never; anything else always."""
+    if subcommand in NO_CONTENT:
         return False
-    if subcommand not in ("log", "shortlog", "rev-list", "reflog", "cherry"):
+    if subcommand not in _METADATA_WHEN_PLAIN:
         return True
-    for word in arguments:
-        text = word.text
-        if word.dynamic:
-            return True
+    texts = [word.text for word in arguments]
+    if any(word.dynamic for word in arguments):
+        return True
+    if subcommand == "stash":
+        operands = [t for t in texts if not t.startswith("-")]
+        return bool(operands) and operands[0] == "show" and _shows_changes(texts[1:], True)
+    return _shows_changes(texts, subcommand in _PRINTS_BY_DEFAULT)
+
+
+def _shows_changes(texts: list[str], by_default: bool) -> bool:
+    """Whether options make a log or diff print what changed, not only which files."""
+    summarised = False
+    for text in texts:
         if text == "--":
-            return False
-        if not text.startswith("-") or text in _LOG_METADATA_ONLY:
+            break
+        if not text.startswith("-"):
             continue
-        if text.startswith(_LOG_METADATA_VALUES) or text[1:].isdigit():
+        if text in _CONTENT_FREE_SHOW:
+            summarised = True
+            continue
+        if text in _LOG_METADATA_ONLY or text.startswith(_LOG_METADATA_VALUES):
+            continue
+        if text[1:].isdigit():
             continue
         return True  # -p, -S, -G, --patch, --word-diff, --raw, --objects, anything unknown
-    return False
+    return by_default and not summarised
 
 
 def git_read_only(words: tuple[Word, ...], fed: bool) -> str | None:
@@ -281,7 +312,8 @@ def git_read_only(words: tuple[Word, ...], fed: bool) -> str | None:
     rule = READ_ONLY_SUBCOMMANDS.get(call.subcommand)
     if rule is None:
         return f"git {call.subcommand} is not a subcommand that only looks"
-    return rule(call.arguments)
+    # any subcommand that shows revisions takes --output (`git reflog --output=…`)
+    return _OUTPUT.refused(call.arguments) or rule(call.arguments)
 
 
 _HARMLESS_SETTING = re.compile(

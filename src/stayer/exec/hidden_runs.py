@@ -5,6 +5,7 @@ then runs, and a rule for a program that runs whatever its arguments name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .programs import (
@@ -127,4 +128,67 @@ def runs_programs(program: str, subcommand: str | None = None) -> str | None:
             return f"{program} can run a command its arguments name"
         if subcommand in risky:
             return f"{program} {subcommand} can run a command its arguments name"
+    return None
+
+
+COMMAND_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "tar": ("IF", ("use-compress-program", "to-command", "checkpoint-action", "info-script",
+                   "new-volume-script", "rsh-command", "rmt-command")),
+    "zip": ("", ("unzip-command",)),
+    "sort": ("", ("compress-program",)),
+    "split": ("", ("filter",)),
+    "rsync": ("e", ("rsh", "rsync-path")),
+    "man": ("PH", ("pager", "html")),
+    "scp": ("SoF", ()),
+    "wget": ("e", ("use-askpass", "execute")),
+    "mapfile": ("C", ()),
+    "readarray": ("C", ()),
+    "make": ("f", ("eval", "file", "makefile")),
+    "gmake": ("f", ("eval", "file", "makefile")),
+    "less": ("", ()),
+    "more": ("", ()),
+}  # fmt: skip
+"""Options whose value is a command or code a program runs (``tar -I``, ``zip -TT``,
+``mapfile -C``, ``rsync -e``, ``man -P``, ``make --eval`` and a makefile of one's own), by
+program: short letters, and long names in any abbreviation. A value may hide the program's
+name (``'cu\\rl'``, ``"$(printf …)"``), so such a call runs what its words do not show."""
+
+_RUNS_VALUE = re.compile(
+    r"^(?:GIT_\w+|\w*_COMMAND|\w*ASKPASS|\w*PAGER|\w*EDITOR|VISUAL|LESS(?:OPEN|CLOSE)|BASH_ENV|"
+    r"ENV|PROMPT_COMMAND|PS4|SHELLOPTS|BASHOPTS|LD_\w+|PYTHON\w*|NODE_OPTIONS|NODE_PATH|"
+    r"PERL5\w*|RUBY(?:OPT|LIB)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|TAR_OPTIONS|\w*_RSH|PATH|"
+    r"BROWSER|IFS|MAKEFLAGS|GZIP|ZIPOPT|XZ_OPT|ZSTD_\w+)=",
+)
+"""Variables whose value a program runs, or which choose what runs (a git setting, a pager, an
+editor, a preloaded library, a shell's start-up file, the PATH)."""
+
+
+def runs_given_string(command: SimpleCommand) -> str | None:
+    """Why a command runs a command or code given as a string its words hide: an option of
+    `COMMAND_OPTIONS`, a ``+cmd`` to a pager, a variable that names a program to run."""
+    steering = next((a for a in command.assignments if _RUNS_VALUE.match(a)), None)
+    if steering is not None:
+        return f"{steering.split('=', 1)[0]} chooses a program or code that runs"
+    entry = COMMAND_OPTIONS.get(command.program)
+    if entry is None:
+        return None
+    letters, longs = entry
+    argv = command.argv[1:]
+    if command.program == "tar" and argv and not argv[0].startswith("-"):
+        argv = ("-" + argv[0], *argv[1:])  # `tar cIf …`: the first word is a bundle
+    for word in argv:
+        if word == "--":
+            break
+        if command.program in ("less", "more") and word.startswith("+"):
+            return f"{command.program} {word} runs a command of its own"
+        if word.startswith("--") and len(word) > 2:
+            name = word[2:].split("=", 1)[0]
+            hit = next((option for option in longs if option.startswith(name)), None)
+            if hit is not None:
+                return f"{command.program} --{hit} runs the command it is given"
+        elif word.startswith("-") and set(word[1:]) & set(letters):
+            letter = next(c for c in word[1:] if c in letters)
+            return f"{command.program} -{letter} runs the command it is given"
+        elif command.program == "zip" and word.startswith("-") and "TT" in word:
+            return "zip -TT runs the command it is given"
     return None

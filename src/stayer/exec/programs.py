@@ -203,7 +203,7 @@ HIDES_LATER = frozenset({"alias", "hash", "enable"})
 ``hash -p /bin/rm ls``, ``enable -f lib.so name`` loading a builtin)."""
 
 TEXT_RUNNERS = frozenset(
-    {"eval", "source", ".", "trap", "fc", "watch", "script", "su", "runuser", "sg",
+    {"eval", "source", ".", "trap", "fc", "watch", "script", "compgen", "complete", "su", "runuser", "sg",
      "newgrp", "at", "batch", "crontab", "parallel", "sem", "unshare", "nsenter", "chrt",
      "numactl", "prlimit", "setpriv", "pkexec", "systemd-run", "firejail", "proot",
      "fakeroot", "fakechroot", "torsocks", "proxychains", "proxychains4", "xvfb-run",
@@ -225,18 +225,23 @@ class Interpreter:
     """Options whose value (or whose presence) is code to run."""
     stdin_without_script: bool = True
     """Whether, given no script, it runs what it reads on its standard input."""
+    info: frozenset[str] = frozenset({"--version", "--help", "-h"})
+    """Options with which it only says what it is (and reads no code from its input)."""
 
 
 _PYTHON = Interpreter(
     options("bBdEhiIOPqsSuvVx" + "W:X:c:m:", "check-hash-based-pycs= help-env help-xoptions "
             "help-all help version", permute=False),
     code=_set("-c", "-i"),
+    info=_set("--version", "-V", "--help", "-h", "--help-all", "--help-env", "--help-xoptions"),
 )  # fmt: skip
 _NODE = Interpreter(
-    options("ce:p:r:i", "eval= print= require= import= interactive check input-type= "
-            "experimental-default-type= loader= experimental-loader=", permute=False),
+    options("ce:p:r:ivh", "eval= print= require= import= interactive check input-type= "
+            "experimental-default-type= loader= experimental-loader= version help",
+            permute=False),
     code=_set("-e", "-p", "-r", "-i", "--eval", "--print", "--require", "--import",
               "--interactive", "--loader", "--experimental-loader"),
+    info=_set("--version", "-v", "--help", "-h"),
 )  # fmt: skip
 
 INTERPRETERS: dict[str, Interpreter] = {
@@ -284,6 +289,8 @@ def _interpreter_code(program: str, known: Interpreter, arguments: tuple[Word, .
         return f"{program} runs code it is given on its command line"
     if reading.has("-m"):
         return None  # a module by name, like a script file
+    if reading.has(*known.info) and not reading.operands:
+        return None  # it says what it is and runs nothing
     script = reading.operands[0] if reading.operands else None
     if script is None or script.text == "-":
         return (

@@ -220,12 +220,11 @@ def line_judgement(parsed: Parsed) -> str | None:
         return parsed.hidden[0]
     if parsed.writes:
         return f"it writes {parsed.writes[0]}"
-    moved = False
+    programs = [command.program for command in parsed.every_command()]
     for command in parsed.every_command():
         reason = command_judgement(command)
         if reason is not None:
             return reason
-        moved = moved or command.program in ("cd", "pushd", "popd")
-        if moved and command.program == "git":
-            return "git after cd could find another repository, whose config it would run"
+    if "git" in programs and any(p in ("cd", "pushd", "popd") for p in programs):
+        return "git after cd could find another repository, whose config it would run"
     return None

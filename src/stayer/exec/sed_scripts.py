@@ -19,7 +19,8 @@ _SED_ADDRESS = re.compile(
     r"(?:\d+(?:~\d+)?|\$|/(?:\\.|[^/\\\n])*/[IM]*|\\(?P<d>[^\n])(?:\\.|(?!(?P=d))[^\n])*(?P=d)[IM]*)"
 )
 _SED_SIMPLE = frozenset("pdDnNgGhHxlqQzP=F{}y")
-_SED_TO_LINE_END = frozenset("aicrRwWbtT:#e")
+_SED_TO_LINE_END = frozenset("aicrRwW#e")
+_SED_LABELS = frozenset("btT:")
 _SED_OPTIONS = options(
     "ne:f:i::l:Ersuz",
     "quiet silent debug expression= file= follow-symlinks in-place[=] line-length= posix "
@@ -39,14 +40,24 @@ class SedCall:
     def runs(self) -> bool:
         """Whether it can run a shell command (the ``e`` command, or the ``e`` flag of s)."""
         return any(
-            letter == "e" or (letter == "s" and "e" in text) for letter, text in self.commands
+            letter == "e" or (letter == "s" and "e" in text.split(" ", 1)[0])
+            for letter, text in self.commands
         )
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """The files its script writes (w, W, and s///w)."""
+        return tuple(text for letter, text in self.commands if letter in "wW") + tuple(
+            text.split(None, 1)[1] for letter, text in self.commands
+            if letter == "s" and " " in text
+        )  # fmt: skip
 
     @property
     def files(self) -> bool:
         """Whether its script reads or writes files of its own (r, R, w, W, or s///w)."""
         return any(
-            letter in "rRwW" or (letter == "s" and "w" in text) for letter, text in self.commands
+            letter in "rRwW" or (letter == "s" and "w" in text.split(" ", 1)[0])
+            for letter, text in self.commands
         )
 
 
@@ -90,11 +101,15 @@ def _sed_commands(script: str) -> list[tuple[str, str]] | None:
             flags_end = _skip(script, end, "gpiImMew0123456789")
             text = script[end:flags_end]
             if "w" in text:  # the rest of the line is the file it writes
-                flags_end = _line_end(script, flags_end)
+                name_end = _line_end(script, flags_end)
+                text += " " + script[flags_end:name_end].strip()
+                flags_end = name_end
             found.append((letter, text))
             index = flags_end
-        elif letter in _SED_TO_LINE_END:
-            end = _line_end(script, index + 1)
+        elif letter in _SED_LABELS or letter in _SED_TO_LINE_END:
+            # a label ends at `;` or a newline, as GNU sed reads it; text and names at the
+            # end of the line
+            end = _line_end(script, index + 1, labels=letter in _SED_LABELS)
             found.append((letter, script[index + 1 : end].strip()))
             index = end
         elif letter in _SED_SIMPLE or letter in "lLqQ":
@@ -115,9 +130,10 @@ def _skip(text: str, index: int, chars: str) -> int:
     return index
 
 
-def _line_end(text: str, index: int) -> int:
-    end = text.find("\n", index)
-    return len(text) if end == -1 else end
+def _line_end(text: str, index: int, *, labels: bool = False) -> int:
+    ends = [text.find(stop, index) for stop in ("\n", ";") if stop == "\n" or labels]
+    found = [end for end in ends if end != -1]
+    return min(found) if found else len(text)
 
 
 def _address(script: str, index: int) -> int | None:

@@ -20,6 +20,7 @@ start-up.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import threading
 from collections.abc import Iterator
@@ -54,6 +55,12 @@ class Parsed:
     unknown, so any deny rule could be reached, though the command itself is plain."""
 
     @property
+    def unreadable(self) -> bool:
+        """Whether the line could not be read at all (it does not parse as it will run), so
+        even its words are not the ones the shell will see."""
+        return any(reason in UNREADABLE for reason in self.opaque)
+
+    @property
     def hidden(self) -> tuple[str, ...]:
         """Every reason the line may do what its words do not show."""
         return (*self.opaque, *self.code)
@@ -64,6 +71,11 @@ class Parsed:
             yield from command.flattened()
 
 
+UNREADABLE = (
+    "the command does not parse as shell",
+    "the command is nested too deeply to read",
+    "a line continuation joins words in a way the parse cannot see",
+)
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _ENVIRONMENT_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -91,7 +103,7 @@ def _parse_cached(command: str) -> Parsed:
         # (wrong inside single quotes and comments) reads the same.
         joined = _read(command.replace("\\\n", ""))
         if (joined.commands, joined.writes) != (parsed.commands, parsed.writes):
-            reason = "a line continuation joins words in a way the parse cannot see"
+            reason = UNREADABLE[2]
             return replace(parsed, opaque=(*parsed.opaque, reason))
     return parsed
 
@@ -104,9 +116,9 @@ def _read(command: str) -> Parsed:
         for child in tree.root_node.named_children:
             reader.statement(child)
     except RecursionError:
-        reader.opaque.append("the command is nested too deeply to read")
+        reader.opaque.append(UNREADABLE[1])
     if tree.root_node.has_error:
-        reader.opaque.append("the command does not parse as shell")
+        reader.opaque.append(UNREADABLE[0])
     from .hidden_runs import runs_written_file
 
     reader.code += runs_written_file(reader.commands, bool(reader.writes))
@@ -174,9 +186,12 @@ class _Reader:
             self.opaque.append("a ${…@…} transformation can run the value as code")
         elif arithmetic and _assigns(node):
             self.opaque.append("arithmetic that assigns has effects its words do not show")
+        self.code += filter(None, [_evaluates(node, arithmetic=arithmetic)])
         inside = arithmetic or kind in _ARITHMETIC or _is_arithmetic_command(node)
         for child in node.named_children:
-            if kind == "command" and child.type == "variable_assignment":
+            if child.type == "do_group":  # a loop's body is not its arithmetic
+                self.statement(child, arithmetic=arithmetic)
+            elif kind == "command" and child.type == "variable_assignment":
                 # `NAME=value cmd` sets NAME for cmd alone: part of its words, not a statement
                 for part in child.named_children:
                     self.statement(part, arithmetic=inside)
@@ -215,7 +230,11 @@ class _Reader:
         if program in programs.TEXT_RUNNERS:
             self.code.append(f"{program} runs text or commands its words do not show")
             return command
-        code = programs.interpreter_runs_code(command) or _runs_given(command)
+        code = (
+            programs.interpreter_runs_code(command)
+            or _runs_given(command)
+            or _names_evaluated(command)
+        )
         if code is not None:
             self.code.append(code)
             return command
@@ -263,12 +282,38 @@ class _Reader:
             self.opaque.append(f"setting {_text(name)} can change what later commands do")
 
 
+_NAME_TAKERS = frozenset(
+    {"read", "mapfile", "readarray", "declare", "typeset", "local", "export", "readonly",
+     "unset", "getopts", "wait", "let"}
+)  # fmt: skip
+
+
+def _names_evaluated(command: SimpleCommand) -> str | None:
+    """Why a builtin that takes a variable's name runs code: a name with an index
+    (``a[$(cmd)]``, or ``a[i]`` with `i` holding one) is evaluated (``test -v``, ``printf -v``,
+    ``read``, ``declare``, ``let``…)."""
+    program = command.program
+    argv = command.argv[1:]
+    takes = (
+        program in _NAME_TAKERS
+        or (program in ("test", "[") and any(w in _NAME_TESTS for w in argv))
+        or (program == "printf" and "-v" in argv)
+    )
+    if takes and (program == "let" or any("[" in word and word != "[" for word in argv)):
+        return f"{program} evaluates a name or expression that can run a command"
+    return None
+
+
 def _runs_given(command: SimpleCommand) -> str | None:
     """Why git or sed runs a command given on its line (an alias with ``!``, ``bisect run``,
     sed's ``e``); None when it does not."""
     from .git_calls import git_runs_code
+    from .hidden_runs import runs_given_string
     from .sed_scripts import sed_runs_code
 
+    given = runs_given_string(command)
+    if given is not None:
+        return given
     if command.program == "git":
         return git_runs_code(command.words[1:])
     if command.program == "sed" and sed_runs_code(command):
@@ -295,6 +340,73 @@ def _declaration_words(node: Node) -> Iterator[Word]:
             yield Word(_text(child))
         else:
             yield _word(child)
+
+
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_NAME_TESTS = frozenset({"-v", "-R"})
+_VALUES = frozenset({"variable_name", "word", "simple_expansion", "expansion", "string",
+                     "raw_string", "concatenation"})  # fmt: skip
+
+
+def _evaluates(node: Node, *, arithmetic: bool) -> str | None:
+    """Why evaluating `node` can run a command its words do not show: bash evaluates a
+    variable's value as arithmetic (``$((x))``, ``[[ $x -eq 1 ]]``, an array's index, a
+    substring's offset, ``${!x}``), and such a value, or a name tested with ``-v``, can hold
+    ``a[$(command)]``, whose index runs the command; None when it cannot."""
+    kind = node.type
+    text = _text(node)
+    if arithmetic and kind in _VALUES and not _literal_number(node):
+        return f"arithmetic evaluates {text}, whose value can run a command"
+    if kind == "subscript":
+        index = [c for c in node.named_children[1:] if c.type != "variable_name" or c != node]
+        if any(not _literal_number(c) and _text(c) not in ("@", "*") for c in index):
+            return f"the index of {text} is evaluated, and can run a command"
+    if kind == "expansion":
+        return _expansion_evaluates(node, text)
+    if kind in ("binary_expression", "unary_expression") and node.parent is not None:
+        return _test_evaluates(node, text)
+    return None
+
+
+def _expansion_evaluates(node: Node, text: str) -> str | None:
+    children = node.children
+    if len(children) > 1 and children[1].type == "!":
+        return f"{text} names a variable by another's value, which can run a command"
+    for before, after in itertools.pairwise(children):
+        if before.type == ":" and not _literal_number(after):
+            return f"the offset in {text} is evaluated, and can run a command"
+    return None
+
+
+def _test_evaluates(node: Node, text: str) -> str | None:
+    """A `[[ … ]]` or `[ … ]` comparison of numbers evaluates both sides; `-v` a name."""
+    test = _enclosing_test(node)
+    if test is None:
+        return None
+    double = bool(test.children) and test.children[0].type == "[["
+    operators = [c for c in node.children if c.type == "test_operator"]
+    operands = [c for c in node.named_children if c.type != "test_operator"]
+    if (
+        double
+        and any(_text(o) in _ARITHMETIC_TESTS for o in operators)
+        and not all(_literal_number(o) for o in operands)
+    ):
+        return f"{text} compares values as arithmetic, which can run a command"
+    if any(_text(o) in _NAME_TESTS for o in operators) and any("[" in _text(o) for o in operands):
+        return f"{text} tests a name whose index can run a command"
+    return None
+
+
+def _enclosing_test(node: Node) -> Node | None:
+    parent = node.parent
+    while parent is not None and parent.type in ("binary_expression", "unary_expression",
+                                                  "parenthesized_expression"):  # fmt: skip
+        parent = parent.parent
+    return parent if parent is not None and parent.type == "test_command" else None
+
+
+def _literal_number(node: Node) -> bool:
+    return node.type == "number" or bool(re.fullmatch(r"-?\d+", _text(node)))
 
 
 def _is_arithmetic_command(node: Node) -> bool:

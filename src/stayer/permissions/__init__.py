@@ -146,7 +146,8 @@ def _decide(
     if exits_plan:
         return plan_exit(policy)
     writes = kind == "path" and not read_only
-    guard = None if read_only else _guard(policy, tool, subject, aliases, cwd, writes, reach.writes)
+    judged = not read_only or kind == "command"  # a command's own writes, read-only or not
+    guard = _guard(policy, tool, subject, aliases, cwd, writes, reach.writes) if judged else None
     if guard is not None:
         return guard
     if policy.mode == "bypassPermissions" or covered(policy.allow, tool, subject, cwd, kind):

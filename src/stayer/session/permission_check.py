@@ -67,7 +67,7 @@ def permission_check(
             aliases = (lexical_subject(subject, cwd),)
             subject = resolve_subject(subject, cwd)
         writes = None
-        if not read_only:
+        if not read_only or tool.subject_kind == "command":  # a misjudged line still asks
             names = (subject, *aliases) if subject and tool.subject_kind == "path" else ()
             writes = protected_writes(
                 tool, call.input, names, cwd=cwd, roots=policy.directories, env=env

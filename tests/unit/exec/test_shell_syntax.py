@@ -106,7 +106,8 @@ CASES: list[tuple[str, Seen]] = [
     ("FOO=1 rm x", Seen(("FOO=1 rm x",))),
     ("env -i A=1 B=2 rm x", Seen(("env -i A=1 B=2 rm x", "A=1 B=2 rm x"))),
     ("env", Seen(("env",))),
-    ("env - PATH=/x rm x", Seen(("env - PATH=/x rm x", "PATH=/x rm x"))),
+    # PATH chooses which program runs: what runs is not what the words name
+    ("env - PATH=/x rm x", Seen(("env - PATH=/x rm x", "PATH=/x rm x"), opaque=True)),
     ("env -S 'rm x'", Seen(("env -S rm x", "rm x"))),  # the string is split into a command
     ("env --sp='sh -c ls'", Seen(("env --sp=sh -c ls", "sh -c ls"), opaque=True)),
     ("env -vS'rm x'", Seen(("env -vSrm x", "rm x"))),
@@ -127,6 +128,8 @@ CASES: list[tuple[str, Seen]] = [
     ("script -qc 'rm x'", Seen(("script -qc rm x",), opaque=True)),
     ("python3 -c 'import os'", Seen(("python3 -c import os",), opaque=True)),
     ("python3 build.py", Seen(("python3 build.py",))),
+    ("python3 --version", Seen(("python3 --version",))),  # says what it is, reads no code
+    ("python3 -v", Seen(("python3 -v",), opaque=True)),  # verbose: code from its input
     ("python3 < x.py", Seen(("python3",), opaque=True)),
     ("node -e 'x'", Seen(("node -e x",), opaque=True)),
     ("perl -ne 'print' f", Seen(("perl -ne print f",), opaque=True)),

@@ -24,6 +24,7 @@ import os
 import shlex
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import Field
@@ -46,7 +47,7 @@ from stayer.tools.base import (
     Written,
 )
 from stayer.tools.builtin import ToolInput, env_value, tool_env
-from stayer.tools.builtin.bash_read_only import is_read_only_command, paths_read
+from stayer.tools.builtin.bash_read_only import is_read_only_command, paths_read, runs_git
 from stayer.tools.builtin.bash_saved import SavedOutput
 from stayer.tools.builtin.bash_writes import written
 from stayer.tools.saved import preview
@@ -147,12 +148,22 @@ class BashTool(Tool[BashInput]):
     def write_paths(self, tool_input: BashInput, cwd: Path) -> Written:
         """What the command writes (`bash_writes`), from the folder the shell is in now."""
         shell = self._cwd_by_root.get(cwd, cwd)
-        return written(shell_syntax.parse(tool_input.command), shell)
+        parsed = shell_syntax.parse(tool_input.command)
+        found = written(parsed, shell)
+        if parsed.unreadable:  # its words are not the shell's: any place it names may be
+            return replace(found, unknown=(*found.unknown, tool_input.command))
+        return found
 
     def is_read_only(self, tool_input: BashInput) -> bool:
         """Read-only by a real parse of the command and a table of programs that only look
-        (`bash_read_only`)."""
-        return is_read_only_command(tool_input.command)
+        (`bash_read_only`); git only while the shell is in the session's own repository (an
+        earlier `cd` into another would have git run that one's config)."""
+        if not is_read_only_command(tool_input.command):
+            return False
+        moved = any(
+            _repository(cwd) != _repository(root) for root, cwd in self._cwd_by_root.items()
+        )
+        return not (moved and runs_git(tool_input.command))
 
     def is_concurrency_safe(self, tool_input: BashInput) -> bool:
         """A read-only command may run beside others; one left in the background never is,
@@ -211,6 +222,17 @@ class BashTool(Tool[BashInput]):
         # Empty when the command replaced the shell (exec) or reset our trap; keep the old one.
         if recorded and Path(recorded).is_dir():
             self._cwd_by_root[ctx.cwd] = Path(recorded)
+
+
+def _repository(folder: Path) -> Path | None:
+    """The git directory git would use from `folder`: the first `.git` up from it, or the
+    first folder up from it that is a repository itself."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate / ".git"
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
+            return candidate
+    return None
 
 
 def _reporter(ctx: ToolContext) -> Callable[[OutputLines], None]:

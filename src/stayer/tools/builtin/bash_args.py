@@ -19,12 +19,26 @@ class Args:
     values: dict[str, list[Word]] = field(default_factory=dict[str, list[Word]])
 
     def of(self, *names: str) -> list[Word]:
-        """The values given to any of the options `names`."""
-        return [value for name in names for value in self.values.get(name, [])]
+        """The values given to any of the options `names` (a long one in any abbreviation,
+        as getopt takes them: `--target=x` for `--target-directory`)."""
+        return [
+            value
+            for given, values in self.values.items()
+            if any(_names(given, name) for name in names)
+            for value in values
+        ]
 
     def has(self, *names: str) -> bool:
-        """Whether any of the options `names` was given."""
-        return any(name in self.flags for name in names)
+        """Whether any of the options `names` was given (a long one in any abbreviation)."""
+        return any(_names(flag, name) for flag in self.flags for name in names)
+
+
+def _names(given: str, option: str) -> bool:
+    """Whether `given` stands for `option`: itself, or a prefix of a long option (taken
+    for every option it could abbreviate: the safe side for a writer)."""
+    return given == option or (
+        given.startswith("--") and len(given) > 3 and option.startswith(given)
+    )
 
 
 def read_args(words: tuple[Word, ...], with_value: frozenset[str] = frozenset()) -> Args:
@@ -54,7 +68,8 @@ def _long(args: Args, words: tuple[Word, ...], index: int, with_value: frozenset
     if equals:
         args.values.setdefault(name, []).append(Word(value))
         return 0
-    if name in with_value and index + 1 < len(words):
+    takes = any(_names(name, option) for option in with_value if option.startswith("--"))
+    if takes and index + 1 < len(words):
         args.values.setdefault(name, []).append(words[index + 1])
         return 1
     return 0

@@ -46,6 +46,12 @@ class Found:
         """A path known now: absolute as it is, relative from every folder of the line."""
         if not text:
             return
+        if text.startswith(("~+", "~-")) or re.match(r"~\d", text):
+            # the folder (`~+`), the one before, pushd's stack: from every folder it may be
+            rest = text.partition("/")[2]
+            self.paths += [os.path.normpath(os.path.join(b, rest)) for b in self.bases]
+            self.unknown += [os.path.join(moved, rest) for moved in self.moved] + [text]
+            return
         if text == "~" or text.startswith("~"):
             text = home(text)
         if text.startswith("/"):

@@ -49,8 +49,34 @@ def git(found: Found, command: SimpleCommand) -> None:
         found.every_word(command)
         return
     subcommand, rest = words[index].text, words[index + 1 :]
+    if _sets_config(subcommand, rest):
+        found.word(_inside(git_dir or Word(".git"), "config"))
     handler = _SUBCOMMANDS.get(subcommand, _other)
     handler(found, rest, git_dir)
+
+
+_CONFIG_KEEPERS = frozenset({"remote", "maintenance", "worktree", "sparse-checkout", "lfs",
+                             "submodule", "fsmonitor--daemon", "branch"})  # fmt: skip
+_UPSTREAM = re.compile(r"^(?:--set-upstream\S*|--track\S*|-[a-zA-Z]*[ut][a-zA-Z]*|--no-track)$")
+
+
+def _sets_config(subcommand: str, words: tuple[Word, ...]) -> bool:
+    """Whether a git call may write the repository's config: subcommands that keep their
+    state there (`remote add`, `maintenance register`, `branch --set-upstream-to`, a renamed
+    branch), and an upstream set by `push -u`, `checkout --track` and the like."""
+    from stayer.exec.git_calls import READ_ONLY_SUBCOMMANDS
+
+    looks = READ_ONLY_SUBCOMMANDS.get(subcommand)
+    if looks is not None and looks(words) is None:
+        return False  # `git remote -v`, `git branch --list`: it only looks
+    if subcommand in _CONFIG_KEEPERS:
+        return True
+    if subcommand in ("push", "pull", "fetch", "checkout", "switch"):
+        texts = [word.text for word in words]
+        upstream = any(_UPSTREAM.match(text) for text in texts)
+        starts = any(t in ("-b", "-B", "-c", "-C") for t in texts) and any("/" in t for t in texts)
+        return upstream or starts or any(word.dynamic for word in words)
+    return False
 
 
 def _config(found: Found, words: tuple[Word, ...], git_dir: Word | None) -> None:

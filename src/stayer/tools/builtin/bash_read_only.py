@@ -11,9 +11,10 @@ from __future__ import annotations
 import glob as _glob
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from stayer.exec.getopt import read_options
+from stayer.exec.getopt import OptionSpec, read_options
 from stayer.exec.git_calls import reads_history, split_git
 from stayer.exec.programs import WRAPPERS
 from stayer.exec.readers import READERS, line_judgement
@@ -28,20 +29,25 @@ def is_read_only_command(command_line: str) -> bool:
     return read_only_reason(command_line) is None
 
 
+def runs_git(command_line: str) -> bool:
+    """Whether the line runs git anywhere."""
+    return any(command.program == "git" for command in parse(command_line).every_command())
+
+
 def read_only_reason(command_line: str) -> str | None:
     """Why `command_line` is not read-only, in a few words; None when it is."""
     return line_judgement(parse(command_line))
 
 
 NOT_FILE_READERS = frozenset(
-    {"echo", "printf", "true", "false", "test", "[", "pwd", "which", "type", "date", "expr",
+    {"echo", "printf", "true", "false", "test", "[", "pwd", "which", "type", "expr",
      "seq", "sleep", "basename", "dirname", "whoami", "id", "uname", "hostname", "exit",
      "export", "set", "unset", "read", "wait", "kill", "return", "shift", "ulimit", "umask",
      "nproc"}
 )  # fmt: skip
 """Programs that never open their arguments as files, whose words a read rule need not see."""
 
-_CHANGES_FOLDER = frozenset({"cd", "pushd"})
+_CHANGES_FOLDER = frozenset({"cd", "pushd", "popd"})
 _LISTS_FOLDER = frozenset({"ls", "dir", "vdir", "du", "find", "tree"})
 """Programs that read the folder they run in when given none."""
 
@@ -62,29 +68,103 @@ def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | Non
     if parsed.hidden or any(target.dynamic for target in parsed.reads):
         return None
     words: list[str] = []
-    here = str(cwd) if cwd is not None else ""
+    shell = _Folders(str(cwd) if cwd is not None else "")
     for command in parsed.every_command():
         if command.fed or hides_reads(command) or _moves_elsewhere(command):
             return None  # it reads names it is given elsewhere than its words
+        if command.program in _CHANGES_FOLDER:
+            if not shell.move(command):
+                return None
+            continue
         if command.program in NOT_FILE_READERS:
             continue
-        named = _named(command, here)
+        named = _command_reads(command, shell)
         if named is None:
             return None
-        if command.program in _CHANGES_FOLDER:
-            here = os.path.join(here, named[0]) if named else str(Path.home())
-            continue
-        if not _operands(command) and command.program in _LISTS_FOLDER:
-            named.append(".")
-        trees = tree_operands(command)
-        if trees is not None:
-            named += [folder.rstrip("/") + "/**" for folder in trees or ["."]]
-        if command.program == "git" and _git_history(command):
-            limited = _pathspecs(command)
-            named += [HISTORY + (here or ".")] if limited is None else limited
-        words += [os.path.join(here, word) if here and not word.startswith(HISTORY) else word
-                  for word in named]  # fmt: skip
-    return (*words, *(os.path.join(here, t.text) if here else t.text for t in parsed.reads))
+        words += [shell.join(word) for word in named]
+    redirected = [shell.join(target.text) for target in parsed.reads]
+    found = (*words, *redirected)
+    if any(_PROCESS_PATH.match(path) for path in found):
+        return None  # a process's own view (its folder, its open files): not the shell's
+    return found
+
+
+_PROCESS_PATH = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)/|dev/fd/)")
+
+
+def _command_reads(command: SimpleCommand, shell: _Folders) -> list[str] | None:
+    """What one command (not a `cd`) may read, relative to the shell's folder."""
+    named = _named(command, shell)
+    if named is None:
+        return None
+    if not _operands(command) and command.program in _LISTS_FOLDER:
+        named.append(".")
+    trees = tree_operands(command)
+    if trees is not None:
+        named += [folder.rstrip("/") + "/**" for folder in trees or ["."]]
+    if command.program == "git" and _git_history(command):
+        limited = _pathspecs(command)
+        if limited is None and _names_its_blobs(command):
+            limited = []  # `show REV:path`, `blame path`: its words name what it prints
+        named += [HISTORY + (shell.here or ".")] if limited is None else limited
+    return named
+
+
+@dataclass
+class _Folders:
+    """Where the shell is as a line runs: the folder, the one before (`cd -`, `~-`), and
+    pushd's stack."""
+
+    here: str
+    previous: str | None = None
+    stack: list[str] = field(default_factory=list[str])
+
+    def join(self, word: str) -> str:
+        if not self.here or word.startswith(HISTORY):
+            return word
+        return os.path.join(self.here, word)
+
+    def move(self, command: SimpleCommand) -> bool:
+        """Follow a `cd`, `pushd` or `popd`; False when where it goes cannot be told."""
+        operands = [w for w in command.words[1:] if not (w.text.startswith("-") and w.text != "-")]
+        if any(word.dynamic for word in operands) or len(operands) > 1:
+            return False
+        target = operands[0].text if operands else None
+        if command.program == "popd":
+            if target is not None or not self.stack:
+                return False
+            return self._go(self.stack.pop())
+        if target is not None and target.startswith(("+", "-")) and target != "-":
+            return False  # a place in the stack by number
+        if command.program == "pushd":
+            if target is None:
+                return False  # swaps the top two: follow no further
+            self.stack.append(self.here)
+        if target == "-":
+            return self.previous is not None and self._go(self.previous)
+        expanded = str(Path.home()) if target is None else self.tilde(target)
+        return expanded is not None and self._go(os.path.join(self.here, expanded))
+
+    def _go(self, folder: str) -> bool:
+        self.previous, self.here = self.here, folder
+        return True
+
+    def tilde(self, text: str) -> str | None:
+        """`text` with a leading tilde expanded as bash does (``~``, ``~user``, ``~+`` the
+        folder, ``~-`` the one before); None for one the line cannot tell (``~2``)."""
+        if not text.startswith("~"):
+            return text
+        head, slash, rest = text.partition("/")
+        if head == "~+":
+            return self.here + slash + rest
+        if head == "~-":
+            return None if self.previous is None else self.previous + slash + rest
+        if re.fullmatch(r"~[+-]?\d+", head):
+            return None
+        try:
+            return os.path.expanduser(text)
+        except (KeyError, RuntimeError):
+            return text
 
 
 HISTORY = HISTORY_READ
@@ -124,32 +204,74 @@ def _pathspecs(command: SimpleCommand) -> list[str] | None:
     return [spec.rstrip("/") + "/**" for spec in given]
 
 
+def _names_its_blobs(command: SimpleCommand) -> bool:
+    """Whether a git call prints only files its words name: `git show` or `git cat-file` of
+    `REV:path` words alone, `git blame` or `git annotate` of a path."""
+    call = split_git(command.words[1:])
+    if call is None or call.subcommand is None:
+        return False
+    operands = [w.text for w in call.arguments if not w.text.startswith("-")]
+    if call.subcommand in ("show", "cat-file"):
+        named = [o for o in operands if o not in ("blob", "tree", "commit", "tag")]
+        return bool(named) and all(":" in o for o in named)
+    if call.subcommand in ("blame", "annotate"):
+        return bool(operands) and all(":" not in o for o in operands)
+    return False
+
+
 def _operands(command: SimpleCommand) -> list[str]:
     return [word for word in command.argv[1:] if not word.startswith("-")]
 
 
-def _named(command: SimpleCommand, here: str) -> list[str] | None:
-    """The words of a command that may name files (an option's value too), each expanded as
-    the shell would: tilde, braces, globs on disk; None when one is known only when the line
-    runs."""
+def _named(command: SimpleCommand, shell: _Folders) -> list[str] | None:
+    """The words of a command that may name files (an option's value too, glued to a short
+    option or not), each expanded as the shell would: tilde, braces, globs on disk; None when
+    one is known only when the line runs."""
     named: list[str] = []
+    known = READERS.get(command.program)
+    glued = _glued_values(command, known.spec) if known is not None else None
     for word in command.words[1:]:
-        text = word.text.partition("=")[2] if word.text.startswith("-") else word.text
-        if not text:
-            continue
-        expanded = _expanded(text, dynamic=word.dynamic, here=here)
-        if expanded is None:
-            return None
-        named += expanded
-        if command.program == "git":
-            named += [item.partition(":")[2] for item in expanded if ":" in item]
-    return named
+        texts = _values(word.text, exact=glued is not None)
+        if word.dynamic and word.text.startswith("-") and not word.text.startswith("--"):
+            # a reader's glued value known only when it runs could be any file; another
+            # program's (`make -j$(nproc)`) is taken for a value, not a file
+            texts = [] if glued is None else [word.text[2:]]
+        for text in texts:
+            expanded = _expanded(text, dynamic=word.dynamic, shell=shell)
+            if expanded is None:
+                return None
+            named += expanded
+            if command.program == "git":
+                named += [item.partition(":")[2] for item in expanded if ":" in item]
+    return named + (glued or [])
+
+
+def _glued_values(command: SimpleCommand, spec: OptionSpec) -> list[str] | None:
+    """The values a program of the table takes glued to a short option (``-fFILE``), read
+    with its own option list; None when the options cannot be read."""
+    reading = read_options(spec, command.words[1:])
+    if reading.problem is not None:
+        return None
+    glued = [w.text[2:] for w in command.words[1:] if w.text.startswith("-") and len(w.text) > 2]
+    return [value for _, value in reading.options if value and any(value in g for g in glued)]
+
+
+def _values(text: str, *, exact: bool = False) -> list[str]:
+    """What in a word may be a file's name: the word; for ``--opt=value`` the value; for a
+    short option with its value glued on (``-fFILE``, ``-nsFILE``), every tail it could be,
+    unless the program's own options say which (`exact`)."""
+    if text.startswith("--"):
+        value = text.partition("=")[2]
+        return [value] if value else []
+    if text.startswith("-") and len(text) > 2 and not exact:
+        return [text[index:] for index in range(2, min(len(text), 64))] + [text[2:]]
+    return [] if text.startswith("-") else [text]
 
 
 _MOST_EXPANSIONS = 1_000
 
 
-def _expanded(text: str, *, dynamic: bool, here: str) -> list[str] | None:
+def _expanded(text: str, *, dynamic: bool, shell: _Folders) -> list[str] | None:
     """What one word names once the shell has expanded it (the word itself too); None when
     that is known only when the line runs, or is too large to follow."""
     if dynamic and ("$" in text or "`" in text or "'" in text or '"' in text or "\\" in text):
@@ -157,24 +279,45 @@ def _expanded(text: str, *, dynamic: bool, here: str) -> list[str] | None:
     found = brace_expansion(text) if dynamic else [text]
     if found is None:
         return None
-    found = [_tilde(item) for item in found] + ([text] if dynamic else [])
+    tilded = [shell.tilde(item) for item in found]
+    if None in tilded:
+        return None
+    found = [item for item in tilded if item is not None] + ([text] if dynamic else [])
     if text.startswith("~") and not dynamic:
         found.append(text)  # a program given `~` unexpanded (``--opt=~/x``) opens it as is
-    if dynamic and here:
+    if dynamic and shell.here:
         for pattern in list(found):
-            found += _glob.glob(pattern, root_dir=here, recursive=True)
+            found += _glob.glob(_loosened(pattern), root_dir=shell.here, recursive=True)
             if len(found) > _MOST_EXPANSIONS:
                 return None
     return list(dict.fromkeys(found))
 
 
-def _tilde(text: str) -> str:
-    if not text.startswith("~"):
-        return text
-    try:
-        return os.path.expanduser(text)
-    except (KeyError, RuntimeError):
-        return text
+def _loosened(pattern: str) -> str:
+    """A glob whose bracket expressions (``[[:alpha:]]``, ``[^x]``, which Python's glob reads
+    otherwise than bash) each match any one character: it finds every file bash's would."""
+    out: list[str] = []
+    index = 0
+    while index < len(pattern):
+        if pattern[index] == "[":
+            end = index + 1
+            if end < len(pattern) and pattern[end] in "!^":
+                end += 1
+            if end < len(pattern) and pattern[end] == "]":
+                end += 1
+            while end < len(pattern) and pattern[end] != "]":
+                if pattern.startswith("[:", end):
+                    close = pattern.find(":]", end + 2)
+                    end = close + 2 if close != -1 else end + 1
+                else:
+                    end += 1
+            if end < len(pattern):
+                out.append("?")
+                index = end + 1
+                continue
+        out.append(pattern[index])
+        index += 1
+    return "".join(out)
 
 
 _BRACE_RANGE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
@@ -311,6 +454,15 @@ def _grep_trees(command: SimpleCommand) -> list[str] | None:
     return operands if given else operands[1:]
 
 
+_NAME_LISTS = {
+    "tar": ("T", ("files-from",)),
+    "zip": ("@", ("names-stdin",)),
+    "rsync": ("", ("files-from",)),
+    "cpio": ("", ()),
+}
+"""Programs that read the names of the files to read from a file or their input."""
+
+
 def hides_reads(command: SimpleCommand) -> bool:
     """Whether a command reads files named somewhere its words do not show: a list in a file
     (``--files0-from``, ``sha256sum -c``, ``file -f``), a sed script's ``r`` command."""
@@ -318,6 +470,14 @@ def hides_reads(command: SimpleCommand) -> bool:
     if program == "sed":
         call = sed_call(command.words[1:])
         return call is None or call.files or call.runs
+    if program in _NAME_LISTS:
+        letters, longs = _NAME_LISTS[program]
+        return program == "cpio" or any(
+            (w.startswith("--") and any(o.startswith(w[2:].split("=")[0]) for o in longs)
+             and len(w) > 2)
+            or (w.startswith("-") and not w.startswith("--") and set(w[1:]) & set(letters))
+            for w in command.argv[1:]
+        )  # fmt: skip
     reader = READERS.get(program)
     if reader is None or not reader.hidden_reads:
         return False

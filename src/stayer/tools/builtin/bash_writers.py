@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable
 
+from stayer.exec.sed_scripts import sed_call
 from stayer.exec.shell_syntax import SimpleCommand, Word
 from stayer.tools.builtin.bash_args import options, read_args
 from stayer.tools.builtin.bash_config_writes import (
@@ -135,9 +136,12 @@ def sed(found: Found, command: SimpleCommand) -> None:
         scripts, operands = [operands[0]], operands[1:]
     for script in scripts:
         found.pieces(script)
-        for target in re.findall(r"\b[wW]\s*(\S+)", script.text):
+        for target in re.findall(r"[wW]\s*(\S+)", script.text):
             found.path(target)
-    if _in_place(words):
+    call = sed_call(words)
+    for target in () if call is None else call.writes:
+        found.path(target)
+    if call is None or call.in_place or _in_place(words):
         for word in operands:
             found.word(word)
 
