@@ -205,8 +205,8 @@ HIDES_LATER = frozenset({"alias", "hash", "enable"})
 TEXT_RUNNERS = frozenset(
     {"eval", "source", ".", "trap", "fc", "watch", "script", "compgen", "complete", "su",
      "runuser", "sg", "newgrp", "at", "batch", "crontab", "parallel", "sem", "unshare",
-     "nsenter", "chrt", "numactl", "prlimit", "setpriv", "pkexec", "systemd-run", "firejail", "proot",
-     "fakeroot", "fakechroot", "torsocks", "proxychains", "proxychains4", "xvfb-run",
+     "nsenter", "chrt", "numactl", "prlimit", "setpriv", "pkexec", "systemd-run", "firejail",
+     "proot", "fakeroot", "fakechroot", "torsocks", "proxychains", "proxychains4", "xvfb-run",
      "dbus-run-session", "dbus-launch", "strace", "ltrace", "valgrind", "gdb", "lldb", "perf",
      "catchsegv", "chpst", "expect", "tmux", "screen", "ssh", "entr", "inotifywait"}
 )  # fmt: skip
