@@ -63,9 +63,8 @@ def test_demo_refuses_words_it_does_not_take_in_one_line(
     done = stayer("demo", *words, cwd=tmp_path, env=NO_MODEL)
     assert (done.status, done.stdout) == (2, "")
     (line,) = done.stderr.splitlines()
-    assert line == (
-        f"stayer: demo: unrecognized arguments: {' '.join(words)}; usage: stayer demo"
-    )
+    given = " ".join(words)
+    assert line == f"stayer: demo: unrecognized arguments: {given}; usage: stayer demo"
 
 
 @pytest.mark.parametrize("word", ["permissions", "demo"])

@@ -164,8 +164,6 @@ def _print_outcome(
     elif printer.output_format == "text":
         if finished.terminal is Terminal.COMPLETED:
             out.write(finished.result_text.rstrip("\n") + "\n")
-            if finished.message != finished.result_text:  # why it ended here (a hook's cap)
-                print(f"stayer: {finished.message}", file=sys.stderr)
         else:
             print(f"stayer: {finished.terminal.value}: {finished.message}", file=sys.stderr)
     out.flush()
