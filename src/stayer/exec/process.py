@@ -19,9 +19,10 @@ import codecs
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from stayer.exec.capture import Captured, HeadTail, Spool
 from stayer.exec.lines import LineRelay, OutputLines
@@ -237,7 +238,7 @@ async def spawn(
     pipe, then closed), output into `collector`; its group is recorded in `LIVE_GROUPS`, which
     the caller must discard it from."""
     loop = asyncio.get_running_loop()
-    transport, _ = await loop.subprocess_exec(
+    starting = loop.subprocess_exec(
         lambda: collector,
         *argv,
         stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
@@ -247,10 +248,30 @@ async def spawn(
         env=None if env is None else dict(env),
         start_new_session=True,
     )
+    transport = await _started(starting, collector)
     LIVE_GROUPS.add(transport.get_pid())
     if input is not None:
         _feed(transport, input)
     return transport, collector
+
+
+async def _started(
+    starting: Coroutine[Any, Any, tuple[asyncio.SubprocessTransport, Any]], collector: Collector
+) -> asyncio.SubprocessTransport:
+    """The transport of a child being started. A caller cancelled meanwhile (the run was
+    interrupted) is told only once the child has started and its group is stopped: the child
+    may be running already and have started others, and asyncio alone would kill the child
+    only, then wait for pipes that its own children still hold open."""
+    task = asyncio.ensure_future(starting)
+    try:
+        transport, _ = await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):  # cancelled again: stop waiting, still raise
+            transport, _ = await asyncio.shield(task)
+            await stop_group(transport.get_pid(), collector.exited)
+            transport.close()
+        raise
+    return transport
 
 
 def _feed(transport: asyncio.SubprocessTransport, data: bytes) -> None:
