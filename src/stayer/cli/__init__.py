@@ -219,7 +219,17 @@ def _report(error: StayerError, argv: Sequence[str]) -> None:
         from stayer.ui.error_result import error_result_line
 
         line = error_result_line(str(error), session_id=session_id_in(argv))
-        print(line, flush=True)
+        try:
+            print(line, flush=True)
+        except BrokenPipeError:  # nobody reads it; standard error has the line
+            _quiet_stdout()
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so Python's flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -235,8 +245,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         status = 1
     except KeyboardInterrupt:
         status = 130
-    except BrokenPipeError:  # the reader went away (`stayer -p ... | head`): stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    except BrokenPipeError:  # the reader went away before the run began (`stayer -v | true`)
+        _quiet_stdout()
         status = EXIT_BROKEN_PIPE
     sys.exit(status)
