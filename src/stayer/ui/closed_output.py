@@ -39,7 +39,9 @@ class GuardedOutput:
         self._stream = stream
         self._on_gone = on_gone
         self.gone = False
-        """Whether the reader has gone (every write since was dropped)."""
+        """Whether the reader went away before the output was complete (every write since
+        was dropped)."""
+        self._complete = False
 
     def write(self, text: str) -> None:
         """Write `text`, unless the reader is gone (noticed here or by the watcher)."""
@@ -59,9 +61,14 @@ class GuardedOutput:
         except (BrokenPipeError, ConnectionResetError):
             self.reader_gone()
 
+    def complete(self) -> None:
+        """All of the output is out: a reader that leaves from now on missed nothing (a
+        program SIGPIPE would kill goes on to exit normally once it writes no more)."""
+        self._complete = True
+
     def reader_gone(self) -> None:
         """Nobody reads any more: drop what follows and tell `on_gone`, once."""
-        if self.gone:
+        if self.gone or self._complete:
             return
         self.gone = True
         _point_at_devnull(self._stream)

@@ -140,6 +140,8 @@ async def print_run(
                 collected.extend(lines)
             if isinstance(event, Finished):
                 finished = event
+                if printer.output_format == "stream-json":
+                    output.complete()  # its result line is out: the reader may leave now
     if finished is not None and not output.gone:
         _print_outcome(finished, writer, printer, collected, output)
     if output.gone:  # whatever the run came to, nobody reads it: end as SIGPIPE would, quietly

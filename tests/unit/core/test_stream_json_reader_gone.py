@@ -67,6 +67,18 @@ def test_a_write_nobody_reads_marks_the_reader_gone_once(pipe: Pipe) -> None:
     stream.flush()
 
 
+def test_a_reader_leaving_once_the_output_is_complete_missed_nothing(pipe: Pipe) -> None:
+    told: list[str] = []
+    output = GuardedOutput(pipe.stream, lambda: told.append("gone"))
+    output.write('{"type":"result"}\n')
+    output.flush()
+    output.complete()
+    assert pipe.read(100) == b'{"type":"result"}\n'
+    pipe.close_reader()
+    output.reader_gone()  # as the watcher would say
+    assert (output.gone, told) == (False, [])
+
+
 async def test_the_watcher_tells_at_once_when_the_reader_closes_with_nothing_written(
     pipe: Pipe,
 ) -> None:
