@@ -266,10 +266,16 @@ async def _started(
     try:
         transport, _ = await asyncio.shield(task)
     except asyncio.CancelledError:
-        with contextlib.suppress(BaseException):  # cancelled again: stop waiting, still raise
+        # cancelled again, or it failed to start: stop waiting, and pass the cancellation on
+        with contextlib.suppress(asyncio.CancelledError, Exception):
             transport, _ = await asyncio.shield(task)
-            await stop_group(transport.get_pid(), collector.exited)
-            transport.close()
+            pgid = transport.get_pid()
+            LIVE_GROUPS.add(pgid)  # a second Ctrl+C meanwhile kills it at once
+            try:
+                await stop_group(pgid, collector.exited)
+            finally:
+                LIVE_GROUPS.discard(pgid)
+                transport.close()
         raise
     return transport
 
