@@ -238,7 +238,8 @@ async def spawn(
     pipe, then closed), output into `collector`; its group is recorded in `LIVE_GROUPS`, which
     the caller must discard it from."""
     loop = asyncio.get_running_loop()
-    starting = loop.subprocess_exec(
+    transport, _ = await _start_whole(
+        loop.subprocess_exec,
         lambda: collector,
         *argv,
         stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
@@ -248,36 +249,10 @@ async def spawn(
         env=None if env is None else dict(env),
         start_new_session=True,
     )
-    transport = await _started(starting, collector)
     LIVE_GROUPS.add(transport.get_pid())
     if input is not None:
         _feed(transport, input)
     return transport, collector
-
-
-async def _started(
-    starting: Coroutine[Any, Any, tuple[asyncio.SubprocessTransport, Any]], collector: Collector
-) -> asyncio.SubprocessTransport:
-    """The transport of a child being started. A caller cancelled meanwhile (the run was
-    interrupted) is told only once the child has started and its group is stopped: the child
-    may be running already and have started others, and asyncio alone would kill the child
-    only, then wait for pipes that its own children still hold open."""
-    task = asyncio.ensure_future(starting)
-    try:
-        transport, _ = await asyncio.shield(task)
-    except asyncio.CancelledError:
-        # cancelled again, or it failed to start: stop waiting, and pass the cancellation on
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            transport, _ = await asyncio.shield(task)
-            pgid = transport.get_pid()
-            LIVE_GROUPS.add(pgid)  # a second Ctrl+C meanwhile kills it at once
-            try:
-                await stop_group(pgid, collector.exited)
-            finally:
-                LIVE_GROUPS.discard(pgid)
-                transport.close()
-        raise
-    return transport
 
 
 def _feed(transport: asyncio.SubprocessTransport, data: bytes) -> None:
@@ -331,6 +306,33 @@ async def stop_group(pgid: int, exited: asyncio.Event) -> None:
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+async def _start_whole(
+    start: Callable[..., Coroutine[Any, Any, tuple[asyncio.SubprocessTransport, Any]]],
+    *args: Any,
+    **kwargs: Any,
+) -> tuple[asyncio.SubprocessTransport, Any]:
+    """`start(*args, **kwargs)` (a child's start). A caller cancelled meanwhile (the run was
+    interrupted) is told only once the child has started and its group is stopped: the child
+    may be running already and have started others, and asyncio alone would kill the child
+    only, then wait for pipes that its own children still hold open."""
+    task = asyncio.ensure_future(start(*args, **kwargs))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        # cancelled again, or it failed to start: stop waiting, and pass the cancellation on
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            transport, protocol = await asyncio.shield(task)
+            pgid = transport.get_pid()
+            LIVE_GROUPS.add(pgid)  # a second Ctrl+C meanwhile kills it at once
+            try:
+                exited = protocol.exited if isinstance(protocol, Collector) else asyncio.Event()
+                await stop_group(pgid, exited)
+            finally:
+                LIVE_GROUPS.discard(pgid)
+                transport.close()
+        raise
 
 
 def group_alive(pgid: int) -> bool:
