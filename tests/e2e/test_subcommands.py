@@ -33,7 +33,7 @@ def test_permissions_help_is_the_same_usage_with_status_0(tmp_path: Path, flag: 
 def test_permissions_check_help_prints_its_options_and_checks_nothing(tmp_path: Path) -> None:
     done = stayer("permissions", "check", "--help", cwd=tmp_path, env=NO_MODEL)
     assert (done.status, done.stderr) == (0, "")
-    assert done.stdout.startswith("usage: stayer permissions check [--settings FILE]")
+    assert done.stdout.startswith("usage: stayer permissions check [--settings FILE")
     assert "--permission-mode MODE" in done.stdout
     assert "would have been" not in done.stdout  # no report: nothing was replayed
 
