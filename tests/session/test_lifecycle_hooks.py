@@ -10,7 +10,15 @@ import pytest
 
 import stayer
 from stayer.errors import ConfigError
-from stayer.events import Continue, Continuing, Finished, HookRan, SessionStarted, Terminal
+from stayer.events import (
+    Continue,
+    Continuing,
+    Finished,
+    HookRan,
+    SessionStarted,
+    StreamEvent,
+    Terminal,
+)
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import text
 from stayer.session.options import QueryOptions
@@ -49,7 +57,9 @@ async def test_a_blocking_stop_hook_sends_the_model_back_then_sees_stop_hook_act
     assert (finished.terminal, finished.result_text) == (Terminal.COMPLETED, "tests pass, done")
 
 
-async def test_a_stop_hook_that_always_blocks_is_capped_and_the_turn_says_why(k: Kit) -> None:
+async def test_a_stop_hook_that_never_approves_ends_the_run_as_stop_hook_prevented(
+    k: Kit,
+) -> None:
     k.install({"Stop": [hook(k.command("block", "never done"))]})
     k.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "2"
     events, model = await run(k, [text("one"), text("two"), text("three")])
@@ -57,8 +67,25 @@ async def test_a_stop_hook_that_always_blocks_is_capped_and_the_turn_says_why(k:
     assert len(k.of("Stop")) == 3 and len(model.requests) == 3
     finished = events[-1]
     assert isinstance(finished, Finished)
-    assert finished.terminal is Terminal.COMPLETED and finished.result_text == "three"
-    assert finished.message.startswith("A Stop hook kept the turn from ending 2 times in a row")
+    assert (finished.terminal, finished.is_error, finished.result_text) == (
+        Terminal.STOP_HOOK_PREVENTED,
+        True,
+        "",
+    )
+    command = k.command("block", "never done")
+    assert finished.message == (
+        "A Stop hook kept the turn from ending 2 times in a row with no tool call in between, "
+        "the most allowed (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=2), so the run ends without its "
+        "approval. A Stop hook should check stop_hook_active in its input and let the turn end "
+        f"while it is true. The hook's last words:\n[{command}]: never done"
+    )
+    assert [type(e).__name__ for e in events if not isinstance(e, StreamEvent)] == [
+        "SessionStarted",
+        *["RequestStarted", "HookRan", "Continuing"] * 2,
+        "RequestStarted",
+        "HookRan",
+        "Finished",
+    ]
 
 
 async def test_the_default_cap_is_eight_blocks(k: Kit) -> None:
@@ -66,7 +93,9 @@ async def test_the_default_cap_is_eight_blocks(k: Kit) -> None:
     events, model = await run(k, [text(f"answer {n}") for n in range(9)])
     finished = events[-1]
     assert len(model.requests) == 9
-    assert isinstance(finished, Finished) and "8 times in a row" in finished.message
+    assert isinstance(finished, Finished) and finished.terminal is Terminal.STOP_HOOK_PREVENTED
+    assert "8 times in a row" in finished.message
+    assert "(CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=8)" in finished.message
 
 
 async def test_continue_false_from_a_stop_hook_ends_as_stop_hook_prevented(k: Kit) -> None:

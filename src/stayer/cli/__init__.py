@@ -5,6 +5,8 @@
     stayer demo            a live session on a small task in a throwaway repository
     stayer permissions check [TRANSCRIPT...]   past sessions' tool calls replayed against rules
 
+A subcommand is the first word only (see `subcommands`): `stayer -p demo` is a prompt.
+
 Unknown flags are reported on standard error and ignored, so newer callers (claude-agent-sdk
 passes flags stayer may not know yet) keep working. Errors in what the user gave are one line
 on standard error and exit status 2; a run that ends in error exits 1.
@@ -30,6 +32,7 @@ from .flags import (
     session_id_in,
     warn_ignored,
 )
+from .subcommands import subcommand
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141
@@ -180,43 +183,11 @@ def _resume_choice(given: str | None) -> str | None:
     return found[int(answer) - 1].session_id
 
 
-async def _demo() -> int:
-    from stayer.providers.select import model_configured
-    from stayer.session.demo import PROMPT, make_repo, scripted_model
-    from stayer.session.options import QueryOptions
-    from stayer.session.query import query
-    from stayer.ui.headless import show_live
-
-    root = await make_repo()
-    scripted = None
-    if model_configured(os.environ):
-        print(f"stayer demo: a real session on a throwaway repository at {root}", file=sys.stderr)
-    else:
-        print(
-            "stayer: no model configured (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or a base "
-            "URL); running the offline demo on the scripted model, with real tools",
-            file=sys.stderr,
-        )
-        scripted = scripted_model(root)
-    options = QueryOptions(cwd=root, permission_mode="bypassPermissions", provider=scripted)
-    print(f"> {PROMPT}\n", flush=True)
-    status = await show_live(query(PROMPT, options=options), options.abort, sys.stdout)
-    if scripted is not None and status == 0:
-        scripted.assert_done()
-    print(f"\nThe repository is still there to inspect: {root}", file=sys.stderr)
-    return status
-
-
 def run(argv: Sequence[str]) -> int:
     """Run the command line `argv` (without the program name); returns the exit status."""
-    if list(argv[:1]) == ["demo"]:
-        import asyncio
-
-        return asyncio.run(_demo())
-    if list(argv[:2]) == ["permissions", "check"]:
-        from .permissions_check import run as check_permissions
-
-        return check_permissions(argv[2:])
+    status = subcommand(argv)
+    if status is not None:
+        return status
     args, unknown = build_parser().parse_known_args(list(argv))
     strays = [item for item in unknown if not item.startswith("-")]
     if strays:
@@ -248,7 +219,17 @@ def _report(error: StayerError, argv: Sequence[str]) -> None:
         from stayer.ui.error_result import error_result_line
 
         line = error_result_line(str(error), session_id=session_id_in(argv))
-        print(line, flush=True)
+        try:
+            print(line, flush=True)
+        except BrokenPipeError:  # nobody reads it; standard error has the line
+            _quiet_stdout()
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so Python's flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -264,8 +245,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         status = 1
     except KeyboardInterrupt:
         status = 130
-    except BrokenPipeError:  # the reader went away (`stayer -p ... | head`): stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    except BrokenPipeError:  # the reader went away before the run began (`stayer -v | true`)
+        _quiet_stdout()
         status = EXIT_BROKEN_PIPE
     sys.exit(status)

@@ -20,9 +20,10 @@ import codecs
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from stayer.exec.capture import Captured, HeadTail, Spool
 from stayer.exec.lines import LineRelay, OutputLines
@@ -242,7 +243,8 @@ async def spawn(
     Raises `OSError` when the program, or the watchdog, cannot start."""
     ensure_watchdog()
     loop = asyncio.get_running_loop()
-    transport, _ = await loop.subprocess_exec(
+    transport, _ = await _start_whole(
+        loop.subprocess_exec,
         lambda: collector,
         *argv,
         stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
@@ -315,6 +317,33 @@ async def stop_group(pgid: int, exited: asyncio.Event) -> None:
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+async def _start_whole(
+    start: Callable[..., Coroutine[Any, Any, tuple[asyncio.SubprocessTransport, Any]]],
+    *args: Any,
+    **kwargs: Any,
+) -> tuple[asyncio.SubprocessTransport, Any]:
+    """`start(*args, **kwargs)` (a child's start). A caller cancelled meanwhile (the run was
+    interrupted) is told only once the child has started and its group is stopped: the child
+    may be running already and have started others, and asyncio alone would kill the child
+    only, then wait for pipes that its own children still hold open."""
+    task = asyncio.ensure_future(start(*args, **kwargs))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        # cancelled again, or it failed to start: stop waiting, and pass the cancellation on
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            transport, protocol = await asyncio.shield(task)
+            pgid = transport.get_pid()
+            LIVE_GROUPS.add(pgid)  # a second Ctrl+C meanwhile kills it at once
+            try:
+                exited = protocol.exited if isinstance(protocol, Collector) else asyncio.Event()
+                await stop_group(pgid, exited)
+            finally:
+                LIVE_GROUPS.discard(pgid)
+                transport.close()
+        raise
 
 
 def group_alive(pgid: int) -> bool:

@@ -26,7 +26,8 @@ The tree for a response without tool calls, in order:
    with the check's last output, never a false `completed`. When they pass, the Stop hooks
    (settings `hooks`) have their say (`after_stop_hook`): a block sends their feedback back
    through the same branch, with a cap of its own on blocks in a row (`max_hook_blocks`,
-   reset by a tool round), and `continue: false` ends the run (`stop_hook_prevented`);
+   reset by a tool round); past the cap, and on `continue: false`, the run ends
+   (`stop_hook_prevented`);
 5. a token budget (SPEC §3.4) not yet 90% spent: the model is told to keep going
    (`token_budget_continuation`), until its continuations stop adding much (see `budget`);
 6. `completed`.
@@ -63,6 +64,7 @@ from .state import LoopParams, LoopState, StopVerdict
 from .stream_cut import is_resume_note
 
 MAX_OUTPUT_RECOVERIES = 3
+BLOCK_CAP_VARIABLE = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
 MAX_MALFORMED_RETRIES = 2
 MAX_EMPTY_RETRIES = 2
 
@@ -174,8 +176,10 @@ def before_completing(params: LoopParams, state: LoopState, feedback: list[str])
 def after_stop_hook(params: LoopParams, state: LoopState, verdict: StopVerdict) -> Step | None:
     """The Stop hook's word: end the run (`continue: false`), send the model back with its
     feedback (`stop_hook_blocking`), or nothing to add (None). Past `max_hook_blocks` blocks
-    in a row the turn ends as completed, saying so: a hook that ignores `stop_hook_active`
-    must not keep a run going forever (Claude Code's cap, default 8)."""
+    in a row the run ends too: a hook that ignores `stop_hook_active` must not keep a run
+    going forever (Claude Code's cap, default 8). Claude Code then ends the turn as
+    `completed`; stayer ends it as `stop_hook_prevented` with the hook's last words, since
+    the hook never approved the answer and a caller must not take it for finished work."""
     if verdict.prevent is not None:
         return Finish(Terminal.STOP_HOOK_PREVENTED, verdict.prevent or "A Stop hook ended the run.")
     if verdict.block is None:
@@ -183,10 +187,11 @@ def after_stop_hook(params: LoopParams, state: LoopState, verdict: StopVerdict) 
     cap = params.max_hook_blocks
     if cap and state.hook_blocks >= cap:
         return Finish(
-            Terminal.COMPLETED,
+            Terminal.STOP_HOOK_PREVENTED,
             f"A Stop hook kept the turn from ending {state.hook_blocks} times in a row with no "
-            "tool call in between, so the turn ends here. A Stop hook should check "
-            "stop_hook_active in its input and let the turn end while it is true.",
+            f"tool call in between, the most allowed ({BLOCK_CAP_VARIABLE}={cap}), so the run "
+            "ends without its approval. A Stop hook should check stop_hook_active in its input "
+            f"and let the turn end while it is true. The hook's last words:\n{verdict.block}",
         )
     state = replace(
         state,

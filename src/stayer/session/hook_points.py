@@ -13,7 +13,8 @@ own points (a prompt going in, the session starting and ending).
 * A `continue: false` from a tool hook ends the run after its tool round (`hook_stopped`).
 * Stop runs when the model would stop (the loop's `stop_hook`); a block sends the model back,
   at most `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` (default 8, 0: no cap) times in a row with no
-  tool call between, as in Claude Code. PreCompact runs before a summary.
+  tool call between, as in Claude Code; past that the run ends as `stop_hook_prevented` with
+  the hook's last words (Claude Code ends it as completed). PreCompact runs before a summary.
 * UserPromptSubmit runs before a prompt goes in: a block keeps it out and says why; plain
   stdout and `additionalContext` go in with it. SessionStart (source `startup` or `resume`)
   runs before the first prompt and its context goes in with that prompt; SessionEnd (reason
@@ -34,6 +35,7 @@ from stayer.config.model import HookMatcher
 from stayer.errors import ConfigError
 from stayer.events import HookRan
 from stayer.hooks import HookBase, HookEvent, HookRunner, Verdict
+from stayer.loop.recovery import BLOCK_CAP_VARIABLE
 from stayer.loop.state import CanUseTool, LoopParams, StopVerdict, ToolCall
 from stayer.messages import JSON, TextBlock
 from stayer.permissions import Decision
@@ -194,9 +196,6 @@ class SessionHooks:
         """SessionEnd, as the session closes."""
         if self.configured("SessionEnd"):
             await self.runner.run("SessionEnd", {"reason": reason}, subject=reason)
-
-
-BLOCK_CAP_VARIABLE = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
 
 
 def block_cap(env: Mapping[str, str]) -> int:

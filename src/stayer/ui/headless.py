@@ -4,6 +4,10 @@ Only the result (or, for stream-json, protocol lines) goes to standard output; d
 to standard error, so `stayer -p ... | next-program` stays clean. A running tool's live output
 is not printed in text or json, as `claude -p` prints only the result there: stream-json carries
 it as `tool_progress` lines with `--include-partial-messages`, and the live view draws it.
+
+A reader of standard output that goes away (`| head -c 10`) interrupts the run at once, even
+while nothing is written (see `closed_output`), and the run exits with 141, as a program killed
+by SIGPIPE does.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from stayer.events import Event, Finished, HookRan, ModelSwitched, Retrying, Ter
 from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
+from .closed_output import EXIT_READER_GONE, GuardedOutput, watch_reader
 from .live import LiveView, hook_line
 from .stream_json import Line, StreamJsonWriter, dumps
 
@@ -29,6 +34,7 @@ OutputFormat = Literal["text", "json", "stream-json"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
+READER_GONE = "standard output was closed: nobody reads the run's output any more"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,21 +126,26 @@ async def print_run(
     )
     collected: list[Line] = []
     finished: Finished | None = None
-    with interrupt_aborts(abort) as caught:
+    output = GuardedOutput(out, lambda: abort.abort(READER_GONE))
+    with interrupt_aborts(abort) as caught, watch_reader(out, output.reader_gone):
         async for event in events:
             if printer.output_format != "stream-json":
                 _note(event)
             lines = writer.lines(event)
             if printer.output_format == "stream-json":
                 for line in lines:
-                    out.write(dumps(line) + "\n")
-                out.flush()
+                    output.write(dumps(line) + "\n")
+                output.flush()
             elif printer.output_format == "json" and printer.verbose:
                 collected.extend(lines)
             if isinstance(event, Finished):
                 finished = event
-    if finished is not None:
-        _print_outcome(finished, writer, printer, collected, out)
+                if printer.output_format == "stream-json":
+                    output.complete()  # its result line is out: the reader may leave now
+    if finished is not None and not output.gone:
+        _print_outcome(finished, writer, printer, collected, output)
+    if output.gone:  # whatever the run came to, nobody reads it: end as SIGPIPE would, quietly
+        return EXIT_READER_GONE
     return exit_code(finished, caught.signum)
 
 
@@ -142,11 +153,18 @@ def _note(event: Event) -> None:
     """Waits, model switches and hooks that blocked or failed on standard error, so a text or
     json run is never silent about them."""
     if isinstance(event, Retrying):
-        print(retry_line(event), file=sys.stderr, flush=True)
+        _say(retry_line(event))
     elif isinstance(event, ModelSwitched):
-        print(switch_line(event), file=sys.stderr, flush=True)
+        _say(switch_line(event))
     elif isinstance(event, HookRan) and event.outcome != "success":
-        print(hook_line(event), file=sys.stderr, flush=True)
+        _say(hook_line(event))
+
+
+def _say(line: str) -> None:
+    """A line on standard error; none if its reader has gone too (`2>&1 | head`), whose
+    standard output then went first: the run is being stopped for it."""
+    with contextlib.suppress(BrokenPipeError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _print_outcome(
@@ -154,7 +172,7 @@ def _print_outcome(
     writer: StreamJsonWriter,
     printer: Printer,
     collected: list[Line],
-    out: TextIO,
+    out: GuardedOutput,
 ) -> None:
     if printer.output_format == "json":
         if printer.verbose:
@@ -164,8 +182,6 @@ def _print_outcome(
     elif printer.output_format == "text":
         if finished.terminal is Terminal.COMPLETED:
             out.write(finished.result_text.rstrip("\n") + "\n")
-            if finished.message != finished.result_text:  # why it ended here (a hook's cap)
-                print(f"stayer: {finished.message}", file=sys.stderr)
         else:
             print(f"stayer: {finished.terminal.value}: {finished.message}", file=sys.stderr)
     out.flush()

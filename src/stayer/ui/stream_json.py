@@ -66,6 +66,12 @@ With `--include-hook-events` (only then, as in Claude Code), each hook run is a 
 `hook_started` line and a `hook_response` line (`hook_id`, `hook_name`, `hook_event`, and in
 the response `exit_code`, `outcome` (success, error, cancelled for a timeout), `output`,
 `stdout`, `stderr`); both come when the run has ended, since the loop reports it then.
+With or without that flag, a hook that failed (timed out, exited with a status other than 0
+and 2, could not start, or answered JSON that is not usable) is a `system` line
+`{"subtype": "hook_failed", "hook_id", "hook_name", "hook_event", "command", "reason",
+"exit_code", "error"}`, `reason` being `timeout`, `exit_status`, `not_started` or
+`bad_output`: the action the hook guards went on without it, and a program driving stayer
+must be able to tell (stayer's own line; Claude Code says so only on its terminal).
 """
 
 from __future__ import annotations
@@ -75,7 +81,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import Any, Literal, assert_never
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.events import (
@@ -219,7 +225,8 @@ class StreamJsonWriter:
                 # requests (`can_use_tool`) under --permission-prompt-tool stdio.
                 return []
             case HookRan():
-                return self._hook_lines(event) if self.include_hooks else []
+                lines = self._hook_lines(event) if self.include_hooks else []
+                return [*lines, *hook_failed_lines(event, self._frame)]
             case _:
                 assert_never(event)
 
@@ -442,6 +449,43 @@ def model_usage(entries: Sequence[ModelUsage]) -> dict[str, Any]:
         }
         for entry in entries
     }
+
+
+HookFailure = Literal["timeout", "exit_status", "not_started", "bad_output"]
+
+
+def hook_failure(event: HookRan) -> HookFailure | None:
+    """How a hook run failed (a guard that did not run as written), or None if it did not."""
+    if event.outcome == "timeout":
+        return "timeout"
+    if event.outcome != "error":
+        return None  # success, or a block: the hook ran and said its word
+    if event.exit_code is None:
+        return "not_started"
+    return "bad_output" if event.exit_code == 0 else "exit_status"
+
+
+def hook_failed_lines(event: HookRan, frame: Callable[..., Line]) -> list[Line]:
+    """A `system`/`hook_failed` line for a hook that timed out, crashed, exited with a status
+    other than 0 and 2, could not start or answered JSON that is not usable; none otherwise.
+    Printed with or without `--include-hook-events`: a program driving stayer must learn that
+    a guard it relies on did not run."""
+    reason = hook_failure(event)
+    if reason is None:
+        return []
+    return [
+        frame(
+            "system",
+            subtype="hook_failed",
+            hook_id=event.hook_id,
+            hook_name=event.hook_name,
+            hook_event=event.hook_event,
+            command=event.command,
+            reason=reason,
+            exit_code=event.exit_code,
+            error=event.message,
+        )
+    ]
 
 
 def per_block(message: AssistantMessage) -> list[dict[str, Any]]:
