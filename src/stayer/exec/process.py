@@ -300,7 +300,7 @@ def kill_everything_now() -> None:
 
 async def stop_group(pgid: int, exited: asyncio.Event) -> None:
     """SIGTERM the group, give it a grace period, SIGKILL what is left, reap the leader."""
-    _signal_group(pgid, signal.SIGTERM)
+    _terminate_group(pgid)
     try:
         # Nothing signals "the last member of a group exited", so we poll.
         for _ in range(int(KILL_GRACE_S / _POLL_S)):
@@ -312,6 +312,36 @@ async def stop_group(pgid: int, exited: asyncio.Event) -> None:
         if group_alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
     await wait_at_most(exited, _REAP_WAIT_S)
+
+
+def _terminate_group(pgid: int) -> None:
+    """SIGTERM every member of the group but bubblewrap's own processes: bubblewrap dies of
+    SIGTERM and takes its sandbox down at once (`--die-with-parent`), before the command's own
+    handlers (a shell's `trap … TERM`) have run; it exits by itself when its command does, and
+    SIGKILL after the grace reaches it anyway."""
+    if not _PROC.is_dir():
+        _signal_group(pgid, signal.SIGTERM)
+        return
+    for pid, comm in _members(pgid):
+        if comm != "bwrap":
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+
+
+def _members(pgid: int) -> list[tuple[int, str]]:
+    """The running members of a process group, each with its program's short name."""
+    found: list[tuple[int, str]] = []
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            found.append((int(entry.name), stat[stat.find("(") + 1 : stat.rfind(")")]))
+    return found
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -360,18 +390,8 @@ def group_alive(pgid: int) -> bool:
 
 
 def _has_running_member(pgid: int) -> bool:
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised name: state, ppid, pgrp, ...
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
+    # Fields after the parenthesised name: state, ppid, pgrp, ... (see `_members`)
+    return bool(_members(pgid))
 
 
 async def wait_at_most(event: asyncio.Event, seconds: float) -> None:
