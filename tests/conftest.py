@@ -41,3 +41,31 @@ def _guarded_connect(self: socket.socket, address: Any) -> None:
 def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     yield
+
+
+_CORPORA = (
+    ("test_permission_corpus.py::", "test_bypass_attempt_is_not_allowed",
+     "test_ordinary_command_is_allowed",
+     "permission corpus: {passed} bypass attempts refused, {failed} got through, {ordinary} "
+     "ordinary commands allowed"),
+    ("test_attack_corpus.py::", "test_an_attack_is_refused_and_has_no_effect",
+     "test_an_ordinary_command_runs_unasked",
+     "attack corpus: {passed} attacks refused with no effect, {failed} got through, "
+     "{ordinary} ordinary commands ran unasked"),
+)  # fmt: skip
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line per corpus the run collected: attempts refused, attempts that got through,
+    and ordinary commands allowed."""
+
+    def counted(outcome: str, module: str, test: str) -> int:
+        reports = terminalreporter.stats.get(outcome, [])
+        return sum(1 for r in reports if f"{module}{test}[" in getattr(r, "nodeid", ""))
+
+    for module, attack, ordinary, line in _CORPORA:
+        passed = counted("passed", module, attack)
+        failed = counted("failed", module, attack)
+        allowed = counted("passed", module, ordinary)
+        if passed or failed or allowed:
+            terminalreporter.write_line(line.format(passed=passed, failed=failed, ordinary=allowed))

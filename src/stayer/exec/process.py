@@ -29,6 +29,7 @@ from stayer.exec.capture import Captured, HeadTail, Spool
 from stayer.exec.lines import LineRelay, OutputLines
 from stayer.exec.sandbox import Sandbox
 from stayer.exec.watchdog import ensure_watchdog, release_group, watch_group
+from stayer.exec.watchdog_program import group_running, members
 
 KILL_GRACE_S = 2.0
 """How long a stopped process group may take to exit after SIGTERM before it gets SIGKILL."""
@@ -322,26 +323,10 @@ def _terminate_group(pgid: int) -> None:
     if not _PROC.is_dir():
         _signal_group(pgid, signal.SIGTERM)
         return
-    for pid, comm in _members(pgid):
+    for pid, comm in members(pgid):
         if comm != "bwrap":
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGTERM)
-
-
-def _members(pgid: int) -> list[tuple[int, str]]:
-    """The running members of a process group, each with its program's short name."""
-    found: list[tuple[int, str]] = []
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            found.append((int(entry.name), stat[stat.find("(") + 1 : stat.rfind(")")]))
-    return found
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -378,20 +363,7 @@ async def _start_whole(
 
 def group_alive(pgid: int) -> bool:
     """Whether any process of the group is still running (zombies do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # killpg also finds zombies: orphans whose new parent (init) has not reaped them yet.
-    # Where /proc exists, look closer so we do not wait out the grace for the dead.
-    return _has_running_member(pgid) if _PROC.is_dir() else True
-
-
-def _has_running_member(pgid: int) -> bool:
-    # Fields after the parenthesised name: state, ppid, pgrp, ... (see `_members`)
-    return bool(_members(pgid))
+    return group_running(pgid)
 
 
 async def wait_at_most(event: asyncio.Event, seconds: float) -> None:

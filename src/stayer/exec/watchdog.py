@@ -33,6 +33,8 @@ import sys
 import threading
 from pathlib import Path
 
+from stayer.exec.watchdog_program import group_exists
+
 PROGRAM = Path(__file__).with_name("watchdog_program.py")
 _CANNOT_START = "the process watchdog, which stops commands if stayer dies, cannot start"
 
@@ -71,7 +73,7 @@ class Watchdog:
     def release(self, pgid: int) -> None:
         """Stop watching `pgid` if none of its processes is left (a group still in use stays
         watched; the watchdog drops it by itself once it empties)."""
-        if _group_exists(pgid):
+        if group_exists(pgid):
             return
         with self._lock:
             if pgid in self._groups:
@@ -87,7 +89,7 @@ class Watchdog:
         except BrokenPipeError:  # the watchdog died: a new one learns every group we watch
             self._stop_using()
             self._start()
-            self._groups = {pgid for pgid in self._groups if _group_exists(pgid)}
+            self._groups = {pgid for pgid in self._groups if group_exists(pgid)}
             every = b"".join(b"+%d\n" % pgid for pgid in sorted(self._groups))
             _write_all(self._require_pipe(), every)
 
@@ -155,16 +157,6 @@ def _above_stdio(fd: int) -> int:
 def _write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data) :]
-
-
-def _group_exists(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 WATCHDOG = Watchdog()

@@ -133,9 +133,14 @@ def group_running(pgid: int) -> bool:
     slow (or, in some containers, absent), do not count."""
     if not group_exists(pgid):
         return False
-    if not _PROC.is_dir():
-        return True
-    for entry in _PROC.iterdir():
+    return bool(members(pgid)) if _PROC.is_dir() else True
+
+
+def members(pgid: int) -> list[tuple[int, str]]:
+    """The running members of a process group (zombies left out), each with its program's
+    short name, read from /proc (empty where there is none)."""
+    found: list[tuple[int, str]] = []
+    for entry in _PROC.iterdir() if _PROC.is_dir() else ():
         if not entry.name.isdigit():
             continue
         try:
@@ -144,8 +149,8 @@ def group_running(pgid: int) -> bool:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, pgrp, ...
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
+            found.append((int(entry.name), stat[stat.find("(") + 1 : stat.rfind(")")]))
+    return found
 
 
 if __name__ == "__main__":

@@ -20,23 +20,6 @@ LEFT_OUT = (
 IGNORE = {"STAYER_IGNORE_BAD_SETTINGS": "1"}
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    (tmp_path / "stayer-home").mkdir()
-    (tmp_path / "claude-home").mkdir()
-    return {
-        "STAYER_CONFIG_DIR": str(tmp_path / "stayer-home"),
-        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home"),
-    }
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

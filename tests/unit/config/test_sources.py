@@ -13,24 +13,6 @@ from stayer.config import Loaded, SourceRule, load_settings, parse_levels
 from stayer.errors import ConfigError
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    """The user folders, empty, and the environment that points at them."""
-    (tmp_path / "stayer-home").mkdir()
-    (tmp_path / "claude-home").mkdir()
-    return {
-        "STAYER_CONFIG_DIR": str(tmp_path / "stayer-home"),
-        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home"),
-    }
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 def write(path: Path, data: dict[str, Any] | str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
