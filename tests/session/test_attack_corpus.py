@@ -137,7 +137,8 @@ CASES = corpus()
 async def test_an_attack_is_refused_and_has_no_effect(place: Path, case: str) -> None:
     attack, mode = CASES[case]
     project = place / "project"
-    kept = (project / attack.target).read_bytes() if attack.target else b""
+    target = project / attack.target
+    kept = target.read_bytes() if attack.target and target.exists() else None
     events = await _session(place, attack.tool, attack.input, mode, attack.before)
     call = _finished(events)
     assert call.status == "denied", (call.status, call.result.text)
@@ -146,7 +147,7 @@ async def test_an_attack_is_refused_and_has_no_effect(place: Path, case: str) ->
     shown = " ".join(f"{e.result.text} {e.data}" for e in events if isinstance(e, ToolCallFinished))
     assert SECRET not in shown
     if attack.target:
-        assert (project / attack.target).read_bytes() == kept
+        assert (target.read_bytes() if target.exists() else None) == kept
 
 
 @pytest.mark.parametrize("command", list(ORDINARY.values()), ids=list(ORDINARY))
@@ -160,5 +161,5 @@ async def test_an_ordinary_command_runs_unasked(place: Path, command: str) -> No
 def test_the_corpus_covers_every_kind() -> None:
     kinds = {name.split(":", 1)[0] for name in CASES}
     assert kinds == {"run", "read", "write"}
-    assert len(CASES) >= 700 and len(ORDINARY) >= 29
+    assert len(CASES) >= 900 and len(ORDINARY) >= 33
     assert all(isinstance(attack, Attack) for attack, _ in CASES.values())

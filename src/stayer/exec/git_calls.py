@@ -122,7 +122,7 @@ def _listing(
         if refused is not None:
             return refused
         texts = [word.text for word in words]
-        if any(text in listing for text in texts):
+        if any(text.split("=", 1)[0] in listing for text in texts):
             return None
         operands = [text for text in texts if not text.startswith("-")]
         if not operands or (one_operand_reads and len(operands) == 1):
@@ -132,18 +132,23 @@ def _listing(
     return rule
 
 
+_IMPLY_LIST = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
+               "--show-current")  # fmt: skip
+"""Options with which `git branch` and `git tag` only list (git's own rule: they imply
+`--list`), whatever names follow."""
+
 _BRANCH = _listing(
     _Options(
         "dDmMcCfu",
         ("delete", "move", "copy", "force", "set-upstream-to", "unset-upstream",
          "edit-description", "track", "no-track", "create-reflog", "set-upstream"),
     ),
-    ("--list", "-l"),
+    ("--list", "-l", *_IMPLY_LIST),
 )  # fmt: skip
 _TAG = _listing(
     _Options("dasfmFeuv", ("delete", "annotate", "sign", "force", "message", "file", "edit",
                            "local-user", "create-reflog", "cleanup", "verify", "trailer")),
-    ("--list", "-l"),
+    ("--list", "-l", "-n", *_IMPLY_LIST),
 )  # fmt: skip
 _CONFIG = _listing(
     _Options("e", ("edit", "add", "unset", "unset-all", "replace-all", "rename-section",
@@ -200,7 +205,6 @@ READ_ONLY_SUBCOMMANDS: dict[str, Subcommand] = {
             "check-attr",
             "var",
             "version",
-            "help",
             "show-branch",
             "cherry",
             "range-diff",

@@ -244,6 +244,10 @@ _NODE = Interpreter(
     info=_set("--version", "-v", "--help", "-h"),
 )  # fmt: skip
 
+_RUNS_ITS_ARGUMENTS = frozenset({"timeit", "pdb", "cProfile", "profile", "trace", "code",
+                                 "runpy", "doctest"})  # fmt: skip
+"""Python modules that run code given on the command line (or their input)."""
+
 INTERPRETERS: dict[str, Interpreter] = {
     **dict.fromkeys(("python", "python2", "python3", "pypy", "pypy3"), _PYTHON),
     **dict.fromkeys(("node", "nodejs"), _NODE),
@@ -288,6 +292,9 @@ def _interpreter_code(program: str, known: Interpreter, arguments: tuple[Word, .
     if reading.has(*known.code):
         return f"{program} runs code it is given on its command line"
     if reading.has("-m"):
+        module = reading.values("-m")
+        if module and module[0] in _RUNS_ITS_ARGUMENTS:
+            return f"{program} -m {module[0]} runs code it is given"
         return None  # a module by name, like a script file
     if reading.has(*known.info) and not reading.operands:
         return None  # it says what it is and runs nothing

@@ -112,6 +112,8 @@ def _sed_commands(script: str) -> list[tuple[str, str]] | None:
             end = _line_end(script, index + 1, labels=letter in _SED_LABELS)
             found.append((letter, script[index + 1 : end].strip()))
             index = end
+            if letter in _SED_LABELS:
+                continue  # GNU sed reads the next command right after a label
         elif letter in _SED_SIMPLE or letter in "lLqQ":
             index = _skip(script, index + 1, "0123456789 ")
             found.append((letter, ""))
@@ -131,9 +133,16 @@ def _skip(text: str, index: int, chars: str) -> int:
 
 
 def _line_end(text: str, index: int, *, labels: bool = False) -> int:
-    ends = [text.find(stop, index) for stop in ("\n", ";") if stop == "\n" or labels]
-    found = [end for end in ends if end != -1]
-    return min(found) if found else len(text)
+    """Where a command's text that starts at `index` ends: at the end of the line; for a
+    label, at `;` or whitespace after it, as GNU sed reads one (``:a e cmd`` is a label, then
+    an `e` command)."""
+    if labels:
+        index = _skip(text, index, " \t")
+        while index < len(text) and text[index] not in "; \t\n":
+            index += 1
+        return index
+    end = text.find("\n", index)
+    return len(text) if end == -1 else end
 
 
 def _address(script: str, index: int) -> int | None:

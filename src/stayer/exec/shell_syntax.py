@@ -175,7 +175,7 @@ class _Reader:
         if kind == "command":
             self.commands.append(self._command(node))
         elif kind in ("declaration_command", "unset_command"):
-            self.commands.append(SimpleCommand(tuple(_declaration_words(node))))
+            self.commands.append(self._judged(SimpleCommand(tuple(_declaration_words(node)))))
         elif kind == "function_definition":
             self.opaque.append("it defines a function, whose later calls hide what they run")
         elif kind == "file_redirect":
@@ -291,17 +291,48 @@ _NAME_TAKERS = frozenset(
 def _names_evaluated(command: SimpleCommand) -> str | None:
     """Why a builtin that takes a variable's name runs code: a name with an index
     (``a[$(cmd)]``, or ``a[i]`` with `i` holding one) is evaluated (``test -v``, ``printf -v``,
-    ``read``, ``declare``, ``let``…)."""
+    ``read``, ``declare``, ``let``…), and so is a name, an option or a value that comes from
+    an expansion, and every value given to an integer variable (``declare -i``)."""
     program = command.program
-    argv = command.argv[1:]
-    takes = (
-        program in _NAME_TAKERS
-        or (program in ("test", "[") and any(w in _NAME_TESTS for w in argv))
-        or (program == "printf" and "-v" in argv)
-    )
-    if takes and (program == "let" or any("[" in word and word != "[" for word in argv)):
+    words = command.words[1:]
+    texts = [word.text for word in words]
+    indexed = any("[" in text and text != "[" for text in texts)
+    expanded = any(word.dynamic and _leading_expansion(word.text) for word in words)
+    if program == "let":
+        return "let evaluates arithmetic, which can run a command"
+    if program in _NAME_TAKERS:
+        integer = program in ("declare", "typeset", "local") and any(
+            t.startswith("-") and "i" in t[1:] for t in texts
+        )
+        if indexed or expanded or integer:
+            return f"{program} evaluates a name or value that can run a command"
+    if program in ("test", "[") and _test_names(words):
         return f"{program} evaluates a name or expression that can run a command"
+    if program == "printf" and (any(t.startswith("-v") for t in texts) or (
+        words and words[0].dynamic and _leading_expansion(words[0].text)
+    )):  # fmt: skip
+        return "printf -v evaluates a name that can run a command"
     return None
+
+
+def _test_names(words: tuple[Word, ...]) -> bool:
+    """Whether `test` may evaluate a name: `-v`/`-R` with an indexed or expanded name, or an
+    operator that comes from an expansion (`test $op name`)."""
+    operands = [word for word in words if word.text != "]"]
+    if any(word.text in _NAME_TESTS for word in operands) and any(
+        "[" in word.text or word.dynamic for word in operands if word.text not in _NAME_TESTS
+    ):
+        return True
+    if len(operands) == 2 and operands[0].dynamic:
+        return True
+    return len(operands) > 3 and any(
+        word.dynamic and _leading_expansion(word.text) for word in operands
+    )
+
+
+def _leading_expansion(text: str) -> bool:
+    """Whether a word as written begins with an expansion (so it may be an option, `-v`)."""
+    return text.lstrip("\"'").startswith(("$", "`"))
 
 
 def _runs_given(command: SimpleCommand) -> str | None:
@@ -363,6 +394,10 @@ def _evaluates(node: Node, *, arithmetic: bool) -> str | None:
             return f"the index of {text} is evaluated, and can run a command"
     if kind == "expansion":
         return _expansion_evaluates(node, text)
+    if kind == "array":
+        keys = [re.match(r"^\[([^\]]*)\]=", _text(child)) for child in node.named_children]
+        if any(key and not re.fullmatch(r"\s*-?\d+\s*", key.group(1)) for key in keys):
+            return f"an index in {text} is evaluated, and can run a command"
     if kind in ("binary_expression", "unary_expression") and node.parent is not None:
         return _test_evaluates(node, text)
     return None
@@ -392,7 +427,9 @@ def _test_evaluates(node: Node, text: str) -> str | None:
         and not all(_literal_number(o) for o in operands)
     ):
         return f"{text} compares values as arithmetic, which can run a command"
-    if any(_text(o) in _NAME_TESTS for o in operators) and any("[" in _text(o) for o in operands):
+    if any(_text(o) in _NAME_TESTS for o in operators) and any(
+        "[" in _text(o) or "$" in _text(o) or "`" in _text(o) for o in operands
+    ):
         return f"{text} tests a name whose index can run a command"
     return None
 

@@ -9,6 +9,7 @@ past calls through the same callback.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from stayer.tools.base import ToolContext
 from .git_history import HistoryCheck
 from .protected_look import protected_writes
 from .sandboxing import places_of
+from .trees import trees_holding
 
 
 def permission_check(
@@ -99,8 +101,10 @@ async def _reads(
     judge = call.tool.reads_under
     if judge is None:
         return (), None
-    rules = tuple(r for r in (*policy.deny, *policy.ask) if r.names(judge))
+    rules = tuple(r for r in (*policy.deny, *policy.ask) if r.names(judge) and r.specifier)
     paths, history = await histories.settle(call.tool.read_paths(call.input, cwd), rules, cwd)
+    if paths is not None and rules and any(path.endswith("/**") for path in paths):
+        paths = await asyncio.to_thread(trees_holding, paths, rules, judge, cwd)
     read = reads_denied(policy, tool=judge, paths=paths, cwd=cwd)
     if read is None and history is not None:
         read = history_asked(judge, history)

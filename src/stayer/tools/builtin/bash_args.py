@@ -37,7 +37,7 @@ def _names(given: str, option: str) -> bool:
     """Whether `given` stands for `option`: itself, or a prefix of a long option (taken
     for every option it could abbreviate: the safe side for a writer)."""
     return given == option or (
-        given.startswith("--") and len(given) > 3 and option.startswith(given)
+        given.startswith("--") and len(given) > 2 and option.startswith(given)
     )
 
 

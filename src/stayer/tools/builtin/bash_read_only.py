@@ -72,6 +72,8 @@ def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | Non
     for command in parsed.every_command():
         if command.fed or hides_reads(command) or _moves_elsewhere(command):
             return None  # it reads names it is given elsewhere than its words
+        if command.program == "shopt":
+            return None  # globs (case, extended, `**`) no longer match as they seem
         if command.program in _CHANGES_FOLDER:
             if not shell.move(command):
                 return None
@@ -84,12 +86,12 @@ def paths_read(parsed: Parsed, cwd: Path | None = None) -> tuple[str, ...] | Non
         words += [shell.join(word) for word in named]
     redirected = [shell.join(target.text) for target in parsed.reads]
     found = (*words, *redirected)
-    if any(_PROCESS_PATH.match(path) for path in found):
+    if any(_PROCESS_PATH.match(os.path.normpath(path)) for path in found):
         return None  # a process's own view (its folder, its open files): not the shell's
     return found
 
 
-_PROCESS_PATH = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)/|dev/fd/)")
+_PROCESS_PATH = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/|$)|dev/fd(?:/|$))")
 
 
 def _command_reads(command: SimpleCommand, shell: _Folders) -> list[str] | None:
@@ -103,7 +105,7 @@ def _command_reads(command: SimpleCommand, shell: _Folders) -> list[str] | None:
     if trees is not None:
         named += [folder.rstrip("/") + "/**" for folder in trees or ["."]]
     if command.program == "git" and _git_history(command):
-        limited = _pathspecs(command)
+        limited = _pathspecs(command, shell.here)
         if limited is None and _names_its_blobs(command):
             limited = []  # `show REV:path`, `blame path`: its words name what it prints
         named += [HISTORY + (shell.here or ".")] if limited is None else limited
@@ -192,16 +194,21 @@ def _git_history(command: SimpleCommand) -> bool:
     )
 
 
-def _pathspecs(command: SimpleCommand) -> list[str] | None:
-    """The paths after a git call's `--`, each as the tree it names: all it can print of the
-    history; None when there are none, or one is a pattern or magic git reads its own way."""
+def _pathspecs(command: SimpleCommand, here: str) -> list[str] | None:
+    """The paths after a git call's `--`: all it can print of the history, each a file or
+    the tree of a folder (or of one that is gone now); None when there are none, one is a
+    pattern or magic git reads its own way, or `--full-diff` prints whole commits anyway."""
     argv = command.argv
-    if "--" not in argv:
+    if "--" not in argv or any(w.startswith("--full-d") for w in argv[: argv.index("--")]):
         return None
     given = argv[argv.index("--") + 1 :]
     if not given or any(c in spec for spec in given for c in "*?[:\\"):
         return None
-    return [spec.rstrip("/") + "/**" for spec in given]
+    return [spec if Path(here, spec).is_file() else spec.rstrip("/") + "/**" for spec in given]
+
+
+_PLAIN_BLOB = re.compile(r"[\w./~^@-]*:(?!/)[^:{}]+")
+"""`REV:path` as it looks when it names one file (not `:/message`, not `REV^{/text}:path`)."""
 
 
 def _names_its_blobs(command: SimpleCommand) -> bool:
@@ -213,7 +220,7 @@ def _names_its_blobs(command: SimpleCommand) -> bool:
     operands = [w.text for w in call.arguments if not w.text.startswith("-")]
     if call.subcommand in ("show", "cat-file"):
         named = [o for o in operands if o not in ("blob", "tree", "commit", "tag")]
-        return bool(named) and all(":" in o for o in named)
+        return bool(named) and all(_PLAIN_BLOB.fullmatch(o) for o in named)
     if call.subcommand in ("blame", "annotate"):
         return bool(operands) and all(":" not in o for o in operands)
     return False
@@ -242,7 +249,10 @@ def _named(command: SimpleCommand, shell: _Folders) -> list[str] | None:
                 return None
             named += expanded
             if command.program == "git":
-                named += [item.partition(":")[2] for item in expanded if ":" in item]
+                # `HEAD:secrets/key`, `:.env`, `HEAD^{/x:y}:key`: after every colon
+                named += [
+                    item[i + 1 :] for item in expanded for i, c in enumerate(item) if c == ":"
+                ]
     return named + (glued or [])
 
 
@@ -490,7 +500,14 @@ _PATTERN_OPTIONS = frozenset({"-e", "--regexp", "-f", "--file"})
 
 def _searched(command: SimpleCommand) -> list[str]:
     """The folders (or files) a search is given: its words after the pattern, which comes
-    first unless an option gives it (`-e`, `-f`); `git grep`'s after its subcommand."""
+    first unless an option gives it (`-e`, `-f`); `git grep`'s after its subcommand; ripgrep's
+    read with its own options (a `-g` glob is no folder)."""
+    if command.program == "rg":
+        reading = read_options(READERS["rg"].spec, command.words[1:])
+        if reading.problem is None:
+            operands = [word.text for word in reading.operands]
+            given = reading.has("-e", "--regexp", "-f", "--file")
+            return operands if given or reading.has("--files") else operands[1:]
     argv = list(command.argv[2:] if command.program == "git" else command.argv[1:])
     given = any(w in _PATTERN_OPTIONS or w.startswith(("--regexp=", "--file=")) for w in argv)
     words = [w for w in argv if not w.startswith("-")]

@@ -98,7 +98,9 @@ def copy(found: Found, command: SimpleCommand) -> None:
         for source in sources:
             if not source.dynamic:
                 _copied(found, destination, source.text)
-    linked = program == "ln" or (program == "cp" and args.has("-l", "--link", "-s"))
+    linked = program == "ln" or (
+        program == "cp" and args.has("-l", "--link", "-s", "--symbolic-link")
+    )
     if program == "mv" or linked:  # moved away, or given a second name to write it by
         for source in sources:
             found.word(source)
