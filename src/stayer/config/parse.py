@@ -13,6 +13,7 @@ leave a deny rule or a hook out without anyone noticing; the caller decides what
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from pydantic_core import ErrorDetails
 
 from .locate import Layout, layout, line_col, position
 from .locate import Path as KeyPath
-from .model import UNGUARDED_KEYS, Settings
+from .model import UNGUARDED_KEYS, Permissions, Settings
 
 RuleCheck = Callable[[str], str | None]
 """What is wrong with one permission rule's text, or None if it parses."""
@@ -102,6 +103,7 @@ def _typed(
         errors = error.errors(include_url=False)
     problems = [_problem(origin, text, where, detail) for detail in errors]
     problems += _repeated(origin, text, where)
+    problems += _near_misses(origin, text, where, data)
     if settings is not None and rule_problem is not None:
         problems += _bad_rules(origin, text, where, settings, rule_problem)
     problems.sort(key=lambda problem: (problem.line or 0, problem.column or 0))  # file order
@@ -132,6 +134,43 @@ def _repeated(origin: str, text: str, where: Layout) -> list[Problem]:
         what = f"{_dotted(path)}: given twice in one object (only the last would count)"
         found.append(Problem(origin, line, column, what, False))
     return found
+
+
+_GUARDED_KEYS = tuple(sorted(_KNOWN_KEYS - UNGUARDED_KEYS))
+_PERMISSION_KEYS = tuple(field.alias or name for name, field in Permissions.model_fields.items())
+
+
+def _near_misses(origin: str, text: str, where: Layout, data: dict[str, Any]) -> list[Problem]:
+    """An unknown key that is a guarding key misspelled (`permisions`, `Deny`): kept as
+    unknown, its rules would not apply, and nobody would notice."""
+    found = []
+    places: list[tuple[KeyPath, dict[str, Any], tuple[str, ...]]] = [((), data, _GUARDED_KEYS)]
+    permissions = data.get("permissions")
+    if isinstance(permissions, dict):
+        places.append((("permissions",), permissions, _PERMISSION_KEYS))
+    for path, mapping, known in places:
+        for key in mapping:
+            if key in known or (not path and key in _KNOWN_KEYS):
+                continue
+            meant = _meant(key, known)
+            if meant is None:
+                continue
+            line, column = position(text, where.offsets, (*path, key))
+            what = (
+                f"{_dotted((*path, key))}: not a settings key; did you mean {meant}? (as it "
+                "is, it would not apply)"
+            )
+            found.append(Problem(origin, line, column, what, False))
+    return found
+
+
+def _meant(key: str, known: tuple[str, ...]) -> str | None:
+    """The known key `key` most likely misspells, if any."""
+    folded = {name.casefold(): name for name in known}
+    if key.casefold() in folded:
+        return folded[key.casefold()]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _bad_rules(

@@ -75,6 +75,15 @@ GUARDING = [
     ('{"permissions": {"deny": ["Read(.env), Edit(.env)"]}}',
      "1:27: permissions.deny[0]: 'Read(.env), Edit(.env)' reads as 2 rules; give each rule its "
      "own entry in the list"),
+    # a guarding key misspelled: kept as unknown, its rules would not apply
+    ('{"permisions": {"deny": ["Read(secret.txt)"]}}',
+     "1:16: permisions: not a settings key; did you mean permissions? (as it is, it would not "
+     "apply)"),
+    ('{"permissions": {"Deny": ["Read(secret.txt)"]}}',
+     "1:26: permissions.Deny: not a settings key; did you mean deny? (as it is, it would not "
+     "apply)"),
+    ('{"hook": {"PreToolUse": []}}',
+     "1:10: hook: not a settings key; did you mean hooks? (as it is, it would not apply)"),
     # a key given twice: json would keep only the last
     ('{"permissions": {"deny": ["Read(secret.txt)"], "deny": []}}',
      "1:56: permissions.deny: given twice in one object (only the last would count)"),
