@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.loop.state import ToolCall
+from stayer.loop.state import CanUseTool, ToolCall
 from stayer.permissions import Decision
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session.git_history import pathspecs
@@ -49,7 +49,8 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-async def decide(root: Path, command: str, *rules: str) -> Decision:
+def checker(root: Path, *rules: str) -> CanUseTool:
+    """One session's permission callback (its history answers kept between calls)."""
     setup = prepare(
         QueryOptions(
             cwd=str(root),
@@ -58,8 +59,12 @@ async def decide(root: Path, command: str, *rules: str) -> Decision:
             persist_session=False,
         )
     )
+    return setup.params.can_use_tool
+
+
+async def decide(root: Path, command: str, *rules: str) -> Decision:
     call = ToolCall(BashTool(), "t1", BashInput(command=command))
-    return await setup.params.can_use_tool(call)
+    return await checker(root, *rules)(call)
 
 
 async def test_history_of_a_file_never_committed_is_no_concern(repo: Path) -> None:
@@ -95,11 +100,13 @@ async def test_a_staged_file_counts_before_any_commit(repo: Path) -> None:
 
 
 async def test_the_answer_follows_a_new_commit(repo: Path) -> None:
-    assert (await decide(repo, "git show HEAD", "Read(notes.txt)")).behavior == "allow"
+    check = checker(repo, "Read(notes.txt)")  # one session: the first answer is kept
+    call = ToolCall(BashTool(), "t1", BashInput(command="git show HEAD"))
+    assert (await check(call)).behavior == "allow"
     (repo / "notes.txt").write_text("private\n")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-q", "-m", "notes")
-    assert (await decide(repo, "git show HEAD", "Read(notes.txt)")).behavior == "ask"
+    assert (await check(call)).behavior == "ask"
 
 
 async def test_an_ask_rule_asks_and_a_deny_rule_on_a_path_still_denies(repo: Path) -> None:
@@ -130,3 +137,16 @@ def test_rule_patterns_become_pathspecs_under_the_repository(tmp_path: Path) -> 
     )
     # one level only above the root cannot be put as a pathspec: assume the worst
     assert pathspecs(root, (f"{tmp_path}/*/key",)) is None
+
+
+async def test_in_a_linked_worktree_the_answer_follows_a_new_commit_too(repo: Path) -> None:
+    # a worktree's `.git` is a file naming refs kept elsewhere: no answer may go stale
+    worktree = repo.parent / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree))
+    check = checker(worktree, "Read(notes.txt)")
+    call = ToolCall(BashTool(), "t1", BashInput(command="git show HEAD"))
+    assert (await check(call)).behavior == "allow"
+    (worktree / "notes.txt").write_text("private\n")
+    git(worktree, "add", "notes.txt")
+    git(worktree, "commit", "-q", "-m", "notes")
+    assert (await check(call)).behavior == "ask"

@@ -36,7 +36,7 @@ def evaluates(node: Node, *, arithmetic: bool) -> str | None:
     if arithmetic and kind in _VALUES and not _literal_number(node):
         return f"arithmetic evaluates {text}, whose value can run a command"
     if kind == "subscript":
-        index = [c for c in node.named_children[1:] if c.type != "variable_name" or c != node]
+        index = node.named_children[1:]  # after the array's name
         if any(not _literal_number(c) and node_text(c) not in ("@", "*") for c in index):
             return f"the index of {text} is evaluated, and can run a command"
     if kind == "expansion":

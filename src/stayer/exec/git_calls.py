@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from .shell_words import Word
 
@@ -376,4 +377,15 @@ def git_runs_code(words: tuple[Word, ...]) -> str | None:
             return f"git {call.subcommand} {text} runs a command it is given"
     if call.subcommand == "filter-branch":
         return "git filter-branch runs the filters it is given"
+    return None
+
+
+def repository_of(folder: Path) -> Path | None:
+    """The folder git takes for the repository from `folder`: the first one up from it that
+    holds a `.git`, or that is a git directory itself (a bare repository, under any name)."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
+            return candidate
     return None

@@ -22,19 +22,12 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from stayer.context.git import SAFE_SETTINGS, git_argv, git_env
 from stayer.exec import run_probes
 from stayer.permissions import Rule
 from stayer.tools.base import HISTORY_READ as HISTORY
 
 HISTORY_TIMEOUT_S = 2.0
-_SAFE_GIT = (
-    "git",
-    "--no-pager",
-    "--no-optional-locks",
-    *("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"),
-    *("-c", "log.showSignature=false", "-c", "core.pager=cat"),
-)
-_ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TZ")
 
 
 class HistoryCheck:
@@ -55,7 +48,9 @@ class HistoryCheck:
         for path in paths:
             if not path.startswith(HISTORY) or not patterns:
                 continue
-            root = repository_root(Path(path.removeprefix(HISTORY)))
+            from stayer.exec.git_calls import repository_of  # with the first history read
+
+            root = repository_of(Path(path.removeprefix(HISTORY)))
             if root is not None and await self._holds(root, patterns):
                 return kept, root
         return kept, None
@@ -66,18 +61,13 @@ class HistoryCheck:
             return True  # a pattern that cannot be put as a pathspec: assume the worst
         if not specs:
             return False  # every rule is about files outside this repository
-        key = (root, specs, *_state(root))
+        state = _state(root)
+        if state is None:  # refs kept elsewhere (a worktree, a bare repository): ask each time
+            return await asyncio.to_thread(_ask_git, root, specs)
+        key = (root, specs, *state)
         if key not in self._answers:
             self._answers[key] = await asyncio.to_thread(_ask_git, root, specs)
         return self._answers[key]
-
-
-def repository_root(folder: Path) -> Path | None:
-    """The top of the work tree holding `folder` (the first parent with a `.git`)."""
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
 
 
 def pathspecs(root: Path, patterns: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -101,8 +91,12 @@ def pathspecs(root: Path, patterns: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(specs))
 
 
-def _state(root: Path) -> tuple[int, ...]:
-    """What changes when the answer may: the index, HEAD, the refs and the reflog."""
+def _state(root: Path) -> tuple[int, ...] | None:
+    """What changes when the answer may: the index, HEAD, the refs and the reflog; None when
+    they are not in `root/.git` (a `.git` file names another place), so a kept answer could
+    not be told stale."""
+    if not (root / ".git").is_dir():
+        return None
     stamps: list[int] = []
     for name in ("index", "HEAD", "packed-refs", "logs/HEAD", "refs/heads", "refs/stash"):
         try:
@@ -114,17 +108,17 @@ def _state(root: Path) -> tuple[int, ...]:
 
 def _ask_git(root: Path, specs: tuple[str, ...]) -> bool:
     """Whether any commit, reflog entry or the index holds a path matching `specs`; True when
-    git cannot tell."""
-    env = {name: os.environ[name] for name in _ENV_KEEP if name in os.environ}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    safe = _SAFE_GIT
+    git cannot tell. git runs as the start-up snapshot runs it: nothing a configuration or a
+    GIT_ variable names (neither command converts or diffs a file)."""
     history, index = run_probes(
         (
-            (*safe, "log", "--all", "--reflog", "--format=%H", "-1", "--", *specs),
-            (*safe, "ls-files", "--cached", "--", *specs),
+            git_argv(
+                SAFE_SETTINGS, ("log", "--all", "--reflog", "--format=%H", "-1", "--", *specs)
+            ),
+            git_argv(SAFE_SETTINGS, ("ls-files", "--cached", "--", *specs)),
         ),
         cwd=root,
-        env=env,
+        env=git_env(os.environ),
         timeout_s=HISTORY_TIMEOUT_S,
         max_bytes=4_096,
     )

@@ -38,6 +38,7 @@ from stayer.exec import (
     run_command,
     shell_syntax,
 )
+from stayer.exec.git_calls import repository_of
 from stayer.tools.base import (
     MAX_RESULT_CHARS,
     Tool,
@@ -160,10 +161,11 @@ class BashTool(Tool[BashInput]):
         earlier `cd` into another would have git run that one's config)."""
         if not is_read_only_command(tool_input.command):
             return False
-        moved = any(
-            _repository(cwd) != _repository(root) for root, cwd in self._cwd_by_root.items()
+        if not runs_git(tool_input.command):
+            return True
+        return all(
+            repository_of(cwd) == repository_of(root) for root, cwd in self._cwd_by_root.items()
         )
-        return not (moved and runs_git(tool_input.command))
 
     def is_concurrency_safe(self, tool_input: BashInput) -> bool:
         """A read-only command may run beside others; one left in the background never is,
@@ -222,17 +224,6 @@ class BashTool(Tool[BashInput]):
         # Empty when the command replaced the shell (exec) or reset our trap; keep the old one.
         if recorded and Path(recorded).is_dir():
             self._cwd_by_root[ctx.cwd] = Path(recorded)
-
-
-def _repository(folder: Path) -> Path | None:
-    """The git directory git would use from `folder`: the first `.git` up from it, or the
-    first folder up from it that is a repository itself."""
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate / ".git"
-        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
-            return candidate
-    return None
 
 
 def _reporter(ctx: ToolContext) -> Callable[[OutputLines], None]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stayer.exec.shell_syntax import SimpleCommand, Word
+from stayer.tools.builtin.bash_words import brace_expansion
 
 UNKNOWN = "\u2026"
 """Stands for names known only when the line runs (`dir/…`: files written into `dir`)."""
@@ -153,7 +154,7 @@ def _expanded(text: str) -> list[str]:
     text = _ANSI_C.sub(lambda m: _ansi_c(m.group(1)), text)
     text = _HOME.sub(str(Path.home()).replace("\\", "\\\\"), text)
     text = text.replace('"', "").replace("'", "")
-    expanded = _braces(text)
+    expanded = brace_expansion(text)  # too many words to judge: it stays braced, unknown
     return [text] if expanded is None else expanded
 
 
@@ -165,34 +166,6 @@ def _ansi_c(body: str) -> str:
         return codecs.decode(body, "unicode_escape")
     except UnicodeDecodeError:
         return "$'" + body + "'"
-
-
-def _braces(text: str) -> list[str] | None:
-    """Bash's brace expansion (`a{b,c}` is `ab ac`, `{1..3}` is `1 2 3`); None when it makes
-    more words than can be judged, or is one this does not read (`{a..z}`)."""
-    match = _BRACES.search(text)
-    if match is None:
-        return [text]
-    head, tail = text[: match.start()], text[match.end() :]
-    body = match.group(1)
-    if ".." in body and "," not in body:
-        low, _, high = body.partition("..")
-        if not (low.lstrip("-").isdigit() and high.lstrip("-").isdigit()):
-            return None
-        step = 1 if int(low) <= int(high) else -1
-        span = range(int(low), int(high) + step, step)
-        choices = [str(n) for n in span] if len(span) <= _MOST_EXPANSIONS else None
-    else:
-        choices = body.split(",")
-    if choices is None or len(choices) > _MOST_EXPANSIONS:
-        return None
-    out: list[str] = []
-    for choice in choices:
-        more = _braces(head + choice + tail)
-        if more is None or len(out) + len(more) > _MOST_EXPANSIONS:
-            return None
-        out += more
-    return out
 
 
 def tree(folder: str, bases: list[str]) -> Iterator[str]:

@@ -41,6 +41,7 @@ import os
 import re
 from pathlib import Path
 
+from stayer.exec.programs import WRAPPERS, interpreter_runs_code
 from stayer.exec.readers import command_judgement
 from stayer.exec.shell_syntax import Parsed, SimpleCommand, Word
 from stayer.tools.base import Written
@@ -62,18 +63,6 @@ _TOUCH_NOTHING = NOT_FILE_READERS | frozenset(
 )  # fmt: skip
 """Builtins that open no file of their own. `source` runs one, as `python x.py` does: what a
 script writes is not in the line's words."""
-_WRAPPERS = frozenset(
-    {"env", "command", "builtin", "exec", "nice", "nohup", "time", "timeout", "stdbuf", "sudo",
-     "doas", "xargs", "busybox", "coproc"}
-)  # fmt: skip
-"""Programs that run another; when the parse cannot tell which (`env -S "…"`), their words are
-judged as any program's."""
-_READS_CODE = frozenset(
-    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "python", "python3", "node",
-     "perl", "ruby", "php", "lua", "deno", "bun", "osascript", "eval", "trap", "watch"}
-)  # fmt: skip
-"""Programs that run code, which, given no file or code in their words, comes from their input
-(a pipe, a here-document): what it writes can only be seen in the line's text."""
 
 
 def written(parsed: Parsed, cwd: Path) -> Written:
@@ -96,11 +85,11 @@ def _command(found: Found, command: SimpleCommand) -> None:
     program = command.program
     if not command.words or program in _TOUCH_NOTHING:
         return
-    if program in _READS_CODE and all(
+    if _runs_code(command) and all(
         word.text.startswith("-") and not word.dynamic for word in command.words[1:]
     ):
         found.later(UNKNOWN)  # code from its input: a pipe, a here-document
-    if command_judgement(command) is None and (program not in _WRAPPERS or command.runs):
+    if command_judgement(command) is None and (program not in WRAPPERS or command.runs):
         return
     writer = WRITERS.get(program)
     if writer is not None:
@@ -109,6 +98,17 @@ def _command(found: Found, command: SimpleCommand) -> None:
             found.fed()
     elif not command.runs:  # a wrapper's command is judged on its own
         found.every_word(command)
+
+
+_RUNS_TEXT = frozenset({"eval", "trap", "watch"})
+
+
+def _runs_code(command: SimpleCommand) -> bool:
+    """Whether a program runs code (a shell, an interpreter, `eval`): given no file or code in
+    its words, the code comes from its input, and what it writes only the line's text shows.
+    A wrapper whose command the parse could not tell (`env -S "…"`) is judged as any
+    program: every word it is given."""
+    return command.program in _RUNS_TEXT or interpreter_runs_code(command) is not None
 
 
 def _visit_folders(parsed: Parsed, found: Found) -> None:
