@@ -157,10 +157,12 @@ _RUNS_VALUE = re.compile(
     r"^(?:GIT_\w+|\w*_COMMAND|\w*ASKPASS|\w*PAGER|\w*EDITOR|VISUAL|LESS(?:OPEN|CLOSE)|BASH_ENV|"
     r"ENV|PROMPT_COMMAND|PS4|SHELLOPTS|BASHOPTS|LD_\w+|PYTHON\w*|NODE_OPTIONS|NODE_PATH|"
     r"PERL5\w*|RUBY(?:OPT|LIB)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|TAR_OPTIONS|\w*_RSH|PATH|"
-    r"BROWSER|IFS|MAKEFLAGS|GZIP|ZIPOPT|XZ_OPT|ZSTD_\w+)=",
+    r"BROWSER|IFS|MAKEFLAGS|GZIP|ZIPOPT|XZ_OPT|ZSTD_\w+|HOME|XDG_CONFIG_(?:HOME|DIRS)|ZDOTDIR|"
+    r"INPUTRC)=",
 )
 """Variables whose value a program runs, or which choose what runs (a git setting, a pager, an
-editor, a preloaded library, a shell's start-up file, the PATH)."""
+editor, a preloaded library, a shell's start-up file, the PATH, or the home and config folders
+whose files do: `HOME=x git status` reads `x/.gitconfig`)."""
 
 
 def runs_given_string(command: SimpleCommand) -> str | None:

@@ -130,6 +130,7 @@ CASES: list[tuple[str, Seen]] = [
     ("python3 build.py", Seen(("python3 build.py",))),
     ("python3 --version", Seen(("python3 --version",))),  # says what it is, reads no code
     ("bash /dev/stdin <<< x", Seen(("bash /dev/stdin",), opaque=True)),  # its input is code
+    ("HOME=h git status", Seen(("HOME=h git status",), opaque=True)),  # h/.gitconfig runs
     ("python3 -v", Seen(("python3 -v",), opaque=True)),  # verbose: code from its input
     ("python3 < x.py", Seen(("python3",), opaque=True)),
     ("node -e 'x'", Seen(("node -e x",), opaque=True)),
