@@ -1,5 +1,6 @@
-"""`stayer -p` against a stalled server: the stream timeouts from the environment end the wait,
-the retry line says which one fired and how to tune it, and the retry's answer is printed."""
+"""`stayer -p` against a stalled or absent server: the stream timeouts from the environment end
+the wait, the retry line says which one fired and how to tune it, and the retry's answer is
+printed; a server that refuses the very first connection is named as a setting to fix."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cli import stayer
-from tests.e2e.test_waiting_visibly import RETRY_LINE
+from tests.e2e.test_waiting_visibly import RETRY_LINE, closed_port
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import Stream, anthropic_text, reply
 
@@ -67,3 +68,45 @@ def test_a_bad_stream_timeout_is_one_line_before_any_request(
         "timeout off), not '5 minutes'"
     ]
     assert server.requests == []
+
+
+def test_headers_and_then_nothing_are_retried_at_the_first_byte_limit(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    """The stall a dead model behind a live proxy makes: headers, then silence."""
+    server.enqueue(anthropic_text("x").stalled(at=0, seconds=STALL_S), reply("the answer"))
+    # A second: a loaded machine must not stall the healthy retry past it too.
+    env = {**server.env(), "CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS": "1000"}
+    done = stayer("-p", "hi", cwd=tmp_path, env=env, timeout=20)
+
+    assert (done.status, done.stdout) == (0, "the answer\n"), done.stderr
+    (line,) = done.stderr.splitlines()
+    retry = RETRY_LINE.match(line)
+    assert retry is not None, line
+    assert (retry.group(2), retry.group(3)) == ("1", "10")
+    assert retry.group(4) == (
+        f"the first-byte timeout fired: {server.url}/v1/messages did not start its answer "
+        "within 1 s of the request (response headers, then no event), "
+        + ADVICE.format("CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS", "needs longer to start")
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "path", "model"),
+    [("ANTHROPIC_BASE_URL", "", "sonnet"), ("OPENAI_BASE_URL", "/v1", "openai:local-model")],
+)
+def test_a_server_that_refuses_the_first_request_is_a_setting_to_fix(
+    tmp_path: Path, variable: str, path: str, model: str
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}{path}"
+    done = stayer("-p", "hi", "--model", model, cwd=tmp_path, env={variable: url}, timeout=20)
+
+    assert (done.status, done.stdout) == (1, "")
+    *retries, final = done.stderr.splitlines()
+    parsed = [RETRY_LINE.match(line) for line in retries]
+    assert [(m.group(2), m.group(3)) for m in parsed if m] == [("1", "2"), ("2", "2")], retries
+    assert sum(float(m.group(1)) for m in parsed if m) < 3  # a few seconds, not minutes
+    assert final == (
+        f"stayer: model_error: could not connect to {url}: the connection was refused and no "
+        f"server has answered there since stayer started; check {variable}, or start the server"
+    )

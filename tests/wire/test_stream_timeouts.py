@@ -349,7 +349,7 @@ async def test_the_loop_retries_a_stall_after_partial_text_and_withdraws_it(
 
 
 def test_the_stream_timeouts_are_on_by_default() -> None:
-    assert timeouts_from_env({}) == Timeouts(read_s=600.0, first_byte_s=120.0, idle_s=300.0)
+    assert timeouts_from_env({}) == Timeouts(read_s=600.0, first_byte_s="auto", idle_s=300.0)
 
 
 def test_the_environment_sets_both_stream_timeouts_and_zero_turns_one_off() -> None:

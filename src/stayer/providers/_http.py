@@ -37,7 +37,7 @@ from stayer.errors import (
     ServerError,
 )
 from stayer.messages import JSON
-from stayer.providers._watchdog import StreamWatchdog
+from stayer.providers._watchdog import FirstByteScale, StreamWatchdog
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_READ_TIMEOUT_S = 600.0
@@ -78,7 +78,8 @@ _TAG = re.compile(r"<[^>]*>")
 class Endpoint:
     """Who we talk to and how long we wait: provider name and the settings a person can fix.
 
-    The stream timeouts are the watchdog's (see `_watchdog`); None turns one off.
+    The stream timeouts are the watchdog's (see `_watchdog`); None turns one off, and a
+    first-byte scale makes the limit grow with each request's prompt.
     """
 
     provider: str
@@ -87,7 +88,7 @@ class Endpoint:
     url_hint: str
     read_timeout_s: float
     connect_timeout_s: float
-    first_byte_timeout_s: float | None
+    first_byte_timeout_s: float | FirstByteScale | None
     idle_timeout_s: float | None
 
 
@@ -379,8 +380,39 @@ def stream_error(error: ApiError, endpoint: Endpoint) -> ModelError:
     )
 
 
-def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
-    """The typed error for an httpx failure: connecting, timing out, or a cut connection."""
+REFUSED_RETRIES = 2
+"""Retries of a connection refused by a server that has not answered yet in this process."""
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the connection was refused: nothing listens at that address."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _unreachable(endpoint: Endpoint) -> ConnectionLost:
+    """A refused connection to a server that never answered: most likely a wrong address or a
+    server not started, so it is retried only twice, quickly, then reported as such."""
+    error = ConnectionLost(
+        f"could not connect to {endpoint.base_url}: the connection was refused and no server "
+        f"has answered there since stayer started; check {endpoint.url_hint}, or start the server"
+    )
+    error.retry_limit = REFUSED_RETRIES
+    return error
+
+
+def transport_error(exc: Exception, endpoint: Endpoint, *, answered: bool = True) -> ModelError:
+    """The typed error for an httpx failure: connecting, timing out, or a cut connection.
+
+    `answered` says whether the server has answered before; a refusal before it ever has is a
+    configuration error (see `_unreachable`), after it a fault that passes.
+    """
     reason = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return InvalidRequest(
@@ -401,6 +433,8 @@ def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
     if isinstance(exc, httpx.TimeoutException):
         return ConnectionLost(f"the request to {endpoint.base_url} timed out ({reason}); try again")
     if isinstance(exc, httpx.ConnectError):
+        if not answered and _refused(exc):
+            return _unreachable(endpoint)
         return ConnectionLost(
             f"could not connect to {endpoint.base_url} ({reason}); "
             f"check the network and {endpoint.url_hint}"
@@ -432,6 +466,7 @@ async def post_sse(
     timeouts: httpx.Timeout,
     watchdog: StreamWatchdog,
     settle: Callable[[], Awaitable[None]] | None = None,
+    reach: Reach | None = None,
 ) -> AsyncGenerator[ServerSentEvent, None]:
     """POST `body` (encoded JSON) and yield server-sent events as they arrive; raises only
     `ModelError`.
@@ -440,12 +475,15 @@ async def post_sse(
     events were progress. Use under `contextlib.aclosing` so the connection closes as soon as
     the caller stops. A response left unread (a stall, an early stop) closes its connection.
     `settle` is awaited first: the connection's previous stream may still be read to its end.
+    `reach` records that the server answered (see `Reach`).
     """
     if settle is not None:
         await settle()
     try:
         request = client.build_request("POST", url, headers=headers, content=body, timeout=timeouts)
         response = await watchdog.wait(client.send(request, stream=True))
+        if reach is not None:
+            reach.answered = True
         try:
             watchdog.answered()
             if response.status_code >= 300:
@@ -463,7 +501,19 @@ async def post_sse(
         finally:
             await response.aclose()
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise transport_error(exc, endpoint) from exc
+        answered = reach is None or reach.answered
+        raise transport_error(exc, endpoint, answered=answered) from exc
+
+
+@dataclass(slots=True)
+class Reach:
+    """Whether a server has answered a request of this connection yet (with any HTTP status).
+
+    Until it has, a refused connection is a wrong address or a server not started, not a fault
+    that passes (see `transport_error`); once it has, a refusal is a restart or a blip.
+    """
+
+    answered: bool = False
 
 
 class Connection:
@@ -477,6 +527,7 @@ class Connection:
         self._client = client
         self._owns_client = client is None
         self._draining: set[asyncio.Task[None]] = set()
+        self._reach = Reach()
         if client is None:
             preload_tls(endpoint.base_url)
 
@@ -495,6 +546,7 @@ class Connection:
             url=url,
             first_byte_s=self.endpoint.first_byte_timeout_s,
             idle_s=self.endpoint.idle_timeout_s,
+            body_bytes=len(body),
         )
         events = post_sse(
             self._client,
@@ -505,6 +557,7 @@ class Connection:
             timeouts=self.timeout,
             watchdog=watchdog,
             settle=self._settle,
+            reach=self._reach,
         )
         return watchdog, events
 

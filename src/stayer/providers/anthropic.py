@@ -57,7 +57,7 @@ from stayer.providers._http import (
     not_the_protocol,
     stream_error,
 )
-from stayer.providers._watchdog import DEFAULT_FIRST_BYTE_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S
+from stayer.providers._watchdog import AUTO, DEFAULT_IDLE_TIMEOUT_S, FirstByte, resolved
 from stayer.providers.base import (
     PURPOSE_HEADER,
     MessageAssembler,
@@ -88,13 +88,14 @@ class AnthropicProvider:
         base_url: str = DEFAULT_BASE_URL,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
-        first_byte_timeout_s: float | None = DEFAULT_FIRST_BYTE_TIMEOUT_S,
+        first_byte_timeout_s: FirstByte = AUTO,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
         prompt_caching: PromptCaching | None = None,
     ) -> None:
         """`read_timeout_s` bounds each silence on the socket; the stream's first-byte and idle
-        timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off.
+        timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off,
+        and `AUTO` scales the first-byte limit with the prompt and the server.
         `prompt_caching` says where cache breakpoints go (everywhere, by default).
         """
         self._encoder = RequestEncoder(prompt_caching)
@@ -107,7 +108,7 @@ class AnthropicProvider:
             url_hint="ANTHROPIC_BASE_URL",
             read_timeout_s=read_timeout_s,
             connect_timeout_s=connect_timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
+            first_byte_timeout_s=resolved(first_byte_timeout_s, base_url, "anthropic"),
             idle_timeout_s=idle_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)

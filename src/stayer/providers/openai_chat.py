@@ -44,7 +44,7 @@ from stayer.providers._http import (
     Endpoint,
     decode_event_data,
 )
-from stayer.providers._watchdog import DEFAULT_FIRST_BYTE_TIMEOUT_S, DEFAULT_IDLE_TIMEOUT_S
+from stayer.providers._watchdog import AUTO, DEFAULT_IDLE_TIMEOUT_S, FirstByte, resolved
 from stayer.providers.base import PURPOSE_HEADER, ModelRequest
 from stayer.providers.openai_chunks import ChunkDecoder
 
@@ -61,12 +61,13 @@ class OpenAIChatProvider:
         base_url: str = DEFAULT_BASE_URL,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
-        first_byte_timeout_s: float | None = DEFAULT_FIRST_BYTE_TIMEOUT_S,
+        first_byte_timeout_s: FirstByte = AUTO,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         """`read_timeout_s` bounds each silence on the socket; the stream's first-byte and idle
-        timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off.
+        timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off,
+        and `AUTO` scales the first-byte limit with the prompt and the server.
         """
         self._api_key = api_key
         self._base_url = base_url.rstrip("/")
@@ -81,7 +82,7 @@ class OpenAIChatProvider:
             url_hint="OPENAI_BASE_URL",
             read_timeout_s=read_timeout_s,
             connect_timeout_s=connect_timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
+            first_byte_timeout_s=resolved(first_byte_timeout_s, self._base_url, "openai"),
             idle_timeout_s=idle_timeout_s,
         )
         self._connection = Connection(self._endpoint, client)

@@ -178,10 +178,10 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderNa
 @dataclass(frozen=True, slots=True)
 class Timeouts:
     """How long a provider waits, in seconds: each read, and the stream's first-byte and idle
-    timeouts (None: off)."""
+    timeouts (None: off; ``auto``: the first-byte limit grows with the prompt, see `_watchdog`)."""
 
     read_s: float
-    first_byte_s: float | None
+    first_byte_s: float | Literal["auto"] | None
     idle_s: float | None
 
 
@@ -204,7 +204,9 @@ def _millis(env: Mapping[str, str], name: str, *, zero_is_off: bool) -> float | 
     raise ConfigError(f"{name} must be a positive number of milliseconds, not {raw!r}")
 
 
-def _stream_timeout(env: Mapping[str, str], name: str, default: float) -> float | None:
+def _stream_timeout(
+    env: Mapping[str, str], name: str, default: float | Literal["auto"]
+) -> float | Literal["auto"] | None:
     """A stream timeout in seconds: `default` if unset, None (off) if 0."""
     seconds = _millis(env, name, zero_is_off=True)
     if seconds is None:
@@ -221,17 +223,19 @@ def timeouts_from_env(env: Mapping[str, str]) -> Timeouts:
     """
     from stayer.providers._http import DEFAULT_READ_TIMEOUT_S
     from stayer.providers._watchdog import (
-        DEFAULT_FIRST_BYTE_TIMEOUT_S,
+        AUTO,
         DEFAULT_IDLE_TIMEOUT_S,
         FIRST_BYTE_VARIABLE,
         IDLE_VARIABLE,
     )
 
-    first_byte = _stream_timeout(env, FIRST_BYTE_VARIABLE, DEFAULT_FIRST_BYTE_TIMEOUT_S)
-    idle = _stream_timeout(env, IDLE_VARIABLE, DEFAULT_IDLE_TIMEOUT_S)
+    first_byte = _stream_timeout(env, FIRST_BYTE_VARIABLE, AUTO)
+    idle = _millis(env, IDLE_VARIABLE, zero_is_off=True)
+    idle = DEFAULT_IDLE_TIMEOUT_S if idle is None else idle or None
     read = _millis(env, "API_TIMEOUT_MS", zero_is_off=False)
     if read is None:
-        read = max(DEFAULT_READ_TIMEOUT_S, first_byte or 0.0, idle or 0.0)
+        fixed = first_byte if isinstance(first_byte, float) else 0.0  # a scale stays under it
+        read = max(DEFAULT_READ_TIMEOUT_S, fixed, idle or 0.0)
     return Timeouts(read_s=read, first_byte_s=first_byte, idle_s=idle)
 
 
