@@ -241,7 +241,7 @@ async def test_prompt_too_long_ends_with_its_own_terminal_reason(tmp_path: Path)
 
     end = finished(events)
     assert (end.terminal, end.error_status) == (Terminal.PROMPT_TOO_LONG, 400)
-    assert "210000 tokens > 200000" in end.message
+    assert end.message == "Prompt is too long: prompt is too long: 210000 tokens > 200000 maximum"
 
 
 async def test_a_bug_in_the_model_client_still_ends_the_run_once(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from stayer.messages import AssistantMessage, TextBlock
 from .abort import until_aborted
 from .fallback import billed
 from .reattach import reread
-from .recovery import Finish, Retry, Step
+from .recovery import Finish, Retry, Step, prompt_too_long
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
 
@@ -60,7 +60,7 @@ PROMPT_SHARE = 2
 HEAD_TOKENS = 20_000
 """The most of a saved prompt sent as its head."""
 WINDOW_EXCEEDED = (
-    "The model ran into the end of its context window while answering, and the conversation "
+    "the model ran into the end of its context window while answering, and the conversation "
     "could not be shrunk enough to go on; start a new session with the essentials."
 )
 
@@ -230,7 +230,7 @@ async def window_exceeded(
     """An answer cut off by the end of the context window (`model_context_window_exceeded`):
     dropped, none of its calls run, and the history shrunk as for a too-long prompt; if nothing
     shrinks it, the run ends keeping what the model wrote."""
-    refused = Finish(Terminal.PROMPT_TOO_LONG, WINDOW_EXCEEDED)
+    refused = prompt_too_long(WINDOW_EXCEEDED)
     async for event in too_long(params, replace(state, messages=state.messages[:-1]), refused, out):
         yield event
     if isinstance(out.step, Retry):

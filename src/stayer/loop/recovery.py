@@ -109,6 +109,15 @@ class Finish:
     state: LoopState | None = None
 
 
+PROMPT_TOO_LONG_WORDS = "Prompt is too long"
+"""How a `prompt_too_long` end's message begins: Claude Code's words, which scripts look for."""
+
+
+def prompt_too_long(detail: str, status: int | None = None) -> Finish:
+    """The end of a run whose conversation no longer fits: Claude Code's words, then ours."""
+    return Finish(Terminal.PROMPT_TOO_LONG, f"{PROMPT_TOO_LONG_WORDS}: {detail}", status)
+
+
 @dataclass(frozen=True, slots=True)
 class Retry:
     """Go round again from `state`, for `reason`; `withdraw` names a dropped answer."""

@@ -30,7 +30,7 @@ from stayer.messages import AssistantMessage, ToolUseBlock, Usage, is_blank_text
 from stayer.providers.base import MessageAssembler
 
 from .executor import Executor
-from .recovery import Finish, RunTools
+from .recovery import Finish, RunTools, prompt_too_long
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
 
@@ -161,7 +161,7 @@ async def stream_response(
                 yield event
     except PromptTooLong as error:
         # Compaction will recover from this first (SPEC §3.1); until then it ends the run.
-        stream.failure = Finish(Terminal.PROMPT_TOO_LONG, str(error), error.status)
+        stream.failure = prompt_too_long(str(error), error.status)
         return
     except StayerError as error:
         status = error.status if isinstance(error, ModelError) else None
