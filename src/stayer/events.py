@@ -50,6 +50,7 @@ class Terminal(StrEnum):
     BUDGET_EXHAUSTED = "budget_exhausted"
     REPEATED_FAILURE = "repeated_failure"
     RAPID_REFILL = "rapid_refill_breaker"
+    REFUSAL = "refusal"
 
 
 class Continue(StrEnum):
@@ -68,6 +69,7 @@ class Continue(StrEnum):
     REPEATED_FAILURE_NUDGE = "repeated_failure_nudge"
     TRUNCATED_RESPONSE_RECOVERY = "truncated_response_recovery"
     PROMPT_AS_FILE = "prompt_as_file"
+    REFUSAL_RETRY = "refusal_retry"
 
 
 # --- stream events: produced by providers, re-yielded by the loop ----------------------------

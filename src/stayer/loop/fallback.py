@@ -1,5 +1,8 @@
 """Which model serves a model call: the main model, then the `--fallback-model` chain in order.
 
+A model that declines to answer (`stop_reason: refusal`) has its request asked once of the next
+model (`refused`; the decision is `recovery`'s), which then serves the rest of the run too.
+
 When the model serving a call answers overloaded (HTTP 529, `overloaded_error`) three times in
 a row, counted across the retries of that call, the call goes at once to the next model of the
 chain, which then serves the rest of the run, as in Claude Code 2.1.332. A run always starts
@@ -80,6 +83,16 @@ def switch(params: LoopParams, serving: int, overloads: int) -> ModelSwitched:
         from_model=before,
         to_model=model_name(params, serving + 1),
         reason=f"{before} was overloaded {times}",
+    )
+
+
+def refused(params: LoopParams, serving: int) -> ModelSwitched:
+    """The event for asking the next model, once, what model `serving` declined to answer."""
+    before = model_name(params, serving)
+    return ModelSwitched(
+        from_model=before,
+        to_model=model_name(params, serving + 1),
+        reason=f"{before} declined to answer (stop_reason refusal)",
     )
 
 

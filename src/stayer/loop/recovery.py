@@ -9,6 +9,10 @@ loop only streams, runs tools and acts on the answer, which is one of:
   is dropped from the conversation, the id of the message to withdraw);
 * `Finish`: end with a `Terminal` reason.
 
+A refused answer (`stop_reason: refusal`) comes first, tool calls or not: it leaves the
+conversation, and the request goes once to the next model of the fallback chain
+(`refusal_retry`), or the run ends (`refusal`) with what the model wrote.
+
 The tree for a response without tool calls, in order:
 
 1. output cut (`max_tokens`): ask again with a larger output limit once, where the model allows
@@ -48,7 +52,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from stayer.events import Continue, Terminal
+from stayer.events import Continue, ModelSwitched, Terminal
 from stayer.messages import (
     AssistantMessage,
     ContentBlock,
@@ -92,6 +96,10 @@ REPEAT_TEXT = (
     "not help: reread the error, question the assumption behind the call, and try a different "
     "approach (or stop and say what is blocking you).]"
 )
+REFUSED_SILENTLY = (
+    "The model declined to answer (stop_reason refusal) and said nothing more; rephrase the "
+    "request, or name another model with --fallback-model."
+)
 EMPTY_TEXT = (
     "[Your last reply had no visible text and called no tool. Carry on with the task: call the "
     "tool you need, or give the user your answer.]"
@@ -120,11 +128,13 @@ def prompt_too_long(detail: str, status: int | None = None) -> Finish:
 
 @dataclass(frozen=True, slots=True)
 class Retry:
-    """Go round again from `state`, for `reason`; `withdraw` names a dropped answer."""
+    """Go round again from `state`, for `reason`; `withdraw` names a dropped answer, and
+    `switched` the move to the next model when the request goes to it."""
 
     state: LoopState
     reason: Continue
     withdraw: str | None = None
+    switched: ModelSwitched | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +160,8 @@ def after_response(
 ) -> Step:
     """What to do with a completed response, already the last message of `state`; `started`
     says some of its calls already started while it streamed, so it cannot be asked again."""
+    if message.stop_reason == "refusal" and not started:
+        return _refused(params, state, message)
     if message.tool_uses:
         return _with_tools(params, state, message, started=started)
     if message.stop_reason == "max_tokens":
@@ -378,6 +390,28 @@ def _empty(state: LoopState, message: AssistantMessage) -> Step:
         f"The model gave no visible answer {MAX_EMPTY_RETRIES + 1} times in a row, even when "
         "asked again.",
     )
+
+
+def _refused(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+    """The model declined to answer (`stop_reason: refusal`). The answer leaves the
+    conversation either way: Anthropic advises against going on from it (a conversation that
+    holds it tends to be refused again), and none of its calls may run. The request goes once
+    to the next model of the fallback chain (`refusal_retry`), which then serves the run;
+    without one, or when that model declines too, the run ends (`refusal`) with what the model
+    wrote. Asking the same model again, or nudging it as an empty reply, would not help."""
+    from .fallback import refused
+
+    state = replace(state, messages=state.messages[:-1])
+    if not state.refusal_retried and state.serving < len(params.fallbacks):
+        switched = refused(params, state.serving)
+        state = replace(state, serving=state.serving + 1, refusal_retried=True)
+        return Retry(state, Continue.REFUSAL_RETRY, withdraw=message.id, switched=switched)
+    return replace(refusal_end(message), state=state)
+
+
+def refusal_end(message: AssistantMessage) -> Finish:
+    """The end of a run the model declined to go on with: its words, or ours if it had none."""
+    return Finish(Terminal.REFUSAL, message.text.strip() or REFUSED_SILENTLY)
 
 
 def _resumed_to_the_end(state: LoopState) -> Finish | None:

@@ -30,7 +30,7 @@ from stayer.messages import AssistantMessage, ToolUseBlock, Usage, is_blank_text
 from stayer.providers.base import MessageAssembler
 
 from .executor import Executor
-from .recovery import Finish, RunTools, prompt_too_long
+from .recovery import Finish, RunTools, prompt_too_long, refusal_end
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
 
@@ -43,13 +43,14 @@ BROKEN_TEXT = (
 
 
 def broken(stream: Response) -> bool:
-    """Whether the answer cannot be taken whole: it broke off, failed, or hit the window."""
+    """Whether the answer cannot be taken whole: it broke off, failed, hit the window, or was
+    refused."""
     message = stream.turn.message
     return (
         stream.turn.broke is not None
         or stream.failure is not None
         or message is None
-        or message.stop_reason == "model_context_window_exceeded"
+        or message.stop_reason in ("model_context_window_exceeded", "refusal")
     )
 
 
@@ -65,6 +66,9 @@ def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, s
     elif stream.failure is not None or stream.turn.message is None:
         then = stream.failure or INCOMPLETE
         why = then.message
+    elif stream.turn.message.stop_reason == "refusal":  # what ran is answered, then it ends
+        why = "the model declined to go on (stop_reason refusal)"
+        then = refusal_end(stream.turn.message)
     else:
         why, then = "the answer reached the end of the model's context window", None
     stream.executor.keep_started()
@@ -174,8 +178,9 @@ async def stream_response(
 
 
 def may_withdraw(message: AssistantMessage) -> bool:
-    """Whether recovery may drop or change this answer: a cut reply, or an empty one."""
-    if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+    """Whether recovery may drop or change this answer: a cut reply, a refused one, or an empty
+    one."""
+    if message.stop_reason in ("max_tokens", "model_context_window_exceeded", "refusal"):
         return True  # even with tool calls: one cut in its input may send the whole reply back
     if message.tool_uses:
         return False

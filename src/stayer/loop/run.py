@@ -133,13 +133,15 @@ def _release(stream: Response, state: LoopState) -> list[Event]:
 
 
 def _announce(step: Retry) -> list[Event]:
-    """The events of going round again: the dropped answer withdrawn, then the reason."""
+    """The events of going round again: the dropped answer withdrawn, the move to the next
+    model if the request goes to it, then the reason."""
     withdrawn = (
         []
         if step.withdraw is None
         else [Withdrawn(step.withdraw, f"recovering: {step.reason.value}")]
     )
-    return [*withdrawn, Continuing(step.reason)]
+    switched = [] if step.switched is None else [step.switched]
+    return [*withdrawn, *switched, Continuing(step.reason)]
 
 
 async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> AsyncIterator[Event]:

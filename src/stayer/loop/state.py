@@ -233,6 +233,8 @@ class LoopState:
     hook_blocks: int = 0
     """Times in a row the Stop hook sent the model back; a tool round resets it, so a hook
     that makes the model do real work each time is never capped (Claude Code's rule)."""
+    refusal_retried: bool = False
+    """A refused answer was asked again of the fallback model (`refusal_retry`): once a run."""
     stop_hook_active: bool = False
     """A Stop hook has sent the model back in this run (told to later Stop hooks, which
     should then let it stop); like Claude Code 2.1.88, it stays set for the run."""

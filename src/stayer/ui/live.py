@@ -60,6 +60,7 @@ _RECOVERIES: dict[Continue, str] = {
         "the stream broke off: keeping the text above, the model goes on"
     ),
     Continue.PROMPT_AS_FILE: "the message is too long to send: saved to a file, sending its start",
+    Continue.REFUSAL_RETRY: "the model declined to answer: asking the fallback model",
     Continue.NEXT_TURN: "",
 }
 """What a person watching sees when the loop recovers instead of stopping."""

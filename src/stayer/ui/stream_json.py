@@ -158,6 +158,7 @@ def result_subtype(terminal: Terminal) -> str:
             | Terminal.DONE_CHECK_FAILED
             | Terminal.REPEATED_FAILURE
             | Terminal.RAPID_REFILL
+            | Terminal.REFUSAL
         ):
             return "error_during_execution"
         case _:
