@@ -60,13 +60,13 @@ HOSTED_FIRST_BYTE = FirstByteScale(base_s=30.0, per_1k_tokens_s=0.15, cap_s=180.
 """Anthropic's API and the other known hosted APIs, where the first event is the message's
 start, sent once the prompt is read (thinking then streams as progress).
 
-The base is Claude Code's own line for a slow start: it logs 30 s without an event as a stall.
-A hosted model reads a prompt without cache at several thousand tokens a second at worst (tens
-of thousands when it is cached), so 0.15 s per thousand tokens (under 7,000 a second) covers
-the slow case: a 20k-token request gets 33 s, 200k gets 60 s, and a 1M-token prompt 180 s,
-which is also the cap (no hosted window is larger; base64 images inflate the estimate, and the
-cap keeps them from stretching the limit past what any prompt needs). A stalled small request is
-thus retried about half a minute after it was sent.
+The base is where Claude Code starts calling a silent stream a stall (it logs 30 s without an
+event). A hosted model reads an uncached prompt at several thousand tokens a second or more (an
+estimate with margin; a cached one far faster), so 0.15 s per thousand tokens (under 7,000 a
+second) covers the slow case: a 20k-token request gets 33 s, 200k gets 60 s, and a 1M-token
+prompt 180 s, which is also the cap (no hosted window is larger; base64 images inflate the
+estimate, and the cap keeps them from stretching the limit past what any prompt needs). A
+stalled small request is thus retried about half a minute after it was sent.
 """
 
 HOSTED_SILENT_FIRST_BYTE = FirstByteScale(base_s=90.0, per_1k_tokens_s=0.15, cap_s=240.0)
