@@ -93,7 +93,7 @@ class Session:
             transcript_path=str(self.transcript_path or ""),
             cwd=params.tool_context.cwd,
             env={**os.environ, **params.tool_context.env},
-            permission_mode=self.setup.started.permission_mode,
+            permission_mode=lambda: self.permission_mode,  # live: hooks see a switch at once
         )
         return SessionHooks(self.setup.hooks, base)
 
