@@ -143,6 +143,9 @@ class LoopParams:
     decision's reason says how the user could allow it."""
     fallbacks: tuple[FallbackModel, ...] = ()
     """The models to go on with, in order, when the one serving keeps answering overloaded."""
+    model_prompt: Callable[[str], str] | None = None
+    """The system prompt when a fallback serves, given its id (the prompt names the model that
+    answers); None: `system_prompt` whoever serves."""
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_budget_usd: float | None = None

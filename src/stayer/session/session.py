@@ -262,8 +262,12 @@ class Session:
         params = self.setup.params
         budget = token_budget(self.options, prompt)
         if budget != params.token_budget:
+            system_for = self.setup.system_for
             params = replace(
-                params, token_budget=budget, system_prompt=self.setup.system_for(budget)
+                params,
+                token_budget=budget,
+                system_prompt=system_for(budget),
+                model_prompt=lambda serving: system_for(budget, serving),
             )
         return replace(params, observe=self._observe)
 
