@@ -40,6 +40,7 @@ from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 
 from .hook_points import SessionHooks
+from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import config_root, project_slug
 from .query import Setup, prepare, token_budget, user_message
@@ -83,6 +84,9 @@ class Session:
             self._take(resumed)
         self._resumed = resumed is not None
         self._hooks = self._hooks_for(env) if self.setup.hooks else None
+        params = self.setup.params
+        can_ask = params.decide is not None and "ExitPlanMode" in params.tools.names
+        self._reminder = ModeReminder(self.setup.permissions, can_ask=can_ask)
         if self._hooks is not None:
             self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
 
@@ -227,6 +231,7 @@ class Session:
             notes = tuple(TextBlock(f"{HOOK_CONTEXT_HEAD}\n{text}") for text in context)
             message = UserMessage((*message.content, *notes))
         messages = append_user(self.history, message)
+        self._reminder.new_prompt()
         writer = self._transcript
         if writer is not None:
             writer.sync(messages)
@@ -269,7 +274,7 @@ class Session:
                 system_prompt=system_for(budget),
                 model_prompt=lambda serving: system_for(budget, serving),
             )
-        return replace(params, observe=self._observe)
+        return replace(params, observe=self._observe, reminder=self._reminder)
 
     def _observe(self, messages: tuple[Message, ...]) -> None:
         """The conversation as the loop last settled it: kept, and written."""

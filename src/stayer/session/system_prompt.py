@@ -23,7 +23,7 @@ from stayer.context.memory import (
     memory_candidates,
     project_root,
 )
-from stayer.context.prompt import Environment, build_system_prompt
+from stayer.context.prompt import Environment, Sandbox, build_system_prompt
 from stayer.exec.child_env import child_env
 from stayer.switches import env_flag
 
@@ -75,6 +75,10 @@ def system_prompt(
         git=not env_flag(env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS"),
     )
 
+    sandbox: Sandbox | None = None
+    if options.sandbox:
+        sandbox = "online" if options.sandbox_network else "offline"
+
     def render(budget: int | None, model: str | None = None) -> str:
         return build_system_prompt(
             environment if model is None else replace(environment, model=model),
@@ -84,6 +88,7 @@ def system_prompt(
             token_budget=budget,
             pins=pins,
             memory=memory,
+            sandbox=sandbox,
         )
 
     return SystemPrompt(render(token_budget), memory, render)
