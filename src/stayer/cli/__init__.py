@@ -18,11 +18,18 @@ import argparse
 import datetime
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
+
+if TYPE_CHECKING:
+    from stayer.events import Event
+    from stayer.loop.abort import AbortSignal
+    from stayer.session.session import Session
 
 from .flags import (
     build_parser,
@@ -147,11 +154,21 @@ async def _headless(args: argparse.Namespace) -> int:
     shown = len(session.warnings)
     async with session:
         status = await print_run(
-            session.submit(prompt, abort=options.abort), printer, options.abort
+            _to_the_end(session, prompt, options.abort), printer, options.abort
         )
     for warning in session.warnings[shown:]:  # what went wrong on the way (an unsaved session)
         print(f"stayer: {warning}", file=sys.stderr)
     return status
+
+
+async def _to_the_end(session: Session, prompt: str, abort: AbortSignal) -> AsyncIterator[Event]:
+    """The submission's events, then the session's last ones (its SessionEnd hooks' runs), so
+    the printer shows those too before the process ends."""
+    async with aclosing(session.submit(prompt, abort=abort)) as events:
+        async for event in events:
+            yield event
+    async for event in session.end():
+        yield event
 
 
 def _resume_choice(given: str | None) -> str | None:

@@ -70,6 +70,7 @@ class Session:
         self.warnings: tuple[str, ...] = self.setup.warnings
         self._interrupted = False
         self._announced = False
+        self._ending = True  # SessionEnd's hooks are still to run
         self._lock = asyncio.Lock()
         self._abort: AbortSignal | None = None
         self._seen: tuple[Message, ...] = ()
@@ -161,10 +162,23 @@ class Session:
         if self._abort is not None:
             self._abort.abort()
 
+    async def end(self) -> AsyncGenerator[Event, None]:
+        """The session's last events, for a front end to show before it closes the session:
+        the runs of the SessionEnd hooks, which run now (once; `aclose` then runs none)."""
+        hooks = self._hooks
+        if hooks is None or not self._announced or not self._ending:
+            return
+        self._ending = False
+        await hooks.session_ended()
+        for ran in hooks.drain():
+            yield ran
+
     async def aclose(self) -> None:
-        """Stop the shells left running in the background, remove the sandbox's /tmp, and close
-        the model clients this session made and the transcript."""
-        if self._hooks is not None and self._announced:
+        """Run the SessionEnd hooks unless `end` did, stop the shells left running in the
+        background, remove the sandbox's /tmp, and close the model clients this session made
+        and the transcript."""
+        if self._hooks is not None and self._announced and self._ending:
+            self._ending = False
             await self._hooks.session_ended()
         context = self.setup.params.tool_context
         await context.shells.aclose()
