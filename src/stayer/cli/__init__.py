@@ -148,7 +148,7 @@ async def _headless(args: argparse.Namespace) -> int:
         print("stayer: --fork-session does nothing without --resume or --continue", file=sys.stderr)
     if options.sandbox_network and not options.sandbox:
         print("stayer: --sandbox-network does nothing without --sandbox", file=sys.stderr)
-    session = Session(options)
+    session = await Session.open(options)
     for warning in session.warnings:
         print(f"stayer: {warning}", file=sys.stderr)
     shown = len(session.warnings)

@@ -394,7 +394,7 @@ async def query(
 
     options = options or QueryOptions()
     async with (
-        Session(options) as session,
+        await Session.open(options) as session,
         aclosing(session.submit(prompt, abort=options.abort)) as events,
     ):
         async for event in events:

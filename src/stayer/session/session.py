@@ -91,6 +91,18 @@ class Session:
         if self._hooks is not None:
             self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
 
+    @classmethod
+    async def open(cls, options: QueryOptions | None = None, *, busy: Busy = "refuse") -> Session:
+        """`Session(options)` for async code: its start-up I/O (settings, memory files, the git
+        snapshot, the sandbox probe, a transcript to resume) runs in a worker thread, so the
+        event loop goes on meanwhile; raises what the constructor raises."""
+        opening = asyncio.ensure_future(asyncio.to_thread(cls, options, busy=busy))
+        try:
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:  # the thread cannot be stopped: tidy up after it
+            opening.add_done_callback(_discard)
+            raise
+
     def _hooks_for(self, env: Mapping[str, str]) -> SessionHooks:
         params = self.setup.params
         base = HookBase(
@@ -311,6 +323,16 @@ class Session:
             writer.go_on_from(loaded.messages, loaded.chain)
         if writer is not None:
             writer.sync(self.history)
+
+
+def _discard(opened: asyncio.Future[Session]) -> None:
+    """A session opened for a caller that stopped waiting: remove its sandbox's /tmp (its
+    clients go with the process)."""
+    if opened.cancelled() or opened.exception() is not None:
+        return
+    sandbox = opened.result().setup.params.tool_context.sandbox
+    if sandbox is not None:
+        close_sandbox(sandbox)
 
 
 HOOK_CONTEXT_HEAD = "[Context a hook added to this prompt:]"
