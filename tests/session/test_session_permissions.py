@@ -20,9 +20,14 @@ from stayer.events import (
 )
 from stayer.loop.state import ToolCall
 from stayer.messages import TextBlock, UserMessage
-from stayer.permissions import Decision
+from stayer.permissions import Decision, PermissionPolicy, PermissionState
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
-from stayer.session.mode_reminder import plan_mode_off, plan_mode_on, reminder_block
+from stayer.session.mode_reminder import (
+    ModeReminder,
+    plan_mode_off,
+    plan_mode_on,
+    reminder_block,
+)
 from stayer.session.options import QueryOptions
 from stayer.session.query import prepare
 
@@ -507,3 +512,13 @@ async def test_plan_mode_is_told_again_with_each_prompt(tmp_path: Path) -> None:
 
     on = reminder_block(plan_mode_on(can_ask=False))
     assert reminders(model) == [[on], [on]]
+
+
+def test_plan_mode_is_told_again_when_a_summary_dropped_the_note() -> None:
+    remind = ModeReminder(PermissionState(PermissionPolicy(mode="plan")), can_ask=False)
+    note = reminder_block(plan_mode_on(can_ask=False))
+    assert remind((UserMessage((TextBlock("go"),)),)) == note
+    told = (UserMessage((TextBlock("go"), TextBlock(note))),)
+    assert remind(told) is None  # said in this prompt already
+    summary = (UserMessage((TextBlock("Summary of the conversation so far: ..."),)),)
+    assert remind(summary) == note  # compaction replaced the conversation: said again

@@ -162,7 +162,7 @@ def _reminded(params: LoopParams, state: LoopState) -> LoopState:
     last = state.messages[-1] if state.messages else None
     if params.reminder is None or not isinstance(last, UserMessage):
         return state
-    note = params.reminder()
+    note = params.reminder(state.messages)
     if not note:
         return state
     return replace(state, messages=append_user(state.messages, UserMessage((TextBlock(note),))))

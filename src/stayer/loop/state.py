@@ -178,9 +178,9 @@ class LoopParams:
     tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10
     purpose: str = "main"
-    reminder: Callable[[], str | None] | None = None
-    """Asked before each model call whose conversation ends with a user message: a note for the
-    model (what changed in the session since it was last told), added to that message."""
+    reminder: Callable[[tuple[Message, ...]], str | None] | None = None
+    """Asked before each model call whose conversation (given) ends with a user message: a note
+    for the model (what changed in the session since it was last told), added to that message."""
     observe: Callable[[tuple[Message, ...]], None] | None = None
     """Told the conversation whenever it settles (before each model call, before a round of
     tools, at the end), so a transcript can be kept as the run goes."""

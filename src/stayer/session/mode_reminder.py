@@ -4,13 +4,17 @@ after the session leaves it (an accepted plan, `set_permission_mode`).
 
 The note goes into the user message of that call as a `<system-reminder>` block (the loop's
 `LoopParams.reminder`), and stays in the conversation: the model can see later when the rules
-changed. Without it, a model in plan mode learns the rules only from refused calls, and one that
-left plan mode goes on believing it may change nothing. Switches between the other modes are not
-told: they change which calls are asked about, not what the model should set out to do.
+changed. A summary that drops it (compaction) has it said again at the next call. Without it,
+a model in plan mode learns the rules only from refused calls, and one that left plan mode goes
+on believing it may change nothing. Switches between the other modes are not told: they change
+which calls are asked about, not what the model should set out to do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from stayer.messages import Message, TextBlock, UserMessage
 from stayer.permissions import PermissionMode, PermissionState
 
 _PLAN_RULES = (
@@ -63,15 +67,26 @@ class ModeReminder:
         """A prompt goes in: in plan mode, its first call says so again."""
         self._new_prompt = True
 
-    def __call__(self) -> str | None:
-        """The note for the call about to be made, or None; each is given once."""
+    def __call__(self, messages: Sequence[Message]) -> str | None:
+        """The note for the call about to be made on `messages`, or None."""
         mode = self._permissions.mode
         told, self._told = self._told, mode
         fresh, self._new_prompt = self._new_prompt, False
         if mode == "plan":
-            if told == "plan" and not fresh:
-                return None
-            return reminder_block(plan_mode_on(can_ask=self._can_ask))
+            note = reminder_block(plan_mode_on(can_ask=self._can_ask))
+            if told == "plan" and not fresh and _holds(messages, note):
+                return None  # said in this prompt, and no summary has replaced it since
+            return note
         if told == "plan":
             return reminder_block(plan_mode_off(mode))
         return None
+
+
+def _holds(messages: Sequence[Message], note: str) -> bool:
+    """Whether a user message of `messages` still carries `note`."""
+    return any(
+        isinstance(block, TextBlock) and block.text == note
+        for message in messages
+        if isinstance(message, UserMessage)
+        for block in message.content
+    )
