@@ -83,9 +83,10 @@ def find_ripgrep() -> Path | None:
     return Path(found) if found else None
 
 
-_UNREADABLE_ENTRY = re.compile(r"rg: (?:(?P<path>.+): )?[^:]+ \(os error (?:1|2|3|13)\)")
-"""rg's line for one entry it could not read: gone (ENOENT; ESRCH for a process that ended
-under /proc) or closed to us (EACCES, EPERM)."""
+_UNREADABLE_ENTRY = re.compile(r"rg: (?:(?P<path>.+): )?[^:]+ \(os error (?:1|2|3|13|20|22)\)")
+"""rg's line for one entry it could not read: gone (ENOENT, or ENOTDIR when a file took its
+place; under /proc, ESRCH or EINVAL for a process that is ending) or closed to us (EACCES,
+EPERM)."""
 
 
 def only_unreadable_entries(stderr: str) -> bool:
