@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ import stayer
 from stayer.errors import ConfigError
 from stayer.providers.scripted import ScriptedProvider, text
 from stayer.session.options import QueryOptions
+from tests.sandboxes import skip_without_sandbox
 
 SLOW_GIT = """#!/bin/sh
 # says it started, then waits for the test's word before answering as an empty repository
@@ -81,3 +84,33 @@ async def test_open_raises_what_the_constructor_raises(tmp_path: Path) -> None:
     options = QueryOptions(cwd=tmp_path / "missing", provider=ScriptedProvider([]))
     with pytest.raises(ConfigError, match="does not exist"):
         await stayer.Session.open(options)
+
+
+async def test_a_caller_that_stops_waiting_leaves_no_private_tmp_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    skip_without_sandbox(project)
+    host_tmp = tmp_path / "host-tmp"  # where the sandbox's private /tmp is made
+    host_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(host_tmp))
+    bin_dir, started, release = fake_git(tmp_path)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "STAYER_CONFIG_DIR": str(tmp_path / "config")}
+    options = QueryOptions(cwd=project, env=env, provider=ScriptedProvider([]), sandbox=True,
+                           persist_session=False)  # fmt: skip
+
+    heard = os.open(started, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        opening = asyncio.ensure_future(stayer.Session.open(options))
+        await asyncio.wait_for(readable(heard), timeout=10)
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+        release.touch()
+        (opener,) = [t for t in threading.enumerate() if t.name == "stayer-session-open"]
+        await asyncio.to_thread(opener.join)
+    finally:
+        release.touch()
+        os.close(heard)
+    assert list(host_tmp.iterdir()) == []

@@ -26,11 +26,6 @@ from typing import TYPE_CHECKING
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
 
-if TYPE_CHECKING:
-    from stayer.events import Event
-    from stayer.loop.abort import AbortSignal
-    from stayer.session.session import Session
-
 from .flags import (
     build_parser,
     flatten,
@@ -40,6 +35,11 @@ from .flags import (
     warn_ignored,
 )
 from .subcommands import subcommand
+
+if TYPE_CHECKING:
+    from stayer.events import Event
+    from stayer.loop.abort import AbortSignal
+    from stayer.session.session import Session
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141

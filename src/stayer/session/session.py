@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -96,11 +98,22 @@ class Session:
         """`Session(options)` for async code: its start-up I/O (settings, memory files, the git
         snapshot, the sandbox probe, a transcript to resume) runs in a worker thread, so the
         event loop goes on meanwhile; raises what the constructor raises."""
-        opening = asyncio.ensure_future(asyncio.to_thread(cls, options, busy=busy))
+        opened: Future[Session] = Future()
+
+        def make() -> None:
+            if not opened.set_running_or_notify_cancel():
+                return
+            try:
+                opened.set_result(cls(options, busy=busy))
+            except BaseException as error:  # handed to the awaiting caller
+                opened.set_exception(error)
+
+        # not a daemon: a process that ends meanwhile waits for it, and `_discard` tidies up
+        threading.Thread(target=make, name="stayer-session-open").start()
         try:
-            return await asyncio.shield(opening)
+            return await asyncio.shield(asyncio.wrap_future(opened))
         except asyncio.CancelledError:  # the thread cannot be stopped: tidy up after it
-            opening.add_done_callback(_discard)
+            opened.add_done_callback(_discard)
             raise
 
     def _hooks_for(self, env: Mapping[str, str]) -> SessionHooks:
@@ -325,10 +338,10 @@ class Session:
             writer.sync(self.history)
 
 
-def _discard(opened: asyncio.Future[Session]) -> None:
+def _discard(opened: Future[Session]) -> None:
     """A session opened for a caller that stopped waiting: remove its sandbox's /tmp (its
     clients go with the process)."""
-    if opened.cancelled() or opened.exception() is not None:
+    if opened.exception() is not None:
         return
     sandbox = opened.result().setup.params.tool_context.sandbox
     if sandbox is not None:
