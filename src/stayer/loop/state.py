@@ -144,8 +144,9 @@ class LoopParams:
     fallbacks: tuple[FallbackModel, ...] = ()
     """The models to go on with, in order, when the one serving keeps answering overloaded."""
     model_prompt: Callable[[str], str] | None = None
-    """The system prompt when a fallback serves, given its id (the prompt names the model that
-    answers); None: `system_prompt` whoever serves."""
+    """The run's system prompt when a fallback serves, given its id (the prompt names the model
+    that answers); None: `system_prompt` whoever serves. Calls of another `purpose` (a summary,
+    a tool's question) bring a system prompt of their own and keep it."""
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_budget_usd: float | None = None
