@@ -282,3 +282,24 @@ def test_a_background_shell_is_stopped_when_the_run_ends(
     (started,) = [line for line in done.json_lines() if "tool_use_result" in line]
     assert started["tool_use_result"]["backgroundTaskId"] == "bash_1"
     assert not is_running(started["tool_use_result"]["pid"])
+
+
+def reminders_sent(request: RecordedRequest) -> list[str]:
+    """The system reminders in the user message a request ends with."""
+    content = request.messages[-1]["content"]
+    texts = [block["text"] for block in content if block.get("type") == "text"]
+    return [text for text in texts if text.startswith("<system-reminder>")]
+
+
+def test_plan_mode_is_told_in_the_request_and_nothing_outside_it(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("1. Look. 2. Change."), reply("done"))
+    planned = stayer("-p", "plan it", "--permission-mode", "plan", cwd=tmp_path, env=server.env())
+    plain = stayer("-p", "do it", cwd=tmp_path, env=server.env())
+
+    assert (planned.status, plain.status) == (0, 0), planned.stderr + plain.stderr
+    (told,) = reminders_sent(server.requests[0])
+    assert told.startswith("<system-reminder>\nPlan mode is on.")
+    assert "give it in full as your final answer" in told  # nobody here accepts a plan
+    assert reminders_sent(server.requests[1]) == []

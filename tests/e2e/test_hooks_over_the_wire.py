@@ -86,3 +86,39 @@ def test_hook_lines_in_stream_json_only_when_asked(
         "stderr": "rm is not allowed here\n",
         "output": "rm is not allowed here",
     }
+
+
+SESSION_END = "echo 'could not archive the session' >&2; exit 1"
+
+
+@pytest.mark.parametrize("output", ["text", "json", "stream-json"])
+def test_session_end_hook_runs_are_printed_before_the_process_ends(
+    server: FakeModelServer, tmp_path: Path, output: str
+) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    settings = {"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": SESSION_END}]}]}}  # fmt: skip
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    server.enqueue(reply("all done"))
+    done = stayer("-p", "hi", "--output-format", output, "--verbose", "--include-hook-events",
+                  cwd=project, env=server.env())  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    if output == "text":
+        assert done.stdout == "all done\n"
+        assert done.stderr.splitlines() == [
+            f"stayer: SessionEnd:other hook `{SESSION_END}` failed: could not archive the session"
+        ]
+        return
+    lines = json.loads(done.stdout) if output == "json" else done.json_lines()
+    kinds = [(line["type"], line.get("subtype")) for line in lines]
+    assert kinds[-4:] == [
+        ("result", "success"),
+        ("system", "hook_started"),
+        ("system", "hook_response"),
+        ("system", "hook_failed"),
+    ]
+    assert {line.get("hook_event") for line in lines[-3:]} == {"SessionEnd"}
+    assert lines[-1]["command"] == SESSION_END
+    assert lines[-2]["stderr"] == "could not archive the session\n"

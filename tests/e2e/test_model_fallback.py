@@ -107,6 +107,35 @@ def test_stream_json_reports_the_switch_as_a_system_line_and_prices_the_fallback
     ]
 
 
+def test_after_a_switch_the_system_prompt_names_the_model_that_serves(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(
+        *[overloaded()] * 3,
+        reply(ToolCall("toolu_glob", "Glob", {"pattern": "*.md"}), usage=USAGE),
+        reply("answered by haiku", usage=USAGE),
+    )
+    done = stayer(
+        "-p", "hi", "--model", "opus", "--fallback-model", "haiku", cwd=tmp_path, env=server.env(),
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    named = [
+        (request.model, [line for line in system_text(request.body) if line.startswith("Model:")])
+        for request in server.requests
+    ]
+    assert named == [
+        *[("claude-opus-4-5", ["Model: claude-opus-4-5"])] * 3,
+        *[("claude-haiku-4-5", ["Model: claude-haiku-4-5"])] * 2,  # the switch and the next turn
+    ]
+
+
+def system_text(body: Any) -> list[str]:
+    """The lines of an Anthropic request's system prompt."""
+    system = body.get("system", [])
+    return [line for block in system for line in str(block["text"]).splitlines()]
+
+
 def model_usage(usage: Usage, cost: float, window: int, output: int = 32_000) -> dict[str, Any]:
     """One `modelUsage` entry as Claude Code's SDK types spell it."""
     return {

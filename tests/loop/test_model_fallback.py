@@ -19,6 +19,7 @@ from stayer.events import (
     ToolCallFinished,
     Withdrawn,
 )
+from stayer.loop.fallback import request_for
 from stayer.loop.run import query
 from stayer.loop.state import FallbackModel, LoopParams, RetryPolicy
 from stayer.messages import Usage, UserMessage
@@ -332,3 +333,19 @@ async def test_the_budget_counts_each_call_at_the_model_that_served_it(tmp_path:
     end = finished(events)
     assert (end.terminal, end.result_text) == (Terminal.COMPLETED, "done")
     assert end.cost_usd == pytest.approx(one_call)
+
+
+@pytest.mark.parametrize(
+    ("purpose", "expected"), [("main", "run prompt for fb"), ("compact", "own")]
+)
+def test_a_fallback_gets_the_runs_prompt_naming_it_and_other_calls_keep_their_own(
+    tmp_path: Path, purpose: str, expected: str
+) -> None:
+    params = replace(
+        params_with(tmp_path, ScriptedProvider([]), fallback(ScriptedProvider([]), "fb")),
+        system_prompt="own",
+        model_prompt=lambda model: f"run prompt for {model}",
+        purpose=purpose,
+    )
+    assert request_for(params, 0, (), (), None)[1].system == "own"
+    assert request_for(params, 1, (), (), None)[1].system == expected

@@ -19,8 +19,15 @@ from stayer.events import (
     ToolCallFinished,
 )
 from stayer.loop.state import ToolCall
-from stayer.permissions import Decision
+from stayer.messages import TextBlock, UserMessage
+from stayer.permissions import Decision, PermissionPolicy, PermissionState
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
+from stayer.session.mode_reminder import (
+    ModeReminder,
+    plan_mode_off,
+    plan_mode_on,
+    reminder_block,
+)
 from stayer.session.options import QueryOptions
 from stayer.session.query import prepare
 
@@ -438,3 +445,80 @@ async def test_only_rules_naming_a_host_exactly_open_local_addresses_to_webfetch
     )
     # not the wildcard, not the bare tool, not the pre-approved documentation sites
     assert setup.params.tool_context.web_hosts == frozenset({"localhost", "::1"})
+
+
+def reminders(model: ScriptedProvider) -> list[list[str]]:
+    """For each request, the system reminders in the user message it ends with."""
+    found = []
+    for request in model.requests:
+        last = request.messages[-1]
+        assert isinstance(last, UserMessage)
+        texts = [b.text for b in last.content if isinstance(b, TextBlock)]
+        found.append([t for t in texts if t.startswith("<system-reminder>")])
+    return found
+
+
+async def test_the_model_is_told_when_plan_mode_is_on_and_when_it_ends(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    model = ScriptedProvider(
+        [
+            tool_call("Glob", {"pattern": "*"}, id="toolu_look"),
+            text("looked"),
+            tool_call("Glob", {"pattern": "*"}, id="toolu_plan"),
+            tool_call("ExitPlanMode", {"plan": PLAN}),
+            tool_call("Write", write(work / "notes.md")),
+            text("done"),
+            text("and again"),
+        ]
+    )
+    decider = Decider(Decision("allow"), Decision("allow"))
+    async with stayer.Session(options(tmp_path, model, can_use_tool=decider)) as session:
+        await submit(session)  # default mode: nothing to say
+        session.set_permission_mode("plan")
+        events = await submit(session)
+        await submit(session)  # back in default: nothing to say again
+
+    on = reminder_block(plan_mode_on(can_ask=True))
+    off = reminder_block(plan_mode_off("default"))
+    assert reminders(model) == [[], [], [on], [], [off], [], []]
+    assert "ExitPlanMode tool" in on
+    assert outcomes(events)[-1] == ("Write", "completed")
+    # it stays in the conversation, after the prompt it came with
+    prompt = model.requests[2].messages[-1]
+    assert isinstance(prompt, UserMessage)
+    assert [b.text for b in prompt.content if isinstance(b, TextBlock)] == ["go", on]
+
+
+async def test_a_switch_during_a_run_is_told_at_the_next_call(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    model = ScriptedProvider([tool_call("Glob", {"pattern": "*"}), text("planning now")])
+    async with stayer.Session(options(tmp_path, model)) as session:
+        async for event in session.submit("go"):
+            if isinstance(event, ToolCallFinished):
+                session.set_permission_mode("plan")
+
+    # headless (nobody to accept a plan): the plan is the answer
+    assert reminders(model) == [[], [reminder_block(plan_mode_on(can_ask=False))]]
+    assert "final answer" in plan_mode_on(can_ask=False)
+
+
+async def test_plan_mode_is_told_again_with_each_prompt(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    model = ScriptedProvider([text("a plan"), text("a better plan")])
+    async with stayer.Session(options(tmp_path, model, permission_mode="plan")) as session:
+        await submit(session)
+        await submit(session, "more detail")
+
+    on = reminder_block(plan_mode_on(can_ask=False))
+    assert reminders(model) == [[on], [on]]
+
+
+def test_plan_mode_is_told_again_when_a_summary_dropped_the_note() -> None:
+    remind = ModeReminder(PermissionState(PermissionPolicy(mode="plan")), can_ask=False)
+    note = reminder_block(plan_mode_on(can_ask=False))
+    assert remind((UserMessage((TextBlock("go"),)),)) == note
+    told = (UserMessage((TextBlock("go"), TextBlock(note))),)
+    assert remind(told) is None  # said in this prompt already
+    summary = (UserMessage((TextBlock("Summary of the conversation so far: ..."),)),)
+    assert remind(summary) == note  # compaction replaced the conversation: said again

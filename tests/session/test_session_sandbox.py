@@ -6,6 +6,7 @@ refuses to open."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,30 @@ def test_a_session_that_fails_to_open_leaves_no_private_tmp(tmp_path: Path, host
     with pytest.raises(stayer.ConfigError, match="cannot keep sessions"):
         Session(options)
     assert list(host_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("more", "network"),
+    [
+        ({}, "The network is off: downloads, package installs, git fetch and push fail"),
+        ({"sandbox_network": True}, "The network is on."),
+    ],
+)
+async def test_the_system_prompt_says_commands_run_sandboxed(
+    tmp_path: Path, more: dict[str, Any], network: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    skip_without_sandbox(work)
+    model = ScriptedProvider([text("ok")])
+    async with Session(_options(work, model, **more)) as session:
+        [_ async for _ in session.submit("go")]
+    unsandboxed = ScriptedProvider([text("ok")])
+    async with Session(replace(_options(work, unsandboxed), sandbox=False)) as session:
+        [_ async for _ in session.submit("go")]
+
+    system = model.requests[0].system
+    assert "# Sandbox\nYour Bash commands run in a sandbox." in system
+    assert "can write only inside the working directories" in system
+    assert network in system
+    assert "# Sandbox" not in unsandboxed.requests[0].system

@@ -9,8 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from stayer.events import Event, Finished, HookRan, SessionStarted, Terminal, ToolCallFinished
-from stayer.providers.scripted import Reply, text, tool_call
+import stayer
+from stayer.events import (
+    Event,
+    Finished,
+    HookRan,
+    PermissionRequested,
+    SessionStarted,
+    Terminal,
+    ToolCallFinished,
+)
+from stayer.permissions import Decision
+from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
+from stayer.session.options import QueryOptions
 from tests.session.hook_kit import Kit, hook, kit, results, run
 
 
@@ -266,3 +277,42 @@ async def test_continue_false_from_a_tool_hook_ends_the_run_after_the_round(
         "The build is broken; stopping.",
     )
     assert marker.exists() and len(model.requests) == 1  # the call ran; no model call after
+
+
+async def test_hooks_get_the_permission_mode_in_force_when_they_run(k: Kit) -> None:
+    k.install({"PreToolUse": [hook(k.command("ok"))]})
+    (k.project / "notes.md").write_text("notes\n")
+
+    async def accept(request: PermissionRequested) -> Decision:
+        return Decision("allow")
+
+    model = ScriptedProvider(
+        [
+            tool_call("Glob", {"pattern": "*.md"}, id="toolu_plan"),
+            tool_call("ExitPlanMode", {"plan": "1. Read notes.md."}, id="toolu_exit"),
+            tool_call("Read", {"file_path": str(k.project / "notes.md")}, id="toolu_accepted"),
+            text("planned and read"),
+            tool_call("Glob", {"pattern": "*.md"}, id="toolu_switched"),
+            text("done"),
+        ]
+    )
+    opts = QueryOptions(
+        cwd=k.project,
+        env=k.env,
+        provider=model,
+        persist_session=False,
+        permission_mode="plan",
+        can_use_tool=accept,
+    )
+    async with stayer.Session(opts) as session:
+        [_ async for _ in session.submit("plan it")]
+        session.set_permission_mode("bypassPermissions")
+        [_ async for _ in session.submit("go on")]
+
+    seen = [(data["tool_use_id"], data["permission_mode"]) for data in k.of("PreToolUse")]
+    assert seen == [
+        ("toolu_plan", "plan"),
+        ("toolu_exit", "plan"),
+        ("toolu_accepted", "default"),  # the accepted plan left plan mode
+        ("toolu_switched", "bypassPermissions"),
+    ]

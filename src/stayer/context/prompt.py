@@ -1,9 +1,10 @@
 """The system prompt: our base instructions, tool guidance, the environment, the memory files.
 
 The parts, in order: the base instructions (or the user's own), the tools, the environment (with
-a git snapshot), the memory files, the user's pinned notes and token budget, and what the user
-appends. Facts come before instructions, and what the user set for this run comes after what
-files say, so it weighs more; `--append-system-prompt` is always the end.
+a git snapshot; under `--sandbox`, what the sandbox allows), the memory files, the user's pinned
+notes and token budget, and what the user appends. Facts come before instructions, and what
+the user set for this run comes after what files say, so it weighs more;
+`--append-system-prompt` is always the end.
 
 `--system-prompt` replaces the base instructions only. Claude Code keeps its memory files under
 a custom prompt, and so do we; it drops its environment facts and git status, and we keep them:
@@ -21,6 +22,7 @@ import platform
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from .git import GitSnapshot, git_section, take_git_snapshot
 from .memory import Memory, MemoryFile, MemorySource, project_root
@@ -171,6 +173,32 @@ def pins_section(pins: Sequence[str]) -> str:
     return f"# Pinned by the user\nHold to these notes throughout the task:\n{listed}"
 
 
+Sandbox = Literal["offline", "online"]
+"""How commands run under `--sandbox`: without a network, or (`--sandbox-network`) with one."""
+
+
+def sandbox_section(sandbox: Sandbox) -> str:
+    """What the model must know of the sandbox its commands run in, so a refused write or an
+    unreachable host reads as the sandbox's doing, not a fault to retry around."""
+    network = (
+        "The network is off: downloads, package installs, git fetch and push fail, and "
+        "WebFetch is refused."
+        if sandbox == "offline"
+        else "The network is on."
+    )
+    return (
+        "# Sandbox\n"
+        "Your Bash commands run in a sandbox. They can write only inside the working "
+        "directories and a private /tmp of this session; the rest of the machine is read-only "
+        "to them. Inside the project, the places that make code run later stay read-only too: "
+        "the agent's settings (.claude/, .stayer/), git's config and hooks, and the editors' and "
+        "hook managers' folders. The file tools are held to the same places. "
+        f"{network} A command that fails for one of these reasons fails the same way every "
+        "time: do not retry it or look for a way around the sandbox; do the rest of the work "
+        "and tell the user what has to run outside it."
+    )
+
+
 def build_system_prompt(
     env: Environment,
     *,
@@ -180,6 +208,7 @@ def build_system_prompt(
     token_budget: int | None = None,
     pins: Sequence[str] = (),
     memory: Memory | None = None,
+    sandbox: Sandbox | None = None,
 ) -> str:
     """Assemble the system prompt; `custom` replaces the base instructions. A token budget
     adds its clause (SPEC §5.2) while it is active; the user's pinned notes come before it."""
@@ -188,6 +217,8 @@ def build_system_prompt(
     if tool_names:
         parts.append("Tools available in this session: " + ", ".join(tool_names) + ".")
     parts.append(environment_section(env).rstrip())
+    if sandbox is not None:
+        parts.append(sandbox_section(sandbox))
     if env.git is not None:
         parts.append(git_section(env.git))
     if memory is not None:

@@ -60,7 +60,8 @@ class HookBase:
     transcript_path: str
     cwd: Path
     env: Mapping[str, str]
-    permission_mode: str
+    permission_mode: Callable[[], str]
+    """Asked at each run: the mode in force then (an accepted plan or a switch changes it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +108,7 @@ class HookRunner:
             "session_id": self.base.session_id,
             "transcript_path": self.base.transcript_path,
             "cwd": str(self.base.cwd),
-            "permission_mode": self.base.permission_mode,
+            "permission_mode": self.base.permission_mode(),
             "hook_event_name": event,
             **fields,
         }

@@ -11,6 +11,8 @@ also taken when fewer retries are allowed than it takes to see three overloads
 (`CLAUDE_CODE_MAX_RETRIES=1`): the user named a model to go on with, and ending the run with
 it unused would help nobody. Rate limits and other failures never switch: another model would
 not help with a rate-limited key, and a switch there would hide a fault the user must fix.
+A fallback's calls carry the system prompt that names it (`LoopParams.model_prompt`), so the
+model is not told it is another.
 
 Each call is priced on its own at the model that served it (`billed`), and the run keeps a
 tally per model (`LoopState.model_usage`, the result's `modelUsage`); `run_cost` is their sum.
@@ -55,9 +57,12 @@ def request_for(
         fallback = params.fallbacks[serving - 1]
         provider, model, betas = fallback.provider, fallback.model, fallback.betas
         limit = min(max_tokens, fallback.max_output_tokens) if max_tokens else fallback.max_tokens
+    system = params.system_prompt
+    if serving and params.model_prompt is not None and params.purpose == "main":
+        system = params.model_prompt(model)  # a summary or a tool's question keeps its own
     request = ModelRequest(
         model=model,
-        system=params.system_prompt,
+        system=system,
         messages=messages,
         tools=specs,
         max_tokens=limit,

@@ -32,6 +32,8 @@ from stayer.events import (
 from stayer.messages import (
     AssistantMessage,
     Message,
+    TextBlock,
+    UserMessage,
     is_blank_text,
     without_blank_text,
 )
@@ -151,7 +153,21 @@ async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> As
         yield event
     if out.step is None:
         out.step = compaction.blocked(params, out.state)
+    if out.step is None:
+        out.state = _reminded(params, out.state)
     params.settled(out.state.messages)
+
+
+def _reminded(params: LoopParams, state: LoopState) -> LoopState:
+    """The state with the session's note for this call, if it has one, in the user message
+    the call ends with (asked only when there is one, so no note is lost)."""
+    last = state.messages[-1] if state.messages else None
+    if params.reminder is None or not isinstance(last, UserMessage):
+        return state
+    note = params.reminder(state.messages)
+    if not note:
+        return state
+    return replace(state, messages=append_user(state.messages, UserMessage((TextBlock(note),))))
 
 
 async def _after_call(

@@ -143,6 +143,10 @@ class LoopParams:
     decision's reason says how the user could allow it."""
     fallbacks: tuple[FallbackModel, ...] = ()
     """The models to go on with, in order, when the one serving keeps answering overloaded."""
+    model_prompt: Callable[[str], str] | None = None
+    """The run's system prompt when a fallback serves, given its id (the prompt names the model
+    that answers); None: `system_prompt` whoever serves. Calls of another `purpose` (a summary,
+    a tool's question) bring a system prompt of their own and keep it."""
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_budget_usd: float | None = None
@@ -175,6 +179,9 @@ class LoopParams:
     tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10
     purpose: str = "main"
+    reminder: Callable[[tuple[Message, ...]], str | None] | None = None
+    """Asked before each model call whose conversation (given) ends with a user message: a note
+    for the model (what changed in the session since it was last told), added to that message."""
     observe: Callable[[tuple[Message, ...]], None] | None = None
     """Told the conversation whenever it settles (before each model call, before a round of
     tools, at the end), so a transcript can be kept as the run goes."""

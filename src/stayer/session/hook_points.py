@@ -21,8 +21,8 @@ own points (a prompt going in, the session starting and ending).
   `other`) when the session closes.
 
 Every run becomes a `HookRan`, collected here and yielded by the session before the next
-event (`drain`), so it shows where it happened; SessionEnd's come after the last event and
-are not shown.
+event (`drain`), so it shows where it happened; SessionEnd's are yielded by `Session.end()`,
+after the last submission's events (a session closed without it runs them unreported).
 """
 
 from __future__ import annotations

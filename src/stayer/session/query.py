@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,7 +47,7 @@ from .paths import session_folder
 from .permission_check import permission_check
 from .sandboxing import check_sandbox, session_sandbox
 from .settings import Settled, settle
-from .system_prompt import SystemPrompt, system_prompt
+from .system_prompt import Render, SystemPrompt, system_prompt
 from .toolset import run_toolbox
 
 
@@ -59,7 +59,7 @@ class Setup:
     params: LoopParams
     started: SessionStarted
     owns_provider: bool
-    system_for: Callable[[int | None], str]
+    system_for: Render
     permissions: PermissionState
     warnings: tuple[str, ...] = ()
     """What to tell the user before the run (a settings file that could not be used)."""
@@ -276,6 +276,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         provider=provider,
         model=model,
         system_prompt=system.text,
+        model_prompt=lambda serving: system.render(budget, serving),
         tools=tools,
         tool_context=tool_context,
         can_use_tool=permission_check(permissions, cwd, tool_context, env),
@@ -393,7 +394,7 @@ async def query(
 
     options = options or QueryOptions()
     async with (
-        Session(options) as session,
+        await Session.open(options) as session,
         aclosing(session.submit(prompt, abort=options.abort)) as events,
     ):
         async for event in events:

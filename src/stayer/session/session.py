@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +42,7 @@ from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 
 from .hook_points import SessionHooks
+from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import config_root, project_slug
 from .query import Setup, prepare, token_budget, user_message
@@ -69,6 +72,7 @@ class Session:
         self.warnings: tuple[str, ...] = self.setup.warnings
         self._interrupted = False
         self._announced = False
+        self._ending = True  # SessionEnd's hooks are still to run
         self._lock = asyncio.Lock()
         self._abort: AbortSignal | None = None
         self._seen: tuple[Message, ...] = ()
@@ -83,8 +87,34 @@ class Session:
             self._take(resumed)
         self._resumed = resumed is not None
         self._hooks = self._hooks_for(env) if self.setup.hooks else None
+        params = self.setup.params
+        can_ask = params.decide is not None and "ExitPlanMode" in params.tools.names
+        self._reminder = ModeReminder(self.setup.permissions, can_ask=can_ask)
         if self._hooks is not None:
             self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
+
+    @classmethod
+    async def open(cls, options: QueryOptions | None = None, *, busy: Busy = "refuse") -> Session:
+        """`Session(options)` for async code: its start-up I/O (settings, memory files, the git
+        snapshot, the sandbox probe, a transcript to resume) runs in a worker thread, so the
+        event loop goes on meanwhile; raises what the constructor raises."""
+        opened: Future[Session] = Future()
+
+        def make() -> None:
+            if not opened.set_running_or_notify_cancel():
+                return
+            try:
+                opened.set_result(cls(options, busy=busy))
+            except BaseException as error:  # handed to the awaiting caller
+                opened.set_exception(error)
+
+        # not a daemon: a process that ends meanwhile waits for it, and `_discard` tidies up
+        threading.Thread(target=make, name="stayer-session-open").start()
+        try:
+            return await asyncio.shield(asyncio.wrap_future(opened))
+        except asyncio.CancelledError:  # the thread cannot be stopped: tidy up after it
+            opened.add_done_callback(_discard)
+            raise
 
     def _hooks_for(self, env: Mapping[str, str]) -> SessionHooks:
         params = self.setup.params
@@ -93,7 +123,7 @@ class Session:
             transcript_path=str(self.transcript_path or ""),
             cwd=params.tool_context.cwd,
             env={**os.environ, **params.tool_context.env},
-            permission_mode=self.setup.started.permission_mode,
+            permission_mode=lambda: self.permission_mode,  # live: hooks see a switch at once
         )
         return SessionHooks(self.setup.hooks, base)
 
@@ -157,10 +187,23 @@ class Session:
         if self._abort is not None:
             self._abort.abort()
 
+    async def end(self) -> AsyncGenerator[Event, None]:
+        """The session's last events, for a front end to show before it closes the session:
+        the runs of the SessionEnd hooks, which run now (once; `aclose` then runs none)."""
+        hooks = self._hooks
+        if hooks is None or not self._announced or not self._ending:
+            return
+        self._ending = False
+        await hooks.session_ended()
+        for ran in hooks.drain():
+            yield ran
+
     async def aclose(self) -> None:
-        """Stop the shells left running in the background, remove the sandbox's /tmp, and close
-        the model clients this session made and the transcript."""
-        if self._hooks is not None and self._announced:
+        """Run the SessionEnd hooks unless `end` did, stop the shells left running in the
+        background, remove the sandbox's /tmp, and close the model clients this session made
+        and the transcript."""
+        if self._hooks is not None and self._announced and self._ending:
+            self._ending = False
             await self._hooks.session_ended()
         context = self.setup.params.tool_context
         await context.shells.aclose()
@@ -227,6 +270,7 @@ class Session:
             notes = tuple(TextBlock(f"{HOOK_CONTEXT_HEAD}\n{text}") for text in context)
             message = UserMessage((*message.content, *notes))
         messages = append_user(self.history, message)
+        self._reminder.new_prompt()
         writer = self._transcript
         if writer is not None:
             writer.sync(messages)
@@ -262,10 +306,14 @@ class Session:
         params = self.setup.params
         budget = token_budget(self.options, prompt)
         if budget != params.token_budget:
+            system_for = self.setup.system_for
             params = replace(
-                params, token_budget=budget, system_prompt=self.setup.system_for(budget)
+                params,
+                token_budget=budget,
+                system_prompt=system_for(budget),
+                model_prompt=lambda serving: system_for(budget, serving),
             )
-        return replace(params, observe=self._observe)
+        return replace(params, observe=self._observe, reminder=self._reminder)
 
     def _observe(self, messages: tuple[Message, ...]) -> None:
         """The conversation as the loop last settled it: kept, and written."""
@@ -288,6 +336,16 @@ class Session:
             writer.go_on_from(loaded.messages, loaded.chain)
         if writer is not None:
             writer.sync(self.history)
+
+
+def _discard(opened: Future[Session]) -> None:
+    """A session opened for a caller that stopped waiting: remove its sandbox's /tmp (its
+    clients go with the process)."""
+    if opened.exception() is not None:
+        return
+    sandbox = opened.result().setup.params.tool_context.sandbox
+    if sandbox is not None:
+        close_sandbox(sandbox)
 
 
 HOOK_CONTEXT_HEAD = "[Context a hook added to this prompt:]"

@@ -10,9 +10,10 @@ takes no git snapshot.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from stayer.config.dirs import claude_config_dir, config_root
 from stayer.context.memory import (
@@ -22,11 +23,18 @@ from stayer.context.memory import (
     memory_candidates,
     project_root,
 )
-from stayer.context.prompt import Environment, build_system_prompt
+from stayer.context.prompt import Environment, Sandbox, build_system_prompt
 from stayer.exec.child_env import child_env
 from stayer.switches import env_flag
 
 from .options import QueryOptions
+
+
+class Render(Protocol):
+    """The same prompt for another token budget (a `+500k` in a later prompt of the session),
+    or naming another model (a fallback that took over)."""
+
+    def __call__(self, budget: int | None, model: str | None = None) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +43,7 @@ class SystemPrompt:
 
     text: str
     memory: Memory
-    render: Callable[[int | None], str]
-    """The same prompt for another token budget (a `+500k` in a later prompt of the session)."""
+    render: Render
 
 
 def discover_memory(cwd: Path, env: Mapping[str, str]) -> Memory:
@@ -68,15 +75,20 @@ def system_prompt(
         git=not env_flag(env, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS"),
     )
 
-    def render(budget: int | None) -> str:
+    sandbox: Sandbox | None = None
+    if options.sandbox:
+        sandbox = "online" if options.sandbox_network else "offline"
+
+    def render(budget: int | None, model: str | None = None) -> str:
         return build_system_prompt(
-            environment,
+            environment if model is None else replace(environment, model=model),
             tool_names=tool_names,
             custom=options.system_prompt,
             append=options.append_system_prompt,
             token_budget=budget,
             pins=pins,
             memory=memory,
+            sandbox=sandbox,
         )
 
     return SystemPrompt(render(token_budget), memory, render)

@@ -67,11 +67,14 @@ class GuardedOutput:
         self._complete = True
 
     def reader_gone(self) -> None:
-        """Nobody reads any more: drop what follows and tell `on_gone`, once."""
-        if self.gone or self._complete:
+        """Nobody reads any more: drop what follows and, unless the output was complete (what
+        follows it, the SessionEnd hooks' lines, is no loss), tell `on_gone`, once."""
+        if self.gone:
+            return
+        _point_at_devnull(self._stream)
+        if self._complete:
             return
         self.gone = True
-        _point_at_devnull(self._stream)
         self._on_gone()
 
 

@@ -77,6 +77,11 @@ def test_a_reader_leaving_once_the_output_is_complete_missed_nothing(pipe: Pipe)
     pipe.close_reader()
     output.reader_gone()  # as the watcher would say
     assert (output.gone, told) == (False, [])
+    # what follows the result (SessionEnd's hook lines) goes nowhere, quietly
+    assert stat.S_ISCHR(os.fstat(pipe.stream.fileno()).st_mode)
+    output.write('{"type":"system","subtype":"hook_started"}\n')
+    output.flush()
+    assert (output.gone, told) == (False, [])
 
 
 async def test_the_watcher_tells_at_once_when_the_reader_closes_with_nothing_written(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,89 @@ def test_classification() -> None:
     tool_input = GlobInput(pattern="*")
     assert tool.is_read_only(tool_input)
     assert tool.is_concurrency_safe(tool_input)
+
+
+class HeldWalk:
+    """A folder of `count` subfolders, each with a FIFO as its `.ignore`: rg opens a folder's
+    ignore files before it lists the folder, so each walker thread stops at the first it
+    enters. Once one has, the folders no thread has entered yet are moved away, so rg listed
+    them and finds them gone: an entry vanishing mid-walk, on cue rather than by a race."""
+
+    def __init__(self, root: Path, count: int = 16) -> None:
+        self.root, self.moved = root, root.parent / "moved"
+        self.moved.mkdir()
+        self.names = [f"run-{index:02}" for index in range(count)]
+        for name in self.names:
+            (root / name).mkdir(parents=True)
+            os.mkfifo(root / name / ".ignore")
+        self.entered: dict[str, int] = {}
+        self.release = threading.Event()
+        self.first = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        self.threads = [
+            threading.Thread(target=self._hold, args=(name, loop), daemon=True)
+            for name in self.names
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def _hold(self, name: str, loop: asyncio.AbstractEventLoop) -> None:
+        # opening the write end returns once a reader (rg, or `finish` below) has opened it
+        fd = os.open(self._fifo(name), os.O_WRONLY)
+        self.entered[name] = fd
+        loop.call_soon_threadsafe(self.first.set)
+        self.release.wait()
+        os.close(fd)
+
+    def _fifo(self, name: str) -> Path:
+        where = self.moved if (self.moved / name).exists() else self.root
+        return where / name / ".ignore"
+
+    def vanish_the_rest(self) -> list[str]:
+        """Move away the folders no walker has entered; let the walk go on."""
+        gone = [name for name in self.names if name not in self.entered]
+        for name in gone:
+            os.rename(self.root / name, self.moved / name)
+        self.release.set()
+        return gone
+
+    def finish(self) -> None:
+        """Unblock the holders rg never reached, and wait for every holder to end."""
+        self.release.set()
+        for name in self.names:
+            if name not in self.entered:
+                reader = os.open(self._fifo(name), os.O_RDONLY | os.O_NONBLOCK)
+                os.close(reader)
+        for thread in self.threads:
+            thread.join()
+
+
+@pytest.mark.parametrize("pattern", ["*/status", "*/nothing-here"])
+async def test_entries_that_vanish_during_the_walk_are_skipped(
+    tmp_path: Path, pattern: str
+) -> None:
+    root = tmp_path / "proc"
+    kept = _touch(root / "keep" / "status")
+    walk = HeldWalk(root)
+    try:
+        search = asyncio.ensure_future(
+            run_tool(GlobTool(), ToolContext(cwd=tmp_path), pattern=pattern, path=str(root))
+        )
+        await walk.first.wait()
+        gone = walk.vanish_the_rest()
+        output = await search
+    finally:
+        walk.finish()
+    assert gone  # more folders than rg has walker threads, so some were never entered
+    expected = str(kept) if pattern == "*/status" else "No files found"
+    assert text_of(output) == expected
+
+
+async def test_a_glob_of_proc_from_the_root_lists_what_it_can() -> None:
+    if not Path("/proc/self/status").is_file():
+        pytest.skip("no /proc here")
+    ctx = ToolContext(cwd=Path("/"))
+    found = await run_tool(GlobTool(), ctx, pattern="/proc/*/status")
+    assert f"/proc/{os.getpid()}/status" in text_of(found).splitlines()
+    nothing = await run_tool(GlobTool(), ctx, pattern="*/no-such-entry", path="/proc")
+    assert text_of(nothing) == "No files found"

@@ -9,6 +9,7 @@ This package module imports none of them, so each can import these helpers witho
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterable, Sequence
@@ -82,13 +83,36 @@ def find_ripgrep() -> Path | None:
     return Path(found) if found else None
 
 
+_UNREADABLE_ENTRY = re.compile(r"rg: (?:(?P<path>.+): )?[^:]+ \(os error (?:1|2|3|13|20|22)\)")
+"""rg's line for one entry it could not read: gone (ENOENT, or ENOTDIR when a file took its
+place; under /proc, ESRCH or EINVAL for a process that is ending) or closed to us (EACCES,
+EPERM)."""
+
+
+def only_unreadable_entries(stderr: str) -> bool:
+    """Whether every line of rg's `stderr` is an entry below the search directory that could
+    not be read (it vanished during the walk, or is closed to us), nothing worse."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    found = [_UNREADABLE_ENTRY.fullmatch(line) for line in lines]
+    return bool(lines) and all(
+        match is not None and match["path"] not in (".", "./") for match in found
+    )
+
+
 async def ripgrep(
-    args: Sequence[str], *, cwd: Path, ctx: ToolContext, max_output_chars: int
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    ctx: ToolContext,
+    max_output_chars: int,
+    skip_unreadable: bool = False,
 ) -> CommandResult:
     """Run rg with `args` in `cwd`; `ToolFailure` if rg is missing, failed, or timed out.
 
     Exit code 1 (nothing matched) is a normal result. Exit code 2 with output means some
-    paths could not be searched; the result is kept and the caller may mention stderr.
+    paths could not be searched; the result is kept and the caller may mention stderr. With
+    `skip_unreadable`, so is exit code 2 without output when all rg could not do was read
+    some entries below `cwd` (a walk of /proc meets processes that end while it runs).
     """
     rg = find_ripgrep()
     if rg is None:
@@ -112,6 +136,8 @@ async def ripgrep(
             "specific path, pattern, glob or type."
         )
     if result.exit_code not in (0, 1) and not result.stdout.strip():
+        if skip_unreadable and only_unreadable_entries(result.stderr):
+            return result
         message = result.stderr.strip() or f"rg exited with code {result.exit_code}"
         raise ToolFailure(f"ripgrep failed: {message.removeprefix('rg: ')}")
     return result

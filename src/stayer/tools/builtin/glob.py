@@ -3,7 +3,8 @@
 Matching follows ripgrep's glob rules: a pattern without a slash matches file names at any
 depth; one with a slash is taken from the search directory. Directories that .gitignore
 excludes are not entered, and hidden files and directories are left out unless the pattern
-itself names one (such as ``.github/**/*.yml``).
+itself names one (such as ``.github/**/*.yml``). Entries that vanish while the walk runs (a
+process ending under /proc) or that are closed to us are skipped, not a failure of the search.
 """
 
 from __future__ import annotations
@@ -87,7 +88,9 @@ class GlobTool(Tool[GlobInput]):
             args.append("--hidden")
             for name in VCS_DIRECTORIES:
                 args += ["--glob", f"!{name}"]
-        result = await ripgrep(args, cwd=root, ctx=ctx, max_output_chars=LISTING_MAX_CHARS)
+        result = await ripgrep(
+            args, cwd=root, ctx=ctx, max_output_chars=LISTING_MAX_CHARS, skip_unreadable=True
+        )
         relative = [line for line in result.stdout.splitlines() if line]
         if not hidden:
             # rg lets a matching glob override its hidden-file rule; put that rule back.
