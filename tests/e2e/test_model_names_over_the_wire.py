@@ -53,6 +53,7 @@ def write_cache(path: Path, fetched_at: float, *models: tuple[str, float]) -> No
         (("--model", "haiku"), "claude-haiku-5-5"),
         (("--model", "fable"), "claude-fable-5-2"),
         (("--model", "opusplan"), "claude-sonnet-5-5"),
+        (("--model", "opusplan", "--permission-mode", "plan"), "claude-opus-5-5"),
         (("--model", "claude-sonnet-4-5-20250929"), "claude-sonnet-4-5-20250929"),
         (("--model", "Sonnet"), "claude-sonnet-5-5"),
     ],

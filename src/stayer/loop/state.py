@@ -143,6 +143,9 @@ class LoopParams:
     decision's reason says how the user could allow it."""
     fallbacks: tuple[FallbackModel, ...] = ()
     """The models to go on with, in order, when the one serving keeps answering overloaded."""
+    live_model: Callable[[], str] | None = None
+    """When set, the main model's id for each call as it starts, in place of `model`: with
+    `opusplan`, Opus while the session is in plan mode and `model` (Sonnet) otherwise."""
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_budget_usd: float | None = None

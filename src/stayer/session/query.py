@@ -89,6 +89,14 @@ def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, 
     return provider, choice, True
 
 
+def _plan_switch(choice: ModelChoice, permissions: PermissionState) -> Callable[[], str] | None:
+    """For `opusplan`: each call goes to the plan model while the session is in plan mode."""
+    plan, model = choice.plan_model, choice.model
+    if plan is None:
+        return None
+    return lambda: plan if permissions.mode == "plan" else model
+
+
 def _listed(value: str | Sequence[str]) -> Sequence[str]:
     """A lone string is one entry, not a sequence of characters."""
     return (value,) if isinstance(value, str) else value
@@ -295,6 +303,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         repeat_stop_after=options.repeat_stop_after,
         betas=(*choice.betas, *_betas(options.betas)),
         fallbacks=_fallbacks(options, env, provider, choice, injected=not owns),
+        live_model=_plan_switch(choice, permissions),
         context_window=choice.context_window,
         compaction=compaction,
     )
