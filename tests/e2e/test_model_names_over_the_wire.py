@@ -16,9 +16,7 @@ from tests.fakes.model_server import FakeModelServer, ListedModel
 from tests.fakes.sse import anthropic_error, reply
 
 
-def run(
-    server: FakeModelServer, tmp_path: Path, *args: str, **env: str
-) -> tuple[Completed, str]:
+def run(server: FakeModelServer, tmp_path: Path, *args: str, **env: str) -> tuple[Completed, str]:
     """One `stayer -p` run with its own stayer folder; the model its request named."""
     config = tmp_path / "config"
     server.enqueue(reply("ok"))
@@ -156,7 +154,9 @@ def test_a_fresh_cache_resolves_by_release_time_never_below_the_table(
     assert server.list_requests == []
 
 
-def test_a_stale_cache_is_not_used_and_is_refreshed(server: FakeModelServer, tmp_path: Path) -> None:
+def test_a_stale_cache_is_not_used_and_is_refreshed(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
     path = cache_file(server, tmp_path)
     write_cache(path, time.time() - 2 * 86_400, ("claude-opus-9-9", time.time()))
     assert run(server, tmp_path, "--model", "opus")[1] == "claude-opus-5-5"
@@ -230,7 +230,11 @@ def test_a_retired_model_is_answered_with_its_replacement(
     )  # fmt: skip
     assert done.status == 1
     assert done.stdout == ""
-    assert done.stderr.strip().splitlines()[-1].endswith(
-        "model claude-sonnet-4-5 was not found (retired 2026-11-30?); "
-        "use claude-sonnet-5-5 or --model sonnet"
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "model claude-sonnet-4-5 was not found (retired 2026-11-30?); "
+            "use claude-sonnet-5-5 or --model sonnet"
+        )
     ), done.stderr

@@ -225,9 +225,7 @@ def test_a_1m_suffix_on_a_model_without_that_window_is_refused(model: str, compl
 
 
 async def test_a_1m_model_is_sent_bare_with_the_beta_header(server: FakeModelServer) -> None:
-    provider, choice = select_provider(
-        "claude-sonnet-4-5[1m]", {"ANTHROPIC_BASE_URL": server.url}
-    )
+    provider, choice = select_provider("claude-sonnet-4-5[1m]", {"ANTHROPIC_BASE_URL": server.url})
     server.enqueue(anthropic_text("hi"))
     try:
         await final_message(provider, make_request(model=choice.model, betas=choice.betas))

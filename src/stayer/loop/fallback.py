@@ -126,12 +126,12 @@ def billed(params: LoopParams, state: LoopState, serving: int, calls: Sequence[U
 def billed_spends(state: LoopState, spends: Sequence[ModelSpend]) -> LoopState:
     """The state with the model calls tools made of their own counted, each under the model
     that answered it (WebFetch's small model has its own `modelUsage` entry)."""
-    from stayer.providers.profiles import profile_for
+    from stayer.providers.profiles import cost_usd, profile_for
 
     for spend in spends:
         profile = profile_for(spend.model)
         limits = (profile.context_window, profile.max_output_tokens)
-        cost = profile.prices.cost(spend.usage)
+        cost = cost_usd(spend.model, spend.usage)
         state = _tallied(state, spend.model, (spend.usage,), cost, limits)
     return state
 
