@@ -32,7 +32,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from stayer.config.dirs import config_root
 from stayer.errors import ConfigError
 from stayer.switches import env_flag
 
@@ -193,13 +192,24 @@ def newest_in(family: Family, listing: Listing) -> str:
 
 def cache_path(endpoint: ListEndpoint, env: Mapping[str, str]) -> Path:
     """The cache file of one server's list: one per provider and base URL."""
+    # Imported here: `stayer.config` brings the settings' pydantic models, which the way from
+    # launch to the first request must not wait for.
+    from stayer.config.dirs import config_root
+
     root_env = env if "STAYER_CONFIG_DIR" in env else os.environ
     digest = hashlib.sha256(endpoint.base_url.encode()).hexdigest()[:16]
     return config_root(root_env) / "cache" / f"models-{endpoint.provider}-{digest}.json"
 
 
+_LEAST_LIMIT = 1_024
+"""A limit below this is taken for a server's placeholder (Anthropic's examples show 0), not a
+model's: a tiny window would compact the conversation after every call."""
+
+
 def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= _LEAST_LIMIT:
+        return value
+    return None
 
 
 def _listed_from_cache(item: object) -> Listed | None:
@@ -229,7 +239,7 @@ def read_cache(path: Path) -> Listing | None:
     return Listing(float(fetched), tuple(m for m in models if m is not None))
 
 
-def write_cache(path: Path, endpoint: ListEndpoint, listing: Listing) -> None:
+def write_cache(path: Path, listing: Listing) -> None:
     """Write the list whole or not at all (a reader never sees half a file)."""
     models = [
         {
@@ -240,9 +250,7 @@ def write_cache(path: Path, endpoint: ListEndpoint, listing: Listing) -> None:
         }
         for m in listing.models
     ]
-    text = json.dumps(
-        {"fetched_at": listing.fetched_at, "base_url": endpoint.base_url, "models": models}
-    )
+    text = json.dumps({"fetched_at": listing.fetched_at, "models": models})
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -307,10 +315,13 @@ def not_found_advice(model: str, provider: str, env: Mapping[str, str]) -> str |
         return None
     replacement = current_model(family, env)
     bare = model.split(":", 1)[1] if model.lower().startswith(f"{provider}:") else model
-    retired = RETIRED.get(bare.strip().lower())
+    bare = bare.strip().lower()
+    retired = next(
+        (day for old, day in RETIRED.items() if bare == old or bare.startswith(old + "-")), None
+    )
     when = f" (retired {retired}?)" if retired else ""
     alias = "" if family == "gpt" else f" or --model {family}"
-    if replacement.lower() == bare.strip().lower():
+    if replacement.lower() == bare:
         return None  # the current model itself: the server's address or name is what is off
     return f"model {model} was not found{when}; use {replacement}{alias}"
 
@@ -383,7 +394,7 @@ _lock = threading.Lock()
 
 def _refresh(endpoint: ListEndpoint, path: Path, debug: bool) -> None:
     try:
-        write_cache(path, endpoint, fetch_listing(endpoint))
+        write_cache(path, fetch_listing(endpoint))
     except Exception as error:  # never a run's failure: the table still answers
         if debug:
             _debug(f"the model list at {endpoint.url} was not refreshed: {error}")
