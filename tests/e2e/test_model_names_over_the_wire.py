@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.providers.models import cache_path, list_endpoint
+from stayer.providers.models import cache_path, fetch_listing, list_endpoint
 from tests.e2e.cli import Completed, stayer
 from tests.fakes.model_server import FakeModelServer, ListedModel
 from tests.fakes.sse import anthropic_error, reply
@@ -238,3 +238,16 @@ def test_a_retired_model_is_answered_with_its_replacement(
             "use claude-sonnet-5-5 or --model sonnet"
         )
     ), done.stderr
+
+
+def test_anthropics_list_is_read_page_after_page(server: FakeModelServer) -> None:
+    server.models = tuple(
+        ListedModel(f"claude-sonnet-5-{i}", "2026-01-01T00:00:00Z") for i in range(1_500)
+    )
+    listing = fetch_listing(list_endpoint("anthropic", server.env()))
+    assert len(listing.models) == 1_500
+    assert [r.query for r in server.list_requests] == [
+        {"limit": "1000"},
+        {"limit": "1000", "after_id": "claude-sonnet-5-999"},
+    ]
+    assert server.list_requests[0].headers["x-api-key"] == "test-key"

@@ -365,9 +365,9 @@ def _epoch(moment: str) -> int:
 
 
 def _anthropic_list(models: tuple[ListedModel, ...], query: Mapping[str, str]) -> JSON:
-    """One page of Anthropic's list: `limit` models (20 unless asked, 1 to 1000) after the
-    `after_id` cursor, and whether more follow."""
-    limit = max(1, min(1000, int(query.get("limit", "20"))))
+    """One page of Anthropic's list: `limit` models (20 unless asked; checked to be 1 to 1000)
+    after the `after_id` cursor, and whether more follow."""
+    limit = int(query.get("limit", "20"))
     ids = [m.id for m in models]
     start = ids.index(query["after_id"]) + 1 if query.get("after_id") in ids else 0
     page = models[start : start + limit]
@@ -643,6 +643,10 @@ class FakeModelServer:
                 )
             if self.list_status != 200:
                 return self.list_status, _api_error_body("anthropic", "list failed", "api_error")
+            limit = request.query.get("limit", "20")
+            if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+                message = "limit: Input should be less than or equal to 1000"
+                return 400, _api_error_body("anthropic", message, "invalid_request_error")
             return 200, json.dumps(_anthropic_list(self.models, request.query)).encode()
         if not headers.get("authorization", "").startswith("Bearer "):
             message = "You didn't provide an API key."
