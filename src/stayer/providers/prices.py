@@ -8,9 +8,9 @@ token of that request, and OpenAI does the same past 272k on GPT-5.4 and later. 
 priced one model call at a time (`call_cost`) and the costs are added up, never priced from a
 sum. A price page changes more often than this code; the package is the one place to update.
 
-Importing it costs about a third of a second and its first answer as much again, so it is
-imported on the first cost asked for (after the first model call, never on the way to it) and
-answers in well under a millisecond after that.
+Loading it and its price table costs 0.1 to 0.2 s in a run (more on a cold start, where it
+brings pydantic too), so it is loaded on the first cost asked for, once per process, after the
+first model call and never on the way to it; each cost after that takes about 0.1 ms.
 
 Kept by hand (`Prices`): what the package does not know, namely the catch-alls for a Claude or
 GPT model newer than it (priced as their family's usual tier, so a budget still stops a run)
