@@ -205,6 +205,16 @@ def test_a_failed_refresh_is_silent_and_never_fails_the_run(
     )
 
 
+def test_a_server_without_a_list_is_asked_again_only_the_next_day(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.list_status = 404
+    assert run(server, tmp_path, "--model", "sonnet")[1] == "claude-sonnet-5-5"
+    assert json.loads(cache_file(server, tmp_path).read_text())["models"] == []
+    assert run(server, tmp_path, "--model", "sonnet")[1] == "claude-sonnet-5-5"
+    assert len(server.list_requests) == 1
+
+
 def test_openai_default_follows_the_list(server: FakeModelServer, tmp_path: Path) -> None:
     server.models = (
         ListedModel("gpt-5.5-pro", "2026-11-30T00:00:00Z"),  # a variant, not the general model

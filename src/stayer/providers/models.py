@@ -79,6 +79,8 @@ FETCH_TIMEOUT_S = 10.0
 EXIT_GRACE_S = 1.0
 """How long a finishing process waits for a refresh still under way, so a short run leaves a
 fresh cache behind rather than a fetch cut off at exit."""
+_NO_LIST = frozenset({404, 405, 501})
+"""Answers that say the server has no model list, rather than that it failed this time."""
 _PAGES = 10
 """At most this many pages of Anthropic's list (1,000 models each) are read."""
 
@@ -374,6 +376,9 @@ def fetch_listing(endpoint: ListEndpoint) -> Listing:
                 response = client.get(endpoint.url, headers=dict(endpoint.headers), params=params)
             except httpx.HTTPError as error:
                 raise OSError(str(error) or type(error).__name__) from error
+            if response.status_code in _NO_LIST and not models:
+                # A server with no list (a gateway, a local server): asked again tomorrow.
+                return Listing(time.time(), ())
             if response.status_code != 200:
                 raise OSError(f"HTTP {response.status_code}")
             page, cursor = parse_page(endpoint.provider, response.json())
