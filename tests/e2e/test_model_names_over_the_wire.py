@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.providers.models import cache_path, fetch_listing, list_endpoint
+from stayer.providers.model_list import cache_path, fetch_listing, list_endpoint
 from tests.e2e.cli import Completed, stayer
 from tests.fakes.model_server import FakeModelServer, ListedModel
 from tests.fakes.sse import anthropic_error, reply

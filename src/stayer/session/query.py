@@ -81,7 +81,7 @@ def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, 
             options.provider.name, name, profile.context_window, profile.max_output_tokens
         )
         return options.provider, choice, False
-    from stayer.providers.models import refresh_if_stale
+    from stayer.providers.model_list import refresh_if_stale
     from stayer.providers.select import select_provider
 
     provider, choice = select_provider(options.model, env)

@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from stayer.providers.models import (
-    BUILT_IN,
-    Listed,
-    Listing,
-    family_of,
-    newest_in,
-    not_found_advice,
-    parse_page,
-)
+from stayer.providers.model_list import Listed, Listing, parse_page
+from stayer.providers.models import BUILT_IN, family_of, newest_in, not_found_advice
 
 ENV = {"STAYER_CONFIG_DIR": "/nonexistent/stayer"}  # no cache: the table answers
 
