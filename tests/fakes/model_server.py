@@ -508,17 +508,6 @@ class FakeModelServer:
         with self._lock:
             return list(self._list_requests)
 
-    def wait_for_list_requests(self, count: int, timeout_s: float = 5.0) -> list[RecordedRequest]:
-        """Block until `count` model-list requests arrived; raises on timeout."""
-        deadline = time.monotonic() + timeout_s
-        while len(self.list_requests) < count:
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"expected {count} list requests, got {len(self.list_requests)}"
-                )
-            time.sleep(0.005)
-        return self.list_requests
-
     @property
     def violations(self) -> list[str]:
         """The 400 messages sent for histories that broke the API's rules."""
