@@ -302,11 +302,11 @@ def test_a_1m_model_alias_goes_out_bare_with_the_long_context_beta(
 
     assert done.status == 0, done.stderr
     (request,) = server.requests
-    assert request.body["model"] == "claude-sonnet-4-5"
+    assert request.body["model"] == "claude-sonnet-5-5"
     assert request.headers["anthropic-beta"] == "context-1m-2025-08-07,extra-beta-1"
     init, *_, result = done.json_lines()
-    assert init["model"] == "claude-sonnet-4-5[1m]"
-    usage = result["modelUsage"]["claude-sonnet-4-5[1m]"]
+    assert init["model"] == "claude-sonnet-5-5[1m]"
+    usage = result["modelUsage"]["claude-sonnet-5-5[1m]"]
     assert (usage["contextWindow"], usage["maxOutputTokens"]) == (1_000_000, 32_000)
 
 
@@ -315,8 +315,9 @@ def test_model_usage_reports_the_ordinary_window_without_1m(
 ) -> None:
     server.enqueue(reply("ok"))
     done = stayer(
-        "-p", "hi", "--model", "haiku", "--output-format", "json", cwd=tmp_path, env=server.env()
-    )
+        "-p", "hi", "--model", "claude-haiku-4-5", "--output-format", "json", cwd=tmp_path,
+        env=server.env(),
+    )  # fmt: skip
     assert done.status == 0, done.stderr
     assert "anthropic-beta" not in server.requests[0].headers
     usage = json.loads(done.stdout)["modelUsage"]["claude-haiku-4-5"]

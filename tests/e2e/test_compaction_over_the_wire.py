@@ -39,6 +39,7 @@ def test_a_huge_pasted_prompt_is_saved_in_the_session_folder(
     env = {**server.env(), "STAYER_CONFIG_DIR": str(config)}
     done = stayer(
         "-p", "--output-format", "stream-json", "--verbose", "--session-id", SESSION,
+        "--model", "claude-sonnet-4-5",  # a 200k window, which the paste would crowd
         cwd=work, env=env, stdin=pasted,
     )  # fmt: skip
 

@@ -41,20 +41,20 @@ def test_a_chain_ends_at_another_providers_model_and_text_mode_says_so_on_stderr
     assert (done.status, done.stdout) == (0, "answered by gpt\n"), done.stderr
     lines = done.stderr.splitlines()
     assert lines[2] == (
-        "stayer: switching to claude-sonnet-4-5 for the rest of this run: "
-        "claude-opus-4-5 was overloaded 3 times in a row"
+        "stayer: switching to claude-sonnet-5-5 for the rest of this run: "
+        "claude-opus-5-5 was overloaded 3 times in a row"
     )
     assert lines[5] == (
         "stayer: switching to gpt-4.1 for the rest of this run: "
-        "claude-sonnet-4-5 was overloaded 3 times in a row"
+        "claude-sonnet-5-5 was overloaded 3 times in a row"
     )
     retries = [RETRY_LINE.match(line) for line in lines[:2] + lines[3:5]]
     assert [m.group(1) for m in retries if m] == ["1", "2", "1", "2"], lines
     assert len(lines) == 6
     sent = [(request.protocol, request.model) for request in server.requests]
     assert sent == [
-        *[("anthropic", "claude-opus-4-5")] * 3,
-        *[("anthropic", "claude-sonnet-4-5")] * 3,
+        *[("anthropic", "claude-opus-5-5")] * 3,
+        *[("anthropic", "claude-sonnet-5-5")] * 3,
         ("openai", "gpt-4.1"),
     ]
     # Each model was sent the same conversation: the prompt, nothing of the failed attempts.
@@ -88,22 +88,22 @@ def test_stream_json_reports_the_switch_as_a_system_line_and_prices_the_fallback
     assert {k: v for k, v in switch.items() if k not in ("uuid", "session_id")} == {
         "type": "system",
         "subtype": "model_fallback",
-        "from_model": "claude-opus-4-5",
-        "to_model": "claude-haiku-4-5",
-        "reason": "claude-opus-4-5 was overloaded 3 times in a row",
+        "from_model": "claude-opus-5-5",
+        "to_model": "claude-haiku-5-5",
+        "reason": "claude-opus-5-5 was overloaded 3 times in a row",
     }
     assert switch["session_id"] == lines[0]["session_id"]
-    assert lines[4]["message"]["model"] == "claude-haiku-4-5"
+    assert lines[4]["message"]["model"] == "claude-haiku-5-5"
     result = lines[5]
     assert result["result"] == "answered by haiku"
-    assert result["total_cost_usd"] == pytest.approx(cost_usd("claude-haiku-4-5", USAGE))
+    assert result["total_cost_usd"] == pytest.approx(cost_usd("claude-haiku-5-5", USAGE))
     # The overloaded model never answered, so only the one that did is listed.
     assert result["modelUsage"] == {
-        "claude-haiku-4-5": model_usage(USAGE, cost_usd("claude-haiku-4-5", USAGE), 200_000)
+        "claude-haiku-5-5": model_usage(USAGE, cost_usd("claude-haiku-5-5", USAGE), 1_000_000)
     }
     assert [request.model for request in server.requests] == [
-        *["claude-opus-4-5"] * 3,
-        "claude-haiku-4-5",
+        *["claude-opus-5-5"] * 3,
+        "claude-haiku-5-5",
     ]
 
 
@@ -167,10 +167,10 @@ def test_model_usage_has_an_entry_for_each_model_that_served_and_the_total_adds_
 
     assert done.status == 0, done.stderr
     result = json.loads(done.stdout)
-    opus, haiku = cost_usd("claude-opus-4-6", USAGE), cost_usd("claude-haiku-4-5", cached)
+    opus, haiku = cost_usd("claude-opus-4-6", USAGE), cost_usd("claude-haiku-5-5", cached)
     assert result["modelUsage"] == {
         "claude-opus-4-6[1m]": model_usage(USAGE, opus, 1_000_000),
-        "claude-haiku-4-5": model_usage(cached, haiku, 200_000),
+        "claude-haiku-5-5": model_usage(cached, haiku, 1_000_000),
     }
     assert result["total_cost_usd"] == pytest.approx(opus + haiku)
     assert result["usage"] == {
@@ -190,17 +190,20 @@ def test_no_model_fallback_in_the_environment_keeps_the_main_model(
 
     assert (done.status, done.stdout) == (0, "the main model, at last\n"), done.stderr
     assert [RETRY_LINE.match(line) is not None for line in done.stderr.splitlines()] == [True] * 3
-    assert [request.model for request in server.requests] == ["claude-opus-4-5"] * 4
+    assert [request.model for request in server.requests] == ["claude-opus-5-5"] * 4
 
 
 @pytest.mark.parametrize(
     ("chain", "complaint"),
     [
         ("openai:", "--fallback-model: 'openai:' names no model: write it as openai:MODEL"),
-        ("haiku[1m]", "--fallback-model: 'haiku[1m]': claude-haiku-4-5 has no 1M-token context"),
+        (
+            "claude-haiku-4-5[1m]",
+            "--fallback-model: 'claude-haiku-4-5[1m]': claude-haiku-4-5 has no 1M-token context",
+        ),
         ("gpt-4.1", "--fallback-model gpt-4.1: no API key for openai: set OPENAI_API_KEY"),
-        ("sonnet", "--fallback-model sonnet is the main model itself; name another model"),
-        ("haiku,claude-haiku-4-5", "--fallback-model names claude-haiku-4-5 twice"),
+        ("opus", "--fallback-model opus is the main model itself; name another model"),
+        ("haiku,claude-haiku-5-5", "--fallback-model names claude-haiku-5-5 twice"),
         (" , ", "--fallback-model needs a model name, such as --fallback-model sonnet"),
     ],
 )

@@ -18,7 +18,10 @@ from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import ToolCall, reply
 
 MARK = b'"cache_control":{"type":"ephemeral"}'
-RUN = ("-p", "list things", "--output-format", "json", "--dangerously-skip-permissions")
+RUN = (
+    "-p", "list things", "--output-format", "json", "--dangerously-skip-permissions",
+    "--model", "claude-sonnet-4-5",
+)  # fmt: skip
 # What a server with a warm cache reports: the prefix read, the new turn written.
 USAGES = (
     Usage(input_tokens=12, output_tokens=40, cache_creation_input_tokens=6_000),

@@ -262,6 +262,10 @@ def test_token_budget_flag_and_no_budget_means_no_clause(
     assert "Token budget" not in json.dumps(second.body["system"])
 
 
+WINDOW_200K = ("--model", "claude-sonnet-4-5")
+"""A model with a 200k window (today's default has 1M)."""
+
+
 def test_a_long_run_compacts_inside_itself_and_says_so(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
@@ -271,8 +275,8 @@ def test_a_long_run_compacts_inside_itself_and_says_so(
         reply("NOTES: ran echo."),
         reply("done"),
     )
-    done = stayer("-p", "go", *STREAM, "--dangerously-skip-permissions", cwd=tmp_path,
-                  env=server.env())  # fmt: skip
+    done = stayer("-p", "go", *STREAM, "--dangerously-skip-permissions", *WINDOW_200K,
+                  cwd=tmp_path, env=server.env())  # fmt: skip
 
     assert done.status == 0, done.stderr
     boundary = [line for line in done.json_lines() if line.get("subtype") == "compact_boundary"]
@@ -285,7 +289,7 @@ def test_a_long_run_compacts_inside_itself_and_says_so(
     assert "NOTES: ran echo." in json.dumps(after.messages[0])
 
     server.enqueue(reply(ToolCall("toolu_2", "Bash", {"command": "true"}), usage=full), reply("ok"))
-    done = stayer("-p", "go", "--dangerously-skip-permissions", cwd=tmp_path,
+    done = stayer("-p", "go", "--dangerously-skip-permissions", *WINDOW_200K, cwd=tmp_path,
                   env={**server.env(), "DISABLE_AUTO_COMPACT": "1"})  # fmt: skip
     assert done.status == 0, done.stderr
     assert all(r.headers["x-stayer-purpose"] == "main" for r in server.requests[3:])

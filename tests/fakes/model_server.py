@@ -14,6 +14,11 @@ scripted errors on renamed, as LiteLLM passes on the provider's. A request
 with nothing scripted gets a 500 and lands in `server.unexpected`. Leaving the `with` block
 fails the test on violations, unexpected requests, or scripted responses nobody asked for.
 
+`GET /v1/models` (the model list stayer reads to keep its aliases current) is answered from
+`server.models` in Anthropic's shape (paged by `limit` and `after_id`) or OpenAI's, as the
+request's headers say, and kept apart in `server.list_requests`, so a test counting model calls
+does not count it; a request without the credentials the real API wants gets its 401.
+
     with FakeModelServer() as server:
         server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": "ls"})), reply("done"))
         provider = AnthropicProvider(api_key="k", base_url=server.url)
@@ -30,9 +35,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from types import TracebackType
 from typing import Any
+from urllib.parse import parse_qsl
 
 import uvicorn
 
@@ -61,6 +68,8 @@ class RecordedRequest:
     """The client's address and port: one port for many requests means a reused connection."""
     raw: bytes = b""
     """The body as sent, byte for byte (what a prompt cache sees)."""
+    query: Mapping[str, str] = field(default_factory=dict[str, str])
+    """The query string's parameters."""
 
     @property
     def messages(self) -> list[JSON]:
@@ -83,6 +92,31 @@ class Unexpected:
 
 
 Responder = Callable[[RecordedRequest], Response]
+
+
+@dataclass(frozen=True, slots=True)
+class ListedModel:
+    """One entry of the fake's model list."""
+
+    id: str
+    created_at: str
+    """RFC 3339, as Anthropic's list gives it (OpenAI's gives the same moment in seconds)."""
+    max_input_tokens: int | None = None
+    max_tokens: int | None = None
+
+
+DEFAULT_MODELS: tuple[ListedModel, ...] = (
+    ListedModel("claude-opus-5-5", "2026-10-20T00:00:00Z"),
+    ListedModel("claude-sonnet-5-5", "2026-10-06T00:00:00Z"),
+    ListedModel("claude-haiku-5-5", "2026-09-15T00:00:00Z"),
+    ListedModel("claude-fable-5-2", "2026-11-10T00:00:00Z"),
+    ListedModel("gpt-5.5", "2026-08-01T00:00:00Z"),
+    ListedModel("gpt-4.1", "2025-04-14T00:00:00Z"),
+)
+"""What the fake lists unless a test says otherwise: the models stayer's table names today,
+so a run that reads the list resolves every alias as the table does."""
+
+_LIST_PATH = "/v1/models"
 
 
 class _Disconnected(Exception):
@@ -326,6 +360,36 @@ def _protocol_of(method: str, path: str) -> WireProtocol | None:
     return None
 
 
+def _epoch(moment: str) -> int:
+    return int(datetime.fromisoformat(moment.replace("Z", "+00:00")).timestamp())
+
+
+def _anthropic_list(models: tuple[ListedModel, ...], query: Mapping[str, str]) -> JSON:
+    """One page of Anthropic's list: `limit` models (20 unless asked; checked to be 1 to 1000)
+    after the `after_id` cursor, and whether more follow."""
+    limit = int(query.get("limit", "20"))
+    ids = [m.id for m in models]
+    start = ids.index(query["after_id"]) + 1 if query.get("after_id") in ids else 0
+    page = models[start : start + limit]
+    data = [
+        {
+            "type": "model",
+            "id": m.id,
+            "display_name": m.id,
+            "created_at": m.created_at,
+            **({"max_input_tokens": m.max_input_tokens} if m.max_input_tokens else {}),
+            **({"max_tokens": m.max_tokens} if m.max_tokens else {}),
+        }
+        for m in page
+    ]
+    return {
+        "data": data,
+        "has_more": start + limit < len(models),
+        "first_id": page[0].id if page else None,
+        "last_id": page[-1].id if page else None,
+    }
+
+
 # --- the scripted tenant ----------------------------------------------------------------------
 
 
@@ -358,6 +422,11 @@ class FakeModelServer:
         self._unexpected: list[Unexpected] = []
         self._abandoned: list[RecordedRequest] = []
         self._resume = threading.Event()
+        self._list_requests: list[RecordedRequest] = []
+        self.models: tuple[ListedModel, ...] = DEFAULT_MODELS
+        """The model list `GET /v1/models` answers with, newest first as Anthropic orders it."""
+        self.list_status = 200
+        """Set to an error status to make the model list fail (a 500, say)."""
         self._closed = False
         self._host: _Host | None = None
 
@@ -432,6 +501,12 @@ class FakeModelServer:
         """Every request so far, in arrival order."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def list_requests(self) -> list[RecordedRequest]:
+        """Every `GET /v1/models` so far (never in `requests`)."""
+        with self._lock:
+            return list(self._list_requests)
 
     @property
     def violations(self) -> list[str]:
@@ -547,8 +622,40 @@ class FakeModelServer:
             return replace(response, headers=renamed)
         return response
 
+    def _model_list(self, request: RecordedRequest) -> tuple[int, bytes]:
+        """The status and body for `GET /v1/models`, in the shape the headers ask for."""
+        headers = request.headers
+        if "anthropic-version" in headers:
+            if "x-api-key" not in headers and "authorization" not in headers:
+                return 401, _api_error_body(
+                    "anthropic", "x-api-key header is required", "authentication_error"
+                )
+            if self.list_status != 200:
+                return self.list_status, _api_error_body("anthropic", "list failed", "api_error")
+            limit = request.query.get("limit", "20")
+            if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+                message = "limit: Input should be less than or equal to 1000"
+                return 400, _api_error_body("anthropic", message, "invalid_request_error")
+            return 200, json.dumps(_anthropic_list(self.models, request.query)).encode()
+        if not headers.get("authorization", "").startswith("Bearer "):
+            message = "You didn't provide an API key."
+            return 401, _api_error_body("openai", message, "invalid_request_error")
+        if self.list_status != 200:
+            return self.list_status, _api_error_body("openai", "list failed", "server_error")
+        data = [
+            {"id": m.id, "object": "model", "created": _epoch(m.created_at), "owned_by": "fake"}
+            for m in self.models
+        ]
+        return 200, json.dumps({"object": "list", "data": data}).encode()
+
     async def handle(self, request: RecordedRequest, receive: Receive, send: Send) -> None:
         """Answer one request; a fault ends it by returning without finishing the body."""
+        if request.method == "GET" and request.path == _LIST_PATH:
+            with self._lock:
+                self._list_requests.append(request)
+            status, body = self._model_list(request)
+            await self._send_error(HttpError(status, body), send, asyncio.Event())
+            return
         with self._lock:
             self._requests.append(request)
         response = self._plan(request)
@@ -738,5 +845,6 @@ class _Host:
             protocol=_protocol_of(scope["method"], path),
             peer=tuple(scope["client"]) if scope.get("client") else None,
             raw=raw,
+            query=dict(parse_qsl(scope.get("query_string", b"").decode())),
         )
         await tenant.handle(request, receive, send)

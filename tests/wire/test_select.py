@@ -30,23 +30,26 @@ BOTH = {**ANTHROPIC_ENV, **OPENAI_ENV}
     ("model", "env", "expected"),
     [
         ("claude-opus-4-5-20251101", BOTH, ("anthropic", "claude-opus-4-5-20251101")),
-        ("sonnet", BOTH, ("anthropic", "claude-sonnet-4-5")),
-        ("Opus", BOTH, ("anthropic", "claude-opus-4-5")),
-        ("haiku", BOTH, ("anthropic", "claude-haiku-4-5")),
+        ("sonnet", BOTH, ("anthropic", "claude-sonnet-5-5")),
+        ("Opus", BOTH, ("anthropic", "claude-opus-5-5")),
+        ("best", BOTH, ("anthropic", "claude-opus-5-5")),
+        ("fable", BOTH, ("anthropic", "claude-fable-5-2")),
+        ("opusplan", BOTH, ("anthropic", "claude-sonnet-5-5")),
+        ("haiku", BOTH, ("anthropic", "claude-haiku-5-5")),
         ("gpt-4.1", BOTH, ("openai", "gpt-4.1")),
         ("o3-mini", BOTH, ("openai", "o3-mini")),
         ("o4-mini", BOTH, ("openai", "o4-mini")),
         ("chatgpt-4o-latest", BOTH, ("openai", "chatgpt-4o-latest")),
         ("openai:claude-proxy", BOTH, ("openai", "claude-proxy")),
-        ("anthropic:sonnet", BOTH, ("anthropic", "claude-sonnet-4-5")),
+        ("anthropic:sonnet", BOTH, ("anthropic", "claude-sonnet-5-5")),
         ("anthropic:my-gateway-model", BOTH, ("anthropic", "my-gateway-model")),
         ("llama3:8b", {"OPENAI_BASE_URL": "http://localhost:11434/v1"}, ("openai", "llama3:8b")),
-        (None, {**BOTH, "ANTHROPIC_MODEL": "opus"}, ("anthropic", "claude-opus-4-5")),
-        (None, BOTH, ("anthropic", "claude-sonnet-4-5")),
-        (None, {"ANTHROPIC_BASE_URL": "http://gw"}, ("anthropic", "claude-sonnet-4-5")),
-        (None, OPENAI_ENV, ("openai", "gpt-4.1")),
+        (None, {**BOTH, "ANTHROPIC_MODEL": "haiku"}, ("anthropic", "claude-haiku-5-5")),
+        (None, BOTH, ("anthropic", "claude-opus-5-5")),
+        (None, {"ANTHROPIC_BASE_URL": "http://gw"}, ("anthropic", "claude-opus-5-5")),
+        (None, OPENAI_ENV, ("openai", "gpt-5.5")),
         (None, {"OPENAI_BASE_URL": "http://x/v1", "OPENAI_MODEL": "qwen3"}, ("openai", "qwen3")),
-        ("  ", {"ANTHROPIC_AUTH_TOKEN": "t"}, ("anthropic", "claude-sonnet-4-5")),
+        ("  ", {"ANTHROPIC_AUTH_TOKEN": "t"}, ("anthropic", "claude-opus-5-5")),
         # A gateway serving another model behind the Anthropic protocol, as Claude Code allows.
         (
             None,
@@ -125,7 +128,7 @@ async def test_selected_anthropic_provider_uses_the_environment(server: FakeMode
     finally:
         await provider.aclose()
     request = server.requests[0]
-    assert request.body["model"] == "claude-haiku-4-5"
+    assert request.body["model"] == "claude-haiku-5-5"
     assert request.headers["authorization"] == "Bearer tok"
     assert "anthropic-beta" not in request.headers
 
@@ -152,10 +155,10 @@ LONG = (LONG_CONTEXT_BETA,)
         (
             "sonnet[1m]",
             BOTH,
-            ModelChoice("anthropic", "claude-sonnet-4-5", 1_000_000, 64_000, LONG),
+            ModelChoice("anthropic", "claude-sonnet-5-5", 1_000_000, 128_000, LONG),
         ),
         (
-            "SONNET[1M]",
+            "claude-sonnet-4-5[1M]",
             BOTH,
             ModelChoice("anthropic", "claude-sonnet-4-5", 1_000_000, 64_000, LONG),
         ),
@@ -169,7 +172,14 @@ LONG = (LONG_CONTEXT_BETA,)
             {**ANTHROPIC_ENV, "ANTHROPIC_MODEL": "claude-opus-4-6[1m]"},
             ModelChoice("anthropic", "claude-opus-4-6", 1_000_000, 64_000, LONG),
         ),
-        ("sonnet", BOTH, ModelChoice("anthropic", "claude-sonnet-4-5", 200_000, 64_000)),
+        ("sonnet", BOTH, ModelChoice("anthropic", "claude-sonnet-5-5", 1_000_000, 128_000)),
+        (
+            "opusplan",
+            BOTH,
+            ModelChoice(
+                "anthropic", "claude-sonnet-5-5", 1_000_000, 128_000, plan_model="claude-opus-5-5"
+            ),
+        ),
         # Models stayer does not know get the beta, and the server decides.
         (
             "claude-opus-7[1m]",
@@ -182,12 +192,12 @@ LONG = (LONG_CONTEXT_BETA,)
             ModelChoice("anthropic", "gateway-model", 1_000_000, 8_192, LONG),
         ),
         (
-            "sonnet[1m]",
+            "claude-sonnet-4-5[1m]",
             {**BOTH, "CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"},
             ModelChoice("anthropic", "claude-sonnet-4-5", 200_000, 64_000),
         ),
         (  # a switch set to 0 is off, as Claude Code reads it
-            "sonnet[1m]",
+            "claude-sonnet-4-5[1m]",
             {**BOTH, "CLAUDE_CODE_DISABLE_1M_CONTEXT": "0"},
             ModelChoice("anthropic", "claude-sonnet-4-5", 1_000_000, 64_000, LONG),
         ),
@@ -203,7 +213,7 @@ def test_a_1m_suffix_asks_for_the_long_window_with_its_beta(
 @pytest.mark.parametrize(
     ("model", "complaint"),
     [
-        ("haiku[1m]", "claude-haiku-4-5 has no 1M-token context window"),
+        ("claude-haiku-4-5[1m]", "claude-haiku-4-5 has no 1M-token context window"),
         ("gpt-4.1[1m]", "openai models do not have"),
         ("[1m]", "names no model"),
         ("claude-3-5-haiku-latest[1m]", "claude-3-5-haiku-latest has no 1M-token context window"),
@@ -215,7 +225,7 @@ def test_a_1m_suffix_on_a_model_without_that_window_is_refused(model: str, compl
 
 
 async def test_a_1m_model_is_sent_bare_with_the_beta_header(server: FakeModelServer) -> None:
-    provider, choice = select_provider("sonnet[1m]", {"ANTHROPIC_BASE_URL": server.url})
+    provider, choice = select_provider("claude-sonnet-4-5[1m]", {"ANTHROPIC_BASE_URL": server.url})
     server.enqueue(anthropic_text("hi"))
     try:
         await final_message(provider, make_request(model=choice.model, betas=choice.betas))

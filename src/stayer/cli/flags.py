@@ -177,7 +177,9 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
         help="stop once the run has cost this much at list prices (error_max_budget_usd)",
     )
     parser.add_argument(
-        "--model", help="model name (sonnet, sonnet[1m], claude-…, gpt-…) or provider:model"
+        "--model",
+        help="model id (claude-…, gpt-…) or alias (sonnet, opus, haiku, fable, best, opusplan; "
+        "[1m] for the 1M window) or provider:model; default: ANTHROPIC_MODEL, settings, opus",
     )
     parser.add_argument(
         "--fallback-model",

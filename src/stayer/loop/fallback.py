@@ -36,9 +36,14 @@ OVERLOADS_BEFORE_SWITCH = 3
 """Overloaded answers in a row, within one model call, before the next model takes over."""
 
 
+def main_model(params: LoopParams) -> str:
+    """The main model's id for the call about to start (`opusplan` follows the mode)."""
+    return params.model if params.live_model is None else params.live_model()
+
+
 def model_name(params: LoopParams, serving: int) -> str:
     """The id sent for model `serving` (0: the main model, n: the n-th fallback)."""
-    return params.model if serving == 0 else params.fallbacks[serving - 1].model
+    return main_model(params) if serving == 0 else params.fallbacks[serving - 1].model
 
 
 def request_for(
@@ -51,7 +56,7 @@ def request_for(
     """Who answers the call, and the request for model `serving`; `max_tokens` overrides the
     output limit (an escalation), capped to what a fallback can give."""
     if serving == 0:
-        provider, model, betas = params.provider, params.model, params.betas
+        provider, model, betas = params.provider, main_model(params), params.betas
         limit = max_tokens or params.max_tokens
     else:
         fallback = params.fallbacks[serving - 1]
@@ -111,7 +116,7 @@ def model_label(params: LoopParams, serving: int) -> str:
     from stayer.providers.select import display_name
 
     if serving == 0:
-        return display_name(params.model, params.betas)
+        return display_name(main_model(params), params.betas)
     fallback = params.fallbacks[serving - 1]
     return display_name(fallback.model, fallback.betas)
 
@@ -139,12 +144,12 @@ def billed(params: LoopParams, state: LoopState, serving: int, calls: Sequence[U
 def billed_spends(state: LoopState, spends: Sequence[ModelSpend]) -> LoopState:
     """The state with the model calls tools made of their own counted, each under the model
     that answered it (WebFetch's small model has its own `modelUsage` entry)."""
-    from stayer.providers.profiles import profile_for
+    from stayer.providers.profiles import cost_usd, profile_for
 
     for spend in spends:
         profile = profile_for(spend.model)
         limits = (profile.context_window, profile.max_output_tokens)
-        cost = profile.prices.cost(spend.usage)
+        cost = cost_usd(spend.model, spend.usage)
         state = _tallied(state, spend.model, (spend.usage,), cost, limits)
     return state
 

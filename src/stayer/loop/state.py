@@ -147,6 +147,9 @@ class LoopParams:
     """The run's system prompt when a fallback serves, given its id (the prompt names the model
     that answers); None: `system_prompt` whoever serves. Calls of another `purpose` (a summary,
     a tool's question) bring a system prompt of their own and keep it."""
+    live_model: Callable[[], str] | None = None
+    """When set, the main model's id for each call as it starts, in place of `model`: with
+    `opusplan`, Opus while the session is in plan mode and `model` (Sonnet) otherwise."""
     abort: AbortSignal = field(default_factory=AbortSignal)
     max_turns: int | None = None
     max_budget_usd: float | None = None

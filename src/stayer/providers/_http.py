@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import ssl
 import threading
@@ -334,11 +335,30 @@ def _build_error(
             )
 
 
+def _model_not_found(error: ApiError | None, sent: bytes, endpoint: Endpoint) -> str | None:
+    """The line for a model the server does not know (a retired one, say), naming the current
+    model of its family; None when the 404 is about something else."""
+    if error is None or not {error.type, error.code} & {"not_found_error", "model_not_found"}:
+        return None
+    try:
+        model = json.loads(sent).get("model") if sent else None
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return None
+    if not isinstance(model, str):
+        return None
+    from stayer.providers.models import not_found_advice
+
+    return not_found_advice(model, endpoint.provider, os.environ)
+
+
 def http_error(
-    status: int, headers: Mapping[str, str], raw: bytes, endpoint: Endpoint
+    status: int, headers: Mapping[str, str], raw: bytes, endpoint: Endpoint, *, sent: bytes = b""
 ) -> ModelError:
-    """The typed error for a non-success HTTP answer; garbage bodies still give a clean error."""
+    """The typed error for a non-success HTTP answer; garbage bodies still give a clean error.
+    `sent` is the request's body, which names the model a 404 may be about."""
     error = decode_error_body(raw)
+    if status == 404 and (missing := _model_not_found(error, sent, endpoint)):
+        return InvalidRequest(missing, status=status)
     detail = _body_detail(raw, error)
     if 400 <= status < 500:
         too_long = _prompt_too_long(detail, error, status)
@@ -488,7 +508,7 @@ async def post_sse(
             watchdog.answered()
             if response.status_code >= 300:
                 raw = await watchdog.wait(response.aread())
-                raise http_error(response.status_code, response.headers, raw, endpoint)
+                raise http_error(response.status_code, response.headers, raw, endpoint, sent=body)
             _check_event_stream(response, endpoint)
             async with contextlib.aclosing(EventSource(response).aiter_sse()) as events:
                 while True:

@@ -1,31 +1,38 @@
-"""List prices of model calls, and what one call costs at them.
+"""What one model call costs: the `genai-prices` package's figures, and a few kept by hand.
 
-Figures are US dollars per million tokens, as the providers publish them; `PRICES_CHECKED` says
-when they were last compared with the page each family's `Prices.source` names. A price page
-changes more often than this code, so the figures are data in one place (`profiles`), never
-arithmetic spread through the loop.
+`genai-prices` (pinned in `pyproject.toml`, updated with the lock) knows each model's list
+prices, its cache read and five-minute cache write rates, and its long-prompt tiers: Anthropic
+bills a request whose prompt is past a threshold (more than 200k tokens with the 1M-context beta
+on the Sonnet 4 models, more than 100k on Claude Haiku 5.5) at a second set of rates, on every
+token of that request, and OpenAI does the same past 272k on GPT-5.4 and later. So usage is
+priced one model call at a time (`call_cost`) and the costs are added up, never priced from a
+sum. A price page changes more often than this code; the package is the one place to update.
 
-What a call costs depends on the call, not only on the run's token totals: Anthropic bills a
-request whose prompt is past a threshold (more than 200k tokens with the 1M-context beta on the
-Sonnet 4 models; more than 100k on Claude Haiku 5.5) at a second, higher set of rates, on every
-token of that request, its output and cache traffic included. So usage is priced one model call
-at a time (`Prices.cost`) and the costs are added up, never priced from a sum.
+Loading it and its price table costs 0.1 to 0.2 s in a run (more on a cold start, where it
+brings pydantic too), so it is loaded on the first cost asked for, once per process, after the
+first model call and never on the way to it; each cost after that takes about 0.1 ms.
 
-Cache writes are priced at the five-minute rate, the lifetime stayer asks for. OpenAI reports
-only cache reads (its caching is automatic and writes cost nothing extra).
+Kept by hand (`Prices`): what the package does not know, namely the catch-alls for a Claude or
+GPT model newer than it (priced as their family's usual tier, so a budget still stops a run)
+and `chatgpt-4o`. A rate the package leaves out is the input rate: OpenAI bills no cache write
+premium, and a model with no cache discount (o3-pro) bills a cache hit as input.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 from stayer.messages import Usage
 
-PRICES_CHECKED = "2026-12-01"
-"""The day the figures in `profiles` were last compared with the providers' price pages."""
+if TYPE_CHECKING:
+    from genai_prices.types import ModelPrice
 
 ANTHROPIC_PRICES = "https://platform.claude.com/docs/en/about-claude/pricing"
 OPENAI_PRICES = "https://developers.openai.com/api/docs/pricing"
+PRICES_CHECKED = "2026-12-02"
+"""The day the figures kept by hand were last compared with the pages above."""
 
 CACHE_READ_MULTIPLIER = 0.1
 """Anthropic's usual price of a cache hit, as a share of the base input price."""
@@ -45,25 +52,14 @@ class Rates:
 
 @dataclass(frozen=True, slots=True)
 class Prices:
-    """A model's rates, where they were read, and its long-prompt rates if it has them."""
+    """Rates kept by hand for a model the package does not know, and where they were read."""
 
     base: Rates
     source: str
-    long_prompt: Rates | None = None
-    """The rates of a request whose prompt is longer than `long_prompt_over` tokens."""
-    long_prompt_over: int = 0
-    """Prompt tokens (input, cache reads and cache writes together) past which a request pays
-    `long_prompt` on all its tokens."""
-
-    def rates_for(self, usage: Usage) -> Rates:
-        """The rates one model call with this usage is billed at."""
-        if self.long_prompt is not None and usage.total_input_tokens > self.long_prompt_over:
-            return self.long_prompt
-        return self.base
 
     def cost(self, usage: Usage) -> float:
         """What one model call with this usage costs, in US dollars."""
-        rates = self.rates_for(usage)
+        rates = self.base
         return (
             usage.input_tokens * rates.input
             + usage.output_tokens * rates.output
@@ -76,37 +72,53 @@ FREE = Prices(Rates(0.0, 0.0, 0.0, 0.0), source="")
 """For models we know nothing about, most often local ones."""
 
 
-def _claude_rates(input_usd: float, output_usd: float) -> Rates:
-    return Rates(
-        input_usd,
-        output_usd,
-        input_usd * CACHE_READ_MULTIPLIER,
-        input_usd * CACHE_WRITE_MULTIPLIER,
+def anthropic(input_usd: float, output_usd: float) -> Prices:
+    """Claude's rates by hand: cache reads and writes at the usual multiples of input."""
+    return Prices(
+        Rates(
+            input_usd,
+            output_usd,
+            input_usd * CACHE_READ_MULTIPLIER,
+            input_usd * CACHE_WRITE_MULTIPLIER,
+        ),
+        ANTHROPIC_PRICES,
     )
 
 
-def anthropic(
-    input_usd: float,
-    output_usd: float,
-    *,
-    cache_read: float | None = None,
-    cache_write: float | None = None,
-    long_prompt: tuple[int, float, float] | None = None,
-) -> Prices:
-    """Claude's prices: cache reads and writes at the usual multiples of input unless the page
-    gives others; `long_prompt` is (threshold, input, output) of a long-prompt tier, whose cache
-    rates follow its input at the usual multiples."""
-    read = input_usd * CACHE_READ_MULTIPLIER if cache_read is None else cache_read
-    write = input_usd * CACHE_WRITE_MULTIPLIER if cache_write is None else cache_write
-    base = Rates(input_usd, output_usd, read, write)
-    if long_prompt is None:
-        return Prices(base, ANTHROPIC_PRICES)
-    over, long_input, long_output = long_prompt
-    return Prices(base, ANTHROPIC_PRICES, _claude_rates(long_input, long_output), over)
-
-
 def openai(input_usd: float, output_usd: float, cached_usd: float | None = None) -> Prices:
-    """OpenAI's prices: cached input at its own rate (input's, for models with no cache
-    discount); writes cost what input does."""
+    """OpenAI's rates by hand: cached input at its own rate (input's when none is given);
+    writes cost what input does."""
     cached = input_usd if cached_usd is None else cached_usd
     return Prices(Rates(input_usd, output_usd, cached, input_usd), OPENAI_PRICES)
+
+
+@cache
+def _model_price(model: str, provider: str) -> ModelPrice | None:
+    """The package's prices of `model` today; None when it does not know the model."""
+    from genai_prices import Usage as Counted
+    from genai_prices import calc_price
+
+    try:
+        return calc_price(Counted(input_tokens=0), model, provider_id=provider).model_price
+    except LookupError:
+        return None
+
+
+def listed_cost(model: str, provider: str, usage: Usage) -> float | None:
+    """What one call of `model` with this usage costs at the package's prices (its long-prompt
+    tier when the call's prompt is past it); None when the package does not know the model."""
+    price = _model_price(model, provider)
+    if price is None:
+        return None
+    from genai_prices import Usage as Counted
+
+    # A rate the package leaves out bills those tokens as input: left in `input_tokens`.
+    reads = usage.cache_read_input_tokens if price.cache_read_mtok is not None else 0
+    writes = usage.cache_creation_input_tokens if price.cache_write_mtok is not None else 0
+    counted = Counted(
+        input_tokens=usage.total_input_tokens,
+        cache_read_tokens=reads,
+        cache_write_tokens=writes,
+        output_tokens=usage.output_tokens,
+    )
+    return float(price.calc_price(counted)["total_price"])

@@ -18,6 +18,14 @@ from typing import TYPE_CHECKING, Literal
 
 from stayer.errors import ConfigError
 from stayer.providers.base import Provider
+from stayer.providers.models import (
+    BUILT_IN,
+    DEFAULT_FAMILY,
+    PLAN_ALIAS,
+    alias_model,
+    current_model,
+    listed_limits,
+)
 from stayer.switches import env_flag
 
 if TYPE_CHECKING:
@@ -25,14 +33,10 @@ if TYPE_CHECKING:
 
 ProviderName = Literal["anthropic", "openai"]
 
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
-DEFAULT_OPENAI_MODEL = "gpt-4.1"
-ALIASES: dict[str, str] = {
-    "sonnet": "claude-sonnet-4-5",
-    "opus": "claude-opus-4-5",
-    "haiku": "claude-haiku-4-5",
-}
-"""Short names a person may type for the current Claude models."""
+DEFAULT_ANTHROPIC_MODEL = BUILT_IN[DEFAULT_FAMILY]
+"""The Anthropic default offline (Claude Code's: Opus); `models` keeps it current."""
+DEFAULT_OPENAI_MODEL = BUILT_IN["gpt"]
+"""The OpenAI default offline; `models` keeps it current."""
 
 LONG_CONTEXT_BETA = "context-1m-2025-08-07"
 """The Anthropic beta that opens the 1M-token window; `[1m]` after a model name asks for it."""
@@ -59,9 +63,9 @@ def model_configured(env: Mapping[str, str]) -> bool:
 
 def _default_model(env: Mapping[str, str]) -> tuple[ProviderName, str]:
     if _any_set(env, _ANTHROPIC_VARS):
-        return "anthropic", DEFAULT_ANTHROPIC_MODEL
+        return "anthropic", current_model(DEFAULT_FAMILY, env)
     if _any_set(env, _OPENAI_VARS):
-        return "openai", _get(env, "OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
+        return "openai", _get(env, "OPENAI_MODEL") or current_model("gpt", env)
     raise ConfigError(
         "no model provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
         "(or ANTHROPIC_BASE_URL / OPENAI_BASE_URL for a gateway or local server)"
@@ -77,6 +81,8 @@ class ModelChoice:
     context_window: int
     max_output_tokens: int
     betas: tuple[str, ...] = ()
+    plan_model: str | None = None
+    """The model sent while the session is in plan mode, when it differs (`opusplan`)."""
 
     @property
     def display_name(self) -> str:
@@ -116,23 +122,32 @@ def choose_model(model: str | None, env: Mapping[str, str]) -> ModelChoice:
         raise ConfigError(f"{given!r} names no model: write it as MODEL[1m], e.g. sonnet[1m]")
     provider, bare = resolve_model(model, env)
     profile = profile_for(bare)
+    window, output = listed_limits(bare, provider, env) or (
+        profile.context_window,
+        profile.max_output_tokens,
+    )
+    plan = _plan_model(given, env)
     if not long or env_flag(env, "CLAUDE_CODE_DISABLE_1M_CONTEXT"):
-        return ModelChoice(provider, bare, profile.context_window, profile.max_output_tokens)
+        return ModelChoice(provider, bare, window, output, plan_model=plan)
     if provider != "anthropic":
         raise ConfigError(
             f"{given!r}: [1m] asks for Anthropic's 1M-token context window, which {provider} "
             "models do not have; leave [1m] out"
         )
     known_without = profile.known and profile.family != "claude"  # not the catch-all
-    if profile.long_context_window is None and known_without:
+    if profile.long_context_window is None and known_without and window < LONG_CONTEXT_WINDOW:
         raise ConfigError(
             f"{given!r}: {bare} has no 1M-token context window; use [1m] with sonnet or "
             "opus (Claude Sonnet 4 and later, Claude Opus 4.6), or leave it out"
         )
-    window = profile.long_context_window or LONG_CONTEXT_WINDOW
-    return ModelChoice(
-        provider, bare, window, profile.max_output_tokens, betas=(LONG_CONTEXT_BETA,)
-    )
+    window = max(window, profile.long_context_window or LONG_CONTEXT_WINDOW)
+    return ModelChoice(provider, bare, window, output, betas=(LONG_CONTEXT_BETA,), plan_model=plan)
+
+
+def _plan_model(given: str, env: Mapping[str, str]) -> str | None:
+    """Opus's model for plan mode when the name is `opusplan` (Sonnet's serves the rest)."""
+    name = _LONG_CONTEXT.sub("", given).strip().lower().removeprefix("anthropic:")
+    return current_model("opus", env) if name == PLAN_ALIAS else None
 
 
 def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderName, str]:
@@ -147,7 +162,7 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderNa
     if not name:
         return _default_model(env)
     if not given:
-        return "anthropic", ALIASES.get(name.lower(), name)
+        return "anthropic", alias_model(name, env) or name
     prefix, colon, rest = name.partition(":")
     # Only our own provider names count: local model names often hold a colon (llama3:8b).
     if colon and prefix.lower() in ("anthropic", "openai"):
@@ -155,11 +170,11 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderNa
         if not rest:
             raise ConfigError(f"{name!r} names no model: write it as {prefix}:MODEL")
         if prefix.lower() == "anthropic":
-            return "anthropic", ALIASES.get(rest.lower(), rest)
+            return "anthropic", alias_model(rest, env) or rest
         return "openai", rest
     lower = name.lower()
-    if lower in ALIASES:
-        return "anthropic", ALIASES[lower]
+    if (aliased := alias_model(lower, env)) is not None:
+        return "anthropic", aliased
     if "claude" in lower:  # also Bedrock and Vertex ids such as us.anthropic.claude-...
         return "anthropic", name
     if lower.startswith(_OPENAI_NAME_PREFIXES):

@@ -10,7 +10,8 @@ Which model answers (`small_model`), as Claude Code picks its small fast model:
 1. ``ANTHROPIC_SMALL_FAST_MODEL``, else ``ANTHROPIC_DEFAULT_HAIKU_MODEL``, when set: the user
    named it (a gateway's name for Haiku, say);
 2. on Anthropic's own API (an Anthropic run with no ``ANTHROPIC_BASE_URL``, or one that points
-   at api.anthropic.com), the current Haiku (what ``--model haiku`` names);
+   at api.anthropic.com), the current Haiku (what ``--model haiku`` names, the model list
+   included);
 3. anywhere else (an OpenAI-compatible server, a gateway, a local server, a provider the caller
    passed in) the run's own model: it is the one model known to be served there.
 """
@@ -25,12 +26,14 @@ from stayer.loop.fallback import model_name
 from stayer.loop.state import LoopParams
 from stayer.loop.turn import TurnResult, stream_turn
 from stayer.messages import ModelSpend, UserMessage
-from stayer.providers.select import ALIASES, LONG_CONTEXT_BETA
+from stayer.providers.models import BUILT_IN, current_model
+from stayer.providers.select import LONG_CONTEXT_BETA
 from stayer.tools.base import AskModel, ModelAnswer
 
 SMALL_MODEL_VARIABLES = ("ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL")
-SMALL_FAST_MODEL = ALIASES["haiku"]
-"""The Haiku asked on Anthropic's API: one place (the `haiku` alias) says which is current."""
+SMALL_FAST_MODEL = BUILT_IN["haiku"]
+"""The Haiku asked on Anthropic's API when no model list says a newer one is current: one
+place (the `haiku` alias, `models.current_model`) says which is current."""
 _ANTHROPIC_API_HOST = "api.anthropic.com"
 
 
@@ -43,7 +46,7 @@ def small_model(env: Mapping[str, str], *, provider: str, main_model: str, injec
     base_url = env.get("ANTHROPIC_BASE_URL", "").strip()
     official = not base_url or _ANTHROPIC_API_HOST in base_url.lower()
     if provider == "anthropic" and official and not injected:
-        return SMALL_FAST_MODEL
+        return current_model("haiku", env)
     return main_model
 
 

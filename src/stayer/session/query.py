@@ -81,10 +81,20 @@ def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, 
             options.provider.name, name, profile.context_window, profile.max_output_tokens
         )
         return options.provider, choice, False
+    from stayer.providers.model_list import refresh_if_stale
     from stayer.providers.select import select_provider
 
     provider, choice = select_provider(options.model, env)
+    refresh_if_stale(choice.provider, env)  # for the next run; this one never waits on it
     return provider, choice, True
+
+
+def _plan_switch(choice: ModelChoice, permissions: PermissionState) -> Callable[[], str] | None:
+    """For `opusplan`: each call goes to the plan model while the session is in plan mode."""
+    plan, model = choice.plan_model, choice.model
+    if plan is None:
+        return None
+    return lambda: plan if permissions.mode == "plan" else model
 
 
 def _listed(value: str | Sequence[str]) -> Sequence[str]:
@@ -294,6 +304,7 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         repeat_stop_after=options.repeat_stop_after,
         betas=(*choice.betas, *_betas(options.betas)),
         fallbacks=_fallbacks(options, env, provider, choice, injected=not owns),
+        live_model=_plan_switch(choice, permissions),
         context_window=choice.context_window,
         compaction=compaction,
     )

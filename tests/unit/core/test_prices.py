@@ -1,24 +1,18 @@
-"""The arithmetic of what a model call costs: every kind of token at its rate, the cache
-multipliers, the long-prompt tiers priced per call, and a dated table whose every family names
-its price page."""
+"""What a model call costs: `genai-prices`' figures for each kind of token, the long-prompt
+tiers priced per call, the few rates kept by hand, and the package imported only when a cost is
+asked for."""
 
 from __future__ import annotations
 
 import datetime
-from dataclasses import astuple
+import subprocess
+import sys
 
 import pytest
 
 from stayer.messages import Usage
-from stayer.providers.prices import (
-    ANTHROPIC_PRICES,
-    FREE,
-    OPENAI_PRICES,
-    PRICES_CHECKED,
-    Rates,
-    anthropic,
-)
-from stayer.providers.profiles import _PROFILES, DEFAULT_PROFILE, cost_usd, profile_for
+from stayer.providers.prices import ANTHROPIC_PRICES, FREE, OPENAI_PRICES, PRICES_CHECKED
+from stayer.providers.profiles import _PROFILES, DEFAULT_PROFILE, cost_usd
 
 MILLION = 1_000_000
 
@@ -32,38 +26,34 @@ def every_kind(tokens: int) -> Usage:
     )
 
 
-def test_a_call_pays_each_kind_of_token_at_its_rate() -> None:
-    # Opus 4.5: 5 in, 25 out, cache hits at a tenth of input, five-minute writes at 1.25x.
-    assert cost_usd("claude-opus-4-5", every_kind(MILLION)) == pytest.approx(5 + 25 + 0.5 + 6.25)
-    assert cost_usd("claude-opus-4-5", Usage(input_tokens=1_000, output_tokens=400)) == (
-        pytest.approx((1_000 * 5 + 400 * 25) / MILLION)
-    )
-
-
 @pytest.mark.parametrize(
     ("model", "rates"),
     [
-        ("claude-sonnet-4-5-20250929", (3, 15, 0.3, 3.75)),
-        ("claude-haiku-4-5", (1, 5, 0.1, 1.25)),
-        # Where the page gives a cache rate other than the usual multiple, it wins.
+        # input, output, cache read, five-minute cache write; USD per million tokens
         ("claude-opus-5-5", (4, 20, 0.2, 5)),
-        ("claude-fable-5-1", (10, 50, 0.25, 12.5)),
         ("claude-sonnet-5-5", (2, 10, 0.1, 2.5)),
-        ("claude-3-haiku-20240307", (0.25, 1.25, 0.03, 0.3)),
-        # OpenAI bills no write premium: a write (never reported) costs what input does.
+        ("claude-fable-5-2", (8, 40, 0.2, 10)),
+        ("claude-fable-5-1", (10, 50, 0.25, 12.5)),
+        ("claude-opus-4-5", (5, 25, 0.5, 6.25)),
+        ("claude-haiku-4-5", (1, 5, 0.1, 1.25)),
+        ("claude-sonnet-4-5-20250929", (3, 15, 0.3, 3.75)),
+        ("us.anthropic.claude-haiku-4-5-20251001-v1:0", (1, 5, 0.1, 1.25)),
+        ("anthropic:claude-3-haiku-20240307", (0.25, 1.25, 0.03, 0.3)),
+        # OpenAI bills no write premium, and o3-pro no cache discount: those are input.
         ("gpt-5.5", (5, 30, 0.5, 5)),
-        ("gpt-4.1-mini", (0.4, 1.6, 0.1, 0.4)),
+        ("gpt-4.1", (2, 8, 0.5, 2)),
         ("o3-pro", (20, 80, 20, 20)),
     ],
 )
-def test_base_rates_with_their_cache_rates(
+def test_a_call_pays_each_kind_of_token_at_its_rate(
     model: str, rates: tuple[float, float, float, float]
 ) -> None:
-    assert astuple(profile_for(model).prices.base) == pytest.approx(rates)
+    # Kept far under every long-prompt tier: 1k tokens of each kind.
+    each = (1_000 * rate / MILLION for rate in rates)
+    assert cost_usd(model, every_kind(1_000)) == pytest.approx(sum(each))
 
 
 def test_a_sonnet_4_5_request_past_200k_pays_long_context_rates_on_every_token() -> None:
-    prices = profile_for("claude-sonnet-4-5").prices
     # The threshold counts the whole prompt: uncached input, cache reads and cache writes.
     at_threshold = Usage(
         input_tokens=50_000,
@@ -77,29 +67,23 @@ def test_a_sonnet_4_5_request_past_200k_pays_long_context_rates_on_every_token()
         cache_creation_input_tokens=10_000,
         output_tokens=2_000,
     )
-    assert astuple(prices.rates_for(at_threshold)) == pytest.approx((3, 15, 0.3, 3.75))
-    assert astuple(prices.rates_for(past)) == pytest.approx((6, 22.5, 0.6, 7.5))
-    assert prices.cost(at_threshold) == pytest.approx(
+    assert cost_usd("claude-sonnet-4-5", at_threshold) == pytest.approx(
         (50_000 * 3 + 140_000 * 0.3 + 10_000 * 3.75 + 2_000 * 15) / MILLION
     )
-    assert prices.cost(past) == pytest.approx(
+    assert cost_usd("claude-sonnet-4-5", past) == pytest.approx(
         (50_001 * 6 + 140_000 * 0.6 + 10_000 * 7.5 + 2_000 * 22.5) / MILLION
     )
 
 
-def test_haiku_5_5_has_a_second_tier_past_100k_and_newer_models_have_none() -> None:
-    haiku = profile_for("claude-haiku-5-5").prices
-    assert astuple(haiku.rates_for(Usage(input_tokens=100_000))) == pytest.approx(
-        (0.1, 0.5, 0.01, 0.125)
+def test_haiku_5_5_and_gpt_5_5_have_a_long_tier_and_sonnet_5_5_has_none() -> None:
+    short, long = Usage(input_tokens=100_000), Usage(input_tokens=100_001, output_tokens=1_000)
+    assert cost_usd("claude-haiku-5-5", short) == pytest.approx(100_000 * 0.1 / MILLION)
+    assert cost_usd("claude-haiku-5-5", long) == pytest.approx(
+        (100_001 * 0.5 + 1_000 * 2.5) / MILLION
     )
-    assert astuple(haiku.rates_for(Usage(input_tokens=100_001))) == pytest.approx(
-        (0.5, 2.5, 0.05, 0.625)
-    )
-    # Sonnet 4.6, Opus 4.6 and the 5 models are billed alike across the whole window.
-    for model in ("claude-sonnet-4-6", "claude-opus-4-6", "claude-sonnet-5-5", "claude-opus-5"):
-        prices = profile_for(model).prices
-        assert prices.long_prompt is None, model
-        assert prices.rates_for(Usage(input_tokens=900_000)) == prices.base
+    assert cost_usd("gpt-5.5", Usage(input_tokens=272_001)) == pytest.approx(272_001 * 10 / MILLION)
+    huge = Usage(input_tokens=900_000)
+    assert cost_usd("claude-sonnet-5-5", huge) == pytest.approx(900_000 * 2 / MILLION)
 
 
 def test_costs_of_calls_add_up_but_a_sum_of_usage_is_not_one_call() -> None:
@@ -113,10 +97,16 @@ def test_costs_of_calls_add_up_but_a_sum_of_usage_is_not_one_call() -> None:
     )
 
 
-def test_a_long_prompt_tier_takes_its_cache_rates_from_its_input() -> None:
-    prices = anthropic(3, 15, long_prompt=(200_000, 6, 22.5))
-    assert prices.long_prompt == Rates(6, 22.5, 6 * 0.1, 6 * 1.25)
-    assert prices.long_prompt_over == 200_000
+def test_what_the_package_does_not_know_is_priced_by_hand() -> None:
+    newer = every_kind(MILLION)
+    assert cost_usd("claude-someday-9", newer) == pytest.approx(3 + 15 + 0.3 + 3.75)
+    assert cost_usd("gpt-9-turbo", newer) == pytest.approx(2.5 + 10 + 1.25 + 2.5)
+    assert cost_usd("chatgpt-4o-latest", newer) == pytest.approx(5 + 15 + 5 + 5)
+
+
+def test_every_family_of_the_table_has_a_price() -> None:
+    unpriced = [family for family in _PROFILES if cost_usd(family + "x", every_kind(1)) <= 0]
+    assert unpriced == []
 
 
 def test_unknown_models_are_free_and_priced_nowhere() -> None:
@@ -124,10 +114,21 @@ def test_unknown_models_are_free_and_priced_nowhere() -> None:
     assert cost_usd("llama3.1:8b", every_kind(MILLION)) == 0.0
 
 
-def test_the_table_is_dated_and_every_family_names_its_price_page() -> None:
+def test_the_hand_kept_figures_are_dated_and_name_their_page() -> None:
     assert datetime.date.fromisoformat(PRICES_CHECKED) <= datetime.date.today()
-    sources = {family: profile.prices.source for family, profile in _PROFILES.items()}
-    assert sources == {
-        family: ANTHROPIC_PRICES if family.startswith("claude") else OPENAI_PRICES
-        for family in _PROFILES
-    }
+    kept = {family: p.prices.source for family, p in _PROFILES.items() if p.prices is not None}
+    assert kept == {"claude": ANTHROPIC_PRICES, "chatgpt-4o": OPENAI_PRICES, "gpt-": OPENAI_PRICES}
+
+
+def test_the_package_is_imported_only_when_a_cost_is_asked_for() -> None:
+    probe = (
+        "import sys, stayer.cli, stayer.providers.profiles, stayer.providers.select;"
+        "from stayer.providers.select import choose_model;"
+        "choose_model('sonnet', {'ANTHROPIC_API_KEY': 'k', 'STAYER_CONFIG_DIR': '/nonexistent'});"
+        "before = 'genai_prices' in sys.modules;"
+        "from stayer.providers.profiles import cost_usd; from stayer.messages import Usage;"
+        "cost_usd('claude-opus-5-5', Usage(input_tokens=1));"
+        "print(before, 'genai_prices' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

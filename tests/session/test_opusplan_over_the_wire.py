@@ -1,0 +1,43 @@
+"""`opusplan` over the wire: Opus answers while the session is in plan mode, Sonnet once the
+plan is accepted, and Opus again when the session goes back to plan mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import stayer
+from stayer.events import Event, PermissionRequested
+from stayer.permissions import Decision
+from stayer.session.options import QueryOptions
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import ToolCall, reply
+
+
+async def allow(_request: PermissionRequested) -> Decision:
+    return Decision("allow")
+
+
+async def test_the_request_model_follows_the_permission_mode(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    with FakeModelServer() as server:
+        server.enqueue(
+            reply(ToolCall("toolu_plan", "ExitPlanMode", {"plan": "1. Say hi."})),
+            reply("hi"),
+            reply("planning again"),
+        )
+        env = {**server.env(), "STAYER_CONFIG_DIR": str(tmp_path / "config")}
+        options = QueryOptions(
+            cwd=work, env=env, model="opusplan", permission_mode="plan", can_use_tool=allow
+        )
+        async with stayer.Session(options) as session:
+            first: list[Event] = [event async for event in session.submit("plan it")]
+            assert session.permission_mode == "default"
+            session.set_permission_mode("plan")
+            second: list[Event] = [event async for event in session.submit("and again")]
+        assert first and second
+        assert [request.model for request in server.requests] == [
+            "claude-opus-5-5",  # plan mode
+            "claude-sonnet-5-5",  # the plan accepted: default mode
+            "claude-opus-5-5",  # plan mode again
+        ]
