@@ -215,7 +215,12 @@ async def test_every_message_is_on_disk_before_the_next_step_starts(tmp_path: Pa
     assert seen == [["user", "assistant"]]
     assert path is not None
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant"]
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "user", "assistant"]
+    # the call's result was written as it finished, hanging off the answer that made the call;
+    # the round's message, with the same result, is the chain's, hanging off the answer too
+    finished = records.pop(2)
+    assert finished["parentUuid"] == records[1]["uuid"]
+    assert finished["message"] == records[2]["message"]
     for previous, record in itertools.pairwise(records):
         assert record["parentUuid"] == previous["uuid"]
     assert records[0]["parentUuid"] is None

@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Literal
 
 from stayer.errors import ConfigError, StayerError
-from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal
+from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal, ToolCallFinished
 from stayer.exec import close_sandbox
 from stayer.hooks import HookBase
 from stayer.loop.abort import AbortSignal
@@ -337,6 +337,8 @@ def _record(writer: TranscriptWriter, event: Event) -> None:
                     "postTokens": event.tokens_after,
                 },
             )
+        case ToolCallFinished():  # on record as it finishes, not when its whole round has
+            writer.result(event.result)
         case ModelSwitched():
             writer.event("model_fallback", fromModel=event.from_model, toModel=event.to_model)
         case Finished(terminal=Terminal.ABORTED_STREAMING | Terminal.ABORTED_TOOLS):

@@ -12,6 +12,7 @@ from typing import Any
 
 from stayer.messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
     ToolResultBlock,
     UserMessage,
@@ -191,6 +192,7 @@ def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int
     results of its calls."""
     messages: list[Message] = []
     chain: list[str] = []
+    ours: set[int] = set()
     bad = 0
     for record in walk:
         if not _is_message(record):
@@ -207,7 +209,32 @@ def _messages(walk: list[dict[str, Any]]) -> tuple[list[Message], list[str], int
             continue
         messages[at] = _joined(messages[at], message)
         chain[at] = record["uuid"]
-    return messages, chain, bad
+        if record.get("entrypoint") == "stayer":  # results written one by one as calls ended
+            ours.add(at)
+    return (
+        [_in_call_order(messages, i) if i in ours else m for i, m in enumerate(messages)],
+        chain,
+        bad,
+    )
+
+
+def _in_call_order(messages: list[Message], index: int) -> Message:
+    """`messages[index]`, when it is the results of the answer before it, with its results in
+    the order of the calls: stayer writes a record as each call finishes, and sends a round's
+    results in call order. (Claude Code sends them in the order they finished, which is the
+    order of its records: those are kept as they are.)"""
+    message = messages[index]
+    answer = messages[index - 1] if index else None
+    if not (isinstance(answer, AssistantMessage) and _only_results(message)):
+        return message
+    order = {call.id: place for place, call in enumerate(answer.tool_uses)}
+
+    def place(block: ContentBlock) -> int:
+        call = block.tool_use_id if isinstance(block, ToolResultBlock) else ""
+        return order.get(call, len(order))
+
+    ranked = tuple(sorted(message.content, key=place))
+    return message if ranked == message.content else UserMessage(ranked)
 
 
 def _joins(

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from stayer._version import __version__
-from stayer.messages import AssistantMessage, Message, is_blank_text, message_to_wire
+from stayer.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultBlock,
+    UserMessage,
+    is_blank_text,
+    message_to_wire,
+)
 
 from .scrub import Scrubber
 
@@ -114,6 +121,23 @@ class TranscriptWriter:
         if len(shown) < size or [now.content[i] for i in shown[:size]] != list(before.content):
             return None
         return replace(now, content=now.content[shown[size - 1] + 1 if size else 0 :])
+
+    def result(self, result: ToolResultBlock) -> None:
+        """One call's result, the moment the call finishes (as the model will see it): a record
+        of its own hanging off the answer that made the call, beside the chain, so a process
+        killed before its round ends keeps it. The round's message, written when the round
+        ends, hangs off the same answer and answers the call again; a reader takes that one
+        then, and these only while no record answers their calls (`transcript_read`)."""
+        answer = self._written[-1] if self._written else None
+        if not isinstance(answer, AssistantMessage) or not any(
+            call.id == result.tool_use_id for call in answer.tool_uses
+        ):
+            return  # its call is not on record (a write failed): the round writes it
+        try:
+            record = _message_record(UserMessage((result,)))
+            self._write(record, str(uuid.uuid4()), self._ids[-1])
+        except OSError as error:
+            self._fail(error)
 
     def event(self, subtype: str, **fields: Any) -> None:
         """A `system` record beside the chain: a compaction, a model switch, an interruption."""
