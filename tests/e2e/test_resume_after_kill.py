@@ -265,7 +265,9 @@ def check_killed(run: Run, whole: Whole) -> tuple[list[JSON], Repaired]:
     returns what the file held (<root> for the session's folder) and its repair."""
     loaded = load(run.transcript)
     assert loaded.session_id == run.session_id
-    assert all("torn line" in warning for warning in loaded.warnings), loaded.warnings
+    assert all("last write was cut short" in warning for warning in loaded.warnings), (
+        loaded.warnings
+    )
     held = rooted(wire(loaded.messages), run.root)
     seen = rooted(sent(run.requests[-1]), run.root) if run.requests else []
     assert held[: len(seen)] == seen  # everything the model was sent was flushed first

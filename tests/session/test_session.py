@@ -357,7 +357,7 @@ async def test_a_torn_last_line_is_skipped_with_one_warning(tmp_path: Path) -> N
 
     model = ScriptedProvider([text("Again.")])
     async with Session(options(tmp_path, model, resume=session_id)) as resumed:
-        assert resumed.warnings == (f"{path}: 1 torn line(s) skipped (a write was cut short)",)
+        assert resumed.warnings == (f"{path}: the last write was cut short (line 3); skipped",)
         await submit(resumed, "more")
     assert len(model.requests[0].messages) == 3
 

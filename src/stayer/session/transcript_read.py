@@ -19,6 +19,8 @@ from stayer.messages import (
     message_from_wire,
 )
 
+from .transcript_damage import bad_lines_warnings, calls_in, with_lost_calls
+
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
@@ -34,7 +36,7 @@ class Loaded:
 
 def load(path: Path) -> Loaded:
     """The conversation the transcript at `path` holds; raises `OSError` if it cannot be read."""
-    records, warnings = _records(path)
+    records, warnings, broken = _records(path)
     newest, gaps = _chain_to_newest(records)
     if gaps:
         warnings.append(
@@ -45,6 +47,13 @@ def load(path: Path) -> Loaded:
     messages, chain, bad = _messages(walk)
     if bad:
         warnings.append(f"{path}: {bad} unreadable message record(s) skipped")
+    if broken or gaps or bad:  # a lost answer must not cost the results after it
+        given = with_lost_calls(messages, chain, [c for line in broken for c in calls_in(line)])
+        if given:
+            warnings.append(
+                f"{path}: {given} tool call(s) whose answer's record was lost were rebuilt "
+                "from what was left of it, to keep their results"
+            )
     session_id = next((r.get("sessionId") for r in records if r.get("sessionId")), None)
     skipped = len(records) - sum(1 for r in walk if _is_message(r))
     return Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings))
@@ -127,22 +136,24 @@ def _with_parallel_calls(
     return sorted([*walk, *beside], key=lambda record: position[id(record)])
 
 
-def _records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+def _records(path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The file's records, the warnings for its lines that are not JSON, and those lines."""
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     records: list[dict[str, Any]] = []
-    torn = 0
-    for line in lines:
+    bad: list[int] = []
+    last = 0
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        last = number
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            torn += 1
+            bad.append(number)
             continue
         if isinstance(record, dict):
             records.append(record)
-    warnings = [f"{path}: {torn} torn line(s) skipped (a write was cut short)"] if torn else []
-    return records, warnings
+    return records, bad_lines_warnings(path, bad, last), [lines[n - 1] for n in bad]
 
 
 def _is_message(record: Mapping[str, Any]) -> bool:
