@@ -242,22 +242,29 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> Whole:
 def _prefix_of(held: list[JSON], conversation: list[JSON]) -> bool:
     """Whether `held` begins `conversation`; its last answer may be the start of one (an answer
     is on record up to a call before the call runs, while the rest of it still streams), and
-    its last message of results may hold those of the calls that had finished, in call order
-    (each is on record as its call finishes)."""
-    if held[:-1] != conversation[: len(held) - 1] or len(held) > len(conversation):
+    the results after it those of the calls that had finished, in call order (each is on
+    record as its call finishes, maybe before the rest of its answer has streamed)."""
+    if len(held) > len(conversation):
         return False
-    last, whole = held[-1] if held else None, conversation[len(held) - 1] if held else None
-    if last == whole:
-        return True
-    assert isinstance(last, dict) and isinstance(whole, dict)
-    blocks, all_blocks = last.get("content"), whole.get("content")
+    for index, (part, whole) in enumerate(zip(held, conversation, strict=False)):
+        if part != whole and (index < len(held) - 2 or not _part_of(part, whole)):
+            return False
+    return True
+
+
+def _part_of(part: JSON, whole: JSON) -> bool:
+    """Whether `part` is the start of the answer `whole`, or some of the results `whole`."""
+    assert isinstance(part, dict) and isinstance(whole, dict)
+    blocks, all_blocks = part.get("content"), whole.get("content")
     assert isinstance(blocks, list) and isinstance(all_blocks, list)
-    if last.get("role") != whole.get("role"):
+    if part.get("role") != whole.get("role"):
         return False
-    if last.get("role") == "assistant":
+    if part.get("role") == "assistant":
         return blocks == all_blocks[: len(blocks)]
     finished = [block for block in all_blocks if block in blocks]
-    return blocks == finished and all(block["type"] == "tool_result" for block in blocks)
+    return blocks == finished and all(
+        isinstance(block, dict) and block["type"] == "tool_result" for block in blocks
+    )
 
 
 def check_killed(run: Run, whole: Whole) -> tuple[list[JSON], Repaired]:

@@ -2,15 +2,16 @@
 
 `~/.stayer/projects/<folder-slug>/<session-id>.jsonl` (see `paths`). Each message of the
 conversation is one record, flushed as it is written, so a killed process loses at most the
-record being written; a tool call's result is a record of its own as well, written when the call
-finishes, which its round's record supersedes once the round ends. Records chain by `parentUuid`, as Claude Code's do: when the conversation
-is rewritten (a compaction, a dropped answer), the new records hang off the last one still
-shared, and the conversation the model last saw is the chain from the newest message record
-back to its root. Compaction boundaries, model switches and interruptions are `system`
-records beside the chain. The values of environment variables whose names say they are secret
-(`…_KEY`, `…_TOKEN`, `…_SECRET`, `…PASSWORD`, `…_PWD`, …), and passwords inside URLs in the
-environment, are replaced by the variable's name (thinking blocks excepted: their signature
-covers their text).
+record being written; a tool call's result is a record of its own as well, written when the
+call finishes, which its round's record supersedes once the round ends. Records chain by
+`parentUuid`, as Claude Code's do: when the conversation is rewritten (a compaction, a dropped
+answer), the new records hang off the last one still shared, and the conversation the model
+last saw is the chain from the newest message record back to its root. Compaction boundaries,
+model switches, interruptions and the model's todo list are `system` records beside the chain;
+every record carries the session's permission mode (`permissionMode`). The values of
+environment variables whose names say they are secret (`…_KEY`, `…_TOKEN`, `…_SECRET`,
+`…PASSWORD`, `…_PWD`, …), and passwords inside URLs in the environment, are replaced by the
+variable's name (thinking blocks excepted: their signature covers their text).
 
 Reading follows the same chain over every record that has a `uuid`, so Claude Code's own files
 (one record per content block of an answer and per tool result, parallel calls written as a fan

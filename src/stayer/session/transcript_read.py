@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from stayer.messages import (
+    JSON,
     AssistantMessage,
     ContentBlock,
     Message,
@@ -32,6 +33,10 @@ class Loaded:
     session_id: str | None
     skipped: int
     warnings: tuple[str, ...]
+    permission_mode: str | None = None
+    """The permission mode the session was last in, as recorded (not yet checked)."""
+    todos: tuple[JSON, ...] | None = None
+    """The model's todo list as last recorded (Claude Code's item shape), None if never."""
 
 
 def load(path: Path) -> Loaded:
@@ -56,7 +61,36 @@ def load(path: Path) -> Loaded:
             )
     session_id = next((r.get("sessionId") for r in records if r.get("sessionId")), None)
     skipped = len(records) - sum(1 for r in walk if _is_message(r))
-    return Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings))
+    mode = next((r["permissionMode"] for r in reversed(records) if _says_mode(r)), None)
+    loaded = Loaded(tuple(messages), tuple(chain), session_id, skipped, tuple(warnings), mode)
+    return replace(loaded, todos=_todos(records, messages))
+
+
+def _says_mode(record: Mapping[str, Any]) -> bool:
+    return isinstance(record.get("permissionMode"), str)
+
+
+def _todos(records: list[dict[str, Any]], messages: list[Message]) -> tuple[JSON, ...] | None:
+    """The todo list last recorded: stayer's newest `todos` record, else (Claude Code's file)
+    the list the last TodoWrite call on the chain was given, if that call did not fail."""
+    for record in reversed(records):
+        if record.get("type") == "system" and record.get("subtype") == "todos":
+            todos = record.get("todos")
+            return tuple(todos) if isinstance(todos, list) else None
+    failed = {
+        block.tool_use_id
+        for message in messages
+        for block in message.content
+        if isinstance(block, ToolResultBlock) and block.is_error
+    }
+    for message in reversed(messages):
+        if not isinstance(message, AssistantMessage):
+            continue
+        for call in reversed(message.tool_uses):
+            todos = call.input.get("todos")
+            if call.name == "TodoWrite" and call.id not in failed and isinstance(todos, list):
+                return tuple(todos)
+    return None
 
 
 def _chain_to_newest(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:

@@ -7,7 +7,7 @@ import datetime
 import json
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -45,6 +45,9 @@ class TranscriptWriter:
     _ids: list[str] = field(default_factory=list[str])
     """... and the uuid of each message's record."""
     _file: IO[str] | None = None
+    mode: Callable[[], str] | None = None
+    """The session's permission mode now, put on every record (as Claude Code puts it on its
+    prompts' records), so a resumed session knows the mode it was left in."""
     failure: str | None = None
     """Why the file could not be written (a full disk, say): the session goes on rather than
     failing, says so once, and the next sync writes what was left out."""
@@ -172,6 +175,8 @@ class TranscriptWriter:
             "version": __version__,
             "entrypoint": "stayer",
         }
+        if self.mode is not None:
+            full["permissionMode"] = self.mode()
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
