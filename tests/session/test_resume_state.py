@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from stayer.events import Event, Finished, SessionStarted
+from stayer.messages import JSON
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
@@ -144,3 +145,20 @@ async def test_a_claude_code_file_gives_its_mode_and_its_last_todo_list(tmp_path
     loaded = load(path)
 
     assert (loaded.permission_mode, loaded.todos) == ("plan", tuple(TODOS))
+
+
+def test_a_recorded_list_is_held_to_what_todo_write_accepts() -> None:
+    from stayer.session.resume_state import recorded_todos
+    from stayer.session.transcript import Loaded
+    from stayer.tools.builtin.todo import MAX_TODO_CHARS, MAX_TODOS
+
+    whole = {"content": "Do it", "status": "pending", "activeForm": "Doing it"}
+    broken: list[JSON] = [
+        "not a task",
+        {**whole, "status": "someday"},
+        {**whole, "content": "  "},
+        {**whole, "activeForm": "x" * (MAX_TODO_CHARS + 1)},
+    ]
+    loaded = Loaded((), (), None, 0, (), todos=(*broken, *[whole] * (MAX_TODOS + 5)))
+
+    assert recorded_todos(loaded) == [TodoItem("Do it", "pending", "Doing it")] * MAX_TODOS

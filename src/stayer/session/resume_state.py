@@ -55,19 +55,28 @@ def with_recorded_mode(options: QueryOptions, loaded: Loaded) -> tuple[QueryOpti
 
 
 def recorded_todos(loaded: Loaded) -> list[TodoItem]:
-    """The todo list the session was left with; items that are not whole tasks are dropped."""
-    return [item for item in map(_todo, loaded.todos or ()) if item is not None]
+    """The todo list the session was left with, held to the limits TodoWrite keeps (a file
+    can say anything); items that are not whole tasks are dropped."""
+    if not loaded.todos:
+        return []
+    from stayer.tools.builtin.todo import MAX_TODO_CHARS, MAX_TODOS  # only when there are some
+
+    items = (_todo(value, MAX_TODO_CHARS) for value in loaded.todos)
+    return [item for item in items if item is not None][:MAX_TODOS]
 
 
-def _todo(value: JSON) -> TodoItem | None:
+def _todo(value: JSON, limit: int) -> TodoItem | None:
     if not isinstance(value, dict):
         return None
     content, status, active = value.get("content"), value.get("status"), value.get("activeForm")
-    if not (isinstance(content, str) and content.strip()):
+    if not (isinstance(content, str) and isinstance(active, str)):
         return None
-    if not (isinstance(active, str) and active.strip()) or status not in get_args(TodoStatus):
+    content, active = content.strip(), active.strip()
+    if not (0 < len(content) <= limit and 0 < len(active) <= limit):
         return None
-    return TodoItem(content.strip(), cast(TodoStatus, status), active.strip())
+    if status not in get_args(TodoStatus):
+        return None
+    return TodoItem(content, cast(TodoStatus, status), active)
 
 
 def todos_json(todos: list[TodoItem]) -> list[JSON]:

@@ -112,9 +112,10 @@ class Session:
     def set_permission_mode(self, mode: str) -> None:
         """Switch the permission mode for every call checked from now on, a running
         submission's included; raises `ConfigError` for an unknown mode."""
+        before = self.setup.permissions.mode
         self.setup.permissions.set_mode(parse_mode(mode))
-        if self._transcript is not None:  # on record even if nothing else is written
-            self._transcript.event("permission_mode")
+        if self._transcript is not None and self.permission_mode != before:
+            self._transcript.event("permission_mode")  # on record though nothing else follows
 
     @property
     def transcript_path(self) -> Path | None:
