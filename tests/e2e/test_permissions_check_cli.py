@@ -115,7 +115,7 @@ def test_a_file_that_is_not_a_transcript_is_named_on_standard_error(tmp_path: Pa
     done = stayer("permissions", "check", str(notes), cwd=tmp_path)
 
     assert done.status == 0
-    assert done.stderr == f"stayer: {notes}: 1 torn line(s) skipped (a write was cut short)\n"
+    assert done.stderr == f"stayer: {notes}: the last write was cut short (line 1); skipped\n"
     assert done.stdout.startswith("Replayed 0 tool calls from 1 transcript in default mode.")
 
 

@@ -241,17 +241,29 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> Whole:
 
 def _prefix_of(held: list[JSON], conversation: list[JSON]) -> bool:
     """Whether `held` begins `conversation`; its last answer may be the start of one (an answer
-    is on record up to a call before the call runs, while the rest of it still streams)."""
-    if held[:-1] != conversation[: len(held) - 1] or len(held) > len(conversation):
+    is on record up to a call before the call runs, while the rest of it still streams), and
+    the results after it those of the calls that had finished, in call order (each is on
+    record as its call finishes, maybe before the rest of its answer has streamed)."""
+    if len(held) > len(conversation):
         return False
-    last, whole = held[-1] if held else None, conversation[len(held) - 1] if held else None
-    if last == whole:
-        return True
-    assert isinstance(last, dict) and isinstance(whole, dict)
-    blocks, all_blocks = last.get("content"), whole.get("content")
+    for index, (part, whole) in enumerate(zip(held, conversation, strict=False)):
+        if part != whole and (index < len(held) - 2 or not _part_of(part, whole)):
+            return False
+    return True
+
+
+def _part_of(part: JSON, whole: JSON) -> bool:
+    """Whether `part` is the start of the answer `whole`, or some of the results `whole`."""
+    assert isinstance(part, dict) and isinstance(whole, dict)
+    blocks, all_blocks = part.get("content"), whole.get("content")
     assert isinstance(blocks, list) and isinstance(all_blocks, list)
-    return (
-        last.get("role") == whole.get("role") == "assistant" and blocks == all_blocks[: len(blocks)]
+    if part.get("role") != whole.get("role"):
+        return False
+    if part.get("role") == "assistant":
+        return blocks == all_blocks[: len(blocks)]
+    finished = [block for block in all_blocks if block in blocks]
+    return blocks == finished and all(
+        isinstance(block, dict) and block["type"] == "tool_result" for block in blocks
     )
 
 
@@ -260,7 +272,9 @@ def check_killed(run: Run, whole: Whole) -> tuple[list[JSON], Repaired]:
     returns what the file held (<root> for the session's folder) and its repair."""
     loaded = load(run.transcript)
     assert loaded.session_id == run.session_id
-    assert all("torn line" in warning for warning in loaded.warnings), loaded.warnings
+    assert all("last write was cut short" in warning for warning in loaded.warnings), (
+        loaded.warnings
+    )
     held = rooted(wire(loaded.messages), run.root)
     seen = rooted(sent(run.requests[-1]), run.root) if run.requests else []
     assert held[: len(seen)] == seen  # everything the model was sent was flushed first
@@ -292,15 +306,22 @@ def test_a_kill_while_an_answer_streams_resumes_noting_the_cut_turn(
     _, repaired = check_killed(run, whole)
 
     # the held answer's first call started as soon as its block streamed, and was on record
-    # before it ran: the conversation keeps the answer up to it, its outcome unknown, and the
-    # next prompt says the turn was cut
+    # before it ran: the conversation keeps the answer up to it, with the call's result when it
+    # finished before the kill (a Write is quick; its result is on record as it finishes), else
+    # its outcome unknown, and the next prompt says the turn was cut
     assert len(run.requests) == 2
     assert rooted(wire(repaired.messages[:3]), run.root) == whole.conversation[:3]
     answer, results = repaired.messages[3:]
     assert isinstance(answer, AssistantMessage)
     assert [call.id for call in answer.tool_uses] == ["toolu_k2"]
     unknown = ToolResultBlock("toolu_k2", (TextBlock(UNKNOWN_OUTCOME),), is_error=True)
-    assert results == UserMessage((unknown,))
+    written = TextBlock(f"Created {run.root}/work/b.txt (1 line).")
+    assert results in (
+        UserMessage((unknown,)),
+        UserMessage((ToolResultBlock("toolu_k2", (written,)),)),
+    )
+    if results != UserMessage((unknown,)):
+        assert (run.root / "work" / "b.txt").read_text() == "two\n"
     assert repaired.interrupted
 
 

@@ -215,7 +215,12 @@ async def test_every_message_is_on_disk_before_the_next_step_starts(tmp_path: Pa
     assert seen == [["user", "assistant"]]
     assert path is not None
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant"]
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "user", "assistant"]
+    # the call's result was written as it finished, hanging off the answer that made the call;
+    # the round's message, with the same result, is the chain's, hanging off the answer too
+    finished = records.pop(2)
+    assert finished["parentUuid"] == records[1]["uuid"]
+    assert finished["message"] == records[2]["message"]
     for previous, record in itertools.pairwise(records):
         assert record["parentUuid"] == previous["uuid"]
     assert records[0]["parentUuid"] is None
@@ -352,7 +357,7 @@ async def test_a_torn_last_line_is_skipped_with_one_warning(tmp_path: Path) -> N
 
     model = ScriptedProvider([text("Again.")])
     async with Session(options(tmp_path, model, resume=session_id)) as resumed:
-        assert resumed.warnings == (f"{path}: 1 torn line(s) skipped (a write was cut short)",)
+        assert resumed.warnings == (f"{path}: the last write was cut short (line 3); skipped",)
         await submit(resumed, "more")
     assert len(model.requests[0].messages) == 3
 

@@ -114,7 +114,8 @@ async def test_tool_results_are_on_disk_before_a_summary_is_asked_for(tmp_path: 
     async with Session(options(tmp_path, model)) as session:
         box.append(session)
         await submit(session, "work")
-    assert seen == [["user", "assistant", "user"]]  # the results too, not only the call
+    # the results too, not only the call: the call's as it finished, then its round's
+    assert seen == [["user", "assistant", "user", "user"]]
 
 
 def test_a_lost_middle_record_costs_that_record_not_all_before_it(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import Literal
 
 from stayer.errors import ConfigError, StayerError
-from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal
+from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal, ToolCallFinished
 from stayer.exec import close_sandbox
 from stayer.hooks import HookBase
 from stayer.loop.abort import AbortSignal
@@ -47,6 +47,7 @@ from .options import QueryOptions
 from .paths import config_root, project_slug
 from .query import Setup, prepare, token_budget, user_message
 from .repair import INTERRUPTED_NOTE, repair
+from .resume_state import recorded_todos, todos_json, with_recorded_mode
 from .transcript import Loaded, Scrubber, TranscriptWriter, load, recorded_cwd, summaries
 
 Busy = Literal["refuse", "queue"]
@@ -65,6 +66,8 @@ class Session:
         options = options or QueryOptions()
         env = os.environ if options.env is None else options.env
         resumed, options = _resumed(options, env)
+        if resumed is not None:  # the mode it was left in, unless this run names one
+            options, resumed = with_recorded_mode(options, resumed)
         self.options = options
         self.busy: Busy = busy
         self.setup: Setup = prepare(options)
@@ -139,7 +142,10 @@ class Session:
     def set_permission_mode(self, mode: str) -> None:
         """Switch the permission mode for every call checked from now on, a running
         submission's included; raises `ConfigError` for an unknown mode."""
+        before = self.setup.permissions.mode
         self.setup.permissions.set_mode(parse_mode(mode))
+        if self._transcript is not None and self.permission_mode != before:
+            self._transcript.event("permission_mode")  # on record though nothing else follows
 
     @property
     def transcript_path(self) -> Path | None:
@@ -330,12 +336,16 @@ class Session:
         if repaired.fixes:
             notes.append("repaired the saved conversation: " + "; ".join(repaired.fixes))
         self.warnings = tuple(notes)
+        todos = self.setup.params.tool_context.todos
+        todos[:] = recorded_todos(loaded)
         writer = self._transcript
         if writer is not None and loaded.session_id == self.session_id:
             # the same session goes on in its own file: continue its chain
             writer.go_on_from(loaded.messages, loaded.chain)
         if writer is not None:
             writer.sync(self.history)
+            if todos and loaded.session_id != self.session_id:  # a new file: on record there
+                writer.event("todos", todos=todos_json(todos))
 
 
 def _discard(opened: Future[Session]) -> None:
@@ -395,6 +405,10 @@ def _record(writer: TranscriptWriter, event: Event) -> None:
                     "postTokens": event.tokens_after,
                 },
             )
+        case ToolCallFinished():  # on record as it finishes, not when its whole round has
+            writer.result(event.result)
+            if event.name == "TodoWrite" and "newTodos" in event.data:
+                writer.event("todos", todos=event.data["newTodos"])
         case ModelSwitched():
             writer.event("model_fallback", fromModel=event.from_model, toModel=event.to_model)
         case Finished(terminal=Terminal.ABORTED_STREAMING | Terminal.ABORTED_TOOLS):
@@ -426,6 +440,7 @@ def _writer(options: QueryOptions, setup: Setup, env: Mapping[str, str]) -> Tran
         cwd=str(cwd),
         git_branch=git_branch(cwd),
         scrub=Scrubber.of(os.environ, env),
+        mode=lambda: setup.permissions.mode,
     )
 
 
