@@ -155,6 +155,15 @@ def test_a_malformed_record_is_skipped_and_a_bad_file_hides_no_other(tmp_path: P
     assert sorted(summary.session_id for summary in listed) == ["bad", "good"]
 
 
+def test_the_listed_prompt_leaves_out_the_notes_added_for_the_model(tmp_path: Path) -> None:
+    path = tmp_path / "planned.jsonl"
+    writer = TranscriptWriter(path, session_id="planned", cwd=str(tmp_path))
+    note = TextBlock("<system-reminder>\nPlan mode is on.\n</system-reminder>")
+    writer.sync((UserMessage((TextBlock("fix the parser"), note)),))
+    writer.close()
+    assert [s.first_prompt for s in summaries(tmp_path, cwd=tmp_path)] == ["fix the parser"]
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [

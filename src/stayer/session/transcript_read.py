@@ -5,7 +5,7 @@ sessions `--resume` shows."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -350,10 +350,17 @@ def summaries(folder: Path, *, cwd: Path | None, limit: int = 20) -> list[Summar
         except (OSError, ValueError):  # one unreadable file does not hide the others
             continue
         first = next((m for m in loaded.messages if not isinstance(m, AssistantMessage)), None)
-        prompt = " ".join(getattr(b, "text", "") for b in first.content) if first else ""
+        prompt = _prompt_text(first.content) if first else ""
         turns = sum(1 for m in loaded.messages if isinstance(m, AssistantMessage))
         found.append(Summary(path.stem, path, path.stat().st_mtime, prompt.strip(), turns))
     return found
+
+
+def _prompt_text(content: Sequence[object]) -> str:
+    """What the person typed: the text blocks of a message, less the notes stayer added for
+    the model (`<system-reminder>` blocks: plan mode, hook context), which are not the prompt."""
+    texts = (getattr(block, "text", "") for block in content)
+    return " ".join(t for t in texts if not t.lstrip().startswith("<system-reminder>"))
 
 
 def recorded_cwd(path: Path) -> str | None:
