@@ -273,3 +273,19 @@ async def test_a_summary_that_comes_back_empty_is_still_paid_for(tmp_path: Path)
     end = finished(events)
     assert end.terminal is Terminal.PROMPT_TOO_LONG
     assert (end.usage.input_tokens, end.usage.output_tokens) == (30_000, 5)
+
+
+async def test_a_declined_summary_is_no_summary(tmp_path: Path) -> None:
+    declined = Reply(
+        (TextBlock("I can't summarise this."),),
+        stop_reason="refusal",
+        usage=Usage(input_tokens=30_000, output_tokens=7),
+    )
+    model = ScriptedProvider([Fault(TOO_LONG), declined])
+    events = await run(make_params(model, [Echo()], tmp_path))
+
+    end = finished(events)
+    assert end.terminal is Terminal.PROMPT_TOO_LONG
+    assert compactions(events) == []
+    assert all("I can't summarise" not in str(m) for m in end.messages)
+    assert (end.usage.input_tokens, end.usage.output_tokens) == (30_000, 7)

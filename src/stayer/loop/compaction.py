@@ -269,7 +269,9 @@ async def _summarise(
     message = turn.message
     if message is None:
         return
-    if not message.text.strip():  # an empty summary is still a call that was paid for
+    # An empty or declined summary (`refusal`: its words are the model's reason, not a summary)
+    # is no summary, and still a call that was paid for.
+    if not message.text.strip() or message.stop_reason == "refusal":
         out.unsummarised = billed(params, state, turn.serving, (message.usage,))
         return
     keep = compaction_window(params) // KEEP_RECENT_SHARE
