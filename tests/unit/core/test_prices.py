@@ -132,3 +132,17 @@ def test_the_package_is_imported_only_when_a_cost_is_asked_for() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_the_table_loads_while_the_first_answer_streams_and_only_for_a_priced_model() -> None:
+    probe = (
+        "import sys, threading;"
+        "from stayer.providers.profiles import preload_prices;"
+        "preload_prices(sys.argv[1]);"
+        "[t.join() for t in threading.enumerate() if t.name == 'stayer-prices'];"
+        "print('genai_prices' in sys.modules)"
+    )
+    for model, loaded in (("claude-opus-5-5", "True"), ("llama3.1:8b", "False")):
+        run = [sys.executable, "-c", probe, model]
+        done = subprocess.run(run, capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == loaded, model
