@@ -16,6 +16,10 @@ only what that request needs, and the rest is imported inside the function that 
   request carries their specs, generated data in `stayer.tools.builtin_specs`);
 * model prices (`genai_prices`) with the first cost worked out.
 
+Something start-up must read (a cache of model names, say) stays a plain file read with the
+standard library. Every dataclass on this path costs about half a millisecond to build (CPython
+compiles its generated methods at import), so new ones belong in modules that load later.
+
 A module you add to this path must be cheap and needed by the first request; then add it to
 `STARTUP` below on purpose. If this test fails, move the new module-level import into the
 function that uses it (with `TYPE_CHECKING` for annotations) rather than growing the list.
