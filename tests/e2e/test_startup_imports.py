@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -180,20 +181,23 @@ def imported_before_first_request(cwd: Path, server: FakeModelServer) -> set[str
     server.enqueue(anthropic_text("never sent").stalled(before_headers=30))
     command = [sys.executable, "-X", "importtime", "-m", "stayer", "-p", "hi",
                "--output-format", "stream-json", "--verbose"]  # fmt: skip
-    process = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=clean_env(server.env()),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        server.wait_for_requests(1, timeout_s=30)
-    finally:
-        process.kill()  # holding its answer, the process imports nothing more until then
-        _, stderr = process.communicate()
+    # A file, not a pipe: what stayer started (its watchdog) may hold the descriptor open.
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=clean_env(server.env()),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        try:
+            server.wait_for_requests(1, timeout_s=30)
+        finally:
+            process.kill()  # holding its answer, the process imports nothing more until then
+            process.wait()
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
     server.wait_for_abandoned(1)
     modules = {
         line.rsplit("|", 1)[1].strip()
