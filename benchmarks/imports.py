@@ -19,14 +19,26 @@ them for proportions, and the start-up benchmark for absolute time.
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.measure import DEFAULT_VENV, PROMPT, REPO, STAYER_FLAGS, clean_env, spawn
-from benchmarks.timed_server import TimedServer, text_reply
+from tests.fakes.sse import anthropic_text
+
+from benchmarks.measure import (
+    DEFAULT_VENV,
+    PROMPT,
+    REPO,
+    RUN_TIMEOUT_S,
+    STAYER_FLAGS,
+    clean_env,
+    spawn,
+)
+from benchmarks.timed_server import FINAL_TEXT, TimedServer, text_reply
 
 SRC = REPO / "src"
 TOP = "<top>"
@@ -223,14 +235,45 @@ def importtime_stderr(
     return done.stderr
 
 
+def importtime_to_first_request(
+    args: Sequence[str], *, workdir: Path, venv: Path = DEFAULT_VENV
+) -> str:
+    """`python -X importtime -m stayer ARGS` up to its first model request: the server holds
+    its answer and the process is stopped once the request is in, so what it printed is what
+    start-up imported (the tools load only once an answer begins)."""
+    argv = (str(venv / "bin" / "python"), "-X", "importtime", "-m", "stayer", *args)
+    with TimedServer() as server, tempfile.TemporaryFile() as err:
+        server.enqueue(anthropic_text(FINAL_TEXT).stalled(before_headers=RUN_TIMEOUT_S))
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=clean_env(server.env("anthropic"), workdir),
+            cwd=workdir,
+        )
+        try:
+            server.wait_for_requests(1, timeout_s=RUN_TIMEOUT_S)
+        finally:
+            process.kill()
+            process.wait()
+        server.wait_for_abandoned(1)
+        err.seek(0)
+        return err.read().decode("utf-8", "replace")
+
+
 def startup_reports(workdir: Path, venv: Path = DEFAULT_VENV) -> list[ImportReport]:
-    """Import breakdowns of `stayer --version` and of a one-turn `stayer -p` run."""
+    """Import breakdowns of `stayer --version` and of `stayer -p` up to its first request."""
     version = importtime_stderr(["--version"], serve=False, workdir=workdir, venv=venv)
     flags = ["-p", PROMPT, *STAYER_FLAGS]
-    run = importtime_stderr(flags, serve=True, workdir=workdir, venv=venv)
+    run = importtime_to_first_request(flags, workdir=workdir, venv=venv)
     return [
         analyse("python -X importtime -m stayer --version", version),
-        analyse(f"python -X importtime -m stayer -p {PROMPT} {' '.join(STAYER_FLAGS)}", run),
+        analyse(
+            f"python -X importtime -m stayer -p {PROMPT} {' '.join(STAYER_FLAGS)}, "
+            "up to its first request",
+            run,
+        ),
     ]
 
 

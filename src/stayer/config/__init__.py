@@ -10,9 +10,10 @@ or file left out. A file that cannot be used safely raises `ConfigError` instead
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .dirs import claude_config_dir, config_root
-from .model import HookHandler, HookMatcher, Permissions, Settings
-from .parse import RuleCheck
 from .sources import (
     IGNORE_BAD_SWITCH,
     LEVELS,
@@ -26,6 +27,10 @@ from .sources import (
     load_settings,
     parse_levels,
 )
+
+if TYPE_CHECKING:
+    from .model import HookHandler, HookMatcher, Permissions, Settings
+    from .parse import RuleCheck
 
 __all__ = [
     "IGNORE_BAD_SWITCH",
@@ -47,3 +52,22 @@ __all__ = [
     "load_settings",
     "parse_levels",
 ]
+
+_LAZY = {
+    "HookHandler": "model",
+    "HookMatcher": "model",
+    "Permissions": "model",
+    "Settings": "model",
+    "RuleCheck": "parse",
+}
+"""The names whose modules load pydantic: imported on first use, so that a run without
+settings files never pays for them."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'stayer.config' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -39,14 +39,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from stayer.errors import ConfigError
 from stayer.switches import env_flag
 
 from .dirs import claude_config_dir, config_root
-from .model import HookMatcher, Settings
-from .parse import Parsed, Problem, RuleCheck, parse_document
+
+if TYPE_CHECKING:  # the models and their parser load with the first settings document found
+    from .model import HookMatcher, Settings
+    from .parse import Parsed, Problem, RuleCheck
 
 Level = Literal["user", "project", "local"]
 LEVELS: tuple[Level, ...] = get_args(Level)
@@ -105,7 +107,9 @@ class Source:
 class Loaded:
     """The merged settings of a run, the rules with their sources, and what went wrong."""
 
-    settings: Settings
+    merged: Settings | None = None
+    """The merged settings; None when no settings document was found, so that a run without
+    settings files never loads the settings models (pydantic, costly at start-up)."""
     allow: tuple[SourceRule, ...] = ()
     ask: tuple[SourceRule, ...] = ()
     deny: tuple[SourceRule, ...] = ()
@@ -114,6 +118,20 @@ class Loaded:
     """Every document found, in the order applied."""
     warnings: tuple[str, ...] = ()
     """One line each, for standard error or the init line."""
+
+    @property
+    def settings(self) -> Settings:
+        """The merged settings, the defaults when no document was found."""
+        if self.merged is not None:
+            return self.merged
+        from .model import Settings
+
+        return Settings()
+
+    @property
+    def hooks(self) -> Mapping[str, tuple[HookMatcher, ...]]:
+        """The hooks of every document, event name → matchers."""
+        return {} if self.merged is None else self.merged.hooks
 
 
 def parse_levels(value: str | Sequence[str] | None) -> tuple[Level, ...]:
@@ -251,10 +269,14 @@ def _file_source(
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (OSError, UnicodeDecodeError) as error:
+        from .parse import Problem
+
         why = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
         what = f"cannot read this settings file ({why or error})"
         problem = Problem(str(path), None, None, what, False)
         return Source(level, kind, str(path), root, None, (), {}, (), problem)
+    from .parse import parse_document
+
     parsed = parse_document(text, str(path), rule_problem=rule_problem)
     warnings = tuple(problem.line_text(_MINOR) for problem in parsed.problems if problem.minor)
     return _source(level, kind, str(path), root, parsed, warnings)
@@ -293,6 +315,8 @@ def _flag_source(
                 'a JSON object such as \'{"model": "sonnet"}\''
             ) from None
         root, origin = _root(path), str(path)
+    from .parse import parse_document
+
     parsed = parse_document(text, origin, rule_problem=rule_problem)
     if parsed.problems:  # even a minor one: this run asked for exactly these settings
         raise ConfigError(parsed.problems[0].line_text("fix it, or leave --settings out"))
@@ -338,6 +362,10 @@ _PERMISSION_SCALARS = ("default_mode", "disable_bypass_permissions_mode")
 
 def merge(found: Sequence[Source]) -> Loaded:
     """Combine documents in order: later scalars win, `env` per key, lists and hooks add up."""
+    if not found:
+        return Loaded()
+    from .model import Settings
+
     scalars: dict[str, Any] = {}
     permission_scalars: dict[str, Any] = {}
     env: dict[str, str] = {}

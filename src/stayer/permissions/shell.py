@@ -33,8 +33,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from stayer.exec.shell_syntax import Parsed, SimpleCommand, parse
+if TYPE_CHECKING:  # the parser loads with the first command judged, not at start-up
+    from stayer.exec.shell_syntax import Parsed, SimpleCommand
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +58,9 @@ class CommandForms:
 
 def command_forms(command: str) -> CommandForms:
     """What allow and deny rules match for `command`."""
-    from stayer.exec.readers import line_judgement  # the tables load with the first command
+    # The parser and the command tables load with the first command, not at start-up.
+    from stayer.exec.readers import line_judgement
+    from stayer.exec.shell_syntax import parse
 
     parsed = parse(command)
     if parsed.opaque:

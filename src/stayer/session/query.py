@@ -12,11 +12,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from stayer.config.model import HookMatcher
 from stayer.errors import ConfigError
 from stayer.events import Event, PermissionRequested, SessionStarted
-from stayer.hooks import unsupported
 from stayer.loop.state import (
     Decide,
     FallbackModel,
@@ -49,6 +48,9 @@ from .sandboxing import check_sandbox, session_sandbox
 from .settings import Settled, settle
 from .system_prompt import Render, SystemPrompt, system_prompt
 from .toolset import run_toolbox
+
+if TYPE_CHECKING:
+    from stayer.config.model import HookMatcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,9 +316,19 @@ def prepare(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     # last: nothing after it may fail and leave its private /tmp behind
     tool_context.sandbox = session_sandbox(options, env, cwd=cwd, directories=policy.directories)
     started = _announced(params, choice, system, settled, session_id=session_id, cwd=cwd)
-    hooks = settled.loaded.settings.hooks
-    warnings = (*settled.warnings, *unsupported(hooks))
+    hooks = settled.loaded.hooks
+    warnings = (*settled.warnings, *_unsupported(hooks))
     return Setup(params, started, owns, system.render, permissions, warnings, hooks)
+
+
+def _unsupported(hooks: Mapping[str, Sequence[HookMatcher]]) -> list[str]:
+    """Warnings for hooks that load but do not run; the hooks package loads only when the
+    settings define some."""
+    if not hooks:
+        return []
+    from stayer.hooks import unsupported
+
+    return unsupported(hooks)
 
 
 def starting_policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> PermissionPolicy:

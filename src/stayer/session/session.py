@@ -27,12 +27,11 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stayer.errors import ConfigError, StayerError
 from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal, ToolCallFinished
 from stayer.exec import close_sandbox
-from stayer.hooks import HookBase
 from stayer.loop.abort import AbortSignal
 from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
@@ -41,7 +40,6 @@ from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 
-from .hook_points import SessionHooks
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import config_root, project_slug
@@ -49,6 +47,9 @@ from .query import Setup, prepare, token_budget, user_message
 from .repair import INTERRUPTED_NOTE, repair
 from .resume_state import recorded_todos, todos_json, with_recorded_mode
 from .transcript import Loaded, Scrubber, TranscriptWriter, load, recorded_cwd, summaries
+
+if TYPE_CHECKING:
+    from .hook_points import SessionHooks
 
 Busy = Literal["refuse", "queue"]
 
@@ -120,6 +121,12 @@ class Session:
             raise
 
     def _hooks_for(self, env: Mapping[str, str]) -> SessionHooks:
+        # Only a session whose settings define hooks loads them (their reply models are
+        # pydantic's, costly at start-up).
+        from stayer.hooks import HookBase
+
+        from .hook_points import SessionHooks
+
         params = self.setup.params
         base = HookBase(
             session_id=self.session_id,

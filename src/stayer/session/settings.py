@@ -63,7 +63,9 @@ def settle(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> Settled:
         sources=parse_levels(options.setting_sources),
         rule_problem=rule_problem,
     )
-    settings = loaded.settings
+    settings = loaded.merged
+    if settings is None:  # no settings file: nothing to fold in, and the models stay unloaded
+        return Settled(_unfolded(options), env, (), loaded, loaded.warnings)
     warnings: list[str] = list(loaded.warnings)
     allow, deny, ask = _anchored(loaded.allow), _anchored(loaded.deny), _anchored(loaded.ask)
     run_env = {**env, **settings.env} if settings.env else env
@@ -88,6 +90,18 @@ def settle(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> Settled:
     )
     rules = tuple(Rule.parse(rule.text) for rule in ask)
     return Settled(folded, run_env, rules, loaded, tuple(warnings))
+
+
+def _unfolded(options: QueryOptions) -> QueryOptions:
+    """The options as folding in default settings leaves them: the mode named, lists as
+    tuples."""
+    return replace(
+        options,
+        permission_mode=options.permission_mode or "default",
+        allowed_tools=tuple(_listed(options.allowed_tools)),
+        disallowed_tools=tuple(_listed(options.disallowed_tools)),
+        add_dirs=tuple(options.add_dirs),
+    )
 
 
 def _listed(value: str | Sequence[str]) -> Sequence[str]:

@@ -238,12 +238,13 @@ def test_parsing_loads_tree_sitter_only_when_asked() -> None:
     assert result.stdout.strip() == "False", result.stderr
 
 
-def test_the_command_tables_load_with_the_first_command_not_at_start_up() -> None:
+def test_the_parser_and_command_tables_load_with_the_first_command_not_at_start_up() -> None:
+    # tests/e2e/test_startup_imports.py pins the whole start-up path of the real CLI.
     probe = (
         "import sys, stayer.session.session, stayer.permissions;"
         "print(sorted(m for m in sys.modules if m.startswith('stayer.exec.') and m.split('.')[-1]"
-        " in ('readers', 'reader_table', 'programs', 'getopt', 'hidden_runs', 'git_calls',"
-        " 'sed_scripts')))"
+        " in ('shell_syntax', 'shell_words', 'evaluations', 'readers', 'reader_table',"
+        " 'programs', 'getopt', 'hidden_runs', 'git_calls', 'sed_scripts')))"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.stdout.strip() == "[]", result.stderr
