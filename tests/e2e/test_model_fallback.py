@@ -125,8 +125,8 @@ def test_after_a_switch_the_system_prompt_names_the_model_that_serves(
         for request in server.requests
     ]
     assert named == [
-        *[("claude-opus-4-5", ["Model: claude-opus-4-5"])] * 3,
-        *[("claude-haiku-4-5", ["Model: claude-haiku-4-5"])] * 2,  # the switch and the next turn
+        *[("claude-opus-5-5", ["Model: claude-opus-5-5"])] * 3,
+        *[("claude-haiku-5-5", ["Model: claude-haiku-5-5"])] * 2,  # the switch and the next turn
     ]
 
 

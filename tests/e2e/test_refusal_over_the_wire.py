@@ -50,11 +50,11 @@ def test_a_refusal_goes_once_to_the_fallback_model(server: FakeModelServer, tmp_
 
     assert (done.status, done.stdout) == (0, "A careful answer.\n"), done.stderr
     assert done.stderr.splitlines() == [
-        "stayer: switching to claude-haiku-4-5 for the rest of this run: claude-opus-4-5 "
+        "stayer: switching to claude-haiku-5-5 for the rest of this run: claude-opus-5-5 "
         "declined to answer (stop_reason refusal)"
     ]
     first, again = server.requests
-    assert (first.model, again.model) == ("claude-opus-4-5", "claude-haiku-4-5")
+    assert (first.model, again.model) == ("claude-opus-5-5", "claude-haiku-5-5")
     assert again.messages == first.messages  # the refused answer is not sent back
 
 

@@ -105,6 +105,8 @@ STARTUP = frozenset(
         "stayer.providers._watchdog",
         "stayer.providers.anthropic",
         "stayer.providers.base",
+        "stayer.providers.model_list",  # the model-name cache: a plain file read
+        "stayer.providers.models",  # the alias table
         "stayer.providers.prices",
         "stayer.providers.profiles",
         "stayer.providers.select",
@@ -114,6 +116,7 @@ STARTUP = frozenset(
         "stayer.session.fallback",
         "stayer.session.git_history",
         "stayer.session.limits",
+        "stayer.session.mode_reminder",  # the first request says when plan mode is on
         "stayer.session.options",
         "stayer.session.paths",
         "stayer.session.permission_check",

@@ -45,7 +45,6 @@ from .options import QueryOptions
 from .paths import config_root, project_slug
 from .query import Setup, prepare, token_budget, user_message
 from .repair import INTERRUPTED_NOTE, repair
-from .resume_state import recorded_todos, todos_json, with_recorded_mode
 from .transcript import Loaded, Scrubber, TranscriptWriter, load, recorded_cwd, summaries
 
 if TYPE_CHECKING:
@@ -68,6 +67,8 @@ class Session:
         env = os.environ if options.env is None else options.env
         resumed, options = _resumed(options, env)
         if resumed is not None:  # the mode it was left in, unless this run names one
+            from .resume_state import with_recorded_mode  # only a resume needs it
+
             options, resumed = with_recorded_mode(options, resumed)
         self.options = options
         self.busy: Busy = busy
@@ -343,6 +344,8 @@ class Session:
         if repaired.fixes:
             notes.append("repaired the saved conversation: " + "; ".join(repaired.fixes))
         self.warnings = tuple(notes)
+        from .resume_state import recorded_todos, todos_json  # only a resume needs them
+
         todos = self.setup.params.tool_context.todos
         todos[:] = recorded_todos(loaded)
         writer = self._transcript

@@ -20,7 +20,6 @@ from stayer.messages import (
     message_from_wire,
 )
 
-from .transcript_damage import bad_lines_warnings, calls_in, with_lost_calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +52,8 @@ def load(path: Path) -> Loaded:
     if bad:
         warnings.append(f"{path}: {bad} unreadable message record(s) skipped")
     if broken or gaps or bad:  # a lost answer must not cost the results after it
+        from .transcript_damage import calls_in, with_lost_calls  # only a damaged file's
+
         given = with_lost_calls(messages, chain, [c for line in broken for c in calls_in(line)])
         if given:
             warnings.append(
@@ -187,6 +188,10 @@ def _records(path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]]:
             continue
         if isinstance(record, dict):
             records.append(record)
+    if not bad:
+        return records, [], []
+    from .transcript_damage import bad_lines_warnings  # only a damaged file's
+
     return records, bad_lines_warnings(path, bad, last), [lines[n - 1] for n in bad]
 
 
