@@ -21,7 +21,6 @@ from stayer.messages import (
 )
 
 
-
 @dataclass(frozen=True, slots=True)
 class Loaded:
     """A conversation read back, with its chain, what was skipped and the warnings to show."""
