@@ -96,6 +96,24 @@ async def test_the_mode_comes_back_named_unless_the_run_gives_one(tmp_path: Path
         assert not any("permission mode" in warning for warning in resumed.warnings)
 
 
+async def test_a_mode_asking_less_comes_back_only_from_stayer_s_own_folder(
+    tmp_path: Path,
+) -> None:
+    session_id = await saved_session(tmp_path, permission_mode="acceptEdits")
+    saved = next((tmp_path / "config" / "projects").glob(f"*/{session_id}.jsonl"))
+    shared = tmp_path / "shared.jsonl"  # the same file, handed over from elsewhere
+    shared.write_bytes(saved.read_bytes())
+
+    model = ScriptedProvider([])
+    async with Session(options(tmp_path, model, resume=str(shared))) as resumed:
+        assert resumed.permission_mode == "default"
+        assert (
+            "the session was left in acceptEdits permission mode, which comes back only for a "
+            "session stayer saved itself; going on in the mode this run starts in (pass "
+            "--permission-mode acceptEdits to go on as before)"
+        ) in resumed.warnings
+
+
 async def test_a_mode_switched_last_thing_is_what_comes_back(tmp_path: Path) -> None:
     session_id = await saved_session(tmp_path)
     async with Session(options(tmp_path, ScriptedProvider([]), resume=session_id)) as resumed:

@@ -2,12 +2,13 @@
 in and the model's todo list, both recorded in its transcript.
 
 The mode comes back as Claude Code brings it back (as if it had been given with
-`--permission-mode`), unless the new run names a mode itself, which wins. `bypassPermissions`
-never comes back from a file: a transcript can come from anywhere (`--resume PATH`, another
-harness's files, a copy someone shared), and bypass takes every question away, so only the
-person starting the run turns it on (`--dangerously-skip-permissions`); the run goes on in the
-mode it starts in, and says so. Any other recorded mode other than `default` is named on
-standard error as it comes back, so a more permissive one (`acceptEdits`) is never silent.
+`--permission-mode`), unless the new run names a mode itself, which wins. A transcript can come
+from anywhere (`--resume PATH`, another harness's files, a copy someone shared), so a mode that
+asks less than `default` comes back only from a session stayer saved in its own folder for this
+project, and `bypassPermissions`, which takes every question away, never comes back from a file:
+only the person starting the run turns it on (`--dangerously-skip-permissions`). A mode left
+behind is said, and the run goes on in the mode it starts in. Any mode other than `default` that
+comes back is named on standard error, so a more permissive one (`acceptEdits`) is never silent.
 """
 
 from __future__ import annotations
@@ -23,11 +24,16 @@ from .options import QueryOptions
 from .transcript import Loaded
 
 NEVER_RESTORED = "bypassPermissions"
+ASKS_LESS = ("acceptEdits",)
+"""Modes that ask less than `default`: brought back only from stayer's own saved sessions."""
 
 
-def with_recorded_mode(options: QueryOptions, loaded: Loaded) -> tuple[QueryOptions, Loaded]:
+def with_recorded_mode(
+    options: QueryOptions, loaded: Loaded, *, own: bool
+) -> tuple[QueryOptions, Loaded]:
     """`options` in the mode the session was left in, when the run names none and that mode
-    may come back; `loaded` with a warning when the mode comes back or is left behind."""
+    may come back (`own`: the file is a session stayer saved in its own folder); `loaded` with
+    a warning when the mode comes back or is left behind."""
     recorded = loaded.permission_mode
     if options.permission_mode is not None or recorded is None:
         return options, loaded
@@ -37,6 +43,12 @@ def with_recorded_mode(options: QueryOptions, loaded: Loaded) -> tuple[QueryOpti
             "the session was left in bypassPermissions mode, which a transcript never turns "
             "back on; going on in the mode this run starts in (pass "
             "--dangerously-skip-permissions to go on as before)"
+        )
+    elif recorded in ASKS_LESS and not own:
+        note = (
+            f"the session was left in {recorded} permission mode, which comes back only for "
+            "a session stayer saved itself; going on in the mode this run starts in "
+            f"(pass --permission-mode {recorded} to go on as before)"
         )
     elif recorded not in PERMISSION_MODES:
         note = (

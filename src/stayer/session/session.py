@@ -66,10 +66,6 @@ class Session:
         options = options or QueryOptions()
         env = os.environ if options.env is None else options.env
         resumed, options = _resumed(options, env)
-        if resumed is not None:  # the mode it was left in, unless this run names one
-            from .resume_state import with_recorded_mode  # only a resume needs it
-
-            options, resumed = with_recorded_mode(options, resumed)
         self.options = options
         self.busy: Busy = busy
         self.setup: Setup = prepare(options)
@@ -478,6 +474,10 @@ def _resumed(options: QueryOptions, env: Mapping[str, str]) -> tuple[Loaded | No
         note = f"session {path.stem} was recorded in {recorded}, not here ({cwd}); going on here"
         loaded = replace(loaded, warnings=(*loaded.warnings, note))
     own = path.parent == folder and loaded.session_id == path.stem
+    from .resume_state import with_recorded_mode  # only a resume needs it
+
+    # the mode it was left in, unless this run names one
+    options, loaded = with_recorded_mode(options, loaded, own=path.parent == folder)
     if options.fork_session or not own:
         return loaded, replace(options, session_id=options.session_id or str(uuid.uuid4()))
     return loaded, replace(options, session_id=path.stem)
