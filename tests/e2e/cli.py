@@ -63,6 +63,20 @@ def stayer(
     return Completed(done.returncode, done.stdout, done.stderr)
 
 
+def start_streaming(
+    cwd: Path, env: Mapping[str, str], prompt: str, session_id: str
+) -> subprocess.Popen[str]:
+    """Start `stayer -p PROMPT` with stream-json output, partial messages and every tool allowed,
+    under `session_id`, its output piped: for the tests that stop it part-way."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "stayer", "-p", prompt, "--output-format", "stream-json",
+         "--verbose", "--include-partial-messages", "--dangerously-skip-permissions",
+         "--session-id", session_id],
+        cwd=cwd, env=clean_env(env), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
 def start_tool_run(
     cwd: Path, env: Mapping[str, str], started: Path
 ) -> tuple[subprocess.Popen[str], list[Any]]:

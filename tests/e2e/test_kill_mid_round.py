@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -31,7 +29,7 @@ from stayer.messages import (
 )
 from stayer.session.repair import INTERRUPTED_NOTE, UNKNOWN_OUTCOME
 from stayer.session.transcript import load
-from tests.e2e.cli import clean_env, stayer
+from tests.e2e.cli import start_streaming, stayer
 from tests.e2e.conversations import continued, sent, transcript_of, wire
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
@@ -60,13 +58,7 @@ def _killed_mid_round(root: Path, session_id: str) -> None:
             reply(ToolCall("toolu_m1", "Bash", FIRST), ToolCall("toolu_m2", "Bash", SECOND)),
             reply("never asked for"),
         )
-        process = subprocess.Popen(
-            [sys.executable, "-m", "stayer", "-p", PROMPT, "--output-format", "stream-json",
-             "--verbose", "--include-partial-messages", "--dangerously-skip-permissions",
-             "--session-id", session_id],
-            cwd=root, env=clean_env(server.env()), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        process = start_streaming(root, server.env(), PROMPT, session_id)
         try:
             assert process.stdout is not None
             for line in process.stdout:

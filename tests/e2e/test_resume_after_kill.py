@@ -22,7 +22,6 @@ import json
 import random
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -42,7 +41,7 @@ from stayer.messages import (
 )
 from stayer.session.repair import INTERRUPTED_NOTE, UNKNOWN_OUTCOME, Repaired, repair
 from stayer.session.transcript import load
-from tests.e2e.cli import clean_env, stayer
+from tests.e2e.cli import start_streaming, stayer
 from tests.e2e.conversations import continued, sent, transcript_of, wire
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import Reply, Response, Thinking, ToolCall, reply
@@ -124,13 +123,7 @@ def run_session(root: Path, kill: Kill | None) -> Run:
         (root / GO).touch()
     with FakeModelServer(allow_unused=True) as server:
         server.enqueue(*script(root, hold=kill is not None and kill.held))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "stayer", "-p", PROMPT, "--output-format", "stream-json",
-             "--verbose", "--include-partial-messages", "--dangerously-skip-permissions",
-             "--session-id", session_id],
-            cwd=root, env=clean_env(server.env()), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        process = start_streaming(root, server.env(), PROMPT, session_id)
         lines = 0
         try:
             if kill is not None:
