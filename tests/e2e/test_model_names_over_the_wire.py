@@ -244,7 +244,7 @@ def test_a_retired_model_is_answered_with_its_replacement(
         done.stderr.strip()
         .splitlines()[-1]
         .endswith(
-            "model claude-sonnet-4-5 was not found (retired 2026-11-30?); "
+            "model claude-sonnet-4-5 was not found (retired on 2026-11-30); "
             "use claude-sonnet-5-5 or --model sonnet"
         )
     ), done.stderr

@@ -142,7 +142,7 @@ def not_found_advice(model: str, provider: str, env: Mapping[str, str]) -> str |
     retired = next(
         (day for old, day in RETIRED.items() if bare == old or bare.startswith(old + "-")), None
     )
-    when = f" (retired {retired}?)" if retired else ""
+    when = f" (retired on {retired})" if retired else ""
     alias = "" if family == "gpt" else f" or --model {family}"
     if replacement.lower() == bare:
         return None  # the current model itself: the server's address or name is what is off

@@ -70,7 +70,7 @@ def test_both_list_shapes_are_read_and_anthropics_pages_are_followed() -> None:
         (
             "claude-sonnet-4-5-20250929",
             "anthropic",
-            "model claude-sonnet-4-5-20250929 was not found (retired 2026-11-30?); "
+            "model claude-sonnet-4-5-20250929 was not found (retired on 2026-11-30); "
             "use claude-sonnet-5-5 or --model sonnet",
         ),
         (
