@@ -9,8 +9,9 @@ priced one model call at a time (`call_cost`) and the costs are added up, never 
 sum. A price page changes more often than this code; the package is the one place to update.
 
 Loading it and its price table costs 0.1 to 0.2 s in a run (more on a cold start, where it
-brings pydantic too), so it is loaded on the first cost asked for, once per process, after the
-first model call and never on the way to it; each cost after that takes about 0.1 ms.
+brings pydantic too), so it is loaded once per process, never on the way to the first model
+call: in a background thread as that call's answer starts streaming (`profiles.preload_prices`),
+or else on the first cost asked for; each cost after that takes about 0.1 ms.
 
 Kept by hand (`Prices`): what the package does not know, namely the catch-alls for a Claude or
 GPT model newer than it (priced as their family's usual tier, so a budget still stops a run)
