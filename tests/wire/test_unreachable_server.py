@@ -6,13 +6,16 @@ retry schedule."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import httpx
 import pytest
 
 from stayer.events import Finished, Retrying, Terminal
 from stayer.loop.state import RetryPolicy
+from stayer.providers._http import Endpoint, transport_error
 from stayer.providers.anthropic import AnthropicProvider
 from stayer.providers.base import Provider
 from stayer.providers.openai_chat import OpenAIChatProvider
@@ -26,11 +29,49 @@ OVERLOADED = (
 )
 
 
-def unreachable(url: str, setting: str) -> str:
+def unreachable(url: str, setting: str, why: str = "the connection was refused") -> str:
     return (
-        f"could not connect to {url}: the connection was refused and no server has answered "
-        f"there since stayer started; check {setting}, or start the server"
+        f"could not connect to {url}: {why} and no server has answered there since stayer "
+        f"started; check {setting}, or start the server"
     )
+
+
+def lookup_failure(errno: int) -> httpx.ConnectError:
+    """The error httpx raises when the host name cannot be looked up, with its real cause."""
+    try:
+        try:
+            raise socket.gaierror(errno, "name lookup failed")
+        except socket.gaierror as lookup:
+            raise httpx.ConnectError(str(lookup)) from lookup
+    except httpx.ConnectError as error:
+        return error
+
+
+ENDPOINT = Endpoint(
+    provider="anthropic",
+    base_url="http://api.exampel.invalid",
+    key_hint="ANTHROPIC_API_KEY",
+    url_hint="ANTHROPIC_BASE_URL",
+    read_timeout_s=600.0,
+    connect_timeout_s=10.0,
+    first_byte_timeout_s=None,
+    idle_timeout_s=None,
+)
+
+
+def test_a_host_name_that_does_not_exist_is_named_like_a_refusal() -> None:
+    error = transport_error(lookup_failure(socket.EAI_NONAME), ENDPOINT, answered=False)
+    assert (str(error), error.retry_limit) == (
+        unreachable(ENDPOINT.base_url, "ANTHROPIC_BASE_URL", "its host name does not exist"),
+        2,
+    )
+
+
+def test_a_lookup_that_fails_for_now_keeps_the_whole_schedule() -> None:
+    for errno, answered in ((socket.EAI_AGAIN, False), (socket.EAI_NONAME, True)):
+        error = transport_error(lookup_failure(errno), ENDPOINT, answered=answered)
+        assert error.retry_limit is None, (errno, answered)
+        assert "check the network" in str(error)
 
 
 @pytest.mark.parametrize(

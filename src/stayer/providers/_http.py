@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import ssl
 import threading
 import time
@@ -404,24 +405,36 @@ REFUSED_RETRIES = 2
 """Retries of a connection refused by a server that has not answered yet in this process."""
 
 
-def _refused(exc: BaseException) -> bool:
-    """Whether the connection was refused: nothing listens at that address."""
+def _cause(exc: BaseException, wanted: Callable[[BaseException], bool]) -> bool:
+    """Whether `exc` or anything in its chain of causes is `wanted`."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
-        if isinstance(cause, ConnectionRefusedError):
+        if wanted(cause):
             return True
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
     return False
 
 
-def _unreachable(endpoint: Endpoint) -> ConnectionLost:
-    """A refused connection to a server that never answered: most likely a wrong address or a
-    server not started, so it is retried only twice, quickly, then reported as such."""
+def _never_there(exc: BaseException) -> str | None:
+    """What says nothing can answer at the address, if the failure says so: the connection was
+    refused (nothing listens there), or the host name does not exist. A temporary failure of
+    name lookup (no network yet) is not one of them."""
+    if _cause(exc, lambda cause: isinstance(cause, ConnectionRefusedError)):
+        return "the connection was refused"
+    unknown = (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME))
+    if _cause(exc, lambda cause: isinstance(cause, socket.gaierror) and cause.errno in unknown):
+        return "its host name does not exist"
+    return None
+
+
+def _unreachable(endpoint: Endpoint, why: str) -> ConnectionLost:
+    """A server that never answered and cannot be there (`why`): most likely a wrong address or
+    a server not started, so it is retried only twice, quickly, then reported as such."""
     error = ConnectionLost(
-        f"could not connect to {endpoint.base_url}: the connection was refused and no server "
-        f"has answered there since stayer started; check {endpoint.url_hint}, or start the server"
+        f"could not connect to {endpoint.base_url}: {why} and no server has answered there "
+        f"since stayer started; check {endpoint.url_hint}, or start the server"
     )
     error.retry_limit = REFUSED_RETRIES
     return error
@@ -430,8 +443,9 @@ def _unreachable(endpoint: Endpoint) -> ConnectionLost:
 def transport_error(exc: Exception, endpoint: Endpoint, *, answered: bool = True) -> ModelError:
     """The typed error for an httpx failure: connecting, timing out, or a cut connection.
 
-    `answered` says whether the server has answered before; a refusal before it ever has is a
-    configuration error (see `_unreachable`), after it a fault that passes.
+    `answered` says whether the server has answered before; a refusal or an unknown host name
+    before it ever has is a configuration error (see `_unreachable`), after it a fault that
+    passes.
     """
     reason = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
@@ -453,8 +467,8 @@ def transport_error(exc: Exception, endpoint: Endpoint, *, answered: bool = True
     if isinstance(exc, httpx.TimeoutException):
         return ConnectionLost(f"the request to {endpoint.base_url} timed out ({reason}); try again")
     if isinstance(exc, httpx.ConnectError):
-        if not answered and _refused(exc):
-            return _unreachable(endpoint)
+        if not answered and (why := _never_there(exc)) is not None:
+            return _unreachable(endpoint, why)
         return ConnectionLost(
             f"could not connect to {endpoint.base_url} ({reason}); "
             f"check the network and {endpoint.url_hint}"
