@@ -164,7 +164,18 @@ def test_a_stale_cache_is_not_used_and_is_refreshed(
     assert "claude-opus-9-9" not in path.read_text()
 
 
-@pytest.mark.parametrize("garbage", ["{not json", '{"models": "x"}', "[]", ""])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        "{not json",
+        '{"models": "x"}',
+        "[]",
+        "",
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's recursion limit
+        '{"fetched_at": 1' + "0" * 400 + ', "models": []}',  # past a float's range
+        '{"fetched_at": 1, "models": [{"id": "m", "created": 1' + "0" * 400 + "}]}",
+    ],
+)
 def test_a_garbage_cache_falls_back_to_the_table_quietly(
     server: FakeModelServer, tmp_path: Path, garbage: str
 ) -> None:
