@@ -182,7 +182,7 @@ def _records(path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]]:
         last = number
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested past the parser's depth too
             bad.append(number)
             continue
         if isinstance(record, dict):
@@ -374,7 +374,7 @@ def recorded_cwd(path: Path) -> str | None:
         for line in file:
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(record, dict) and isinstance(record.get("cwd"), str):
                 return str(record["cwd"])
