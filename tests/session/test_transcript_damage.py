@@ -4,6 +4,7 @@ lines that are not JSON are named by number, a cut last write apart from garbage
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from stayer.messages import (
@@ -135,3 +136,16 @@ def test_a_line_nested_past_the_parsers_depth_is_garbage_not_a_crash(tmp_path: P
     assert f"{path}: lines 1, 3 are not JSON; skipped" in loaded.warnings
     assert [s.path for s in summaries(tmp_path, cwd=None)] == [path]
     assert recorded_cwd(path) == "/work"
+
+
+def test_a_record_whose_parent_is_not_a_string_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    # a crafted record beside the chain with a list for a parent: a set lookup of it raised
+    path = tmp_path / "s.jsonl"
+    lines = saved(path)
+    odd = json.dumps({"type": "system", "subtype": "x", "uuid": "odd", "parentUuid": ["a"]})
+    rewrite(path, [lines[0], odd, *lines[1:]])
+
+    loaded = load(path)
+
+    assert loaded.messages == (PROMPT, ANSWER, UserMessage((RESULT,)), THEN)
+    assert [s.path for s in summaries(tmp_path, cwd=None)] == [path]

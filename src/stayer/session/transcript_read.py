@@ -153,7 +153,8 @@ def _with_parallel_calls(
     attached = {record["uuid"] for record in walk if isinstance(record.get("uuid"), str)}
     beside: list[dict[str, Any]] = []
     for record in off_walk:
-        if record.get("parentUuid") not in attached:
+        parent = record.get("parentUuid")
+        if not isinstance(parent, str) or parent not in attached:  # a file can say anything
             continue
         results = _result_ids(record)
         if _answer_id(record) in answers:
