@@ -164,7 +164,18 @@ def test_a_stale_cache_is_not_used_and_is_refreshed(
     assert "claude-opus-9-9" not in path.read_text()
 
 
-@pytest.mark.parametrize("garbage", ["{not json", '{"models": "x"}', "[]", ""])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        "{not json",
+        '{"models": "x"}',
+        "[]",
+        "",
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's recursion limit
+        '{"fetched_at": 1' + "0" * 400 + ', "models": []}',  # past a float's range
+        '{"fetched_at": 1, "models": [{"id": "m", "created": 1' + "0" * 400 + "}]}",
+    ],
+)
 def test_a_garbage_cache_falls_back_to_the_table_quietly(
     server: FakeModelServer, tmp_path: Path, garbage: str
 ) -> None:
@@ -248,6 +259,22 @@ def test_a_retired_model_is_answered_with_its_replacement(
             "use claude-sonnet-5-5 or --model sonnet"
         )
     ), done.stderr
+
+
+def test_a_404_that_names_no_model_is_not_blamed_on_the_model(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    # a base URL with a wrong path answers not_found_error about the path, not the model:
+    # telling the user to switch models would send them the wrong way
+    server.enqueue(anthropic_error(404, "not_found_error", "Not Found"))
+    done = stayer(
+        "-p", "hi", "--model", "claude-sonnet-4-6", cwd=tmp_path,
+        env={**server.env(), "STAYER_CONFIG_DIR": str(tmp_path / "config")},
+    )  # fmt: skip
+    assert done.status == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert "use claude-sonnet-5-5" not in last, done.stderr
+    assert "ANTHROPIC_BASE_URL" in last, done.stderr
 
 
 def test_anthropics_list_is_read_page_after_page(server: FakeModelServer) -> None:

@@ -3,12 +3,16 @@ plan is accepted, and Opus again when the session goes back to plan mode."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import stayer
 from stayer.events import Event, PermissionRequested
 from stayer.permissions import Decision
+from stayer.providers.scripted import ScriptedProvider, text
+from stayer.session.ask_model import model_asker
 from stayer.session.options import QueryOptions
+from tests.fakes.loop_harness import make_params
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
 
@@ -41,3 +45,17 @@ async def test_the_request_model_follows_the_permission_mode(tmp_path: Path) -> 
             "claude-sonnet-5-5",  # the plan accepted: default mode
             "claude-opus-5-5",  # plan mode again
         ]
+
+
+async def test_a_tools_question_goes_to_the_small_model_not_the_plan_mode_one(
+    tmp_path: Path,
+) -> None:
+    # WebFetch asks its small model; opusplan's switch is the main model's, not the asker's
+    model = ScriptedProvider([text("a short answer")])
+    params = replace(make_params(model, [], tmp_path), live_model=lambda: "claude-opus-5-5")
+    ask = model_asker(params, "claude-haiku-5-5")
+
+    answer = await ask("What does the page say?", system="Answer briefly.", purpose="webfetch")
+
+    assert [request.model for request in model.requests] == ["claude-haiku-5-5"]
+    assert (answer.text, answer.spent.model) == ("a short answer", "claude-haiku-5-5")

@@ -19,7 +19,7 @@ from stayer.events import (
     ToolCallFinished,
 )
 from stayer.loop.state import ToolCall
-from stayer.messages import TextBlock, UserMessage
+from stayer.messages import AssistantMessage, TextBlock, UserMessage
 from stayer.permissions import Decision, PermissionPolicy, PermissionState
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.mode_reminder import (
@@ -522,3 +522,22 @@ def test_plan_mode_is_told_again_when_a_summary_dropped_the_note() -> None:
     assert remind(told) is None  # said in this prompt already
     summary = (UserMessage((TextBlock("Summary of the conversation so far: ..."),)),)
     assert remind(summary) == note  # compaction replaced the conversation: said again
+
+
+def test_a_resumed_conversation_left_in_plan_mode_is_told_plan_mode_is_over() -> None:
+    # the saved conversation's last note says plan mode is on; this run is in default mode, so
+    # without a word the model would go on planning and refuse to change anything
+    remind = ModeReminder(PermissionState(PermissionPolicy(mode="default")), can_ask=False)
+    on = reminder_block(plan_mode_on(can_ask=True))
+    saved = (
+        UserMessage((TextBlock("plan it"), TextBlock(on))),
+        AssistantMessage((TextBlock("a plan"),)),
+        UserMessage((TextBlock("go on"),)),
+    )
+    assert remind(saved) == reminder_block(plan_mode_off("default"))
+    assert remind(saved) is None  # said once
+    off = reminder_block(plan_mode_off("acceptEdits"))
+    after = ModeReminder(PermissionState(PermissionPolicy(mode="default")), can_ask=False)
+    assert after((*saved[:2], UserMessage((TextBlock(off),)), saved[2])) is None  # told already
+    fresh = ModeReminder(PermissionState(PermissionPolicy(mode="default")), can_ask=False)
+    assert fresh((saved[2],)) is None

@@ -4,6 +4,7 @@ lines that are not JSON are named by number, a cut last write apart from garbage
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from stayer.messages import (
@@ -15,7 +16,7 @@ from stayer.messages import (
     history_problems,
 )
 from stayer.session.repair import repair
-from stayer.session.transcript import TranscriptWriter, load
+from stayer.session.transcript import TranscriptWriter, load, recorded_cwd, summaries
 from stayer.session.transcript_damage import LOST_CALL_NAME, LOST_CALLS_NOTE
 
 SESSION = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -118,3 +119,33 @@ def test_garbage_mid_file_is_named_apart_from_a_cut_last_write(tmp_path: Path) -
         f"{path}: line 2 is not JSON; skipped",
         f"{path}: the last write was cut short (line 6); skipped",
     )
+
+
+def test_a_line_nested_past_the_parsers_depth_is_garbage_not_a_crash(tmp_path: Path) -> None:
+    # a crafted file: json raises RecursionError, not a decode error, for such a line; the
+    # torn answer's line is deep too, where its call's input begins
+    path = tmp_path / "s.jsonl"
+    lines = saved(path)
+    lines[1] = lines[1][: lines[1].index('{"command"')] + "[" * 100_000
+    rewrite(path, ["[" * 100_000 + "]" * 100_000, *lines])
+
+    loaded = load(path)
+
+    answer = AssistantMessage((TextBlock(LOST_CALLS_NOTE), ToolUseBlock("toolu_c", "Bash", {})))
+    assert loaded.messages == (PROMPT, answer, UserMessage((RESULT,)), THEN)
+    assert f"{path}: lines 1, 3 are not JSON; skipped" in loaded.warnings
+    assert [s.path for s in summaries(tmp_path, cwd=None)] == [path]
+    assert recorded_cwd(path) == "/work"
+
+
+def test_a_record_whose_parent_is_not_a_string_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    # a crafted record beside the chain with a list for a parent: a set lookup of it raised
+    path = tmp_path / "s.jsonl"
+    lines = saved(path)
+    odd = json.dumps({"type": "system", "subtype": "x", "uuid": "odd", "parentUuid": ["a"]})
+    rewrite(path, [lines[0], odd, *lines[1:]])
+
+    loaded = load(path)
+
+    assert loaded.messages == (PROMPT, ANSWER, UserMessage((RESULT,)), THEN)
+    assert [s.path for s in summaries(tmp_path, cwd=None)] == [path]

@@ -347,6 +347,8 @@ def _model_not_found(error: ApiError | None, sent: bytes, endpoint: Endpoint) ->
         return None
     if not isinstance(model, str):
         return None
+    if error.code != "model_not_found" and model not in error.message:
+        return None  # Anthropic's not_found_error names the model; without it, a path is off
     from stayer.providers.models import not_found_advice
 
     return not_found_advice(model, endpoint.provider, os.environ)

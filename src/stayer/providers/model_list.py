@@ -139,8 +139,14 @@ def read_cache(path: Path) -> Listing | None:
     """The list cached at `path`; None when there is none or it cannot be read whole."""
     try:
         data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        # A file nested past the parser's depth, or a number past a float's range, is as
+        # unreadable as one cut short: the table answers rather than the run failing.
+        return _listing_from_cache(data)
+    except (OSError, ValueError, RecursionError, OverflowError):
         return None
+
+
+def _listing_from_cache(data: object) -> Listing | None:
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
         return None
     fetched = data.get("fetched_at")

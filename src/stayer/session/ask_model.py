@@ -56,6 +56,7 @@ def model_asker(params: LoopParams, model: str) -> AskModel:
     asking = replace(
         params,
         model=model,
+        live_model=None,  # opusplan's switch is the main model's: the asker's model is `model`
         # Another model has other limits: the main model's fallbacks and 1M window stay its own.
         fallbacks=params.fallbacks if same else (),
         betas=params.betas if same else tuple(b for b in params.betas if b != LONG_CONTEXT_BETA),

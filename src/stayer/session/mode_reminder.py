@@ -1,6 +1,7 @@
 """What the model is told of plan mode: that it is on, at the first model call of each prompt
 made in it and at the first call after a switch into it; and that it is over, at the first call
-after the session leaves it (an accepted plan, `set_permission_mode`).
+after the session leaves it (an accepted plan, `set_permission_mode`, a resumed conversation
+whose last note said plan mode was on, going on in another mode).
 
 The note goes into the user message of that call as a `<system-reminder>` block (the loop's
 `LoopParams.reminder`), and stays in the conversation: the model can see later when the rules
@@ -47,9 +48,12 @@ def plan_mode_off(mode: PermissionMode) -> str:
     )
 
 
+_REMINDER_HEAD = "<system-reminder>\n"
+
+
 def reminder_block(text: str) -> str:
     """`text` as a system reminder: marked as the harness's words, not the user's."""
-    return f"<system-reminder>\n{text}\n</system-reminder>"
+    return f"{_REMINDER_HEAD}{text}\n</system-reminder>"
 
 
 class ModeReminder:
@@ -71,6 +75,8 @@ class ModeReminder:
         """The note for the call about to be made on `messages`, or None."""
         mode = self._permissions.mode
         told, self._told = self._told, mode
+        if told is None and _left_in_plan(messages):
+            told = "plan"  # a resumed conversation whose last word on the mode was plan mode
         fresh, self._new_prompt = self._new_prompt, False
         if mode == "plan":
             note = reminder_block(plan_mode_on(can_ask=self._can_ask))
@@ -90,3 +96,15 @@ def _holds(messages: Sequence[Message], note: str) -> bool:
         if isinstance(message, UserMessage)
         for block in message.content
     )
+
+
+def _left_in_plan(messages: Sequence[Message]) -> bool:
+    """Whether the last note on plan mode that `messages` carry says it is on."""
+    on, off = (f"{_REMINDER_HEAD}{_PLAN_RULES}", f"{_REMINDER_HEAD}Plan mode is over")
+    for message in reversed(messages):
+        if not isinstance(message, UserMessage):
+            continue
+        for block in reversed(message.content):
+            if isinstance(block, TextBlock) and block.text.startswith((on, off)):
+                return block.text.startswith(on)
+    return False

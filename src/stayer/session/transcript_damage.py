@@ -64,8 +64,8 @@ def calls_in(line: str) -> list[ToolUseBlock]:
             continue
         try:
             value, _ = json.JSONDecoder().raw_decode(line, match.end())
-        except json.JSONDecodeError:
-            value = None  # cut off mid-input: the call keeps its id and name
+        except (json.JSONDecodeError, RecursionError):
+            value = None  # cut off (or nested past reading) mid-input: it keeps its id and name
         found.append(ToolUseBlock(call_id, name, value if isinstance(value, dict) else {}))
     return found
 

@@ -153,7 +153,8 @@ def _with_parallel_calls(
     attached = {record["uuid"] for record in walk if isinstance(record.get("uuid"), str)}
     beside: list[dict[str, Any]] = []
     for record in off_walk:
-        if record.get("parentUuid") not in attached:
+        parent = record.get("parentUuid")
+        if not isinstance(parent, str) or parent not in attached:  # a file can say anything
             continue
         results = _result_ids(record)
         if _answer_id(record) in answers:
@@ -182,7 +183,7 @@ def _records(path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]]:
         last = number
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested past the parser's depth too
             bad.append(number)
             continue
         if isinstance(record, dict):
@@ -374,7 +375,7 @@ def recorded_cwd(path: Path) -> str | None:
         for line in file:
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(record, dict) and isinstance(record.get("cwd"), str):
                 return str(record["cwd"])
