@@ -288,3 +288,26 @@ def test_anthropics_list_is_read_page_after_page(server: FakeModelServer) -> Non
         {"limit": "1000", "after_id": "claude-sonnet-5-999"},
     ]
     assert server.list_requests[0].headers["x-api-key"] == "test-key"
+
+
+def test_no_list_is_fetched_when_nonessential_traffic_is_off(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    _, sent = run(
+        server, tmp_path, "--model", "sonnet", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1"
+    )
+    assert (sent, server.list_requests) == ("claude-sonnet-5-5", [])
+    assert not cache_file(server, tmp_path).exists()
+
+
+def test_a_listed_limit_no_model_has_leaves_the_table_s(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    absurd = ListedModel("claude-sonnet-5-7", "2026-11-25T00:00:00Z", 10**12, 10**12)
+    server.models = (absurd, *server.models)
+    run(server, tmp_path, "--model", "sonnet")  # fetches the list for the next run
+
+    done, sent = run(server, tmp_path, "--model", "sonnet", "--output-format", "json")
+    assert sent == "claude-sonnet-5-7"
+    usage = json.loads(done.stdout)["modelUsage"]["claude-sonnet-5-7"]
+    assert usage["contextWindow"] == 1_000_000  # the family's figure, not a trillion

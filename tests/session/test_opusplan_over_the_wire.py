@@ -12,6 +12,7 @@ from stayer.permissions import Decision
 from stayer.providers.scripted import ScriptedProvider, text
 from stayer.session.ask_model import model_asker
 from stayer.session.options import QueryOptions
+from tests.e2e.test_model_fallback import system_text
 from tests.fakes.loop_harness import make_params
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
@@ -45,6 +46,11 @@ async def test_the_request_model_follows_the_permission_mode(tmp_path: Path) -> 
             "claude-sonnet-5-5",  # the plan accepted: default mode
             "claude-opus-5-5",  # plan mode again
         ]
+        named = [  # the system prompt names the model that answers
+            [line for line in system_text(request.body) if line.startswith("Model:")]
+            for request in server.requests
+        ]
+        assert named == [[f"Model: {request.model}"] for request in server.requests]
 
 
 async def test_a_tools_question_goes_to_the_small_model_not_the_plan_mode_one(

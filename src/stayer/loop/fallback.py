@@ -63,7 +63,8 @@ def request_for(
         provider, model, betas = fallback.provider, fallback.model, fallback.betas
         limit = min(max_tokens, fallback.max_output_tokens) if max_tokens else fallback.max_tokens
     system = params.system_prompt
-    if serving and params.model_prompt is not None and params.purpose == "main":
+    named = serving or params.live_model is not None  # a fallback, or opusplan's mode switch
+    if named and params.model_prompt is not None and params.purpose == "main":
         system = params.model_prompt(model)  # a summary or a tool's question keeps its own
     request = ModelRequest(
         model=model,

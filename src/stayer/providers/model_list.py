@@ -114,14 +114,22 @@ def cache_path(endpoint: ListEndpoint, env: Mapping[str, str]) -> Path:
     return config_root(root_env) / "cache" / f"models-{endpoint.provider}-{digest}.json"
 
 
+NONESSENTIAL_OFF = "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"
+"""Claude Code's switch for traffic a run can do without: set, no model list is fetched."""
+
 _LEAST_LIMIT = 1_024
 """A limit below this is taken for a server's placeholder (Anthropic's examples show 0), not a
 model's: a tiny window would compact the conversation after every call."""
 
 
+_MOST_LIMIT = 100_000_000
+"""A limit above this is no model's either (the largest windows are a few million tokens): it
+would turn compaction off, so the table's figure stands."""
+
+
 def _count(value: object) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= _LEAST_LIMIT:
-        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if _LEAST_LIMIT <= value <= _MOST_LIMIT else None
     return None
 
 
@@ -284,6 +292,8 @@ def refresh_if_stale(provider: str, env: Mapping[str, str]) -> threading.Thread 
         endpoint = list_endpoint(provider, env)
         path = cache_path(endpoint, env)
     except ConfigError:
+        return None
+    if env_flag(env, NONESSENTIAL_OFF):  # the table, or a list already cached, answers
         return None
     listing = read_cache(path)
     debug = env_flag(env, "STAYER_DEBUG")
