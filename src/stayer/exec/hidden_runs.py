@@ -131,6 +131,10 @@ def runs_programs(program: str, subcommand: str | None = None) -> str | None:
     return None
 
 
+_NPM_RUNS = ("script-shell", "node-options", "userconfig", "globalconfig")
+"""npm's (and pnpm's) settings that choose the shell its scripts run in, code node loads into
+them, or a config file that may set either."""
+
 COMMAND_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tar": ("IF", ("use-compress-program", "to-command", "checkpoint-action", "info-script",
                    "new-volume-script", "rsh-command", "rmt-command")),
@@ -147,9 +151,12 @@ COMMAND_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gmake": ("f", ("eval", "file", "makefile")),
     "less": ("", ()),
     "more": ("", ()),
+    "npm": ("", _NPM_RUNS),
+    "pnpm": ("", _NPM_RUNS),
 }  # fmt: skip
 """Options whose value is a command or code a program runs (``tar -I``, ``zip -TT``,
-``mapfile -C``, ``rsync -e``, ``man -P``, ``make --eval`` and a makefile of one's own), by
+``mapfile -C``, ``rsync -e``, ``man -P``, ``make --eval`` and a makefile of one's own, npm's
+``--script-shell``), by
 program: short letters, and long names in any abbreviation. A value may hide the program's
 name (``'cu\\rl'``, ``"$(printf …)"``), so such a call runs what its words do not show."""
 
@@ -158,11 +165,12 @@ _RUNS_VALUE = re.compile(
     r"ENV|PROMPT_COMMAND|PS4|SHELLOPTS|BASHOPTS|LD_\w+|PYTHON\w*|NODE_OPTIONS|NODE_PATH|"
     r"PERL5\w*|RUBY(?:OPT|LIB)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|TAR_OPTIONS|\w*_RSH|PATH|"
     r"BROWSER|IFS|MAKEFLAGS|GZIP|ZIPOPT|XZ_OPT|ZSTD_\w+|HOME|XDG_CONFIG_(?:HOME|DIRS)|ZDOTDIR|"
-    r"INPUTRC)=",
+    r"INPUTRC|(?i:npm_config_)\w+)=",
 )
 """Variables whose value a program runs, or which choose what runs (a git setting, a pager, an
-editor, a preloaded library, a shell's start-up file, the PATH, or the home and config folders
-whose files do: `HOME=x git status` reads `x/.gitconfig`)."""
+editor, a preloaded library, a shell's start-up file, the PATH, an npm setting such as
+`npm_config_script_shell`, or the home and config folders whose files do: `HOME=x git status`
+reads `x/.gitconfig`)."""
 
 
 def runs_given_string(command: SimpleCommand) -> str | None:

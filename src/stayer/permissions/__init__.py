@@ -57,6 +57,8 @@ from .texts import (
     protected,
     protected_command,
     unattended,
+    unknown_write_asked,
+    written_denied,
 )
 
 __all__ = [
@@ -133,24 +135,32 @@ def _decide(
     reach: _Reach,
 ) -> Decision:
     names = (subject, *aliases)
-    denied = first_hit(policy.deny, tool, names, cwd, kind)
+    writes = kind == "path" and not read_only
+    judges = _judges(tool, writes)
+    denied = _hit(policy.deny, judges, names, cwd, kind)
     if denied is not None:
         return Decision(
             "deny", f"Permission to use {tool} has been denied by a deny rule.", rule=str(denied)
         )
+    written = _written(policy.deny, reach.writes, cwd)
+    if written is not None:
+        return written_denied(tool, *written)
     if policy.mode == "plan" and not read_only and not exits_plan:
         return plan_refusal(tool)  # before any question: no answer makes a change in plan mode
-    asked = first_hit(policy.ask, tool, names, cwd, kind)
+    asked = _hit(policy.ask, judges, names, cwd, kind)
     if asked is not None:
         return asked_by_rule(tool, asked)
+    asked_write = _asked_write(policy, tool, reach.writes, cwd)
+    if asked_write is not None:
+        return asked_write
     if exits_plan:
         return plan_exit(policy)
-    writes = kind == "path" and not read_only
     judged = not read_only or kind == "command"  # a command's own writes, read-only or not
     guard = _guard(policy, tool, subject, aliases, cwd, writes, reach.writes) if judged else None
     if guard is not None:
         return guard
-    if policy.mode == "bypassPermissions" or covered(policy.allow, tool, subject, cwd, kind):
+    allowed = any(covered(policy.allow, judge, subject, cwd, kind) for judge in judges)
+    if policy.mode == "bypassPermissions" or allowed:
         return Decision("allow")
     if read_only:
         return _reading(policy, tool, subject, cwd, kind, reach)
@@ -160,6 +170,52 @@ def _decide(
     if writes and subject is not None and not within:
         return outside(policy, tool, subject, cwd)
     return unattended(policy, tool, subject, kind)
+
+
+EDIT = "Edit"
+"""The tool whose rules judge every write to a file, as in Claude Code: `Edit(.env)` in the deny
+list also stops Write and NotebookEdit on `.env`, and a shell command that writes it."""
+
+
+def _judges(tool: str, writes: bool) -> tuple[str, ...]:
+    """The tools whose rules judge the call: its own, and Edit's when it writes its path."""
+    return (tool, EDIT) if writes and tool != EDIT else (tool,)
+
+
+def _hit(
+    rules: tuple[Rule, ...],
+    judges: tuple[str, ...],
+    names: tuple[str | None, ...],
+    cwd: Path,
+    kind: SubjectKind,
+) -> Rule | None:
+    """The first rule of any of the `judges` that hits the call."""
+    hits = (first_hit(rules, judge, names, cwd, kind) for judge in judges)
+    return next((hit for hit in hits if hit is not None), None)
+
+
+def _written(rules: tuple[Rule, ...], found: Writes, cwd: Path) -> tuple[str, Rule] | None:
+    """A path the call writes besides its subject (a command's redirections and the files its
+    programs write) that an Edit rule hits, with that rule."""
+    for path in found.paths:
+        hit = first_hit(rules, EDIT, (path,), cwd, "path")
+        if hit is not None:
+            return path, hit
+    return None
+
+
+def _asked_write(policy: PermissionPolicy, tool: str, found: Writes, cwd: Path) -> Decision | None:
+    """The question for what the call writes besides its subject: an Edit ask rule hits it,
+    or it writes somewhere known only as it runs while an Edit deny rule with a pattern is in
+    force (that write cannot be judged against it)."""
+    written = _written(policy.ask, found, cwd)
+    if written is not None:
+        return asked_by_rule(tool, written[1])
+    if found.unknown:
+        rule = next((r for r in policy.deny if r.names(EDIT) and r.specifier), None)
+        if rule is not None:
+            return unknown_write_asked(tool, found.unknown[0], rule)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -277,3 +277,25 @@ def history_asked(tool: str, repository: Path) -> Decision:
         "Name the paths it may show after `--` (git log -p -- src/), or ask the user to run it.",
         question="rule",
     )
+
+
+def written_denied(tool: str, path: str, rule: Rule) -> Decision:
+    """A call writes a file an Edit deny rule covers (a command's redirection, say)."""
+    return Decision(
+        "deny",
+        f"Permission to use {tool} has been denied: it writes {path}, which the deny rule "
+        f"{rule} covers.",
+        rule=str(rule),
+    )
+
+
+def unknown_write_asked(tool: str, written: str, rule: Rule) -> Decision:
+    """A call writes somewhere known only as it runs while an Edit deny rule is in force."""
+    return Decision(
+        "ask",
+        f"Permission to use {tool} has been denied: it writes {written}, a file known only when "
+        f"it runs, so the deny rule {rule} cannot be checked against it. {_CARRY_ON} (name the "
+        "file plainly in the command, or the user can approve it in an interactive session).",
+        rule=str(rule),
+        question="rule",
+    )

@@ -194,6 +194,19 @@ BYPASSES: dict[str, Call] = {
     "unbalanced quote": bash("git status '; rm -rf src"),
     "parse error": bash("git status; rm -rf src )"),
     "line continuation into a substitution": bash("git status $\\\n(rm -rf src)"),
+    "write a file an Edit rule denies": Call(
+        "Write", {"file_path": "{root}/.env", "content": "x"}, "acceptEdits"
+    ),
+    "notebook on a file an Edit rule denies": Call(
+        "NotebookEdit", {"notebook_path": "{root}/.env", "new_source": "x"}, "bypassPermissions"
+    ),
+    "allowed git diff writing a denied file": bash("git diff --output=.env"),
+    "allowed git diff, abbreviated, writing a denied file": bash("git diff --outp=.env"),
+    "redirect into a denied file under bypass": bypass("ls > .env"),
+    "npm script shell": bash("npm run test --script-shell=/tmp/evil"),
+    "npm script shell abbreviated": bash("npm run test --script-s=/tmp/evil"),
+    "npm config file of one's own": bash("npm run test --userconfig ./evil.npmrc"),
+    "npm script shell from the environment": bash("NPM_CONFIG_SCRIPT_SHELL=/tmp/x npm run test"),
 }
 
 XFAIL: dict[str, str] = {}
@@ -223,6 +236,10 @@ ORDINARY: dict[str, Call] = {
     "sed prints": bash("sed -n 1,10p src/main.py"),
     "rm named as a word": bypass("echo rm; git log --grep rm"),
     "edit in src": edit("src/main.py"),
+    "write in src, which an Edit rule allows": Call(
+        "Write", {"file_path": "{root}/src/new.py", "content": "x"}
+    ),
+    "npm test, quietly": bash("npm run test --silent"),
     "edit through a detour": edit("./src/../src/main.py"),
     "read ordinary file": read("README.md"),
     "grep the sources": grep("src"),

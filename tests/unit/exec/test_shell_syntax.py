@@ -219,6 +219,16 @@ def test_opaque_reasons_say_what_was_not_seen() -> None:
     assert parse("ls )").opaque == ("the command does not parse as shell",)
 
 
+def test_npm_settings_that_choose_what_its_scripts_run_are_code() -> None:
+    assert parse("npm run test --scr=/tmp/x").code == (
+        "npm --script-shell runs the command it is given",
+    )
+    assert parse("npm_config_script_shell=/tmp/x npm run test").code == (
+        "npm_config_script_shell chooses a program or code that runs",
+    )
+    assert parse("npm run test --silent -- --script-shell=x").code == ()
+
+
 def test_an_empty_line_runs_nothing() -> None:
     assert parse("") == Parsed()
     assert parse("  # only a comment\n") == Parsed()
