@@ -143,15 +143,27 @@ def _listed_from_cache(item: object) -> Listed | None:
     return Listed(model_id, float(created), *limits)
 
 
+_read: dict[Path, tuple[tuple[int, int, int], Listing | None]] = {}
+"""Each cache file as last read, under its inode, modification time and size (a refresh
+replaces the file whole, so a new version is a new inode): a run asks for the
+list several times as it starts (each alias, the limits, the refresh), and reads it once."""
+
+
 def read_cache(path: Path) -> Listing | None:
     """The list cached at `path`; None when there is none or it cannot be read whole."""
     try:
-        data = json.loads(path.read_bytes())
+        stat = path.stat()
+        version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        known = _read.get(path)
+        if known is not None and known[0] == version:
+            return known[1]
         # A file nested past the parser's depth, or a number past a float's range, is as
         # unreadable as one cut short: the table answers rather than the run failing.
-        return _listing_from_cache(data)
+        listing = _listing_from_cache(json.loads(path.read_bytes()))
     except (OSError, ValueError, RecursionError, OverflowError):
         return None
+    _read[path] = (version, listing)
+    return listing
 
 
 def _listing_from_cache(data: object) -> Listing | None:

@@ -3,9 +3,11 @@ the line for a model the server does not know."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from stayer.providers.model_list import Listed, Listing, parse_page
+from stayer.providers.model_list import Listed, Listing, parse_page, read_cache, write_cache
 from stayer.providers.models import BUILT_IN, family_of, newest_in, not_found_advice
 
 ENV = {"STAYER_CONFIG_DIR": "/nonexistent/stayer"}  # no cache: the table answers
@@ -87,3 +89,15 @@ def test_a_model_not_found_names_the_current_one_of_its_family(
     model: str, provider: str, line: str | None
 ) -> None:
     assert not_found_advice(model, provider, ENV) == line
+
+
+def test_a_cache_read_once_is_read_again_when_a_refresh_replaces_it(tmp_path: Path) -> None:
+    path = tmp_path / "models.json"
+    first = Listing(1.0, (Listed("claude-sonnet-5-5", 1.0),))
+    second = Listing(2.0, (Listed("claude-sonnet-5-7", 2.0),))
+    write_cache(path, first)
+    assert read_cache(path) == read_cache(path) == first
+    write_cache(path, second)  # same size, new file
+    assert read_cache(path) == second
+    path.unlink()
+    assert read_cache(path) is None
