@@ -54,6 +54,20 @@ def test_bad_prompt_sources_are_one_line_errors(tmp_path: Path) -> None:
         assert complaint in line
 
 
+def test_a_base_url_that_cannot_be_read_is_one_line(tmp_path: Path) -> None:
+    for variable, key, model in (
+        ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "sonnet"),
+        ("OPENAI_BASE_URL", "OPENAI_API_KEY", "gpt-5.5"),
+    ):
+        env = {variable: "http://[::1", key: "k"}
+        done = stayer("-p", "hi", "--model", model, cwd=tmp_path, env=env)
+        assert done.status == 1, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert line.endswith(
+            f"the base URL 'http://[::1' is not a valid http(s) URL; fix {variable}"
+        )
+
+
 def test_non_utf8_input_on_stdin_is_tolerated(server: FakeModelServer, tmp_path: Path) -> None:
     server.enqueue(reply("read it"))
     process = subprocess.run(

@@ -109,7 +109,7 @@ token for English and code (the body is at hand; counting tokens is not)."""
 
 def first_byte_scale(base_url: str, provider: str) -> FirstByteScale:
     """The scale `AUTO` stands for at `base_url`, spoken in `provider`'s format."""
-    host = _host(base_url)
+    host = host_of(base_url)
     if _under(host, _HOSTED_ANTHROPIC):
         return HOSTED_FIRST_BYTE
     if _under(host, _HOSTED_CHAT):
@@ -129,8 +129,13 @@ def prompt_tokens(body_bytes: int) -> int:
     return body_bytes // BYTES_PER_TOKEN
 
 
-def _host(url: str) -> str:
-    return urlsplit(url).hostname or ""
+def host_of(url: str) -> str:
+    """The host `url` names, in lower case; empty when it names none or cannot be read (the
+    request then fails with its own one-line error)."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # `http://[::1`: a bracket left open
+        return ""
 
 
 def _under(host: str, domains: tuple[str, ...]) -> bool:

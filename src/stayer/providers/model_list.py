@@ -27,8 +27,6 @@ from typing import Literal
 from stayer.errors import ConfigError
 from stayer.switches import env_flag
 
-ANTHROPIC_URL = "https://api.anthropic.com"
-OPENAI_URL = "https://api.openai.com/v1"
 CACHE_FRESH_S = 24 * 3600.0
 """How long a fetched list stands for the server's models."""
 FETCH_TIMEOUT_S = 10.0
@@ -86,17 +84,21 @@ def _get(env: Mapping[str, str], name: str) -> str:
 def list_endpoint(provider: str, env: Mapping[str, str]) -> ListEndpoint:
     """The model list of the server `provider`'s requests go to, with the same credentials."""
     if provider == "anthropic":
-        headers = {"anthropic-version": "2023-06-01"}
+        from stayer.providers.anthropic import ANTHROPIC_VERSION, DEFAULT_BASE_URL
+
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
         if key := _get(env, "ANTHROPIC_API_KEY"):
             headers["x-api-key"] = key
         if token := _get(env, "ANTHROPIC_AUTH_TOKEN"):
             headers["authorization"] = f"Bearer {token}"
-        base = _get(env, "ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+        base = _get(env, "ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         return ListEndpoint("anthropic", base.rstrip("/"), headers)
+    from stayer.providers.openai_chat import DEFAULT_BASE_URL as OPENAI_BASE_URL
+
     headers = {}
     if key := _get(env, "OPENAI_API_KEY"):
         headers["authorization"] = f"Bearer {key}"
-    base = _get(env, "OPENAI_BASE_URL") or OPENAI_URL
+    base = _get(env, "OPENAI_BASE_URL") or OPENAI_BASE_URL
     return ListEndpoint("openai", base.rstrip("/"), headers)
 
 

@@ -44,7 +44,13 @@ from stayer.providers._http import (
     Endpoint,
     decode_event_data,
 )
-from stayer.providers._watchdog import AUTO, DEFAULT_IDLE_TIMEOUT_S, FirstByte, resolved
+from stayer.providers._watchdog import (
+    AUTO,
+    DEFAULT_IDLE_TIMEOUT_S,
+    FirstByte,
+    host_of,
+    resolved,
+)
 from stayer.providers.base import PURPOSE_HEADER, ModelRequest
 from stayer.providers.openai_chunks import ChunkDecoder
 
@@ -73,7 +79,7 @@ class OpenAIChatProvider:
         self._base_url = base_url.rstrip("/")
         # OpenAI itself renamed the limit; compatible servers mostly know only the old name.
         self._limit_key = (
-            "max_completion_tokens" if _host(self._base_url) == "api.openai.com" else "max_tokens"
+            "max_completion_tokens" if host_of(self._base_url) == "api.openai.com" else "max_tokens"
         )
         self._endpoint = Endpoint(
             provider="openai",
@@ -172,13 +178,6 @@ class OpenAIChatProvider:
     async def aclose(self) -> None:
         """Close the HTTP client if this provider created it."""
         await self._connection.aclose()
-
-
-def _host(url: str) -> str:
-    try:
-        return httpx.URL(url).host
-    except httpx.InvalidURL:
-        return ""
 
 
 # --- request ----------------------------------------------------------------------------------
