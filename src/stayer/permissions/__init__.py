@@ -102,6 +102,7 @@ def evaluate(
     outside: tuple[str, ...] | None = (),
     reads_as: str | None = None,
     writes: Writes | None = None,
+    writes_as: str | None = None,
 ) -> Decision:
     """Decide one call (see the module docstring for the order).
 
@@ -112,9 +113,10 @@ def evaluate(
     read-only call reads outside the session's places that no rule allows (`outside_reads`;
     None: it cannot tell), and `reads_as` the tool whose rules name such reads (the call's own
     when None). `writes` is what else the call writes, and the protected places the session
-    found around it.
+    found around it; `writes_as` the tool whose rules also judge what the call writes (its
+    path, and `writes`), as Edit's judge Write's.
     """
-    reach = _Reach(outside, reads_as or tool, writes or Writes())
+    reach = _Reach(outside, reads_as or tool, writes or Writes(), writes_as)
     decision = _decide(
         policy, tool, subject, read_only, cwd, subject_kind, aliases, exits_plan, reach
     )
@@ -136,13 +138,13 @@ def _decide(
 ) -> Decision:
     names = (subject, *aliases)
     writes = kind == "path" and not read_only
-    judges = _judges(tool, writes)
+    judges = _judges(tool, writes, reach.writes_as)
     denied = _hit(policy.deny, judges, names, cwd, kind)
     if denied is not None:
         return Decision(
             "deny", f"Permission to use {tool} has been denied by a deny rule.", rule=str(denied)
         )
-    written = _written(policy.deny, reach.writes, cwd)
+    written = _written(policy.deny, reach.writes_as, reach.writes, cwd)
     if written is not None:
         return written_denied(tool, *written)
     if policy.mode == "plan" and not read_only and not exits_plan:
@@ -150,7 +152,7 @@ def _decide(
     asked = _hit(policy.ask, judges, names, cwd, kind)
     if asked is not None:
         return asked_by_rule(tool, asked)
-    asked_write = _asked_write(policy, tool, reach.writes, cwd)
+    asked_write = _asked_write(policy, tool, reach.writes_as, reach.writes, cwd)
     if asked_write is not None:
         return asked_write
     if exits_plan:
@@ -172,14 +174,10 @@ def _decide(
     return unattended(policy, tool, subject, kind)
 
 
-EDIT = "Edit"
-"""The tool whose rules judge every write to a file, as in Claude Code: `Edit(.env)` in the deny
-list also stops Write and NotebookEdit on `.env`, and a shell command that writes it."""
-
-
-def _judges(tool: str, writes: bool) -> tuple[str, ...]:
-    """The tools whose rules judge the call: its own, and Edit's when it writes its path."""
-    return (tool, EDIT) if writes and tool != EDIT else (tool,)
+def _judges(tool: str, writes: bool, writes_as: str | None) -> tuple[str, ...]:
+    """The tools whose rules judge the call: its own, and `writes_as`'s when it writes its
+    path."""
+    return (tool, writes_as) if writes and writes_as and writes_as != tool else (tool,)
 
 
 def _hit(
@@ -194,25 +192,31 @@ def _hit(
     return next((hit for hit in hits if hit is not None), None)
 
 
-def _written(rules: tuple[Rule, ...], found: Writes, cwd: Path) -> tuple[str, Rule] | None:
+def _written(
+    rules: tuple[Rule, ...], writes_as: str | None, found: Writes, cwd: Path
+) -> tuple[str, Rule] | None:
     """A path the call writes besides its subject (a command's redirections and the files its
-    programs write) that an Edit rule hits, with that rule."""
+    programs write) that a rule of `writes_as` hits, with that rule."""
+    if writes_as is None:
+        return None
     for path in found.paths:
-        hit = first_hit(rules, EDIT, (path,), cwd, "path")
+        hit = first_hit(rules, writes_as, (path,), cwd, "path")
         if hit is not None:
             return path, hit
     return None
 
 
-def _asked_write(policy: PermissionPolicy, tool: str, found: Writes, cwd: Path) -> Decision | None:
-    """The question for what the call writes besides its subject: an Edit ask rule hits it,
-    or it writes somewhere known only as it runs while an Edit deny rule with a pattern is in
-    force (that write cannot be judged against it)."""
-    written = _written(policy.ask, found, cwd)
+def _asked_write(
+    policy: PermissionPolicy, tool: str, writes_as: str | None, found: Writes, cwd: Path
+) -> Decision | None:
+    """The question for what the call writes besides its subject: an ask rule of `writes_as`
+    hits it, or it writes somewhere known only as it runs while a deny rule of `writes_as`
+    with a pattern is in force (that write cannot be judged against it)."""
+    written = _written(policy.ask, writes_as, found, cwd)
     if written is not None:
         return asked_by_rule(tool, written[1])
-    if found.unknown:
-        rule = next((r for r in policy.deny if r.names(EDIT) and r.specifier), None)
+    if found.unknown and writes_as is not None:
+        rule = next((r for r in policy.deny if r.names(writes_as) and r.specifier), None)
         if rule is not None:
             return unknown_write_asked(tool, found.unknown[0], rule)
     return None
@@ -221,11 +225,12 @@ def _asked_write(policy: PermissionPolicy, tool: str, found: Writes, cwd: Path) 
 @dataclass(frozen=True, slots=True)
 class _Reach:
     """What a call reaches besides its subject: files read outside the session's places
-    (judged by `reads_as`'s rules), and what else it writes."""
+    (judged by `reads_as`'s rules), and what else it writes (judged by `writes_as`'s too)."""
 
     outside: tuple[str, ...] | None
     reads_as: str
     writes: Writes
+    writes_as: str | None = None
 
 
 def _reading(

@@ -86,6 +86,7 @@ def permission_check(
             outside=reach,
             reads_as=tool.reads_under,
             writes=writes,
+            writes_as=tool.writes_under,
         )
         # a read an ask rule names asks, unless the call is refused outright anyway
         return decision if read is None or decision.behavior == "deny" else read

@@ -213,6 +213,12 @@ class Tool(ABC, Generic[InputT]):
     """The tool whose deny rules also judge the files this call reads (`read_paths`): Bash's
     are judged as Read's, so a rule denying `Read(.env)` stops `cat .env` as well."""
 
+    writes_under: ClassVar[str | None] = None
+    """The tool whose rules also judge the files this call writes (its path subject, and
+    `write_paths`): Write's, NotebookEdit's and Bash's writes are judged as Edit's, so a rule
+    denying `Edit(.env)` stops `Write .env` and `ls > .env` as well (as in Claude Code, whose
+    Edit rules apply to every tool that edits files)."""
+
     def read_paths(self, tool_input: InputT, cwd: Path) -> tuple[str, ...] | None:
         """The files this call, run from the session's `cwd`, reads besides its subject (as
         written, or absolute); None when it cannot tell (then every deny rule of

@@ -1,9 +1,10 @@
 """Edit rules judge every write to a file, as in Claude Code ("Edit rules apply to all built-in
 tools that edit files"): Write and NotebookEdit on the file a rule names, and what a shell
-command writes besides its line (a redirection, `tee`, `git diff --output=`). A deny rule
-denies such a write in every mode; an ask rule asks; a command that writes somewhere known only
-when it runs asks while an Edit deny rule with a pattern is in force, since that write cannot
-be judged against it."""
+command writes besides its line (a redirection, `tee`, `git diff --output=`); each tool
+declares whose rules judge its writes (`Tool.writes_under`). A deny rule denies such a write
+in every mode; an ask rule asks; a command that writes somewhere known only when it runs asks
+while an Edit deny rule with a pattern is in force, since that write cannot be judged
+against it."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from stayer.permissions import (
     evaluate,
     parse_rules,
 )
+from stayer.tools.registry import builtin_tools
 
 CWD = Path("/w")
+TOOLS = {tool.name: tool for tool in builtin_tools()}
 MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "bypassPermissions", "dontAsk")
 
 
@@ -37,7 +40,17 @@ def policy(
 
 
 def file_write(rules: PermissionPolicy, tool: str, path: str) -> Decision:
-    return evaluate(rules, tool=tool, subject=path, read_only=False, cwd=CWD, subject_kind="path")
+    """A file tool's write, judged as the session judges it: Write and NotebookEdit declare
+    that Edit's rules judge what they write (`Tool.writes_under`)."""
+    return evaluate(
+        rules,
+        tool=tool,
+        subject=path,
+        read_only=False,
+        cwd=CWD,
+        subject_kind="path",
+        writes_as=TOOLS[tool].writes_under,
+    )
 
 
 def command(rules: PermissionPolicy, line: str, writes: Writes) -> Decision:
@@ -49,6 +62,7 @@ def command(rules: PermissionPolicy, line: str, writes: Writes) -> Decision:
         cwd=CWD,
         subject_kind="command",
         writes=writes,
+        writes_as=TOOLS["Bash"].writes_under,
     )
 
 

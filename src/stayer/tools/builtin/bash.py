@@ -135,6 +135,7 @@ class BashTool(Tool[BashInput]):
         shell_syntax.preload()
 
     reads_under = "Read"
+    writes_under = "Edit"
 
     def permission_subject(self, tool_input: BashInput) -> str | None:
         return tool_input.command

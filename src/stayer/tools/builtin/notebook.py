@@ -56,6 +56,7 @@ class NotebookEditTool(Tool[NotebookEditInput]):
     """Changes one cell of a notebook the model has read."""
 
     name = "NotebookEdit"
+    writes_under = "Edit"
     input_model = NotebookEditInput
     subject_kind = "path"
     description = (

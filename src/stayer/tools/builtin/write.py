@@ -39,6 +39,7 @@ class WriteTool(Tool[WriteInput]):
     """Writes a whole file, refusing to clobber what the model has not seen."""
 
     name = "Write"
+    writes_under = "Edit"
     input_model = WriteInput
     subject_kind = "path"
     description = (
