@@ -37,9 +37,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from benchmarks import machine
 from benchmarks.history import build_history, describe, notes_for

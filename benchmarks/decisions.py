@@ -22,8 +22,10 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec.structs import replace
 
 from benchmarks.instant import BenchmarkError
 from stayer.events import Continue, Event, Terminal

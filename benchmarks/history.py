@@ -21,8 +21,10 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from benchmarks.instant import PROMPT, BenchmarkError, ClockedModel, drive, loop_params
 from benchmarks.machine import REPO

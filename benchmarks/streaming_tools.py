@@ -54,10 +54,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from msgspec.structs import replace
 from tests.fakes.loop_harness import make_params
 from tests.fakes.sse import Frame, Stream, ToolCall, anthropic_stream
 from tests.fakes.tools import Overlap

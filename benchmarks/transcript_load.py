@@ -32,9 +32,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from benchmarks import machine
 from benchmarks.history import build_history

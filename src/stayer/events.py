@@ -13,9 +13,10 @@ round again (SPEC §3). `Finished` is always the last event of a run, exactly on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, TypeAlias
+
+from msgspec import Struct, field
 
 from stayer.messages import (
     JSON,
@@ -75,8 +76,7 @@ class Continue(StrEnum):
 # --- stream events: produced by providers, re-yielded by the loop ----------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class MessageStarted:
+class MessageStarted(Struct, frozen=True):
     """A model response began."""
 
     message_id: str
@@ -85,8 +85,7 @@ class MessageStarted:
     type: Literal["message_started"] = "message_started"
 
 
-@dataclass(frozen=True, slots=True)
-class BlockStarted:
+class BlockStarted(Struct, frozen=True):
     """Content block `index` began; for tool_use blocks `tool_use_id` and `name` are known."""
 
     index: int
@@ -96,8 +95,7 @@ class BlockStarted:
     type: Literal["block_started"] = "block_started"
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(Struct, frozen=True):
     """More visible text for block `index`."""
 
     index: int
@@ -105,8 +103,7 @@ class TextDelta:
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
+class ThinkingDelta(Struct, frozen=True):
     """More reasoning text for block `index`."""
 
     index: int
@@ -114,8 +111,7 @@ class ThinkingDelta:
     type: Literal["thinking_delta"] = "thinking_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolInputDelta:
+class ToolInputDelta(Struct, frozen=True):
     """A fragment of a tool call's JSON input, as streamed."""
 
     index: int
@@ -123,8 +119,7 @@ class ToolInputDelta:
     type: Literal["tool_input_delta"] = "tool_input_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class BlockCompleted:
+class BlockCompleted(Struct, frozen=True):
     """Content block `index` is complete; a tool_use block here means a tool will run."""
 
     index: int
@@ -132,8 +127,7 @@ class BlockCompleted:
     type: Literal["block_completed"] = "block_completed"
 
 
-@dataclass(frozen=True, slots=True)
-class MessageDelta:
+class MessageDelta(Struct, frozen=True):
     """The response's stop reason and cumulative usage so far."""
 
     stop_reason: StopReason | None
@@ -141,8 +135,7 @@ class MessageDelta:
     type: Literal["message_delta"] = "message_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class MessageCompleted:
+class MessageCompleted(Struct, frozen=True):
     """The whole response, assembled; always the last event of a provider stream."""
 
     message: AssistantMessage
@@ -166,8 +159,7 @@ StreamEvent: TypeAlias = (
 ToolStatus: TypeAlias = Literal["completed", "failed", "denied"]
 
 
-@dataclass(frozen=True, slots=True)
-class SessionStarted:
+class SessionStarted(Struct, frozen=True):
     """A run began: who answers, with which tools, where, under which permission mode.
 
     `memory_files` are the memory files (STAYER.md, AGENTS.md, CLAUDE.md and what they import)
@@ -191,16 +183,14 @@ class SessionStarted:
     type: Literal["session_started"] = "session_started"
 
 
-@dataclass(frozen=True, slots=True)
-class RequestStarted:
+class RequestStarted(Struct, frozen=True):
     """The loop is about to call the model for turn `turn` (1-based)."""
 
     turn: int
     type: Literal["request_started"] = "request_started"
 
 
-@dataclass(frozen=True, slots=True)
-class Retrying:
+class Retrying(Struct, frozen=True):
     """A model call failed in a way worth retrying; the loop waits `delay_s` and tries again."""
 
     attempt: int
@@ -211,8 +201,7 @@ class Retrying:
     type: Literal["retrying"] = "retrying"
 
 
-@dataclass(frozen=True, slots=True)
-class Withdrawn:
+class Withdrawn(Struct, frozen=True):
     """A partial response was abandoned (the stream broke); its blocks are void."""
 
     message_id: str
@@ -220,8 +209,7 @@ class Withdrawn:
     type: Literal["withdrawn"] = "withdrawn"
 
 
-@dataclass(frozen=True, slots=True)
-class PartialKept:
+class PartialKept(Struct, frozen=True):
     """A stream broke after some output; what of it the conversation keeps (`message`) stays,
     and the model is asked to go on from where it stops (`truncated_response_recovery`): the
     text exactly as it streamed, or the answer up to the last tool call that had started (the
@@ -232,8 +220,7 @@ class PartialKept:
     type: Literal["partial_kept"] = "partial_kept"
 
 
-@dataclass(frozen=True, slots=True)
-class ModelSwitched:
+class ModelSwitched(Struct, frozen=True):
     """The model serving the run changed (`--fallback-model`): the request goes again to
     `to_model`, which serves the rest of the run; `reason` says why, in one line."""
 
@@ -243,8 +230,7 @@ class ModelSwitched:
     type: Literal["model_switched"] = "model_switched"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStarted:
+class ToolCallStarted(Struct, frozen=True):
     """A tool call began running."""
 
     tool_use_id: str
@@ -253,8 +239,7 @@ class ToolCallStarted:
     type: Literal["tool_call_started"] = "tool_call_started"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallProgress:
+class ToolCallProgress(Struct, frozen=True):
     """Live output from a running tool call, for watching only (the result is what counts).
 
     `omitted_lines` is how many lines the tool printed just before `text` and left out, to keep
@@ -267,8 +252,7 @@ class ToolCallProgress:
     type: Literal["tool_call_progress"] = "tool_call_progress"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallFinished:
+class ToolCallFinished(Struct, frozen=True):
     """A tool call ended; `result` is exactly what the model will see."""
 
     tool_use_id: str
@@ -282,8 +266,7 @@ class ToolCallFinished:
     type: Literal["tool_call_finished"] = "tool_call_finished"
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionRequested:
+class PermissionRequested(Struct, frozen=True):
     """A tool call needs someone's approval before it may run; the run waits for the answer
     (`PermissionResolved`) while the model's answer goes on streaming.
 
@@ -302,8 +285,7 @@ class PermissionRequested:
     type: Literal["permission_requested"] = "permission_requested"
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionResolved:
+class PermissionResolved(Struct, frozen=True):
     """The answer to a `PermissionRequested`: allowed or denied, by whom, with the input the
     call runs with when the answer changed it, and the mode the session switched to, if any."""
 
@@ -317,8 +299,7 @@ class PermissionResolved:
     type: Literal["permission_resolved"] = "permission_resolved"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultsAppended:
+class ToolResultsAppended(Struct, frozen=True):
     """The user message of tool results, one per tool_use in order, now in the conversation."""
 
     message: UserMessage
@@ -326,16 +307,14 @@ class ToolResultsAppended:
     type: Literal["tool_results_appended"] = "tool_results_appended"
 
 
-@dataclass(frozen=True, slots=True)
-class Continuing:
+class Continuing(Struct, frozen=True):
     """The loop goes round again, for `reason`."""
 
     reason: Continue
     type: Literal["continuing"] = "continuing"
 
 
-@dataclass(frozen=True, slots=True)
-class Compacted:
+class Compacted(Struct, frozen=True):
     """The history was shrunk to fit the window: old tool output cleared, the history
     replaced by the model's summary, or a prompt too long to send saved to a file and sent as
     its head. `trigger` is ``auto`` (before a call, at the threshold) or ``reactive`` (the API
@@ -358,8 +337,7 @@ non-blocking failure (another exit status, a program that could not start, JSON 
 mean), or killed for taking too long."""
 
 
-@dataclass(frozen=True, slots=True)
-class HookRan:
+class HookRan(Struct, frozen=True):
     """One hook command ran for a lifecycle event (settings `hooks`), and how it went.
 
     `message` is what it said that counts: the stderr of a blocking or failed run, the reason
@@ -379,8 +357,7 @@ class HookRan:
     type: Literal["hook_ran"] = "hook_ran"
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionDenial:
+class PermissionDenial(Struct, frozen=True):
     """A tool call the permission policy refused during the run."""
 
     tool_name: str
@@ -388,8 +365,7 @@ class PermissionDenial:
     tool_input: dict[str, JSON]
 
 
-@dataclass(frozen=True, slots=True)
-class ModelUsage:
+class ModelUsage(Struct, frozen=True):
     """What one model served of a run: its tokens, what they cost, and its limits (one entry of
     the result's `modelUsage`). `model` is the id as shown, `[1m]` included."""
 
@@ -400,8 +376,7 @@ class ModelUsage:
     max_output_tokens: int
 
 
-@dataclass(frozen=True, slots=True)
-class Finished:
+class Finished(Struct, frozen=True):
     """The run ended. Always the last event, exactly once."""
 
     terminal: Terminal
@@ -418,14 +393,33 @@ class Finished:
     model_usage: tuple[ModelUsage, ...] = ()
     """Usage and cost per model that served the run, in the order they first served; the
     costs add up to `cost_usd` and the usages to `usage`."""
-    messages: tuple[Message, ...] = field(default=(), repr=False, compare=False)
-    """The whole conversation at the end, every tool_use answered (for continuing it)."""
+    messages: tuple[Message, ...] = ()
+    """The whole conversation at the end, every tool_use answered (for continuing it). Left out
+    of equality, hashing and repr: two runs that end alike are equal, and a repr stays short."""
     type: Literal["finished"] = "finished"
 
     @property
     def is_error(self) -> bool:
         """True unless the model chose to stop."""
         return self.terminal is not Terminal.COMPLETED
+
+    def _outcome(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__struct_fields__ if name != "messages")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Finished:
+            return NotImplemented
+        return self._outcome() == other._outcome()
+
+    def __hash__(self) -> int:
+        return hash(self._outcome())
+
+    def __repr__(self) -> str:
+        fields = self.__struct_fields__
+        shown = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in fields if name != "messages"
+        )
+        return f"Finished({shown})"
 
 
 LoopEvent: TypeAlias = (

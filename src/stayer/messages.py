@@ -1,7 +1,8 @@
 """The provider-neutral conversation: content blocks, messages and usage.
 
-These frozen dataclasses are the only shape of a conversation the loop knows. Providers translate
-them to and from their wire formats; the transcript and stream-json printers serialise them with
+These frozen structs (`msgspec.Struct`, as every record in stayer: built in C, they cost next to
+nothing at import) are the only shape of a conversation the loop knows. Providers translate them
+to and from their wire formats; the transcript and stream-json printers serialise them with
 `to_wire` / `from_wire`, whose shape is the Anthropic Messages API's (what Claude Code writes too).
 
 Thinking blocks are kept byte for byte, signature included: the API rejects a tool-use turn whose
@@ -12,8 +13,10 @@ sent for one exactly as long as the message lives.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias, TypeVar, get_args
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 JSON: TypeAlias = Any
 """A value decoded from JSON (dict, list, str, int, float, bool or None)."""
@@ -30,16 +33,14 @@ StopReason: TypeAlias = Literal[
 STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
 
 
-@dataclass(frozen=True, slots=True)
-class TextBlock:
+class TextBlock(Struct, frozen=True):
     """Plain text from the person or the model."""
 
     text: str
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingBlock:
+class ThinkingBlock(Struct, frozen=True):
     """The model's visible reasoning; goes back to the API exactly as received."""
 
     thinking: str
@@ -47,16 +48,14 @@ class ThinkingBlock:
     type: Literal["thinking"] = "thinking"
 
 
-@dataclass(frozen=True, slots=True)
-class RedactedThinkingBlock:
+class RedactedThinkingBlock(Struct, frozen=True):
     """Encrypted reasoning; opaque, returned to the API unchanged."""
 
     data: str
     type: Literal["redacted_thinking"] = "redacted_thinking"
 
 
-@dataclass(frozen=True, slots=True)
-class ImageBlock:
+class ImageBlock(Struct, frozen=True):
     """A base64-encoded image (`media_type` such as ``image/png``)."""
 
     media_type: str
@@ -64,8 +63,7 @@ class ImageBlock:
     type: Literal["image"] = "image"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUseBlock:
+class ToolUseBlock(Struct, frozen=True):
     """The model asking for one tool call.
 
     `unparsed` holds the arguments text as the model wrote it when it was not a JSON object
@@ -77,14 +75,13 @@ class ToolUseBlock:
     name: str
     input: Mapping[str, JSON]
     type: Literal["tool_use"] = "tool_use"
-    unparsed: str | None = field(default=None, kw_only=True)
+    unparsed: str | None = None
 
 
 ToolResultContent: TypeAlias = TextBlock | ImageBlock
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultBlock:
+class ToolResultBlock(Struct, frozen=True):
     """The answer to one `ToolUseBlock`, matched by `tool_use_id`."""
 
     tool_use_id: str
@@ -103,8 +100,7 @@ ContentBlock: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(Struct, frozen=True):
     """Token counts of one model call, or a sum of several."""
 
     input_tokens: int = 0
@@ -139,8 +135,7 @@ class Usage:
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
-@dataclass(frozen=True, slots=True)
-class ModelSpend:
+class ModelSpend(Struct, frozen=True):
     """The tokens of a model call made outside the conversation (a tool asking a small model
     about a web page), and which model answered: billed to the run like the loop's own."""
 
@@ -148,8 +143,7 @@ class ModelSpend:
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
-class UserMessage:
+class UserMessage(Struct, frozen=True, weakref=True):
     """A message in the user role: a prompt, or the tool results of one turn."""
 
     content: tuple[ContentBlock, ...]
@@ -161,8 +155,7 @@ class UserMessage:
         return cls(content=(TextBlock(text),))
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
-class AssistantMessage:
+class AssistantMessage(Struct, frozen=True, weakref=True):
     """One complete model response."""
 
     content: tuple[ContentBlock, ...]
@@ -187,8 +180,7 @@ Message: TypeAlias = UserMessage | AssistantMessage
 MessageT = TypeVar("MessageT", bound=Message)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(Struct, frozen=True):
     """A tool as the model sees it: name, description and JSON schema of its input."""
 
     name: str
@@ -346,8 +338,7 @@ HistoryFault: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryProblem:
+class HistoryProblem(Struct, frozen=True):
     """One way a conversation breaks the API's rules: what, at which message, and the tool
     call ids concerned."""
 

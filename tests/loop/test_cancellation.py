@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from stayer.events import ToolCallStarted
 from stayer.loop.run import query

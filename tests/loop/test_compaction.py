@@ -4,8 +4,9 @@ first, and the run ends only when nothing could shrink it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from stayer.context.compact import CLEARED_PREFIX, SUMMARY_INTRO, SUMMARY_SYSTEM
 from stayer.errors import InvalidRequest, PromptTooLong

@@ -4,10 +4,10 @@ summariser told what it could not see, and a context that keeps refilling ended 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace
 from pydantic import BaseModel, ConfigDict
 
 from stayer.context.compact import PINS_INTRO, SUMMARY_INTRO

@@ -4,9 +4,10 @@ PostToolUse's say over a result, a halt after a tool round, and PreCompact befor
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Literal
+
+from msgspec.structs import replace
 
 from stayer.errors import PromptTooLong
 from stayer.events import (

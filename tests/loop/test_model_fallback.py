@@ -3,10 +3,10 @@ for the rest of the run; nothing else switches, and each run starts from the mai
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from stayer.errors import ConnectionLost, ModelError, Overloaded, RateLimited, ServerError
 from stayer.events import (

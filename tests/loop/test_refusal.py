@@ -6,8 +6,9 @@ again; run() checks the history the API will see)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from stayer.events import (
     Continue,

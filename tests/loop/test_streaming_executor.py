@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from stayer.errors import InvalidRequest, ServerError
 from stayer.events import (

@@ -3,8 +3,9 @@ long prompt pays its tier for that call only, and `Finished` carries one entry p
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from stayer.events import ModelUsage, Terminal
 from stayer.messages import Usage

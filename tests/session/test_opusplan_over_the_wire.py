@@ -3,8 +3,9 @@ plan is accepted, and Opus again when the session goes back to plan mode."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 import stayer
 from stayer.events import Event, PermissionRequested

@@ -6,11 +6,11 @@ refuses to open."""
 from __future__ import annotations
 
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 import stayer
 from stayer.events import Finished

@@ -30,9 +30,10 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
+
+from msgspec import Struct
 
 from stayer.cli.flags import add_rule_flags, add_settings_flags
 from stayer.config.dirs import claude_config_dir
@@ -98,8 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(Struct, frozen=True):
     """What to check: the rules, the transcripts, and how to print."""
 
     rules: Rules
@@ -166,8 +166,7 @@ def _roots(env: Mapping[str, str]) -> tuple[Path, Path]:
 # --- the check --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(Struct, frozen=True):
     """Everything the check found."""
 
     transcripts: tuple[Path, ...]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 Path = tuple[str | int, ...]
 
@@ -19,8 +20,7 @@ _SPACE = " \t\n\r"
 _DECODER = json.JSONDecoder()
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(Struct, frozen=True):
     """Where a document's values are, by path, and the keys it gives twice."""
 
     offsets: dict[Path, int]

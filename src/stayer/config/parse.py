@@ -16,9 +16,9 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from msgspec import Struct
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -35,8 +35,7 @@ _KNOWN_KEYS = frozenset(field.alias or name for name, field in Settings.model_fi
 _RULE_KINDS = ("allow", "ask", "deny")
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Struct, frozen=True):
     """What is wrong in a settings document, and where (no line for a file that could not be
     read at all)."""
 
@@ -53,8 +52,7 @@ class Problem:
         return f"{place}: {self.what}; {consequence}"
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed:
+class Parsed(Struct, frozen=True):
     """A document's settings (None if it cannot be used), its problems in the file's order, and
     where its values are."""
 

@@ -37,9 +37,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.errors import ConfigError
 from stayer.switches import env_flag
@@ -64,8 +66,7 @@ _LEFT_OUT = f"left the whole file out, as {IGNORE_BAD_SWITCH} is set: none of it
 _MINOR = "ignored this value, the rest of the file applies"
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRule:
+class SourceRule(Struct, frozen=True):
     """A permission rule and where it was written: `origin` (the file, or `--settings`), its
     line, and `root`, the folder a `/path` specifier is relative to."""
 
@@ -76,8 +77,7 @@ class SourceRule:
     column: int = 1
 
 
-@dataclass(frozen=True, slots=True)
-class SourceDir:
+class SourceDir(Struct, frozen=True):
     """A directory from `permissions.additionalDirectories`, relative to `root`."""
 
     text: str
@@ -87,8 +87,7 @@ class SourceDir:
     column: int = 1
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(Struct, frozen=True):
     """One settings document that was found: its settings (None when unusable or left out),
     its warnings, and the problem that makes it unusable, until the caller has dealt with it."""
 
@@ -103,8 +102,7 @@ class Source:
     problem: Problem | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
+class Loaded(Struct, frozen=True):
     """The merged settings of a run, the rules with their sources, and what went wrong."""
 
     merged: Settings | None = None

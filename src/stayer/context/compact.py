@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from stayer.messages import (
     AssistantMessage,
@@ -142,8 +143,7 @@ def _is_cleared(block: ToolResultBlock) -> bool:
     return block.text.startswith(CLEARED_PREFIX)
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryRequest:
+class SummaryRequest(Struct, frozen=True):
     """What the summariser is asked: one user message, and what had to be left out."""
 
     system: str

@@ -28,8 +28,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from stayer.exec import ProbeResult, run_probes
 
@@ -86,8 +87,7 @@ _KEPT_VARIABLES = (
 repository."""
 
 
-@dataclass(frozen=True, slots=True)
-class GitSnapshot:
+class GitSnapshot(Struct, frozen=True):
     """What git said when the session started; `problems` says what it could not tell and why."""
 
     branch: str = ""

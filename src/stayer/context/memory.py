@@ -45,9 +45,11 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, NamedTuple
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from .imports import import_paths
 from .ownership import OwnerCheck, ours_or_root, planted
@@ -73,8 +75,7 @@ LOCAL_NAMES = ("CLAUDE.local.md",)
 _TRAILING = ".,;:!?)]}'\""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemoryLimits:
+class MemoryLimits(Struct, frozen=True, kw_only=True):
     """How far imports go and how much text the files may bring."""
 
     max_import_depth: int = 5
@@ -82,8 +83,10 @@ class MemoryLimits:
     max_total_chars: int = 100_000
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryFile:
+DEFAULT_LIMITS = MemoryLimits()
+
+
+class MemoryFile(Struct, frozen=True):
     """A file read into the prompt: `text` is what the model sees of it."""
 
     path: Path
@@ -96,8 +99,7 @@ class MemoryFile:
     """Whether only the start of it is in `text`."""
 
 
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
+class SkippedFile(Struct, frozen=True):
     """A file that was found or named but is not in the prompt, and why."""
 
     path: Path
@@ -112,8 +114,7 @@ class SkippedFile:
         return f"{self.path}{named}: {self.detail or self.reason.replace('_', ' ')}"
 
 
-@dataclass(frozen=True, slots=True)
-class Memory:
+class Memory(Struct, frozen=True):
     """What was loaded, in order (later takes precedence), and what was skipped."""
 
     files: tuple[MemoryFile, ...] = ()
@@ -135,8 +136,7 @@ class Memory:
         return (*cut, *(skipped.note for skipped in self.skipped))
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(Struct, frozen=True):
     """A place a memory file may be; `boundary` is where it and its imports must lie (None:
     anywhere)."""
 
@@ -199,7 +199,7 @@ def load_memory(
     candidates: Sequence[Candidate],
     *,
     home: Path,
-    limits: MemoryLimits = MemoryLimits(),
+    limits: MemoryLimits = DEFAULT_LIMITS,
     trusted: OwnerCheck = ours_or_root,
 ) -> Memory:
     """Read the candidates that exist and everything they import, within `limits`; `trusted`

@@ -20,9 +20,10 @@ import datetime
 import os
 import platform
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from .git import GitSnapshot, git_section, take_git_snapshot
 from .memory import Memory, MemoryFile, MemorySource, project_root
@@ -67,8 +68,7 @@ get around it with another tool; carry on with what you may use, or explain what
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Environment:
+class Environment(Struct, frozen=True):
     """Facts about where the agent runs; `git` is the snapshot, when in a repository."""
 
     cwd: Path

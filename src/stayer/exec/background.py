@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from stayer.exec.capture import Captured
 from stayer.exec.process import (
@@ -35,8 +36,7 @@ from stayer.exec.watchdog import release_group
 ShellStatus = Literal["running", "completed", "failed", "killed"]
 
 
-@dataclass(frozen=True, slots=True)
-class ShellOutput:
+class ShellOutput(Struct, frozen=True):
     """What a background shell wrote since the last read, and how it stands now."""
 
     stdout: Captured

@@ -12,12 +12,12 @@ inside the second cut.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TextIO
 
+from msgspec import Struct
 
-@dataclass(frozen=True, slots=True)
-class Captured:
+
+class Captured(Struct, frozen=True):
     """One stream as kept: `head`, then `omitted` characters not kept, then `tail`.
 
     With nothing omitted, ``head + tail`` is the whole stream.

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
+
+from msgspec import Struct, field
 
 from .shell_words import Word
 
@@ -28,8 +29,7 @@ Arity: TypeAlias = Literal["none", "required", "optional"]
 _NUMBER = re.compile(r"^-\d+[A-Za-z]*$")
 
 
-@dataclass(frozen=True, slots=True)
-class OptionSpec:
+class OptionSpec(Struct, frozen=True):
     """Every option a program accepts, and how it reads its command line."""
 
     short: Mapping[str, Arity] = field(default_factory=dict[str, Arity])
@@ -77,8 +77,7 @@ def options(
     return OptionSpec(shorts, longs, permute, numbers, lone_dash, abbreviations)
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(Struct, frozen=True):
     """A command line's words read against an `OptionSpec`."""
 
     options: tuple[tuple[str, str | None], ...] = ()

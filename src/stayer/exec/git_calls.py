@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from .shell_words import Word
 
@@ -41,8 +42,7 @@ _GLOBAL_ELSEWHERE = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class GitCall:
+class GitCall(Struct, frozen=True):
     """A git call's global options and subcommand, split."""
 
     globals: tuple[str, ...]
@@ -77,8 +77,7 @@ def split_git(words: tuple[Word, ...]) -> GitCall | None:
     return GitCall(tuple(found), tuple(settings), None, ())
 
 
-@dataclass(frozen=True, slots=True)
-class _Options:
+class _Options(Struct, frozen=True):
     """A subcommand's options that write or run, matched as git's parser would take them."""
 
     short: str = ""

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 PROGRESS_INTERVAL_S = 0.2
 """At most five batches a second per command, plus the last one when it ends."""
@@ -28,8 +29,7 @@ PROGRESS_MAX_CHARS = 4_000
 PROGRESS_MAX_LINE_CHARS = 500
 
 
-@dataclass(frozen=True, slots=True)
-class OutputLines:
+class OutputLines(Struct, frozen=True):
     """Whole lines a running command printed, each ending in a newline; `omitted` lines it
     printed just before them were left out to keep the view bounded."""
 

@@ -18,8 +18,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from stayer.exec.watchdog import ensure_watchdog, release_group, watch_group
 
@@ -27,8 +28,7 @@ _CHUNK = 65_536
 _REAP_S = 1.0
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeResult:
+class ProbeResult(Struct, frozen=True):
     """How one probe ended: `exit_code` is None when it never finished on its own (it could not
     start, ran past the deadline, or wrote past its cap); `problem` then says which."""
 
@@ -41,8 +41,7 @@ class ProbeResult:
     """Whether stdout was longer than the cap and only its start was kept."""
 
 
-@dataclass(slots=True)
-class _Running:
+class _Running(Struct):
     argv: tuple[str, ...]
     process: subprocess.Popen[bytes]
     out: bytearray

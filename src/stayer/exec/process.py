@@ -21,9 +21,10 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from stayer.exec.capture import Captured, HeadTail, Spool
 from stayer.exec.lines import LineRelay, OutputLines
@@ -42,8 +43,7 @@ _POLL_S = 0.02
 _PROC = Path("/proc")
 
 
-@dataclass(frozen=True, slots=True)
-class CommandResult:
+class CommandResult(Struct, frozen=True):
     """How a process ended and what it wrote.
 
     `exit_code` follows the shell's convention: a death by signal N is ``128 + N``.

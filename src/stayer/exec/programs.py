@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from .getopt import OptionSpec, Reading, options, read_options
 from .shell_words import SimpleCommand, Word
 
 
-@dataclass(frozen=True, slots=True)
-class Wrapper:
+class Wrapper(Struct, frozen=True):
     """A program that runs the command its operands make."""
 
     spec: OptionSpec
@@ -217,8 +217,7 @@ namespaces, remote shells, multiplexers): whatever they are given, their words d
 for sure what runs."""
 
 
-@dataclass(frozen=True, slots=True)
-class Interpreter:
+class Interpreter(Struct, frozen=True):
     """A language runtime: the options that hand it code, and those that take a value."""
 
     spec: OptionSpec
@@ -340,8 +339,7 @@ def _shell_script(arguments: tuple[Word, ...]) -> bool:
     return False  # no script: it reads commands from its input
 
 
-@dataclass(frozen=True, slots=True)
-class Unwrapped:
+class Unwrapped(Struct, frozen=True):
     """What a wrapper runs: the command (None for nothing), or why that cannot be told."""
 
     command: SimpleCommand | None = None

@@ -10,7 +10,8 @@ ripgrep as it is); a test walks every entry, and checks the GNU tools' own `--he
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from .getopt import OptionSpec, options, read_options
 from .shell_words import Word
@@ -19,8 +20,7 @@ Judge = Callable[[tuple[Word, ...], bool], str | None]
 """Why a program called with these arguments (and more when fed) is not read-only, or None."""
 
 
-@dataclass(frozen=True, slots=True)
-class Reader:
+class Reader(Struct, frozen=True):
     """A program that reads unless given one of its `unsafe` options or too many operands."""
 
     spec: OptionSpec

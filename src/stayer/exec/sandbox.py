@@ -37,8 +37,10 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.exec.probe import run_probes
 
@@ -48,8 +50,7 @@ _PROBE_BYTES = 4_000
 _ROOT = Path("/")
 
 
-@dataclass(frozen=True, slots=True)
-class Sandbox:
+class Sandbox(Struct, frozen=True):
     """How to run a command sandboxed: what it may write, and whether it may use the network.
 
     `writable` are absolute paths (directories or files) the command may change; `tmp` is a

@@ -10,7 +10,8 @@ not parse is taken as able to do anything.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from .getopt import options, read_options
 from .shell_words import SimpleCommand, Word
@@ -28,8 +29,7 @@ _SED_OPTIONS = options(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SedCall:
+class SedCall(Struct, frozen=True):
     """What a sed call does, read from its options and script."""
 
     in_place: bool

@@ -23,8 +23,10 @@ import functools
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from .evaluations import evaluates, names_evaluated
 from .shell_words import SimpleCommand, Word
@@ -37,8 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["Parsed", "SimpleCommand", "Word", "parse", "preload"]
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed:
+class Parsed(Struct, frozen=True):
     """What a command line runs, what it cannot show, and the files it redirects output to."""
 
     commands: tuple[SimpleCommand, ...] = ()
@@ -159,8 +160,7 @@ def _language() -> Language:
     return Language(language())
 
 
-@dataclass
-class _Reader:
+class _Reader(Struct):
     """Walks one tree, collecting commands, reasons and write targets."""
 
     commands: list[SimpleCommand] = field(default_factory=list[SimpleCommand])

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(Struct, frozen=True):
     """One word of a command: its value after quote removal, or as written when `dynamic`."""
 
     text: str
     dynamic: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(Struct, frozen=True):
     """One program run with its words (the program first) and leading ``NAME=value`` words."""
 
     words: tuple[Word, ...]

@@ -12,9 +12,10 @@ gives a known field a value of the wrong type, is such a failure too (never a cr
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from msgspec import Struct
+from msgspec.structs import replace
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
@@ -48,8 +49,7 @@ class _Output(_Keys):
     hook_specific_output: _Specific | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class HookReply:
+class HookReply(Struct, frozen=True):
     """One run, read: how it ended and what it asked for."""
 
     command: str
@@ -123,8 +123,7 @@ def _legacy(decision: Literal["approve", "block"] | None) -> PermissionWord | No
     return "allow" if decision == "approve" else "deny"
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """All the runs of one event together (they ran side by side, so no order is meant)."""
 
     replies: tuple[HookReply, ...] = ()

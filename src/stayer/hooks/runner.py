@@ -19,9 +19,10 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
+
+from msgspec import Struct
 
 from stayer.config.model import HookMatcher
 from stayer.events import HookRan
@@ -52,8 +53,7 @@ MAX_HOOK_OUTPUT_CHARS = 20_000
 """How much of each stream of a hook's output is kept (start and end)."""
 
 
-@dataclass(frozen=True, slots=True)
-class HookBase:
+class HookBase(Struct, frozen=True):
     """What every hook input carries, and where and with what environment hooks run."""
 
     session_id: str
@@ -64,8 +64,7 @@ class HookBase:
     """Asked at each run: the mode in force then (an accepted plan or a switch changes it)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Handler:
+class _Handler(Struct, frozen=True):
     command: str
     timeout_s: float
 

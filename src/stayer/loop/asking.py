@@ -10,8 +10,9 @@ that breaks or answers nonsense denies the call, saying so; it never ends the ru
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from stayer.events import PermissionRequested, PermissionResolved
 from stayer.permissions import Decision

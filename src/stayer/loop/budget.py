@@ -9,7 +9,8 @@ nothing more to give, and the run completes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 NUDGE_BELOW = 0.9
 """The share of the budget under which a stop is continued."""
@@ -43,8 +44,7 @@ def _tokens(number: str, suffix: str) -> int | None:
     return tokens if tokens > 0 else None
 
 
-@dataclass(frozen=True, slots=True)
-class BudgetProgress:
+class BudgetProgress(Struct, frozen=True):
     """How a run stands against its budget at a natural stop."""
 
     budget: int

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
 from typing import Literal
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.context.compact import (
     clear_old_tool_results,
@@ -108,8 +110,7 @@ def blocked(params: LoopParams, state: LoopState) -> Finish | None:
     )
 
 
-@dataclass
-class Outcome:
+class Outcome(Struct):
     """Filled in by the generators below: the state to go on from, and what to do next."""
 
     state: LoopState

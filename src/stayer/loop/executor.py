@@ -27,9 +27,10 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeAlias
+
+from msgspec import Struct, field
 
 from stayer.events import (
     Event,
@@ -57,8 +58,7 @@ from .tool_exec import (
 )
 
 
-@dataclass
-class ToolRound:
+class ToolRound(Struct):
     """The calls of one response and what became of each."""
 
     tool_uses: list[ToolUseBlock] = field(default_factory=list[ToolUseBlock])
@@ -137,13 +137,11 @@ class ToolRound:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Streamed:
+class _Streamed(Struct, frozen=True):
     event: Event
 
 
-@dataclass(frozen=True, slots=True)
-class _Failed:
+class _Failed(Struct, frozen=True):
     error: Exception
 
 

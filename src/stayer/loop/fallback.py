@@ -24,7 +24,8 @@ with the model that finally answered: an overloaded model mostly refuses before 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from stayer.events import ModelSwitched, ModelUsage
 from stayer.messages import Message, ModelSpend, ToolSpec, Usage

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from stayer.context.compact import CHARS_PER_TOKEN, READ_TOOL, recently_read
 from stayer.messages import Message
@@ -27,8 +28,7 @@ _NUMBERED = re.compile(r"^\s*(\d+)\t", re.MULTILINE)
 """A line of a Read page: its number, a tab, its text."""
 
 
-@dataclass(frozen=True, slots=True)
-class Reattached:
+class Reattached(Struct, frozen=True):
     """One file shown again: its path as the model gave it, and the text it is shown as."""
 
     path: str

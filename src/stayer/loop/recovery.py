@@ -50,7 +50,8 @@ on from the cut (`truncated_response_recovery`, see `stream_cut`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.events import Continue, ModelSwitched, Terminal
 from stayer.messages import (
@@ -106,8 +107,7 @@ EMPTY_TEXT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Finish:
+class Finish(Struct, frozen=True):
     """How the run ends: the terminal reason and what to tell the caller, and the state to end
     from when the decision changed it."""
 
@@ -126,8 +126,7 @@ def prompt_too_long(detail: str, status: int | None = None) -> Finish:
     return Finish(Terminal.PROMPT_TOO_LONG, f"{PROMPT_TOO_LONG_WORDS}: {detail}", status)
 
 
-@dataclass(frozen=True, slots=True)
-class Retry:
+class Retry(Struct, frozen=True):
     """Go round again from `state`, for `reason`; `withdraw` names a dropped answer, and
     `switched` the move to the next model when the request goes to it."""
 
@@ -137,8 +136,7 @@ class Retry:
     switched: ModelSwitched | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RunTools:
+class RunTools(Struct, frozen=True):
     """Run the response's tool calls; `cut` maps calls answered without running to their text.
 
     `broken` is set when the answer broke off after some of its calls had started (see

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
 from functools import partial
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from stayer.errors import ModelError, PromptTooLong, StayerError
 from stayer.events import (
@@ -94,8 +96,7 @@ def started_part(stream: Response, starting: str | None = None) -> AssistantMess
     return replace(stream.assembler.message(), content=kept)
 
 
-@dataclass
-class Response:
+class Response(Struct):
     """What one streamed response left behind, and the executor running its calls."""
 
     executor: Executor

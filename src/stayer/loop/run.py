@@ -16,7 +16,8 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from stayer.events import (
     Continuing,

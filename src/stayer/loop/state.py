@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from msgspec import Struct, field
 
 from stayer.errors import ModelError
 from stayer.events import Continue, ModelUsage, PermissionDenial, PermissionRequested
@@ -18,8 +19,7 @@ from stayer.tools.base import Tool, Toolbox, ToolContext, ToolOutput
 from .abort import AbortSignal
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(Struct, frozen=True):
     """One validated tool call about to be permission-checked."""
 
     tool: Tool[Any]
@@ -40,8 +40,7 @@ back to the model, or None to let the run complete. `--done-when` is one; Stop h
 point of their own (`StopHook`), with their own cap and `continue: false`."""
 
 
-@dataclass(frozen=True, slots=True)
-class StopVerdict:
+class StopVerdict(Struct, frozen=True):
     """What the Stop hooks said when the model would stop: `block` is the feedback that sends
     it back to work; `prevent` (a hook's `continue: false`) ends the run with its reason."""
 
@@ -65,8 +64,7 @@ async def allow_everything(_call: ToolCall) -> Decision:
     return Decision("allow")
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class RetryPolicy(Struct, frozen=True):
     """How the model call retries failures that may pass (SPEC §1.6)."""
 
     max_retries: int = 10
@@ -86,8 +84,7 @@ class RetryPolicy:
         return backoff * (1 + 0.25 * random.random())
 
 
-@dataclass(frozen=True, slots=True)
-class FallbackModel:
+class FallbackModel(Struct, frozen=True):
     """A model the run may switch to when the one serving it stays overloaded
     (`--fallback-model`): who serves it, the id sent, its betas and its output limits."""
 
@@ -100,8 +97,7 @@ class FallbackModel:
     betas: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class CompactPolicy:
+class CompactPolicy(Struct, frozen=True):
     """When the history is compacted inside a run, and what every compaction keeps."""
 
     auto: bool = True
@@ -128,8 +124,7 @@ class CompactPolicy:
     (the session's folder); None: such a prompt is not saved."""
 
 
-@dataclass(frozen=True, slots=True)
-class LoopParams:
+class LoopParams(Struct, frozen=True):
     """Everything fixed for one run of the loop."""
 
     provider: Provider
@@ -195,8 +190,7 @@ class LoopParams:
             self.observe(messages)
 
 
-@dataclass(frozen=True, slots=True)
-class LoopState:
+class LoopState(Struct, frozen=True):
     """What changes from one iteration to the next; never mutated, only replaced."""
 
     messages: tuple[Message, ...]

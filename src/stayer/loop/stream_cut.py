@@ -36,7 +36,7 @@ for the run's result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from stayer.events import BlockCompleted, BlockStarted, MessageCompleted, StreamEvent, TextDelta
 from stayer.messages import AssistantMessage, Message, TextBlock, ToolUseBlock, UserMessage
@@ -58,8 +58,7 @@ def resume_note() -> UserMessage:
     return UserMessage((TextBlock(STREAM_CUT_TEXT),))
 
 
-@dataclass
-class Streamed:
+class Streamed(Struct):
     """What one attempt of a model call streamed before it ended: its complete blocks, and the
     text so far of any text block still open."""
 

@@ -18,12 +18,14 @@ one that still overflows is saved, or with no folder keeps its start, never lose
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.events import (
     PermissionRequested,
@@ -78,8 +80,7 @@ def empty_placeholder(name: str) -> str:
     return f"({name} completed with no output)"
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(Struct, frozen=True):
     block: ToolUseBlock
     call: ToolCall | None
     error: str | None = None
@@ -208,16 +209,16 @@ def _updated(call: ToolCall, given: Mapping[str, JSON]) -> ToolCall | str:
             f"InputValidationError: the input {call.tool.name} was approved with does not fit "
             f"its schema ({_describe(exc)}), so it did not run."
         )
-    return dataclasses.replace(call, input=parsed)
+    return msgspec.structs.replace(call, input=parsed)
 
 
 async def _call(
     params: LoopParams, call: ToolCall, report: Callable[[ToolCallProgress], None]
 ) -> ToolOutput:
     def emit(event: ToolCallProgress) -> None:  # a call reports only as itself
-        report(dataclasses.replace(event, tool_use_id=call.tool_use_id))
+        report(msgspec.structs.replace(event, tool_use_id=call.tool_use_id))
 
-    ctx = dataclasses.replace(params.tool_context, emit=emit, tool_use_id=call.tool_use_id)
+    ctx = msgspec.structs.replace(params.tool_context, emit=emit, tool_use_id=call.tool_use_id)
     try:
         return await asyncio.wait_for(call.tool.call(call.input, ctx), params.tool_timeout_s)
     except ToolFailure as exc:
@@ -256,8 +257,7 @@ def _finished(
     return ToolCallFinished(block.id, block.name, status, result, duration_ms, data, output.spent)
 
 
-@dataclass(frozen=True, slots=True)
-class _Cap:
+class _Cap(Struct, frozen=True):
     """How the texts of one result are held to its tool's limit."""
 
     block: ToolUseBlock

@@ -10,7 +10,9 @@ round's notes after them. What the calls spent on model calls of their own is bi
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.events import Event, ToolResultsAppended
 
@@ -24,8 +26,7 @@ INTERRUPTED_MARKER = "[Request interrupted by user]"
 INTERRUPTED_TOOLS_MARKER = "[Request interrupted by user for tool use]"
 
 
-@dataclass
-class AfterTools:
+class AfterTools(Struct):
     """Filled in by `_tool_round`: the state after the round, or how the run ends."""
 
     state: LoopState

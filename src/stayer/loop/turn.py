@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Literal
+
+from msgspec import Struct, field
 
 from stayer.errors import ModelError, Overloaded
 from stayer.events import (
@@ -35,8 +36,7 @@ from .state import LoopParams
 from .stream_cut import MAX_STREAM_RESUMES, Streamed, resume_note
 
 
-@dataclass
-class TurnResult:
+class TurnResult(Struct):
     """Filled in by `stream_turn`: the completed message, time spent waiting on the API, which
     model answered (see `fallback`), and the partial answers a cut stream left."""
 
@@ -55,8 +55,7 @@ class TurnResult:
     """... and whether the call would have given up on it (rather than tried again)."""
 
 
-@dataclass
-class _Failures:
+class _Failures(Struct):
     """The failures of one model call on the model serving it, as the retry policy counts them."""
 
     attempts: int = 0
@@ -80,8 +79,7 @@ class _Failures:
 Plan = Literal["retry", "switch", "give_up"]
 
 
-@dataclass
-class _Call:
+class _Call(Struct):
     """One model call across its attempts: what is sent, to whom, and what failed so far."""
 
     params: LoopParams

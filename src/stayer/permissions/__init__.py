@@ -24,8 +24,10 @@ programs write) comes in `Writes`, with the places the session found on the disk
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.exec.globs import glob_literal
 from stayer.tools.base import SubjectKind
@@ -222,8 +224,7 @@ def _asked_write(
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Reach:
+class _Reach(Struct, frozen=True):
     """What a call reaches besides its subject: files read outside the session's places
     (judged by `reads_as`'s rules), and what else it writes (judged by `writes_as`'s too)."""
 

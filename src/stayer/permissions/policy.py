@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias, cast, get_args
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.errors import ConfigError
 from stayer.messages import JSON
@@ -37,8 +39,7 @@ def parse_mode(value: str) -> PermissionMode:
 Question = Literal["mode", "rule", "protected", "plan"]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(Struct, frozen=True):
     """Allow, deny or ask, and why.
 
     `reason` is what the model reads when the call is denied; for an ask, it is what the model
@@ -51,7 +52,6 @@ class Decision:
 
     behavior: Behavior
     reason: str = ""
-    _: KW_ONLY
     updated_input: Mapping[str, JSON] | None = None
     rule: str | None = None
     suggestions: tuple[str, ...] = ()
@@ -63,8 +63,7 @@ class Decision:
     mode (`plan`); the last three only a person answers."""
 
 
-@dataclass(frozen=True, slots=True)
-class PermissionPolicy:
+class PermissionPolicy(Struct, frozen=True):
     """The mode and rules in force for a run."""
 
     mode: PermissionMode = "default"

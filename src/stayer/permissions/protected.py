@@ -65,8 +65,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePath
+
+from msgspec import Struct
 
 _GIT = "git runs what its config and hooks say"
 _SHELL = "the shell runs it at start-up"
@@ -77,8 +78,7 @@ _EDITOR = "the editor runs it at start-up"
 _PATH = "a command put there runs in place of the one the user meant"
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
+class Place(Struct, frozen=True):
     """A protected place and why it is protected.
 
     `part` is how the place is known: by its name at any depth (`.git/`, `.bashrc`,
@@ -94,8 +94,7 @@ class Place:
         return self.part.startswith("/")
 
 
-@dataclass(frozen=True, slots=True)
-class Writes:
+class Writes(Struct, frozen=True):
     """What the resolve step found out about one call's writes, for `evaluate` to judge.
 
     `paths` are every name (resolved, and as written) of each path a command writes besides

@@ -19,8 +19,9 @@ sandbox has it (`sandbox_refusal`). The shell needs no such check: bubblewrap ho
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from stayer.tools.base import SubjectKind
 
@@ -50,8 +51,7 @@ are the command's own)."""
 _SHELL_TMP = Path("/tmp")
 
 
-@dataclass(frozen=True, slots=True)
-class Confinement:
+class Confinement(Struct, frozen=True):
     """What ``--sandbox`` holds the session's own calls to."""
 
     tmp: Path | None
@@ -60,8 +60,7 @@ class Confinement:
     network: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Places:
+class Places(Struct, frozen=True):
     """Where a session's calls may reach besides its working directories."""
 
     session_dir: Path | None = None

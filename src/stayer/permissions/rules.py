@@ -23,9 +23,10 @@ import ipaddress
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from msgspec import Struct
 
 from stayer.errors import ConfigError
 from stayer.exec.globs import glob_literal
@@ -35,8 +36,7 @@ _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.\-]+(?:__\*)?)(?:\((?P<spec>.*)\))?$"
 _SERVER_PREFIX = "mcp__"
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Struct, frozen=True):
     """``Tool`` (every call) or ``Tool(specifier)`` (calls whose subject matches).
 
     `root` is the directory a ``/``-rooted path pattern is relative to: that of the settings

@@ -32,15 +32,15 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 if TYPE_CHECKING:  # the parser loads with the first command judged, not at start-up
     from stayer.exec.shell_syntax import Parsed, SimpleCommand
 
 
-@dataclass(frozen=True, slots=True)
-class CommandForms:
+class CommandForms(Struct, frozen=True):
     """A command line as allow and deny rules see it."""
 
     allow: tuple[tuple[str, ...], ...] | None

@@ -7,8 +7,9 @@ tells the model not to work around the refusal.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from stayer.tools.base import SubjectKind
 

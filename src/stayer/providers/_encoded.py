@@ -1,7 +1,7 @@
 """Request bodies built from JSON encoded once: each message's bytes are kept and reused.
 
 A conversation grows by a message or two per model call, and its messages are frozen
-dataclasses: a message sent before has the same JSON now. Encoding the whole history again for
+structs: a message sent before has the same JSON now. Encoding the whole history again for
 every request made the harness's cost per turn grow with the session, so a provider keeps the
 bytes of each message it sent, in each form it sends it in (for Anthropic: with or without a
 cache breakpoint on a block; for OpenAI: with or without thinking blocks), keyed by the message
@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
 from typing import TypeVar
+
+from msgspec import Struct, field
 
 from stayer.messages import JSON, Message
 
@@ -62,8 +63,7 @@ def json_object(fields: Iterable[tuple[str, bytes | list[bytes]]]) -> bytes:
     return b"".join(parts)
 
 
-@dataclass(slots=True)
-class _Entry:
+class _Entry(Struct):
     ref: weakref.ref[Message]
     forms: dict[Hashable, bytes] = field(default_factory=dict[Hashable, bytes])
 

@@ -19,12 +19,12 @@ import ssl
 import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Literal
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
+from msgspec import Struct
 
 from stayer.errors import (
     AuthenticationFailed,
@@ -76,8 +76,7 @@ _TOO_LONG_CODES = frozenset({"context_length_exceeded", "exceed_context_size_err
 _TAG = re.compile(r"<[^>]*>")
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
+class Endpoint(Struct, frozen=True):
     """Who we talk to and how long we wait: provider name and the settings a person can fix.
 
     The stream timeouts are the watchdog's (see `_watchdog`); None turns one off, and a
@@ -94,8 +93,7 @@ class Endpoint:
     idle_timeout_s: float | None
 
 
-@dataclass(frozen=True, slots=True)
-class ApiError:
+class ApiError(Struct, frozen=True):
     """An error object decoded from a body or a stream event; any field may be empty."""
 
     message: str
@@ -541,8 +539,7 @@ async def post_sse(
         raise transport_error(exc, endpoint, answered=answered) from exc
 
 
-@dataclass(slots=True)
-class Reach:
+class Reach(Struct):
     """Whether a server has answered a request of this connection yet (with any HTTP status).
 
     Until it has, a refused connection is a wrong address or a server not started, not a fault

@@ -23,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeVar
 from urllib.parse import urlsplit
+
+from msgspec import Struct
 
 from stayer.errors import ConnectionLost
 
@@ -35,8 +36,7 @@ FIRST_BYTE_VARIABLE = "CLAUDE_STREAM_FIRST_BYTE_TIMEOUT_MS"
 IDLE_VARIABLE = "CLAUDE_STREAM_IDLE_TIMEOUT_MS"
 
 
-@dataclass(frozen=True, slots=True)
-class FirstByteScale:
+class FirstByteScale(Struct, frozen=True):
     """A first-byte limit that grows with the prompt: `base_s`, plus `per_1k_tokens_s` for each
     thousand prompt tokens, at most `cap_s`."""
 

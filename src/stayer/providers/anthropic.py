@@ -9,10 +9,10 @@ mapping of every failure onto `stayer.errors`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import cast
 
 import httpx
+from msgspec import Struct, field
 
 from stayer.errors import ConnectionLost
 from stayer.events import (
@@ -174,8 +174,7 @@ class AnthropicProvider:
 # --- request ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PromptCaching:
+class PromptCaching(Struct, frozen=True):
     """Whether requests carry cache breakpoints: on for every model unless turned off, or off
     only for the model families named (``haiku``, ``sonnet``, ``opus``), as Claude Code's
     DISABLE_PROMPT_CACHING and DISABLE_PROMPT_CACHING_<FAMILY> do."""
@@ -309,8 +308,7 @@ class RequestEncoder:
 # --- response ---------------------------------------------------------------------------------
 
 
-@dataclass
-class _OpenBlock:
+class _OpenBlock(Struct):
     kind: str
     parts: list[str] = field(default_factory=list[str])
     tool_id: str = ""

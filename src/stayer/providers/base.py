@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Protocol
+
+from msgspec import Struct, field
 
 from stayer.errors import BadResponse
 from stayer.events import (
@@ -38,8 +39,7 @@ PURPOSE_HEADER = "x-stayer-purpose"
 """Sent on every request so gateways and cost reports can tell the loop's own calls apart."""
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
+class ModelRequest(Struct, frozen=True):
     """Everything one model call needs; providers translate it to their wire format."""
 
     model: str
@@ -94,8 +94,7 @@ def tool_use_from_json(tool_id: str, name: str, raw: str) -> ToolUseBlock:
     return ToolUseBlock(tool_id, name, value)
 
 
-@dataclass
-class MessageAssembler:
+class MessageAssembler(Struct):
     """Folds a stream of events into the `AssistantMessage` it describes.
 
     Providers feed every event they produce and emit `MessageCompleted(assembler.message())`

@@ -19,10 +19,11 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from stayer.errors import ConfigError
 from stayer.switches import env_flag
@@ -39,8 +40,7 @@ _PAGES = 10
 """At most this many pages of Anthropic's list (1,000 models each) are read."""
 
 
-@dataclass(frozen=True, slots=True)
-class Listed:
+class Listed(Struct, frozen=True):
     """One model of a provider's list."""
 
     id: str
@@ -50,8 +50,7 @@ class Listed:
     max_tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Listing:
+class Listing(Struct, frozen=True):
     """A provider's model list as fetched at `fetched_at` (seconds since the epoch)."""
 
     fetched_at: float
@@ -63,8 +62,7 @@ class Listing:
         return 0 <= now - self.fetched_at < CACHE_FRESH_S
 
 
-@dataclass(frozen=True, slots=True)
-class ListEndpoint:
+class ListEndpoint(Struct, frozen=True):
     """Where a provider's model list is read, and the headers that let us read it."""
 
     provider: Literal["anthropic", "openai"]

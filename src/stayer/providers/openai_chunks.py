@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from stayer.errors import ConnectionLost, ToolInputCut
 from stayer.events import (
@@ -57,8 +58,7 @@ _FINISH_REASONS: dict[str, StopReason] = {
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
-@dataclass
-class _ToolCall:
+class _ToolCall(Struct):
     index: int
     id: str
     name: str
@@ -68,8 +68,7 @@ class _ToolCall:
         return tool_use_from_json(self.id, self.name, "".join(self.arguments))
 
 
-@dataclass
-class _TextRun:
+class _TextRun(Struct):
     index: int
     kind: str
     parts: list[str] = field(default_factory=list[str])

@@ -21,9 +21,10 @@ premium, and a model with no cache discount (o3-pro) bills a cache hit as input.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from stayer.messages import Usage
 
@@ -41,8 +42,7 @@ CACHE_WRITE_MULTIPLIER = 1.25
 """Anthropic's price of a five-minute cache write, as a share of the base input price."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
+class Rates(Struct, frozen=True):
     """One set of rates, USD per million tokens."""
 
     input: float
@@ -51,8 +51,7 @@ class Rates:
     cache_write: float
 
 
-@dataclass(frozen=True, slots=True)
-class Prices:
+class Prices(Struct, frozen=True):
     """Rates kept by hand for a model the package does not know, and where they were read."""
 
     base: Rates

@@ -10,14 +10,14 @@ late, and a price of zero: an unknown name is most often a local model.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from stayer.messages import Usage
 from stayer.providers.prices import FREE, Prices, anthropic, listed_cost, openai
 
 
-@dataclass(frozen=True, slots=True)
-class ModelProfile:
+class ModelProfile(Struct, frozen=True):
     """What the loop needs to know about a model: its limits, and its list prices where
     `genai-prices` does not know them (`prices`: None means the package prices it)."""
 

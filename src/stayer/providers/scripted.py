@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from stayer.errors import ModelError, ScriptError
 from stayer.events import (
@@ -36,8 +37,7 @@ from stayer.messages import (
 from stayer.providers.base import MessageAssembler, ModelRequest
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(Struct, frozen=True):
     """One scripted response: its blocks, stop reason and usage.
 
     `stop_reason` defaults to ``tool_use`` when the reply holds a tool call, else ``end_turn``.
@@ -51,16 +51,14 @@ class Reply:
     response back until it has seen what it waits for; a benchmark spaces the blocks out."""
 
 
-@dataclass(frozen=True, slots=True)
-class Fault:
+class Fault(Struct, frozen=True):
     """A failure: `error` is raised after the first `after_blocks` blocks have streamed."""
 
     error: ModelError
     after_blocks: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Cut:
+class Cut(Struct, frozen=True):
     """A stream that breaks after some output: `blocks` stream whole, then `open` (if any)
     starts and streams all its deltas but never ends, then `error` is raised."""
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from msgspec import Struct
 
 from stayer.errors import ConfigError
 from stayer.providers.base import Provider
@@ -72,8 +73,7 @@ def _default_model(env: Mapping[str, str]) -> tuple[ProviderName, str]:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ModelChoice:
+class ModelChoice(Struct, frozen=True):
     """The model a name stands for: who serves it, the id sent, and its context window."""
 
     provider: str
@@ -190,8 +190,7 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> tuple[ProviderNa
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Timeouts:
+class Timeouts(Struct, frozen=True):
     """How long a provider waits, in seconds: each read, and the stream's first-byte and idle
     timeouts (None: off; ``auto``: the first-byte limit grows with the prompt, see `_watchdog`)."""
 

@@ -19,7 +19,8 @@ Which model answers (`small_model`), as Claude Code picks its small fast model:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from stayer.errors import BadResponse
 from stayer.loop.fallback import model_name

@@ -28,8 +28,9 @@ after the last submission's events (a session closed without it runs them unrepo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
+
+from msgspec.structs import replace
 
 from stayer.config.model import HookMatcher
 from stayer.errors import ConfigError

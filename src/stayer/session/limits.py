@@ -8,7 +8,8 @@ a default; a value that is not a whole number is a `ConfigError` naming the vari
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from stayer.errors import ConfigError
 from stayer.loop.state import RetryPolicy
@@ -24,8 +25,7 @@ DEFAULT_TOOL_CONCURRENCY = 10
 """Concurrency-safe calls running at once (Claude Code's default)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(Struct, frozen=True):
     """What bounds one run's model calls and tool calls."""
 
     retry: RetryPolicy

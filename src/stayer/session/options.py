@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from msgspec import Struct, field
 
 from stayer.loop.abort import AbortSignal
 from stayer.loop.state import Decide, RetryPolicy
@@ -14,8 +15,7 @@ from stayer.providers.base import Provider
 from stayer.tools.base import Tool
 
 
-@dataclass(frozen=True, kw_only=True)
-class QueryOptions:
+class QueryOptions(Struct, frozen=True, kw_only=True):
     """Options of `stayer.query()`; every field has a working default.
 
     `provider` injects a model client (the scripted model, say) instead of choosing one from

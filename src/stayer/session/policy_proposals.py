@@ -24,9 +24,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.exec.hidden_runs import runs_programs
 from stayer.exec.shell_syntax import SimpleCommand, parse
@@ -136,16 +138,14 @@ def _simple_candidates(tool: str, simple: SimpleCommand) -> Iterator[Rule]:
     yield Rule(tool, f"{program}:*")
 
 
-@dataclass(frozen=True, slots=True)
-class Proposal:
+class Proposal(Struct, frozen=True):
     """An allow rule to add, and how many of the questions it would have removed."""
 
     rule: Rule
     removes: int
 
 
-@dataclass(frozen=True, slots=True)
-class Widening:
+class Widening(Struct, frozen=True):
     """An allow rule in force that widens too far, and why."""
 
     rule: Rule

@@ -14,9 +14,11 @@ those to a person. Symlinks and `..` are resolved on this machine, as they are n
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.loop.state import CanUseTool, ToolCall
 from stayer.messages import JSON, AssistantMessage, ToolUseBlock
@@ -30,8 +32,7 @@ Verdict = Literal["allowed", "asked", "denied"]
 VERDICTS: tuple[Verdict, ...] = ("allowed", "asked", "denied")
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedCall:
+class RecordedCall(Struct, frozen=True):
     """One tool call found in a transcript, with the directory its session ran in."""
 
     tool: str
@@ -59,8 +60,7 @@ def recorded_calls(paths: Sequence[Path], *, cwd: Path) -> tuple[list[RecordedCa
     return found, warnings
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(Struct, frozen=True):
     """The rules under test: a policy (a run's holds its ask rules), and more rules that make
     a call ask even if allowed."""
 
@@ -68,8 +68,7 @@ class Rules:
     ask: tuple[Rule, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Judged:
+class Judged(Struct, frozen=True):
     """One replayed call, its input as its tool reads it, and what it would have met."""
 
     call: RecordedCall
@@ -126,8 +125,7 @@ def validated_input(tool: Tool[Any], given: Mapping[str, JSON]) -> Any | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Replay:
+class Replay(Struct, frozen=True):
     """Every replayed call with its verdict, and what could not be replayed."""
 
     judged: tuple[Judged, ...]

@@ -10,9 +10,11 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from stayer.errors import ConfigError
 from stayer.events import Event, PermissionRequested, SessionStarted
@@ -53,8 +55,7 @@ if TYPE_CHECKING:
     from stayer.config.model import HookMatcher
 
 
-@dataclass(frozen=True, slots=True)
-class Setup:
+class Setup(Struct, frozen=True):
     """A session ready to start: the loop's parameters, what to announce, and the system
     prompt for a given token budget (a `+500k` in a later prompt changes it)."""
 

@@ -11,7 +11,9 @@ prompt tells the model to check where it stands.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.messages import (
     AssistantMessage,
@@ -36,8 +38,7 @@ INTERRUPTED_NOTE = (
 RESUMED_OPENING = "[The conversation resumes here.]"
 
 
-@dataclass(frozen=True, slots=True)
-class Repaired:
+class Repaired(Struct, frozen=True):
     """A valid conversation, what had to be fixed to get it, and whether it ended mid-turn."""
 
     messages: tuple[Message, ...]

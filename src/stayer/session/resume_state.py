@@ -13,8 +13,9 @@ comes back is named on standard error, so a more permissive one (`acceptEdits`) 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import cast, get_args
+
+from msgspec.structs import replace
 
 from stayer.messages import JSON
 from stayer.permissions.policy import MODE_ALIASES, PERMISSION_MODES

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 _SECRET_NAME = re.compile(
     r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|PASS|CREDENTIALS?|AUTH|AUTH_TOKEN)(_|$)",
@@ -19,8 +20,7 @@ _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/:@\s]+:([^/@\s]+)@", re.IGN
 MIN_SECRET_CHARS = 8
 
 
-@dataclass(frozen=True)
-class Scrubber:
+class Scrubber(Struct, frozen=True):
     """Replaces the values of secret-looking environment variables with their names."""
 
     secrets: tuple[tuple[str, str], ...]

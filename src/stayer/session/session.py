@@ -24,10 +24,12 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import aclosing
-from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.errors import ConfigError, StayerError
 from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal, ToolCallFinished
@@ -367,8 +369,7 @@ def _discard(opened: Future[Session]) -> None:
 HOOK_CONTEXT_HEAD = "[Context a hook added to this prompt:]"
 
 
-@dataclass
-class _Gate:
+class _Gate(Struct):
     """What the hooks before a prompt decided: context to add, or why it is kept out."""
 
     context: tuple[str, ...] = ()

@@ -27,8 +27,10 @@ and line: leaving it out only narrows what acceptEdits may write.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.config import Loaded, SourceDir, SourceRule, load_settings, parse_levels
 from stayer.errors import ConfigError
@@ -42,8 +44,7 @@ PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "G
 rule names directly here."""
 
 
-@dataclass(frozen=True, slots=True)
-class Settled:
+class Settled(Struct, frozen=True):
     """The options with the settings folded in, the run's environment, the ask rules, and the
     warnings to show."""
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.config.dirs import claude_config_dir, config_root
 from stayer.context.memory import (
@@ -37,8 +39,7 @@ class Render(Protocol):
     def __call__(self, budget: int | None, model: str | None = None) -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
-class SystemPrompt:
+class SystemPrompt(Struct, frozen=True):
     """The prompt's text and the memory files it holds."""
 
     text: str

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.messages import (
     JSON,
@@ -21,8 +23,7 @@ from stayer.messages import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
+class Loaded(Struct, frozen=True):
     """A conversation read back, with its chain, what was skipped and the warnings to show."""
 
     messages: tuple[Message, ...]
@@ -325,8 +326,7 @@ def _joined(first: Message, then: Message) -> Message:
     return UserMessage((*first.content, *then.content))
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(Struct, frozen=True):
     """One saved session, as `--resume` lists it."""
 
     session_id: str

@@ -8,9 +8,11 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from stayer._version import __version__
 from stayer.messages import (
@@ -31,8 +33,7 @@ def now() -> str:
     return stamp.replace("+00:00", "Z")
 
 
-@dataclass
-class TranscriptWriter:
+class TranscriptWriter(Struct):
     """Appends a session's records to its file; `sync` records the conversation as it stands."""
 
     path: Path

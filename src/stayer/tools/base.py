@@ -18,9 +18,10 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
+
+from msgspec import Struct, field
 
 from stayer.events import ToolCallProgress
 from stayer.exec import BackgroundShells, Sandbox
@@ -41,8 +42,7 @@ def _no_progress(_event: ToolCallProgress) -> None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class ModelAnswer:
+class ModelAnswer(Struct, frozen=True):
     """A model's answer to a tool's own question, and what it cost."""
 
     text: str
@@ -73,8 +73,7 @@ simple command), or a network host."""
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
 
-@dataclass(frozen=True, slots=True)
-class TodoItem:
+class TodoItem(Struct, frozen=True):
     """One task of the model's todo list (the `TodoWrite` tool)."""
 
     content: str
@@ -89,8 +88,7 @@ class TodoItem:
         return self.status != "completed"
 
 
-@dataclass
-class ToolContext:
+class ToolContext(Struct):
     """What a running tool may see and touch.
 
     `read_files` maps each file the model has read (resolved path) to its modification time
@@ -135,8 +133,7 @@ class ToolContext:
         return candidate if candidate.is_absolute() else self.cwd / candidate
 
 
-@dataclass(frozen=True, slots=True)
-class ToolOutput:
+class ToolOutput(Struct, frozen=True):
     """What a tool returns: the content the model sees, and structured data for programs.
 
     `data` is reported to headless consumers (stream-json's ``tool_use_result``), never to the
@@ -157,8 +154,7 @@ class ToolFailure(Exception):
 InputT = TypeVar("InputT", bound="BaseModel")
 
 
-@dataclass(frozen=True, slots=True)
-class Written:
+class Written(Struct, frozen=True):
     """What one call writes besides its subject, for the protected-path check: `paths` it is
     known to write, as written or absolute; `mentioned`, paths its words name that it may
     write (a program that may write anything); and `unknown`, the destinations known only when

@@ -18,8 +18,9 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from typing import Any, Literal, TextIO
+
+from msgspec import Struct
 
 from stayer.events import Event, Finished, HookRan, ModelSwitched, Retrying, Terminal
 from stayer.exec import kill_everything_now
@@ -37,8 +38,7 @@ EXIT_INTERRUPTED = 130
 READER_GONE = "standard output was closed: nobody reads the run's output any more"
 
 
-@dataclass(frozen=True, slots=True)
-class Printer:
+class Printer(Struct, frozen=True):
     """How to print one run."""
 
     output_format: OutputFormat = "text"
@@ -57,8 +57,7 @@ def exit_code(finished: Finished | None, signum: int | None = None) -> int:
     return EXIT_OK if finished.terminal is Terminal.COMPLETED else EXIT_FAILED
 
 
-@dataclass
-class Interrupts:
+class Interrupts(Struct):
     """Which signal interrupted the run, if one did."""
 
     signum: int | None = None

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TextIO, assert_never
+
+from msgspec import Struct, field
 
 from stayer.events import (
     BlockStarted,
@@ -96,8 +97,7 @@ def _terminal_width(out: TextIO) -> Callable[[], int]:
     return width
 
 
-@dataclass
-class LiveView:
+class LiveView(Struct):
     """Writes events to a terminal as they arrive.
 
     With `live`, running calls' latest output is drawn below everything else and redrawn with

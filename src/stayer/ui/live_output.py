@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from stayer.events import ToolCallProgress
 
@@ -24,8 +25,7 @@ _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-@dataclass
-class _Call:
+class _Call(Struct):
     label: str
     lines: deque[str] = field(default_factory=lambda: deque(maxlen=SHOWN_LINES))
 

@@ -80,8 +80,9 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
+
+from msgspec import Struct, field
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.events import (
@@ -181,8 +182,7 @@ def _compact_metadata(event: Compacted) -> dict[str, Any]:
     return metadata
 
 
-@dataclass
-class StreamJsonWriter:
+class StreamJsonWriter(Struct):
     """Turns events into stream-json lines (dicts); keeps the session id and model."""
 
     include_partial: bool = False

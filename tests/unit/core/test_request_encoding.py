@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import gc
 import json
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from stayer.messages import (
     AssistantMessage,

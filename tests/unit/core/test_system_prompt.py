@@ -4,8 +4,9 @@ memory files, in an order that lets what the user set for this run weigh most.""
 from __future__ import annotations
 
 import datetime
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from stayer.context.git import GitSnapshot
 from stayer.context.memory import Memory, MemoryFile, SkippedFile

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
+import msgspec
+import msgspec.structs
 import pytest
 from pydantic import ValidationError
 
@@ -54,7 +55,7 @@ async def test_each_call_replaces_the_whole_list(tmp_path: Path) -> None:
 async def test_the_list_is_shared_by_every_copy_of_the_context(tmp_path: Path) -> None:
     # The executor runs each call with a copy of the context (its own progress callback).
     ctx = ToolContext(cwd=tmp_path)
-    await run_tool(TodoWriteTool(), dataclasses.replace(ctx), todos=[todo("A", "pending")])
+    await run_tool(TodoWriteTool(), msgspec.structs.replace(ctx), todos=[todo("A", "pending")])
     assert ctx.todos == [TodoItem("A", "pending", "Aing")]
 
 

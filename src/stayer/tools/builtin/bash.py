@@ -24,9 +24,9 @@ import os
 import shlex
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
+from msgspec.structs import replace
 from pydantic import Field
 
 from stayer.events import ToolCallProgress

@@ -5,13 +5,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from stayer.exec.shell_syntax import Word
 
 
-@dataclass
-class Args:
+class Args(Struct):
     """A command's words as getopt reads them."""
 
     operands: list[Word] = field(default_factory=list[Word])

@@ -11,8 +11,9 @@ import itertools
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from stayer.exec.shell_syntax import SimpleCommand, Word
 from stayer.tools.builtin.bash_words import brace_expansion
@@ -29,8 +30,7 @@ _MOST_EXPANSIONS = 256
 _MOST_TREE_ENTRIES = 2_000
 
 
-@dataclass
-class Found:
+class Found(Struct):
     """What a line writes, gathered as its commands are read."""
 
     bases: list[str]

@@ -12,15 +12,15 @@ from __future__ import annotations
 import glob as _glob
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from stayer.exec.shell_words import SimpleCommand
 from stayer.tools.base import HISTORY_READ as HISTORY
 
 
-@dataclass
-class Folders:
+class Folders(Struct):
     """Where the shell is as a line runs: the folder, the one before (`cd -`, `~-`), and
     pushd's stack."""
 

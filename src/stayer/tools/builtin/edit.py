@@ -8,9 +8,9 @@ decoded as Read decoded it and written back in the same encoding, or not at all 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec import Struct
 from pydantic import Field
 
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
@@ -50,8 +50,7 @@ class EditInput(ToolInput):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Edit:
+class _Edit(Struct, frozen=True):
     text: str  # the new contents with "\n" line ends, for the snippet
     on_disk: str  # the new contents as written, original line ends restored
     count: int

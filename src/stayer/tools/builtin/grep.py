@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from msgspec import Struct
 from pydantic import Field
 
 from stayer.exec import CommandResult
@@ -113,8 +113,7 @@ class GrepInput(ToolInput):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Window:
+class _Window(Struct, frozen=True):
     items: list[str]
     total: int
     first: int  # 0-based index of items[0] among all results

@@ -14,10 +14,10 @@ import difflib
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from msgspec import Struct
 from pydantic import Field
 
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
@@ -85,8 +85,7 @@ class ReadInput(ToolInput):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Page:
+class _Page(Struct, frozen=True):
     lines: list[str]
     start: int
     lines_before: int

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from stayer.messages import ImageBlock, TextBlock, ToolResultContent
 from stayer.tools.base import ToolFailure, ToolOutput
@@ -32,8 +33,7 @@ _TEXT_TYPES = ("text/plain", "text/markdown", "text/latex")
 _IMAGE_TYPES = ("image/png", "image/jpeg")
 
 
-@dataclass
-class _Rendering:
+class _Rendering(Struct):
     images: list[ImageBlock] = field(default_factory=list[ImageBlock])
     omitted_images: int = 0
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import codecs
 import io
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from msgspec import Struct
 
 from stayer.tools.base import ToolFailure
 
@@ -40,8 +41,7 @@ def _mark_undecodable(error: UnicodeError) -> tuple[str, int]:
 codecs.register_error(_ERRORS, _mark_undecodable)
 
 
-@dataclass(frozen=True, slots=True)
-class TextEncoding:
+class TextEncoding(Struct, frozen=True):
     """How one file's text is stored: a codec, and the byte-order mark before it, if any."""
 
     codec: str

@@ -27,9 +27,9 @@ import re
 import socket
 import urllib.request
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 
 import httpx
+from msgspec import Struct, field
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolve = Callable[[str, int], Awaitable[Sequence[str]]]
@@ -137,8 +137,7 @@ async def system_resolve(host: str, port: int) -> Sequence[str]:
     return list(dict.fromkeys(str(info[4][0]).partition("%")[0] for info in infos))
 
 
-@dataclass(frozen=True, slots=True)
-class Route:
+class Route(Struct, frozen=True):
     """How a request for a URL goes out: the URL sent (its host replaced by the address that
     passed the checks, when the connection is made here), the headers and extensions that keep
     the name for the server and for TLS, and the proxy, if any."""

@@ -24,9 +24,9 @@ import asyncio
 import contextlib
 import ipaddress
 import re
-from dataclasses import dataclass
 
 import httpx
+from msgspec import Struct
 
 from stayer._version import __version__
 from stayer.tools.builtin.web_address import (
@@ -73,8 +73,7 @@ _SNIFF_BYTES = 8_192
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
+class Page(Struct, frozen=True):
     """A fetched page: where it ended up, its status, media type, and body."""
 
     url: str
@@ -103,8 +102,7 @@ class Page:
             return self.body.decode("utf-8", errors="replace")
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
+class Redirect(Struct, frozen=True):
     """A redirect to another site, reported instead of followed."""
 
     url: str
@@ -173,8 +171,7 @@ def same_site(origin: httpx.URL, target: httpx.URL) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Limits:
+class _Limits(Struct, frozen=True):
     """What bounds one fetch: the hosts it may reach at any address, how names are resolved,
     the body's size, and the time."""
 

@@ -33,10 +33,10 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import httpx
+from msgspec import Struct
 from pydantic import Field
 
 from stayer.errors import ModelError
@@ -90,8 +90,7 @@ class WebFetchInput(ToolInput):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Fetched:
+class _Fetched(Struct, frozen=True):
     """A page as the cache keeps it: where it was found, its status, and its markdown."""
 
     url: str
