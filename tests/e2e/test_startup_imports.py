@@ -2,11 +2,12 @@
 
 Start-up, from launch to the first request reaching the server, is what every headless run
 waits for, and most of it is importing: pydantic and the models built on it cost tens of
-milliseconds, and so did dataclasses by the hundred. So the path to the first request imports
+milliseconds (the settings were pydantic models too, 50-80 ms for anyone with a settings file),
+and so did dataclasses by the hundred. So the path to the first request imports
 only what that request needs, and the rest is imported inside the function that first uses it:
 
-* the settings models and their parser (`stayer.config.model`, `stayer.config.parse`,
-  pydantic) load only when a settings file exists;
+* the settings models and their parser (`stayer.config.model`, `stayer.config.parse`; msgspec
+  types them, and pydantic stays away) load only when a settings file exists;
 * hooks (`stayer.hooks`: the runner, the reply models, matching) only when settings define
   hooks;
 * the shell parser and the command tables (tree-sitter, `stayer.exec.shell_syntax`, the
@@ -220,7 +221,12 @@ def beyond_startup(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] == "stayer" and m not in STARTUP)
 
 
-SETTINGS_MODULES = ["stayer.config.locate", "stayer.config.model", "stayer.config.parse"]
+SETTINGS_MODULES = [
+    "stayer.config.locate",
+    "stayer.config.model",
+    "stayer.config.parse",
+    "stayer.config.typing_errors",
+]
 HOOK_MODULES = [
     "stayer.hooks",
     "stayer.hooks.match",
@@ -255,7 +261,7 @@ def test_a_settings_file_loads_the_settings_models_and_nothing_more(
     modules = imported_before_first_request(tmp_path, server)
 
     assert beyond_startup(modules) == SETTINGS_MODULES
-    assert "pydantic" in modules
+    assert "pydantic" not in modules  # msgspec types the settings
     assert "tree_sitter" not in modules
 
 

@@ -60,8 +60,8 @@ _LAZY = {
     "Settings": "model",
     "RuleCheck": "parse",
 }
-"""The names whose modules load pydantic: imported on first use, so that a run without
-settings files never pays for them."""
+"""The names of the settings models: imported on first use, so that a run without settings
+files never loads them."""
 
 
 def __getattr__(name: str) -> Any:

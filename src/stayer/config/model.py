@@ -7,7 +7,7 @@ stayer's: `autoCompactWindow` and `autoCompactPercent` (what `--autocompact` and
 `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set), `doneWhen` (`--done-when`) and `readClaudeSettings`
 (false: leave `.claude/` files unread).
 
-Keys we do not know are kept and otherwise ignored: Claude Code has many stayer has no use for
+Keys we do not know are ignored: Claude Code has many stayer has no use for
 (`statusLine`, `outputStyle`, `enabledPlugins`, …), and a project set up for it must load
 unchanged. A key we know with a value of the wrong type is an error. Values are checked
 strictly (JSON's own types: `"30"` is not a number, `"true"` not a boolean), since a settings
@@ -20,10 +20,9 @@ unusable; a few cannot open anything when their bad value is dropped.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from msgspec import Meta, Struct
 
 ModeName = Literal["default", "manual", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 """The permission modes stayer runs in (`manual` is newer Claude Code's name for `default`)."""
@@ -38,42 +37,33 @@ would otherwise be stopped. Every other key (`permissions`, `hooks`, `readClaude
 `doneWhen`, and any added later) fails closed: a bad value makes its file unusable."""
 
 
-class _Keys(BaseModel):
-    """camelCase keys in the file, snake_case in Python; unknown keys kept, values strict."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="allow",
-        frozen=True,
-        strict=True,
-    )
+class _Keys(Struct, frozen=True, kw_only=True, rename="camel"):
+    """camelCase keys in the file, snake_case in Python; unknown keys ignored. Values are
+    checked strictly by `msgspec.convert` (`parse`), which coerces nothing."""
 
 
-class HookHandler(_Keys):
+class HookHandler(_Keys, frozen=True, kw_only=True, rename="camel"):
     """One thing to run for an event: a shell `command` (what stayer runs), or one of Claude
     Code's other kinds, kept so a project that uses them still loads."""
 
     type: HookType
     command: str | None = None
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: Annotated[float, Meta(gt=0)] | None = None
     """Seconds; stayer's default is 60 (Claude Code's is 10 minutes; see `stayer.hooks`)."""
 
-    @model_validator(mode="after")
-    def _command_given(self) -> HookHandler:
+    def __post_init__(self) -> None:
         if self.type == "command" and not (self.command or "").strip():
             raise ValueError('a hook of type "command" needs a "command" to run')
-        return self
 
 
-class HookMatcher(_Keys):
+class HookMatcher(_Keys, frozen=True, kw_only=True, rename="camel"):
     """The handlers for the calls an event's `matcher` picks (empty or `*`: all of them)."""
 
     matcher: str = ""
     hooks: tuple[HookHandler, ...]
 
 
-class Permissions(_Keys):
+class Permissions(_Keys, frozen=True, kw_only=True, rename="camel"):
     """Rules (`Tool` or `Tool(specifier)`), the mode to start in, and more directories."""
 
     allow: tuple[str, ...] = ()
@@ -84,7 +74,7 @@ class Permissions(_Keys):
     disable_bypass_permissions_mode: Literal["disable"] | None = None
 
 
-class Settings(_Keys):
+class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     """One settings file's content, or several merged (see `sources`)."""
 
     permissions: Permissions = Permissions()
@@ -93,7 +83,7 @@ class Settings(_Keys):
     version, and a file written for a newer one should not be refused for it."""
     env: dict[str, str] = {}
     model: str | None = None
-    auto_compact_window: int | None = Field(default=None, ge=100_000)
-    auto_compact_percent: int | None = Field(default=None, ge=1, le=100)
-    done_when: str | None = Field(default=None, min_length=1)
+    auto_compact_window: Annotated[int, Meta(ge=100_000)] | None = None
+    auto_compact_percent: Annotated[int, Meta(ge=1, le=100)] | None = None
+    done_when: Annotated[str, Meta(min_length=1)] | None = None
     read_claude_settings: bool | None = None

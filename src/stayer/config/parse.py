@@ -18,20 +18,18 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
 from msgspec import Struct
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
 from .locate import Layout, layout, line_col, position
 from .locate import Path as KeyPath
 from .model import UNGUARDED_KEYS, Permissions, Settings
+from .typing_errors import dotted, located
 
 RuleCheck = Callable[[str], str | None]
 """What is wrong with one permission rule's text, or None if it parses."""
 
-_DROPPED = object()
-"""Stands in for a list item being dropped until the list is rebuilt without it."""
-_KNOWN_KEYS = frozenset(field.alias or name for name, field in Settings.model_fields.items())
+_KNOWN_KEYS = frozenset(Settings.__struct_encode_fields__)
 _RULE_KINDS = ("allow", "ask", "deny")
 
 
@@ -93,33 +91,38 @@ def parse_document(text: str, origin: str, *, rule_problem: RuleCheck | None = N
 def _typed(
     text: str, origin: str, data: dict[str, Any], where: Layout, rule_problem: RuleCheck | None
 ) -> Parsed:
-    settings: Settings | None = None
-    errors: list[ErrorDetails] = []
-    try:
-        settings = Settings.model_validate_json(text)
-    except ValidationError as error:
-        errors = error.errors(include_url=False)
-    problems = [_problem(origin, text, where, detail) for detail in errors]
+    settings, problems = _converted(text, origin, data, where)
     problems += _repeated(origin, text, where)
     problems += _near_misses(origin, text, where, data)
     if settings is not None and rule_problem is not None:
         problems += _bad_rules(origin, text, where, settings, rule_problem)
     problems.sort(key=lambda problem: (problem.line or 0, problem.column or 0))  # file order
-    if any(not problem.minor for problem in problems):
+    if settings is None or any(not problem.minor for problem in problems):
         return Parsed(None, tuple(problems), text, where.offsets)
-    if errors:  # only minor ones: drop those values and keep the rest
-        settings = _without(data, errors)
-    if settings is None:  # dropping them left something else wrong: fail closed
-        what = "what is left after dropping the bad values is not valid settings"
-        problems.append(Problem(origin, 1, 1, what, False))
     return Parsed(settings, tuple(problems), text, where.offsets)
 
 
-def _problem(origin: str, text: str, where: Layout, detail: ErrorDetails) -> Problem:
-    line, column = position(text, where.offsets, detail["loc"])
-    loc = detail["loc"]
-    minor = bool(loc) and loc[0] in UNGUARDED_KEYS
-    return Problem(origin, line, column, _what(detail), minor)
+def _converted(
+    text: str, origin: str, data: dict[str, Any], where: Layout
+) -> tuple[Settings | None, list[Problem]]:
+    """The document typed, with the problems found on the way. msgspec stops at the first bad
+    value: one of a key that guards nothing is dropped and the typing tried again; any other
+    makes the document unusable, so typing stops there."""
+    problems: list[Problem] = []
+    while True:
+        try:
+            return msgspec.convert(data, Settings), problems
+        except msgspec.ValidationError as error:
+            path, what = located(error, data, Settings)
+        line, column = position(text, where.offsets, path)
+        minor = bool(path) and path[0] in UNGUARDED_KEYS
+        problems.append(Problem(origin, line, column, what, minor))
+        if not minor:
+            return None, problems
+        if not _drop(data, path):  # cannot happen for the keys that guard nothing; fail closed
+            what = "what is left after dropping the bad values is not valid settings"
+            problems.append(Problem(origin, 1, 1, what, False))
+            return None, problems
 
 
 def _repeated(origin: str, text: str, where: Layout) -> list[Problem]:
@@ -129,13 +132,13 @@ def _repeated(origin: str, text: str, where: Layout) -> list[Problem]:
         if path[0] not in _KNOWN_KEYS or path[0] in UNGUARDED_KEYS:
             continue
         line, column = line_col(text, where.offsets[path])
-        what = f"{_dotted(path)}: given twice in one object (only the last would count)"
+        what = f"{dotted(path)}: given twice in one object (only the last would count)"
         found.append(Problem(origin, line, column, what, False))
     return found
 
 
 _GUARDED_KEYS = tuple(sorted(_KNOWN_KEYS - UNGUARDED_KEYS))
-_PERMISSION_KEYS = tuple(field.alias or name for name, field in Permissions.model_fields.items())
+_PERMISSION_KEYS = Permissions.__struct_encode_fields__
 
 
 def _near_misses(origin: str, text: str, where: Layout, data: dict[str, Any]) -> list[Problem]:
@@ -155,7 +158,7 @@ def _near_misses(origin: str, text: str, where: Layout, data: dict[str, Any]) ->
                 continue
             line, column = position(text, where.offsets, (*path, key))
             what = (
-                f"{_dotted((*path, key))}: not a settings key; did you mean {meant}? (as it "
+                f"{dotted((*path, key))}: not a settings key; did you mean {meant}? (as it "
                 "is, it would not apply)"
             )
             found.append(Problem(origin, line, column, what, False))
@@ -184,56 +187,17 @@ def _bad_rules(
                 continue
             path = ("permissions", kind, index)
             line, column = position(text, where.offsets, path)
-            found.append(Problem(origin, line, column, f"{_dotted(path)}: {what}", False))
+            found.append(Problem(origin, line, column, f"{dotted(path)}: {what}", False))
     return found
 
 
-def _dotted(path: Sequence[str | int]) -> str:
-    """`permissions.deny[2]`."""
-    joined = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
-    return joined.lstrip(".")
-
-
-def _what(detail: ErrorDetails) -> str:
-    """`key.path[2]: what pydantic says (got …)`."""
-    path = _dotted(detail["loc"])
-    where = f"{path}: " if path else ""
-    message = detail["msg"].removeprefix("Value error, ")
-    if detail["type"] == "missing":
-        return f"{where}a required key is missing"
-    shown = json.dumps(detail["input"])
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"{where}{message[:1].lower()}{message[1:]} (got {shown})"
-
-
-def _without(data: dict[str, Any], errors: Sequence[ErrorDetails]) -> Settings | None:
-    """The settings with the minor problems' values dropped."""
-    for detail in errors:
-        _drop(data, tuple(detail["loc"]))
-    try:
-        return Settings.model_validate_json(json.dumps(_rebuilt(data)))
-    except ValidationError:  # cannot happen for the keys that guard nothing; fail closed
-        return None
-
-
-def _drop(data: Any, path: KeyPath) -> None:
-    if not path:
-        return
+def _drop(data: Any, path: KeyPath) -> bool:
+    """Delete the value at `path` from its object; False if it is not in one (an array item:
+    the places of the problems found next would shift)."""
     *parents, last = path
     for key in parents:
-        try:
-            data = data[key]
-        except (KeyError, IndexError, TypeError):
-            return  # already dropped with an enclosing value
+        data = data[key]
     if isinstance(data, dict) and last in data:
         del data[last]
-    elif isinstance(data, list) and isinstance(last, int) and last < len(data):
-        data[last] = _DROPPED  # indexes of the other errors stay valid
-
-
-def _rebuilt(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {key: _rebuilt(value) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_rebuilt(item) for item in data if item is not _DROPPED]
-    return data
+        return True
+    return False

@@ -107,7 +107,7 @@ class Loaded(Struct, frozen=True):
 
     merged: Settings | None = None
     """The merged settings; None when no settings document was found, so that a run without
-    settings files never loads the settings models (pydantic, costly at start-up)."""
+    settings files never loads the settings models."""
     allow: tuple[SourceRule, ...] = ()
     ask: tuple[SourceRule, ...] = ()
     deny: tuple[SourceRule, ...] = ()
@@ -362,7 +362,7 @@ def merge(found: Sequence[Source]) -> Loaded:
     """Combine documents in order: later scalars win, `env` per key, lists and hooks add up."""
     if not found:
         return Loaded()
-    from .model import Settings
+    from .model import Permissions, Settings
 
     scalars: dict[str, Any] = {}
     permission_scalars: dict[str, Any] = {}
@@ -386,18 +386,14 @@ def merge(found: Sequence[Source]) -> Loaded:
 
     allow, ask, deny = every("allow"), every("ask"), every("deny")
     directories = tuple(d for source in found for d in source.directories)
-    permissions = Settings().permissions.model_copy(
-        update={
-            **permission_scalars,
-            "allow": tuple(r.text for r in allow),
-            "ask": tuple(r.text for r in ask),
-            "deny": tuple(r.text for r in deny),
-            "additional_directories": tuple(d.text for d in directories),
-        }
+    permissions = Permissions(
+        **permission_scalars,
+        allow=tuple(r.text for r in allow),
+        ask=tuple(r.text for r in ask),
+        deny=tuple(r.text for r in deny),
+        additional_directories=tuple(d.text for d in directories),
     )
-    settings = Settings().model_copy(
-        update={**scalars, "env": env, "hooks": hooks, "permissions": permissions}
-    )
+    settings = Settings(**scalars, env=env, hooks=hooks, permissions=permissions)
     warnings = (*(line for source in found for line in source.warnings), *notes)
     return Loaded(settings, allow, ask, deny, directories, tuple(found), warnings)
 

@@ -287,3 +287,34 @@ def test_a_document_nested_too_deeply_is_refused_without_a_traceback(
         project / ".claude" / "settings.json", '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}"
     )
     assert refusal(project, home) == f"{path}:1:1: nested too deeply to be settings; {FIX}"
+
+
+def test_each_bad_entry_of_env_is_dropped_by_its_own_name_and_the_good_ones_apply(
+    home: dict[str, str], project: Path
+) -> None:
+    """msgspec stops at the first bad value and hides a mapping's keys (`env[...]`): each bad
+    entry is still named, found by its key, dropped, and the typing goes on."""
+    text = '{"env": {"A.b[0]": 1, "OK": "yes", "C": false}, "model": "m"}'
+    path = write(project / ".claude" / "settings.json", text)
+
+    loaded = load(project, home)
+
+    kept_rest = "ignored this value, the rest of the file applies"
+    assert loaded.warnings == (
+        f"{path}:1:20: env.A.b[0]: input should be a valid string (got 1); {kept_rest}",
+        f"{path}:1:41: env.C: input should be a valid string (got false); {kept_rest}",
+    )
+    assert (loaded.settings.env, loaded.settings.model) == ({"OK": "yes"}, "m")
+
+
+def test_a_bad_guarding_value_after_a_minor_one_still_makes_the_file_unusable(
+    home: dict[str, str], project: Path
+) -> None:
+    path = write(
+        project / ".claude" / "settings.json",
+        '{"model": 3, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": " "}]}]}}',
+    )
+    assert refusal(project, home) == (
+        f'{path}:1:44: hooks.Stop[0].hooks[0]: a hook of type "command" needs a "command" to run '
+        f'(got {{"type": "command", "command": " "}}); {FIX}'
+    )

@@ -231,7 +231,7 @@ def test_hooks_from_every_source_add_up_per_event(home: dict[str, str], project:
     assert [h.type for m in hooks["Stop"] for h in m.hooks] == ["prompt"]
 
 
-def test_unknown_keys_are_kept_quietly(home: dict[str, str], project: Path) -> None:
+def test_unknown_keys_load_quietly(home: dict[str, str], project: Path) -> None:
     write(project / ".claude" / "settings.json",
           {"statusLine": {"type": "command", "command": "x"}, "outputStyle": "Explanatory",
            "permissions": {"allow": ["Bash"], "someNewKey": 1}, "model": "m"})  # fmt: skip
@@ -239,11 +239,7 @@ def test_unknown_keys_are_kept_quietly(home: dict[str, str], project: Path) -> N
     loaded = load_settings(project, home)
 
     assert (loaded.warnings, loaded.settings.model, rules(loaded, "allow")) == ((), "m", ["Bash"])
-    source = loaded.sources[0].settings
-    assert source is not None and source.model_extra == {
-        "statusLine": {"type": "command", "command": "x"},
-        "outputStyle": "Explanatory",
-    }
+    assert loaded.sources[0].settings is not None
 
 
 def test_an_empty_file_is_empty_settings(home: dict[str, str], project: Path) -> None:
