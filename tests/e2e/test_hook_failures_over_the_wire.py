@@ -81,7 +81,7 @@ def test_each_failing_hook_is_one_system_line_without_include_hook_events(
     assert shown[WRONG_TYPE] == (
         "bad_output",
         0,
-        "its JSON output is not usable: continue: Input should be a valid boolean",
+        'its JSON output is not usable: continue: input should be a valid boolean (got "maybe")',
     )
     assert shown[MISSING][:2] == ("exit_status", 127)
     session = lines[0]["session_id"]

@@ -9,7 +9,7 @@ only what that request needs, and the rest is imported inside the function that 
 * the settings models and their parser (`stayer.config.model`, `stayer.config.parse`; msgspec
   types them, and pydantic stays away) load only when a settings file exists;
 * hooks (`stayer.hooks`: the runner, the reply models, matching) only when settings define
-  hooks;
+  hooks (msgspec types their replies: pydantic stays away);
 * the shell parser and the command tables (tree-sitter, `stayer.exec.shell_syntax`, the
   readers and program tables) with the first command a permission check or the Bash tool
   reads;
@@ -278,6 +278,7 @@ def test_hooks_load_only_when_the_settings_define_some(
 
     assert beyond_startup(modules) == sorted(SETTINGS_MODULES + HOOK_MODULES)
     assert "tree_sitter" not in modules
+    assert "pydantic" not in modules  # msgspec types the hooks' replies too
 
 
 def test_no_record_is_a_dataclass() -> None:

@@ -14,24 +14,20 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from msgspec import Struct
+import msgspec
+from msgspec import Struct, field
 from msgspec.structs import replace
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
 
+from stayer.config.typing_errors import located
 from stayer.events import HookOutcome
 from stayer.exec import CommandResult
 
 PermissionWord = Literal["allow", "deny", "ask"]
 
 
-class _Keys(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True, strict=True
-    )
+class _Specific(Struct, frozen=True, rename="camel"):
+    """`hookSpecificOutput`; keys we do not know are ignored, known ones typed strictly."""
 
-
-class _Specific(_Keys):
     hook_event_name: str | None = None
     permission_decision: PermissionWord | None = None
     permission_decision_reason: str | None = None
@@ -39,8 +35,10 @@ class _Specific(_Keys):
     additional_context: str | None = None
 
 
-class _Output(_Keys):
-    go_on: bool = Field(default=True, alias="continue")
+class _Output(Struct, frozen=True, rename="camel"):
+    """A hook's JSON stdout, Claude Code's keys."""
+
+    go_on: bool = field(default=True, name="continue")
     stop_reason: str | None = None
     suppress_output: bool = False
     decision: Literal["approve", "block"] | None = None
@@ -94,13 +92,15 @@ def _read_stdout(base: HookReply, text: str) -> HookReply:
     if not text.startswith("{"):
         return replace(base, plain=text)
     try:
-        output = _Output.model_validate(json.loads(text))
+        data = json.loads(text)
+        output = msgspec.convert(data, _Output)
     except json.JSONDecodeError as exc:
         return _with(base, "error", f"its output looks like JSON but is not ({exc.msg})")
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"]) or "output"
-        return _with(base, "error", f"its JSON output is not usable: {where}: {first['msg']}")
+    except RecursionError:
+        return _with(base, "error", "its JSON output is nested too deeply to read")
+    except msgspec.ValidationError as exc:
+        _, what = located(exc, data, _Output)
+        return _with(base, "error", f"its JSON output is not usable: {what}")
     specific = output.hook_specific_output or _Specific()
     blocked = output.decision == "block"
     return replace(
