@@ -30,6 +30,7 @@ sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None = 
 import httpx  # noqa: E402
 
 MODEL = "claude-sonnet-4-5"
+HEADERS_VERSION = "2023-06-01"
 SYSTEM = "You are a minimal agent. Use the Bash tool to act."
 TOOLS: list[dict[str, Any]] = [
     {
@@ -113,7 +114,7 @@ def main(argv: list[str]) -> int:
     base = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com").rstrip("/")
     headers = {
         "x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""),
-        "anthropic-version": "2023-06-01",
+        "anthropic-version": HEADERS_VERSION,
         "accept": "text/event-stream",
     }
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]

@@ -24,6 +24,7 @@ a check raises `BenchmarkError` instead of producing numbers.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from benchmarks.timed_server import FINAL_TEXT, TimedServer, bash_turns, text_re
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = REPO / ".venv"
 FLOOR_SCRIPT = REPO / "benchmarks" / "floor.py"
+ASYNC_FLOOR_SCRIPT = REPO / "benchmarks" / "floor_async.py"
 STAYER_FLAGS = (
     "--output-format",
     "stream-json",
@@ -69,6 +71,34 @@ def stayer_subject(venv: Path = DEFAULT_VENV) -> Subject:
 def floor_subject(venv: Path = DEFAULT_VENV) -> Subject:
     """The toy loop, run as a plain script by the same interpreter stayer's entry point uses."""
     return Subject("floor", (str(venv / "bin" / "python"), str(FLOOR_SCRIPT), PROMPT))
+
+
+def async_floor_subject(venv: Path = DEFAULT_VENV) -> Subject:
+    """The toy loop on asyncio and httpx's async client (`floor_async.py`), run the same way."""
+    return Subject("async floor", (str(venv / "bin" / "python"), str(ASYNC_FLOOR_SCRIPT), PROMPT))
+
+
+USER_SETTINGS = {
+    "permissions": {
+        "allow": ["Bash(git status)", "Bash(git diff:*)", "Bash(npm test:*)", "Read", "Glob"],
+        "deny": ["Read(.env)", "Bash(curl:*)"],
+        "defaultMode": "default",
+    },
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}],
+    },
+    "env": {"EXAMPLE_FLAG": "1"},
+    "statusLine": {"type": "command", "command": "echo here"},
+}
+"""What a Claude Code user's settings file typically holds: rules, a hook, env, and keys
+stayer has no use for (read, then ignored)."""
+
+
+def stayer_with_settings_subject(venv: Path, settings: Path) -> Subject:
+    """stayer given `USER_SETTINGS` as a settings file (`--settings`, read like the others)."""
+    settings.write_text(json.dumps(USER_SETTINGS), encoding="utf-8")
+    argv = (str(venv / "bin" / "stayer"), "-p", PROMPT, "--settings", str(settings))
+    return Subject("stayer, settings file", (*argv, *STAYER_FLAGS))
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,10 +39,12 @@ from benchmarks.measure import (
     StartupRun,
     Subject,
     TurnRun,
+    async_floor_subject,
     floor_subject,
     measure_startup,
     measure_turns,
     stayer_subject,
+    stayer_with_settings_subject,
 )
 from benchmarks.stats import Summary, summarize
 
@@ -67,13 +69,17 @@ class Row:
     stayer: Summary
     floor: Summary | None
     target: Target | None
+    async_floor: Summary | None = None
 
     @property
     def ratio(self) -> float:
         """stayer's median over the floor's."""
-        if self.floor is None or not self.floor.median:
-            return math.nan
-        return self.stayer.median / self.floor.median
+        return _ratio(self.stayer, self.floor)
+
+    @property
+    def async_ratio(self) -> float:
+        """stayer's median over the async floor's."""
+        return _ratio(self.stayer, self.async_floor)
 
     def verdict(self, value: float) -> str:
         """pass / FAIL for `value` against the target, or a dash without one."""
@@ -89,11 +95,19 @@ class Row:
             "stayer": self.stayer.as_dict(),
             "floor": self.floor.as_dict() if self.floor else None,
             "ratio_of_medians": None if math.isnan(self.ratio) else self.ratio,
+            "async_floor": self.async_floor.as_dict() if self.async_floor else None,
+            "ratio_to_async_floor": None if math.isnan(self.async_ratio) else self.async_ratio,
             "target": self.target.limit if self.target else None,
             "claude_code": self.target.claude_code if self.target else None,
             "median_verdict": self.verdict(self.stayer.median),
             "p95_verdict": self.verdict(self.stayer.p95),
         }
+
+
+def _ratio(over: Summary, under: Summary | None) -> float:
+    if under is None or not under.median:
+        return math.nan
+    return over.median / under.median
 
 
 @dataclass
@@ -135,17 +149,20 @@ def _describe(value: Any) -> str:
 
 
 def collect(args: argparse.Namespace, workdir: Path) -> dict[str, Samples]:
-    """Warm up, then take every sample."""
-    subjects = [stayer_subject(args.venv)] + ([] if args.no_floor else [floor_subject(args.venv)])
+    """Warm up, then take every sample (start-up also with a settings file, for stayer)."""
+    floors = [] if args.no_floor else [floor_subject(args.venv), async_floor_subject(args.venv)]
+    subjects = [stayer_subject(args.venv), *floors]
+    with_settings = stayer_with_settings_subject(args.venv, workdir / "user-settings.json")
+    starting = [*subjects, with_settings]
     _progress(f"warm-up: {args.warmup} discarded run(s) per subject")
-    _interleaved(subjects, args.warmup, "warm-up", lambda s: measure_startup(s, workdir))
+    _interleaved(starting, args.warmup, "warm-up", lambda s: measure_startup(s, workdir))
     _progress(f"start-up to first request: {args.runs} run(s) per subject")
-    startups = _interleaved(subjects, args.runs, "start-up", lambda s: measure_startup(s, workdir))
+    startups = _interleaved(starting, args.runs, "start-up", lambda s: measure_startup(s, workdir))
     _progress(f"{args.turns} Bash turns: {args.turn_runs} run(s) per subject")
     turns = _interleaved(
         subjects, args.turn_runs, "turns", lambda s: measure_turns(s, args.turns, workdir)
     )
-    return {s.name: Samples(startups[s.name], turns[s.name]) for s in subjects}
+    return {s.name: Samples(startups[s.name], turns.get(s.name, [])) for s in starting}
 
 
 def _rows(samples: dict[str, Samples], turns: int) -> list[Row]:
@@ -179,6 +196,7 @@ def _rows(samples: dict[str, Samples], turns: int) -> list[Row]:
     overhead = pooled("overheads_s", MS)
     specs: list[tuple[str, str, Callable[[Samples], list[float]], Target | None]] = [
         ("start-up to first request", "ms", start_ms, Target(200, 420)),
+        ("  with a settings file (rules, a hook)", "ms", start_ms, Target(200, 420)),
         ("per-turn overhead (reply end → next req)", "ms", overhead, Target(15, 80)),
         (f"  overhead, first {tenth} turns", "ms", early_ms, None),
         (f"  overhead, last {tenth} turns", "ms", late_ms, None),
@@ -189,9 +207,11 @@ def _rows(samples: dict[str, Samples], turns: int) -> list[Row]:
     ]
     rows: list[Row] = []
     for metric, unit, take, target in specs:
-        summary = pick("stayer", take)
+        subject = "stayer, settings file" if "settings file" in metric else "stayer"
+        summary = pick(subject, take)
         assert summary is not None
-        rows.append(Row(metric, unit, summary, pick("floor", take), target))
+        floor, async_floor = pick("floor", take), pick("async floor", take)
+        rows.append(Row(metric, unit, summary, floor, target, async_floor))
     return rows
 
 
@@ -205,22 +225,25 @@ def render_table(rows: Sequence[Row]) -> str:
     """The results as a fixed-width table."""
     header = (
         f"{'metric':<42} {'unit':<4} {'stayer':>8} {'p95':>8} {'floor':>8} {'p95':>8} "
-        f"{'ratio':>6} {'target':>7} {'Claude':>7}  median  p95"
+        f"{'ratio':>6} {'async':>8} {'ratio':>6} {'target':>7} {'Claude':>7}  median  p95"
     )
     lines = [header, "-" * len(header)]
     for row in rows:
         floor_median = row.floor.median if row.floor else None
         floor_p95 = row.floor.p95 if row.floor else None
+        async_median = row.async_floor.median if row.async_floor else None
         target = f"<{row.target.limit:g}" if row.target else "-"
         claude = f"{row.target.claude_code:g}" if row.target else "-"
         lines.append(
             f"{row.metric:<42} {row.unit:<4} {_fmt(row.stayer.median, row.unit):>8} "
             f"{_fmt(row.stayer.p95, row.unit):>8} {_fmt(floor_median, row.unit):>8} "
-            f"{_fmt(floor_p95, row.unit):>8} {_fmt(row.ratio, 'x'):>5}x {target:>7} "
+            f"{_fmt(floor_p95, row.unit):>8} {_fmt(row.ratio, 'x'):>5}x "
+            f"{_fmt(async_median, row.unit):>8} {_fmt(row.async_ratio, 'x'):>5}x {target:>7} "
             f"{claude:>7}  {row.verdict(row.stayer.median):<6}  {row.verdict(row.stayer.p95)}"
         )
     lines.append(
-        "medians and nearest-rank p95; ratio = stayer median / floor median; "
+        "medians and nearest-rank p95; ratio = stayer median / floor median (then over the "
+        "async floor's: the same loop on asyncio and httpx's async client); "
         "Claude = Claude Code measured the same way; pass/FAIL of the median and of the p95"
     )
     return "\n".join(lines)

@@ -11,6 +11,13 @@ and the direct child is always reaped before we return.
 On a normal exit, processes the command left running in the background are not killed; we stop
 reading their output after a short drain, so they neither block us nor keep our pipes alive.
 They die with stayer, as everything started here does (`watchdog`).
+
+A program runs only once the watchdog knows its group: it is started behind a gate, a `/bin/sh`
+that waits for one line on stdin and then becomes the program (`exec`), and the line is written
+after the group is announced. asyncio hands over a started child only after a few turns of the
+event loop, long enough on a busy one for the program to start processes of its own; had stayer
+died then, the watchdog would not have known to stop them. A stayer gone before the line is
+written closes the pipe, and the gate exits without running the program.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import errno
 import os
+import shutil
 import signal
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
@@ -243,12 +252,13 @@ async def spawn(
     the caller must discard it from, and watched (`watchdog`), which the caller must release.
     Raises `OSError` when the program, or the watchdog, cannot start."""
     ensure_watchdog()
+    _check_program(argv[0], env)
     loop = asyncio.get_running_loop()
     transport, _ = await _start_whole(
         loop.subprocess_exec,
         lambda: collector,
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL if input is None else asyncio.subprocess.PIPE,
+        *_gated(argv, fed=input is not None),
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=cwd,
@@ -259,12 +269,30 @@ async def spawn(
     try:
         watch_group(pgid)
     except OSError:
-        transport.close()
+        transport.close()  # the gate never opens: the program does not run
         raise
     LIVE_GROUPS.add(pgid)
-    if input is not None:
-        _feed(transport, input)
+    _feed(transport, b"\n" + (input or b""))  # open the gate, then the program's own input
     return transport, collector
+
+
+_GATE = 'read -r _ || exit 125; exec "$@"'
+"""Wait for the line that says the group is watched, then become the program (`"$@"`)."""
+
+
+def _gated(argv: Sequence[str], *, fed: bool) -> tuple[str, ...]:
+    """`argv` started behind the gate; its stdin is the rest of the pipe when it is `fed`,
+    /dev/null otherwise."""
+    script = _GATE if fed else f"{_GATE} </dev/null"
+    return ("/bin/sh", "-c", script, "stayer-gate", *argv)
+
+
+def _check_program(program: str, env: Mapping[str, str] | None) -> None:
+    """Raise the `OSError` starting `program` would, as the gate's shell would only report it
+    once running."""
+    path = None if env is None else env.get("PATH", os.defpath)
+    if shutil.which(program, path=path) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _feed(transport: asyncio.SubprocessTransport, data: bytes) -> None:

@@ -17,9 +17,10 @@ up for sandboxed commands, whose pid namespace dies with them.
 The watchdog is started before the first process, not at import, so start-up pays nothing for
 it until something runs; one that cannot start refuses the process (`OSError`), since a process
 nobody would stop is what this is here to prevent. One that died is started again, and told
-every group still watched. Left open: a process started in the instant before stayer announces
-it (between fork and the write), and one that leaves its process group (`setsid`), are not
-stopped by it.
+every group still watched. A command waits at a gate until its group is announced (`process`);
+a probe (`probe`, run synchronously) is announced the moment it has started, so only a stayer
+killed in that instant leaves one unwatched. A process that leaves its process group (`setsid`)
+is not stopped by it.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ just as the command started) must not leave what it started running, nor hang th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -27,16 +28,27 @@ def _forked(marker: str) -> bool:
     return False
 
 
-def _block_until_exists(path: Path) -> None:
-    """Wait for `path` without yielding to the event loop (on purpose: see the caller)."""
+def _gated_or_ran(marker: str, ran: Path) -> bool:
+    """Wait without yielding to the event loop (on purpose: see the caller) until the command
+    has run (`ran` exists) or its process sits at the gate; True when it sits at the gate."""
     deadline = time.monotonic() + 20
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
+    while not ran.exists():
+        assert time.monotonic() < deadline, "the command neither ran nor waited at the gate"
+        for entry in Path("/proc").iterdir():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[:2] == [b"/bin/sh", b"-c"] and marker.encode() in b" ".join(argv):
+                return True
         time.sleep(0.005)
+    return False
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the child through /proc")
-async def test_a_command_cancelled_while_starting_leaves_nothing_running(tmp_path: Path) -> None:
+async def test_a_command_cancelled_while_starting_never_runs(tmp_path: Path) -> None:
+    """asyncio connects a child's pipes over a few turns of the event loop; a command is held at
+    the gate meanwhile, so one cancelled then never runs, and nothing is left behind."""
     pid_file = tmp_path / "sleep.pid"
     command = f"sleep 300 & echo $! > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}; wait"
     task = asyncio.create_task(run_command(command, cwd=tmp_path, env=None, timeout_s=600))
@@ -45,15 +57,18 @@ async def test_a_command_cancelled_while_starting_leaves_nothing_running(tmp_pat
         if _forked(str(pid_file)):
             break
     assert not task.done()
-    # Hold the event loop (no await) until the shell has started its grandchild: the pipes
-    # cannot finish connecting meanwhile, so the start is still pending when we cancel.
-    _block_until_exists(pid_file)
+    # Hold the event loop (no await): the start cannot finish meanwhile. Unguarded, the command
+    # would run now and start its grandchild before its group is even watched.
     try:
+        assert _gated_or_ran(str(pid_file), pid_file), "the command ran before it was watched"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(task), timeout=15)
-        sleeper = int(pid_file.read_text())
-        assert not is_running(sleeper), "the command's grandchild outlived the cancellation"
+        assert not _forked(str(pid_file)), "the gated command outlived the cancellation"
+        assert not pid_file.exists()
     finally:  # after a failure, leave nothing running
-        if is_running(sleeper := int(pid_file.read_text())):
+        if pid_file.exists() and is_running(sleeper := int(pid_file.read_text())):
             os.kill(sleeper, signal.SIGKILL)
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(task, timeout=15)
