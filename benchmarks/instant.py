@@ -16,7 +16,7 @@ process spent in the harness (consuming the stream, deciding, running the tools,
 next request), and `arrived[k+1] - ended[k]` is the in-process analogue of the per-turn figure
 of `benchmarks.run` (end of the response to the next request, without HTTP and SSE parsing).
 
-`loop_params` makes the `LoopParams` a CLI run would get (`stayer.session.query.prepare`: the
+`loop_params` makes the `LoopParams` a CLI run would get (`stayer.session.setup.prepare`: the
 built-in tools, the real system prompt, permissions in bypass mode, the output limits) with the
 model swapped for the clocked one; `drive` runs `stayer.loop.run.query` to its `Finished`.
 """
@@ -37,7 +37,7 @@ from stayer.messages import Message
 from stayer.providers.base import ModelRequest
 from stayer.providers.scripted import Reply, ScriptedProvider
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 
 PROMPT = "hi"
 

@@ -19,7 +19,7 @@ from stayer.permissions import Decision
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session.git_history import pathspecs
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 from stayer.tools.builtin.bash import BashInput, BashTool
 
 GIT_ENV = {

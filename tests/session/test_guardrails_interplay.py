@@ -14,8 +14,9 @@ from stayer.events import PermissionRequested
 from stayer.loop.state import ToolCall
 from stayer.permissions import Decision
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
+from stayer.session.assemble import Setup
 from stayer.session.options import QueryOptions
-from stayer.session.query import Setup, prepare
+from stayer.session.setup import prepare
 from stayer.tools.base import Tool
 from tests.session.hook_kit import Kit, hook, kit, run
 

@@ -21,8 +21,9 @@ from stayer.messages import ToolResultBlock, UserMessage
 from stayer.permissions import Decision
 from stayer.providers.base import ModelRequest
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
+from stayer.session.assemble import Setup
 from stayer.session.options import QueryOptions
-from stayer.session.query import Setup, prepare
+from stayer.session.setup import prepare
 from tests.sandboxes import skip_without_sandbox
 
 

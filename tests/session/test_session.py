@@ -149,7 +149,7 @@ class Empty(BaseModel):
 
 
 def _with_tools(session: Session, tools: list[Tool[Any]]) -> Any:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from stayer.tools.base import Toolbox
 
@@ -320,7 +320,7 @@ async def test_after_a_compaction_the_resumed_conversation_is_what_the_model_las
     script = [Reply((big,), usage=Usage(input_tokens=30_000)), text("NOTES"), text("done")]
     model = ScriptedProvider(script)
     async with Session(options(tmp_path, model)) as session:
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         from tests.fakes.tools import Echo
 

@@ -29,7 +29,7 @@ from stayer.session.mode_reminder import (
     reminder_block,
 )
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 
 PLAN = "1. Write notes.md.\n2. Say it is done."
 

@@ -13,7 +13,7 @@ from stayer.permissions import Decision
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session import trees
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 from stayer.tools.builtin.bash import BashInput, BashTool
 
 

@@ -58,7 +58,7 @@ from stayer.session.policy_replay import (
     recorded_calls,
     replay,
 )
-from stayer.session.query import starting_policy
+from stayer.session.resolve import starting_policy
 from stayer.session.settings import settle
 from stayer.tools.base import Tool
 

@@ -26,7 +26,7 @@ from concurrent.futures import Future
 from contextlib import aclosing
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -41,12 +41,15 @@ from stayer.loop.state import LoopParams
 from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
+from stayer.tools.base import Tool
 
+from .assemble import Setup, user_message
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import config_root, project_slug
-from .query import Setup, prepare, token_budget, user_message
 from .repair import INTERRUPTED_NOTE, repair
+from .resolve import token_budget
+from .setup import prepare
 from .transcript import Loaded, Scrubber, TranscriptWriter, load, recorded_cwd, summaries
 
 if TYPE_CHECKING:
@@ -68,33 +71,82 @@ class Session:
         options = options or QueryOptions()
         env = os.environ if options.env is None else options.env
         resumed, options = _resumed(options, env)
-        self.options = options
-        self.busy: Busy = busy
-        self.setup: Setup = prepare(options)
-        self.history: tuple[Message, ...] = tuple(options.history)
-        self.warnings: tuple[str, ...] = self.setup.warnings
-        self._interrupted = False
-        self._announced = False
-        self._ending = True  # SessionEnd's hooks are still to run
-        self._lock = asyncio.Lock()
-        self._abort: AbortSignal | None = None
-        self._seen: tuple[Message, ...] = ()
+        setup = prepare(options)
         try:
-            self._transcript = _writer(options, self.setup, env)
+            writer = _writer(options, setup, env)
         except ConfigError:
-            sandbox = self.setup.params.tool_context.sandbox
+            sandbox = setup.params.tool_context.sandbox
             if sandbox is not None:
                 close_sandbox(sandbox)
             raise
+        self._begin(options, setup, busy, writer)
         if resumed is not None:
             self._take(resumed)
         self._resumed = resumed is not None
-        self._hooks = self._hooks_for(env) if self.setup.hooks else None
-        params = self.setup.params
+
+    def _begin(
+        self,
+        options: QueryOptions,
+        setup: Setup,
+        busy: Busy,
+        writer: TranscriptWriter | None,
+        *,
+        parent: Session | None = None,
+    ) -> None:
+        self.options = options
+        self.busy: Busy = busy
+        self.setup: Setup = setup
+        self.parent = parent
+        """The session this one was derived from, if any (it owns what the two share)."""
+        self.history: tuple[Message, ...] = tuple(options.history)
+        self.warnings: tuple[str, ...] = setup.warnings
+        self._interrupted = False
+        self._announced = False
+        self._resumed = False
+        self._ending = parent is None  # SessionEnd's hooks are still to run (never a child's)
+        self._lock = asyncio.Lock()
+        self._abort: AbortSignal | None = None
+        self._seen: tuple[Message, ...] = ()
+        self._transcript = writer
+        env = os.environ if options.env is None else options.env
+        self._hooks = self._hooks_for(env) if setup.hooks else None
+        params = setup.params
         can_ask = params.decide is not None and "ExitPlanMode" in params.tools.names
-        self._reminder = ModeReminder(self.setup.permissions, can_ask=can_ask)
+        self._reminder = ModeReminder(setup.permissions, can_ask=can_ask)
         if self._hooks is not None:
             self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
+
+    def derive(
+        self,
+        *,
+        system_prompt: str | None = None,
+        tools: str | Sequence[str] | None = None,
+        extra_tools: Sequence[Tool[Any]] = (),
+        model: str | None = None,
+        permission_mode: str | None = None,
+        busy: Busy = "refuse",
+    ) -> Session:
+        """A child session (a subagent's, say), made with no file or process I/O: it shares
+        this session's model client and connection pool, decider, settings and sandbox, has
+        its own conversation, system prompt (`system_prompt`, else this one's), tools
+        (`tools` selects built-ins as `QueryOptions.tools` does; `extra_tools` adds the
+        caller's), model (one this session's client serves) and tool context, and a permission
+        mode that cannot let through more than this session's now. It keeps no transcript and
+        closes nothing it shares; raises `ConfigError` for an unknown tool or model."""
+        from .derive import derived_setup
+
+        setup = derived_setup(
+            self.setup,
+            system_prompt=system_prompt,
+            tools=tools,
+            extra_tools=extra_tools,
+            model=model,
+            permission_mode=permission_mode,
+        )
+        assert setup.resolved is not None
+        child = Session.__new__(Session)
+        child._begin(setup.resolved.options, setup, busy, None, parent=self)
+        return child
 
     @classmethod
     async def open(cls, options: QueryOptions | None = None, *, busy: Busy = "refuse") -> Session:
@@ -219,7 +271,7 @@ class Session:
             await self._hooks.session_ended()
         context = self.setup.params.tool_context
         await context.shells.aclose()
-        if context.sandbox is not None:
+        if context.sandbox is not None and self.parent is None:  # a child shares its parent's
             close_sandbox(context.sandbox)
         if self._transcript is not None:
             self._transcript.close()
@@ -244,7 +296,7 @@ class Session:
         self._abort = abort
         self._seen = self.history  # before the first yield: a consumer may leave at any of them
         context: tuple[str, ...] = ()
-        if self._hooks is not None:
+        if self._hooks is not None and self.parent is None:  # a child's prompt is its parent's
             gate = _Gate()
             async for event in self._before_prompt(self._hooks, prompt, gate):
                 yield event

@@ -15,7 +15,7 @@ from stayer.events import Event, Finished, SessionStarted
 from stayer.messages import TextBlock, ToolResultBlock, UserMessage
 from stayer.providers.scripted import text, tool_call
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from stayer.providers.scripted import ScriptedProvider
 from stayer.session.compaction import compact_policy
 from stayer.session.options import QueryOptions
 from stayer.session.paths import config_root, project_slug, session_folder
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 
 SESSION = "0b6c3c0e-1d2e-4f3a-9b8c-7d6e5f4a3b2c"
 

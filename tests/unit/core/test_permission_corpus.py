@@ -22,7 +22,7 @@ from stayer.loop.state import ToolCall
 from stayer.permissions import PermissionMode
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 
 ALLOWED = (
     "Bash(git status:*)",

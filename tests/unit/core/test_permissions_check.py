@@ -29,7 +29,7 @@ from stayer.messages import (
 from stayer.permissions import parse_rules
 from stayer.session.options import QueryOptions
 from stayer.session.policy_proposals import rule_text, widening
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 from stayer.session.transcript import TranscriptWriter
 from stayer.tools.registry import builtin_tools
 

@@ -20,7 +20,7 @@ from stayer.loop.state import ToolCall
 from stayer.permissions import Decision, PermissionMode
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 
 
 async def decide(

@@ -10,7 +10,7 @@ from stayer.loop.state import ToolCall
 from stayer.permissions import PermissionPolicy, evaluate, parse_rules
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session.options import QueryOptions
-from stayer.session.query import prepare
+from stayer.session.setup import prepare
 from stayer.tools.builtin.bash import BashInput, BashTool
 from stayer.tools.builtin.bash_read_only import is_read_only_command
 

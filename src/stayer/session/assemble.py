@@ -1,0 +1,220 @@
+"""Assembling a session: from what `resolve` found to the loop's parameters, with no I/O.
+
+`assemble(resolved)` is a pure function of its input (it makes objects, closures and a client
+wrapper, and reads nothing): the permission state, the tool context, the stop checks, the
+`LoopParams` and the `SessionStarted` the session announces. A child session (`Session.derive`)
+is assembled from its parent's `Resolved`, changed, so it reads and probes nothing either.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
+from msgspec.structs import replace
+
+from stayer.events import PermissionRequested, SessionStarted
+from stayer.loop.state import Decide, LoopParams, StopCheck
+from stayer.messages import ContentBlock, TextBlock, UserMessage
+from stayer.permissions import (
+    Decision,
+    PermissionPolicy,
+    PermissionState,
+    domain_pattern,
+    parse_mode,
+)
+from stayer.providers.select import ModelChoice
+from stayer.tools.base import Toolbox, ToolContext
+
+from .ask_model import model_asker, small_model
+from .limits import run_limits
+from .options import QueryOptions
+from .paths import session_folder
+from .permission_check import permission_check
+from .resolve import Resolved, betas, with_preapproved
+from .system_prompt import Render
+
+if TYPE_CHECKING:
+    from stayer.config.model import HookMatcher
+
+
+class Setup(Struct, frozen=True):
+    """A session ready to start: the loop's parameters, what to announce, and the system
+    prompt for a given token budget (a `+500k` in a later prompt changes it)."""
+
+    params: LoopParams
+    started: SessionStarted
+    owns_provider: bool
+    system_for: Render
+    permissions: PermissionState
+    warnings: tuple[str, ...] = ()
+    """What to tell the user before the run (a settings file that could not be used)."""
+    hooks: Mapping[str, tuple[HookMatcher, ...]] = field(default_factory=dict)
+    """The settings' hooks, event name → matchers; the Session runs them (`hook_points`)."""
+    resolved: Resolved | None = None
+    """What it was assembled from (a child session is assembled from it again, changed)."""
+
+
+def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) -> Setup:
+    """The session's parameters from what was resolved; `permissions` shares a live state (a
+    child's, bounded by its parent's) instead of starting one from the resolved policy."""
+    options, env, cwd = resolved.options, resolved.env, resolved.cwd
+    policy, tools, choice = resolved.policy, resolved.tools, resolved.choice
+    if permissions is None:
+        permissions = PermissionState(with_preapproved(policy, env))
+    system, budget = resolved.system, resolved.token_budget
+    limits = run_limits(options, env, ceiling=choice.max_output_tokens)
+    tool_context = _tool_context(options, env, cwd, resolved.session_id, policy)
+    tool_context.denied_reads = resolved.denied_reads
+    params = LoopParams(
+        provider=resolved.provider,
+        model=choice.model,
+        system_prompt=system.text,
+        model_prompt=lambda serving: system.render(budget, serving),
+        tools=tools,
+        tool_context=tool_context,
+        can_use_tool=permission_check(permissions, cwd, tool_context, env),
+        decide=_decider(options.can_use_tool, permissions),
+        abort=options.abort,
+        max_turns=options.max_turns,
+        retry=limits.retry,
+        max_tokens=limits.max_tokens,
+        escalated_max_tokens=limits.escalated_max_tokens,
+        max_concurrent_tools=limits.max_concurrent_tools,
+        stop_checks=_stop_checks(options, tools, tool_context, env),
+        max_budget_usd=options.max_budget_usd,
+        token_budget=budget,
+        repeat_nudge_after=options.repeat_nudge_after,
+        repeat_stop_after=options.repeat_stop_after,
+        betas=(*choice.betas, *betas(options.betas)),
+        fallbacks=resolved.fallbacks,
+        live_model=_plan_switch(choice, permissions),
+        context_window=choice.context_window,
+        compaction=resolved.compaction,
+    )
+    # A tool's own question (WebFetch's) goes through the same provider, retries and timeouts.
+    injected = not resolved.owns_provider
+    asked = small_model(env, provider=choice.provider, main_model=choice.model, injected=injected)
+    tool_context.ask_model = model_asker(params, asked)
+    tool_context.sandbox = resolved.sandbox
+    hooks = resolved.settled.loaded.hooks
+    return Setup(
+        params,
+        _announced(resolved, params, permissions),
+        resolved.owns_provider,
+        system.render,
+        permissions,
+        (*resolved.settled.warnings, *_unsupported(hooks)),
+        hooks,
+        resolved,
+    )
+
+
+def user_message(prompt: str | Sequence[ContentBlock]) -> UserMessage:
+    """The prompt as a user message."""
+    if isinstance(prompt, str):
+        return UserMessage((TextBlock(prompt),))
+    return UserMessage(tuple(prompt))
+
+
+def _plan_switch(choice: ModelChoice, permissions: PermissionState) -> Callable[[], str] | None:
+    """For `opusplan`: each call goes to the plan model while the session is in plan mode."""
+    plan, model = choice.plan_model, choice.model
+    if plan is None:
+        return None
+    return lambda: plan if permissions.mode == "plan" else model
+
+
+def _stop_checks(
+    options: QueryOptions, tools: Toolbox, ctx: ToolContext, env: Mapping[str, str]
+) -> tuple[StopCheck, ...]:
+    """The checks before a run may complete: open todos (with TodoWrite), then `--done-when`."""
+    checks: list[StopCheck] = []
+    if "TodoWrite" in tools.names:
+        from .todo_check import todo_check
+
+        checks.append(todo_check(ctx))
+    if options.done_when is not None:
+        from .done_check import done_check
+
+        checks.append(done_check(options.done_when, cwd=ctx.cwd, env={**os.environ, **env}))
+    return tuple(checks)
+
+
+def _decider(given: Decide | None, state: PermissionState) -> Decide | None:
+    """The caller's decider, made to switch the session's mode when an allowed call says to
+    (an accepted plan leaves plan mode, for the mode the answer names or the one before)."""
+    if given is None:
+        return None
+
+    async def decide(request: PermissionRequested) -> Decision:
+        answer = await given(request)
+        if isinstance(answer, Decision) and answer.behavior == "allow":
+            mode = answer.mode or request.mode
+            if mode is not None:
+                state.set_mode(parse_mode(mode))
+                answer = replace(answer, mode=state.mode)
+        return answer
+
+    return decide
+
+
+def _tool_context(
+    options: QueryOptions,
+    env: Mapping[str, str],
+    cwd: Path,
+    session_id: str,
+    policy: PermissionPolicy,
+) -> ToolContext:
+    """What the tools see; oversized results are saved with the session, so nowhere when the
+    session is not kept. WebFetch may reach a local address only for a host the user's own
+    allow rules name exactly (the pre-approved sites are not in `policy`)."""
+    session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
+    return ToolContext(
+        cwd=cwd, env=dict(env), session_dir=session_dir, web_hosts=_named_hosts(policy)
+    )
+
+
+def _named_hosts(policy: PermissionPolicy) -> frozenset[str]:
+    """The hosts allow rules name exactly (``WebFetch(domain:127.0.0.1)``, not a pattern): the
+    only ones WebFetch may reach at a loopback, private or other non-public address."""
+    hosts = (
+        domain_pattern(rule.specifier)
+        for rule in policy.allow
+        if rule.specifier is not None and rule.specifier.startswith("domain:")
+    )
+    return frozenset(host for host in hosts if not any(char in host for char in "*?["))
+
+
+def _unsupported(hooks: Mapping[str, Sequence[HookMatcher]]) -> list[str]:
+    """Warnings for hooks that load but do not run; the hooks package loads only when the
+    settings define some."""
+    if not hooks:
+        return []
+    from stayer.hooks import unsupported
+
+    return unsupported(hooks)
+
+
+def _announced(
+    resolved: Resolved, params: LoopParams, permissions: PermissionState
+) -> SessionStarted:
+    """What the session's first event says of the model, tools, memory and settings."""
+    settled, system = resolved.settled, resolved.system
+    return SessionStarted(
+        session_id=resolved.session_id,
+        model=resolved.choice.display_name,
+        provider=params.provider.name,
+        tools=params.tools.names,
+        cwd=str(resolved.cwd),
+        permission_mode=permissions.mode,
+        context_window=resolved.choice.context_window,
+        max_output_tokens=params.max_tokens,
+        memory_files=system.memory.paths,
+        memory_notes=system.memory.notes,
+        settings_files=tuple(source.origin for source in settled.loaded.sources if source.settings),
+        settings_warnings=settled.warnings,
+    )

@@ -1,0 +1,253 @@
+"""Resolving a session: everything its start-up reads from disk, the environment and the
+machine, done once, off the event loop (`Session.open` runs it in a worker thread).
+
+`resolve(options)` checks the options, reads the settings files (`settings`), the memory files
+and the git snapshot (`system_prompt`), probes the sandbox, makes the model client, and loads
+the tools deny rules need to see; it raises `ConfigError` with one line when something is
+unusable. What it returns, `Resolved`, is all `assemble` needs to build the loop's parameters
+without further I/O, and all `Session.derive` needs to make a child session without any.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from stayer.errors import ConfigError
+from stayer.exec import Sandbox
+from stayer.loop.state import CompactPolicy, FallbackModel
+from stayer.messages import ContentBlock, TextBlock
+from stayer.permissions import PermissionPolicy, Rule, parse_mode, parse_rules
+from stayer.providers.base import Provider
+from stayer.providers.select import ModelChoice
+from stayer.switches import env_flag
+from stayer.tools.base import Toolbox
+
+from .compaction import compact_policy
+from .fallback import fallback_models
+from .limits import output_budget
+from .options import QueryOptions
+from .sandboxing import check_sandbox, session_sandbox
+from .settings import Settled, settle
+from .system_prompt import SystemPrompt, system_prompt
+from .toolset import run_toolbox
+
+
+class Resolved(Struct, frozen=True, kw_only=True):
+    """What a session's start-up found: the options with the settings folded in and the rest
+    of what `assemble` turns into the loop's parameters."""
+
+    settled: Settled
+    cwd: Path
+    policy: PermissionPolicy
+    """The starting policy: the mode, the flags' and settings' rules, the directories."""
+    session_id: str
+    compaction: CompactPolicy
+    tools: Toolbox
+    token_budget: int | None
+    provider: Provider
+    choice: ModelChoice
+    owns_provider: bool
+    """Whether the session made the client (and closes it), or the caller gave it."""
+    fallbacks: tuple[FallbackModel, ...]
+    system: SystemPrompt
+    denied_reads: tuple[str, ...]
+    sandbox: Sandbox | None
+
+    @property
+    def options(self) -> QueryOptions:
+        return self.settled.options
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return self.settled.env
+
+
+def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") -> Resolved:
+    """Read and probe everything a session needs; raises `ConfigError` with one line if
+    something is off. Blocking: async code runs it in a worker thread."""
+    cwd = working_directory(options)
+    settled = settle(options, cwd, os.environ if options.env is None else options.env)
+    options, env = settled.options, settled.env
+    policy = starting_policy(options, settled.ask, cwd)
+    check_limits(options)
+    check_sandbox(options, env, cwd=cwd, directories=policy.directories)
+    session_id = _session_id(options)
+    compaction = compact_policy(options, env, cwd, session_id)
+    tools = run_toolbox(
+        None if options.tools is None else listed(options.tools), options.extra_tools, policy
+    )
+    budget = token_budget(options, prompt)
+    provider, choice, owns = _provider(options, env)
+    system = system_prompt(
+        options,
+        env,
+        cwd=cwd,
+        model=choice.model,
+        tool_names=tools.names,
+        token_budget=budget,
+        pins=compaction.pins,
+    )
+    fallbacks = fallback_models(
+        options.fallback_models,
+        env,
+        main=choice,
+        provider=provider,
+        injected=not owns,
+        betas=betas(options.betas),
+        max_tokens=lambda ceiling: output_budget(options, env, ceiling),
+    )
+    return Resolved(
+        settled=settled,
+        cwd=cwd,
+        policy=policy,
+        session_id=session_id,
+        compaction=compaction,
+        tools=tools,
+        token_budget=budget,
+        provider=provider,
+        choice=choice,
+        owns_provider=owns,
+        fallbacks=fallbacks,
+        system=system,
+        denied_reads=denied_reads(policy, tools, cwd),
+        # last: nothing after it may fail and leave its private /tmp behind
+        sandbox=session_sandbox(options, env, cwd=cwd, directories=policy.directories),
+    )
+
+
+def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, ModelChoice, bool]:
+    if options.provider is not None:
+        from stayer.providers.profiles import profile_for
+
+        name = options.model or options.provider.name
+        profile = profile_for(name)
+        choice = ModelChoice(
+            options.provider.name, name, profile.context_window, profile.max_output_tokens
+        )
+        return options.provider, choice, False
+    from stayer.providers.model_list import refresh_if_stale
+    from stayer.providers.select import select_provider
+
+    provider, choice = select_provider(options.model, env)
+    refresh_if_stale(choice.provider, env)  # for the next run; this one never waits on it
+    return provider, choice, True
+
+
+def listed(value: str | Sequence[str]) -> Sequence[str]:
+    """A lone string is one entry, not a sequence of characters."""
+    return (value,) if isinstance(value, str) else value
+
+
+def betas(given: Sequence[str]) -> tuple[str, ...]:
+    return tuple(beta.strip() for item in listed(given) for beta in item.split(",") if beta.strip())
+
+
+def _directories(given: Sequence[Path | str], cwd: Path) -> tuple[Path, ...]:
+    """The extra working directories, resolved; each must exist."""
+    found: list[Path] = []
+    for item in given:
+        try:
+            path = (cwd / Path(item).expanduser()).resolve()
+        except RuntimeError:  # `~name` for a user that does not exist
+            raise ConfigError(f"--add-dir {item}: no such home directory; give a path") from None
+        if not path.is_dir():
+            raise ConfigError(f"--add-dir {item}: {path} is not a directory; give one that exists")
+        found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) -> int | None:
+    """The option's budget, else one typed in the prompt (`+500k`, "use 2M tokens")."""
+    from stayer.loop.budget import budget_in_prompt
+
+    if options.token_budget is not None:
+        if options.token_budget < 1:
+            raise ConfigError(f"the token budget must be at least 1, not {options.token_budget}")
+        return options.token_budget
+    text = (
+        prompt
+        if isinstance(prompt, str)
+        else " ".join(block.text for block in prompt if isinstance(block, TextBlock))
+    )
+    return budget_in_prompt(text)
+
+
+def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[str, ...]:
+    """The path patterns the deny rules forbid reading (those of each tool's `reads_under`),
+    which searches leave out. Only a run with such rules loads the tools here to see which
+    judge reading; the others keep loading them while the first request is answered."""
+    if not any(rule.specifier for rule in policy.deny):
+        return ()
+    judges = {tool.reads_under for tool in tools.tools().values() if tool.reads_under}
+    return tuple(
+        rule.path_pattern(cwd) for rule in policy.deny if rule.specifier and rule.tool in judges
+    )
+
+
+def working_directory(options: QueryOptions) -> Path:
+    try:
+        cwd = Path(options.cwd or Path.cwd()).resolve()
+    except FileNotFoundError:
+        raise ConfigError("the current directory no longer exists; cd somewhere real") from None
+    if not cwd.is_dir():
+        raise ConfigError(f"working directory {cwd} does not exist")
+    return cwd
+
+
+def check_limits(options: QueryOptions) -> None:
+    if options.max_turns is not None and options.max_turns < 1:
+        raise ConfigError(f"max turns must be at least 1, not {options.max_turns}")
+    if options.max_budget_usd is not None and not options.max_budget_usd > 0:
+        raise ConfigError(f"the budget must be more than $0, not {options.max_budget_usd}")
+    if options.done_when is not None and not options.done_when.strip():
+        raise ConfigError("--done-when needs a command, such as --done-when 'pytest -q'")
+    nudge, stop = options.repeat_nudge_after, options.repeat_stop_after
+    if not 1 <= nudge < stop:
+        raise ConfigError(
+            f"repeated failures must be nudged after 1 or more rounds and end the run later, "
+            f"so the model sees the nudge (got nudge after {nudge}, stop after {stop})"
+        )
+
+
+def _session_id(options: QueryOptions) -> str:
+    """The session's id: the one given, which names its files, so it must be a UUID; kept in
+    lower case, the form `--resume` looks for."""
+    if options.session_id is None:
+        return str(uuid.uuid4())
+    try:
+        canonical = str(uuid.UUID(options.session_id))
+    except ValueError:
+        canonical = ""
+    if canonical != options.session_id.lower():
+        raise ConfigError(f"the session id must be a UUID, not {options.session_id!r}")
+    return canonical
+
+
+def starting_policy(options: QueryOptions, ask: tuple[Rule, ...], cwd: Path) -> PermissionPolicy:
+    """The permission policy the run starts with: the mode, the flags' rules with the
+    settings' folded in, and the working directories (`stayer permissions check` replays
+    under the same)."""
+    return PermissionPolicy(
+        mode=parse_mode(options.permission_mode or "default"),
+        allow=parse_rules(listed(options.allowed_tools)),
+        deny=parse_rules(listed(options.disallowed_tools)),
+        ask=ask,
+        directories=_directories(options.add_dirs, cwd),
+    )
+
+
+def with_preapproved(policy: PermissionPolicy, env: Mapping[str, str]) -> PermissionPolicy:
+    """The policy with allow rules for the documentation sites WebFetch may reach without
+    asking, unless ``STAYER_NO_PREAPPROVED_HOSTS`` turns them off."""
+    if env_flag(env, "STAYER_NO_PREAPPROVED_HOSTS"):
+        return policy
+    from stayer.tools.preapproved import PREAPPROVED_HOSTS
+
+    hosts = tuple(Rule("WebFetch", f"domain:{host}") for host in sorted(PREAPPROVED_HOSTS))
+    return replace(policy, allow=(*policy.allow, *hosts))
