@@ -8,11 +8,13 @@ import os
 import stat
 import tempfile
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 import stayer
+import stayer.session.session as session_module
 from stayer.errors import ConfigError
 from stayer.providers.scripted import ScriptedProvider, text
 from stayer.session.options import QueryOptions
@@ -100,6 +102,14 @@ async def test_a_caller_that_stops_waiting_leaves_no_private_tmp_behind(
     options = QueryOptions(cwd=project, env=env, provider=ScriptedProvider([]), sandbox=True,
                            persist_session=False)  # fmt: skip
 
+    tidied = threading.Event()  # set once the session opened for nobody is tidied up
+    discard = session_module._discard
+
+    def discard_and_tell(opened: Future[stayer.Session]) -> None:
+        discard(opened)
+        tidied.set()
+
+    monkeypatch.setattr(session_module, "_discard", discard_and_tell)
     heard = os.open(started, os.O_RDONLY | os.O_NONBLOCK)
     try:
         opening = asyncio.ensure_future(stayer.Session.open(options))
@@ -108,8 +118,7 @@ async def test_a_caller_that_stops_waiting_leaves_no_private_tmp_behind(
         with pytest.raises(asyncio.CancelledError):
             await opening
         release.touch()
-        (opener,) = [t for t in threading.enumerate() if t.name == "stayer-session-open"]
-        await asyncio.to_thread(opener.join)
+        assert await asyncio.to_thread(tidied.wait, 20)
     finally:
         release.touch()
         os.close(heard)

@@ -22,7 +22,7 @@ import os
 import threading
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import aclosing
 from pathlib import Path
 from types import TracebackType
@@ -152,23 +152,15 @@ class Session:
     async def open(cls, options: QueryOptions | None = None, *, busy: Busy = "refuse") -> Session:
         """`Session(options)` for async code: its start-up I/O (settings, memory files, the git
         snapshot, the sandbox probe, a transcript to resume) runs in a worker thread, so the
-        event loop goes on meanwhile; raises what the constructor raises."""
-        opened: Future[Session] = Future()
-
-        def make() -> None:
-            if not opened.set_running_or_notify_cancel():
-                return
-            try:
-                opened.set_result(cls(options, busy=busy))
-            except BaseException as error:  # handed to the awaiting caller
-                opened.set_exception(error)
-
-        # not a daemon: a process that ends meanwhile waits for it, and `_discard` tidies up
-        threading.Thread(target=make, name="stayer-session-open").start()
+        event loop goes on meanwhile; raises what the constructor raises. Sessions opened at
+        once share a few workers (`OPEN_WORKERS`): a thread each would take the GIL from the
+        event loop in turns, stalling it for a quarter of a second at 50 sessions."""
+        opened = _opener().submit(cls, options, busy=busy)
         try:
             return await asyncio.shield(asyncio.wrap_future(opened))
-        except asyncio.CancelledError:  # the thread cannot be stopped: tidy up after it
-            opened.add_done_callback(_discard)
+        except asyncio.CancelledError:  # a running worker cannot be stopped: tidy up after it
+            if not opened.cancel():
+                opened.add_done_callback(_discard)
             raise
 
     def _hooks_for(self, env: Mapping[str, str]) -> SessionHooks:
@@ -406,6 +398,23 @@ class Session:
             writer.sync(self.history)
             if todos and loaded.session_id != self.session_id:  # a new file: on record there
                 writer.event("todos", todos=todos_json(todos))
+
+
+OPEN_WORKERS = 4
+"""How many sessions open at a time: enough to overlap their waits on git and files, few
+enough that their Python work leaves the event loop its turns (`benchmarks/open_stall.py`)."""
+_OPENER: ThreadPoolExecutor | None = None
+_OPENER_LOCK = threading.Lock()
+
+
+def _opener() -> ThreadPoolExecutor:
+    """The workers sessions open in; their threads are not daemons, so a process that ends
+    while one opens waits for it (and `_discard` tidies up after a caller that left)."""
+    global _OPENER
+    with _OPENER_LOCK:
+        if _OPENER is None:
+            _OPENER = ThreadPoolExecutor(OPEN_WORKERS, thread_name_prefix="stayer-session-open")
+        return _OPENER
 
 
 def _discard(opened: Future[Session]) -> None:

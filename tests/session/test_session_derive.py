@@ -1,0 +1,178 @@
+"""`Session.derive`: a child session that shares its parent's client and bounds, made with no
+file or process I/O, and `Session.open` keeping every session's I/O off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stayer
+import stayer.session.derive  # loaded before the audit below, which would see its import
+from stayer.errors import ConfigError
+from stayer.events import Event, Finished, PermissionRequested, Terminal
+from stayer.permissions import Decision
+from stayer.session.options import QueryOptions
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import reply
+
+_AUDITED: list[tuple[int, str, str]] = []
+"""(thread id, event, detail) of the file opens and process starts seen while recording."""
+_RECORDING = threading.Event()
+_WATCHED = ("open", "subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.scandir")
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _RECORDING.is_set() and event in _WATCHED:
+        _AUDITED.append((threading.get_ident(), event, str(args[0]) if args else ""))
+
+
+sys.addaudithook(_audit)  # for the whole test process; it records only while asked to
+
+
+async def allow(_request: PermissionRequested) -> Decision:
+    return Decision("allow")
+
+
+def options(server: FakeModelServer, cwd: Path, **more: Any) -> QueryOptions:
+    env = {**server.env(), "STAYER_CONFIG_DIR": str(cwd / "config")}
+    return QueryOptions(cwd=cwd, env=env, persist_session=False, **more)
+
+
+async def submit(session: stayer.Session, prompt: str) -> list[Event]:
+    return [event async for event in session.submit(prompt)]
+
+
+def system_text(body: Any) -> str:
+    system = body.get("system")
+    if isinstance(system, str):
+        return system
+    return "".join(part.get("text", "") for part in system or [])
+
+
+async def test_a_child_has_its_own_conversation_prompt_and_tools_on_its_parents_connection(
+    tmp_path: Path,
+) -> None:
+    with FakeModelServer() as server:
+        server.enqueue(reply("parent's answer"), reply("child's answer"), reply("parent again"))
+        async with stayer.Session(options(server, tmp_path)) as parent:
+            await submit(parent, "hello")
+            child = parent.derive(system_prompt="You review diffs.", tools="Read,Grep")
+            async with child:
+                events = await submit(child, "review this")
+            await submit(parent, "and now?")
+
+        last = events[-1]
+        assert isinstance(last, Finished) and last.terminal is Terminal.COMPLETED
+        parent_first, child_call, parent_second = server.requests
+        assert system_text(child_call.body) == "You review diffs."
+        assert {tool["name"] for tool in child_call.body["tools"]} == {"Read", "Grep"}
+        # the child's own conversation, not the parent's
+        assert [message["role"] for message in child_call.messages] == ["user"]
+        assert "review this" in str(child_call.messages[0]["content"])
+        assert len(parent_second.messages) == 3  # the parent's goes on without the child's
+        assert "You review diffs." not in system_text(parent_second.body)
+        # one client, one pool: every request came over the same connection
+        assert {request.peer for request in server.requests} == {parent_first.peer}
+        assert child.session_id != parent.session_id
+
+
+@pytest.mark.parametrize(
+    ("parent_mode", "asked", "child_mode"),
+    [
+        ("default", "bypassPermissions", "default"),
+        ("default", "acceptEdits", "default"),
+        ("acceptEdits", "plan", "plan"),
+        ("bypassPermissions", "acceptEdits", "acceptEdits"),
+        ("plan", "default", "plan"),
+        ("acceptEdits", None, "acceptEdits"),
+    ],
+)
+async def test_a_childs_permission_mode_never_lets_through_more_than_its_parents(
+    tmp_path: Path, parent_mode: str, asked: str | None, child_mode: str
+) -> None:
+    with FakeModelServer() as server:
+        opts = options(server, tmp_path, permission_mode=parent_mode, can_use_tool=allow)
+        async with stayer.Session(opts) as parent:
+            child = parent.derive(permission_mode=asked)
+            assert child.permission_mode == child_mode
+            child.set_permission_mode("default")  # its own state: the parent's is untouched
+            assert parent.permission_mode == parent_mode
+            await child.aclose()
+
+
+async def test_deriving_reads_no_file_and_starts_no_process(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text("Use tabs.\n")
+    with FakeModelServer() as server:
+        async with stayer.Session(options(server, project)) as parent:
+            _AUDITED.clear()
+            _RECORDING.set()
+            try:
+                child = parent.derive(system_prompt="child", tools="Read")
+            finally:
+                _RECORDING.clear()
+            await child.aclose()
+    assert _AUDITED == []
+
+
+async def test_a_child_closes_nothing_its_parent_still_uses(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        server.enqueue(reply("child"), reply("parent"))
+        async with stayer.Session(options(server, tmp_path)) as parent:
+            async with parent.derive() as child:
+                await submit(child, "one")
+            events = await submit(parent, "two")  # the shared client still works
+        last = events[-1]
+        assert isinstance(last, Finished) and last.terminal is Terminal.COMPLETED
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tools": "Read,Teleport"}, "unknown tool(s) Teleport"),
+        ({"model": "gpt-5.5"}, "served by openai, and a child session uses its parent's"),
+    ],
+)
+async def test_a_child_asking_for_what_cannot_be_had_is_refused_in_one_line(
+    tmp_path: Path, kwargs: dict[str, str], message: str
+) -> None:
+    with FakeModelServer() as server:
+        async with stayer.Session(options(server, tmp_path)) as parent:
+            with pytest.raises(ConfigError) as refused:
+                parent.derive(tools=kwargs.get("tools"), model=kwargs.get("model"))
+            assert message in str(refused.value)
+
+
+async def test_fifty_sessions_open_at_once_with_none_of_their_io_on_the_event_loop(
+    tmp_path: Path,
+) -> None:
+    """Settings, memory files, the git snapshot and the model client's set-up are read and
+    probed in worker threads: the event loop's own thread opens no file and starts no process
+    (the longest stall meanwhile is a figure in the README: `benchmarks/open_stall.py`)."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text("Keep it short.\n")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Read(.env)"]}}')
+    loop_thread = threading.get_ident()
+    with FakeModelServer() as server:
+        _AUDITED.clear()
+        _RECORDING.set()
+        try:
+            sessions = await asyncio.gather(
+                *(stayer.Session.open(options(server, project)) for _ in range(50))
+            )
+        finally:
+            _RECORDING.clear()
+        for session in sessions:
+            await session.aclose()
+    on_the_loop = [(event, detail) for thread, event, detail in _AUDITED if thread == loop_thread]
+    assert on_the_loop == []
+    assert any(event == "subprocess.Popen" for _, event, _ in _AUDITED)  # git did run: elsewhere
+    assert len({session.session_id for session in sessions}) == 50
