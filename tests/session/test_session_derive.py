@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 import stayer
 import stayer.session.derive  # loaded before the audit below, which would see its import
@@ -176,3 +177,48 @@ async def test_fifty_sessions_open_at_once_with_none_of_their_io_on_the_event_lo
     assert on_the_loop == []
     assert any(event == "subprocess.Popen" for _, event, _ in _AUDITED)  # git did run: elsewhere
     assert len({session.session_id for session in sessions}) == 50
+
+
+async def test_set_model_answers_the_next_prompt_with_another_model_and_keeps_the_talk(
+    tmp_path: Path,
+) -> None:
+    with FakeModelServer() as server:
+        server.enqueue(reply("first"), reply("second"))
+        async with stayer.Session(options(server, tmp_path)) as session:
+            await submit(session, "one")
+            await session.set_model("haiku")
+            events = await submit(session, "two")
+            with pytest.raises(ConfigError, match=r"names no model"):
+                await session.set_model("[1m]")
+        first, second = server.requests
+        assert (first.model, second.model) == ("claude-opus-5-5", "claude-haiku-5-5")
+        assert "Model: claude-haiku-5-5" in system_text(second.body)
+        assert len(second.messages) == 3  # the conversation goes on
+        assert {request.peer for request in server.requests} == {first.peer}  # same client
+        last = events[-1]
+        assert isinstance(last, Finished) and last.terminal is Terminal.COMPLETED
+
+
+async def test_clear_starts_over_under_a_new_session_and_transcript(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        server.enqueue(reply("first"), reply("second"))
+        opts = replace(options(server, tmp_path), persist_session=True)
+        async with stayer.Session(opts) as session:
+            before, old_path = session.session_id, session.transcript_path
+            first = await submit(session, "one")
+            await session.clear()
+            second = await submit(session, "two")
+            new_path = session.transcript_path
+        assert session.session_id != before
+        assert isinstance(first[0], stayer.SessionStarted) and first[0].session_id == before
+        started = second[0]
+        assert (
+            isinstance(started, stayer.SessionStarted) and started.session_id == session.session_id
+        )
+        assert len(server.requests[1].messages) == 1  # nothing of the old conversation
+        assert old_path is not None and new_path is not None and old_path != new_path
+        assert (
+            old_path.exists()
+            and "two" in new_path.read_text()
+            and "two" not in old_path.read_text()
+        )

@@ -26,6 +26,7 @@ from stayer.permissions import (
     domain_pattern,
     parse_mode,
 )
+from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
 
@@ -110,6 +111,33 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         (*resolved.settled.warnings, *_unsupported(hooks)),
         hooks,
         resolved,
+    )
+
+
+def with_model(
+    params: LoopParams,
+    resolved: Resolved,
+    permissions: PermissionState,
+    client: tuple[Provider, ModelChoice],
+) -> LoopParams:
+    """`params` answered by another model (`Session.set_model`): its client, limits and
+    window, and a system prompt that names it; everything else, the tool context and what hooks
+    wired in, as it was."""
+    options, env, system = resolved.options, resolved.env, resolved.system
+    provider, choice = client
+    limits = run_limits(options, env, ceiling=choice.max_output_tokens)
+    budget = params.token_budget
+    return replace(
+        params,
+        provider=provider,
+        model=choice.model,
+        system_prompt=system.render(budget, choice.model),
+        model_prompt=lambda serving: system.render(budget, serving),
+        max_tokens=limits.max_tokens,
+        escalated_max_tokens=limits.escalated_max_tokens,
+        betas=(*choice.betas, *betas(options.betas)),
+        context_window=choice.context_window,
+        live_model=_plan_switch(choice, permissions),
     )
 
 

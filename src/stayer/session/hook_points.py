@@ -186,7 +186,9 @@ class SessionHooks:
             return verdict.stop or "A UserPromptSubmit hook stopped the prompt.", ()
         return None, verdict.context(plain=True)
 
-    async def session_started(self, source: Literal["startup", "resume"]) -> tuple[str, ...]:
+    async def session_started(
+        self, source: Literal["startup", "resume", "clear"]
+    ) -> tuple[str, ...]:
         """SessionStart: the context its hooks give the model."""
         if not self.configured("SessionStart"):
             return ()

@@ -121,6 +121,23 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     )
 
 
+def model_client(resolved: Resolved, model: str) -> tuple[Provider, ModelChoice]:
+    """The client and choice for `model` in a resolved session: its own client when the same
+    provider serves the model (or the caller gave the client), else a new one. May read the
+    cached model list: async code runs it in a worker thread."""
+    options = replace(resolved.options, model=model)
+    if options.provider is not None:
+        provider, choice, _ = _provider(options, resolved.env)
+        return provider, choice
+    from stayer.providers.select import choose_model
+
+    choice = choose_model(model, resolved.env)
+    if choice.provider == resolved.choice.provider:
+        return resolved.provider, choice
+    provider, choice, _ = _provider(options, resolved.env)
+    return provider, choice
+
+
 def _provider(options: QueryOptions, env: Mapping[str, str]) -> tuple[Provider, ModelChoice, bool]:
     if options.provider is not None:
         from stayer.providers.profiles import profile_for

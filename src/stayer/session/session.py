@@ -46,7 +46,7 @@ from stayer.tools.base import Tool
 from .assemble import Setup, user_message
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
-from .paths import config_root, project_slug
+from .paths import config_root, project_slug, session_folder
 from .repair import INTERRUPTED_NOTE, repair
 from .resolve import token_budget
 from .setup import prepare
@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from .hook_points import SessionHooks
 
 Busy = Literal["refuse", "queue"]
+StartSource = Literal["startup", "resume", "clear"]
+"""How the conversation began, as SessionStart hooks are told."""
 
 
 class SessionBusy(StayerError):
@@ -64,6 +66,8 @@ class SessionBusy(StayerError):
 
 class Session:
     """One conversation: submit prompts one after another; use as `async with`."""
+
+    _source: StartSource
 
     def __init__(self, options: QueryOptions | None = None, *, busy: Busy = "refuse") -> None:
         """Resolve the model, tools and options, and load a session to resume if asked;
@@ -82,7 +86,7 @@ class Session:
         self._begin(options, setup, busy, writer)
         if resumed is not None:
             self._take(resumed)
-        self._resumed = resumed is not None
+            self._source = "resume"
 
     def _begin(
         self,
@@ -102,12 +106,14 @@ class Session:
         self.warnings: tuple[str, ...] = setup.warnings
         self._interrupted = False
         self._announced = False
-        self._resumed = False
         self._ending = parent is None  # SessionEnd's hooks are still to run (never a child's)
         self._lock = asyncio.Lock()
         self._abort: AbortSignal | None = None
         self._seen: tuple[Message, ...] = ()
         self._transcript = writer
+        self._made: list[Provider] = []
+        """Clients `set_model` replaced, closed with the rest as the session closes."""
+        self._source: StartSource = "startup"
         env = os.environ if options.env is None else options.env
         self._hooks = self._hooks_for(env) if setup.hooks else None
         params = setup.params
@@ -197,6 +203,52 @@ class Session:
         if self._transcript is not None and self.permission_mode != before:
             self._transcript.event("permission_mode")  # on record though nothing else follows
 
+    async def set_model(self, model: str) -> None:
+        """Answer with `model` (an alias or an id) from the next submission on, as `/model`
+        does: through this session's client when its provider serves the model, else a new
+        client the session closes with the others; the system prompt names the new model.
+        Raises `ConfigError` in one line for a model that cannot be used."""
+        resolved = self.setup.resolved
+        if resolved is None:
+            raise ConfigError("this session was not opened from options; open a new one")
+        from .assemble import with_model
+        from .resolve import model_client
+
+        provider, choice = await asyncio.to_thread(model_client, resolved, model)
+        if provider is not resolved.provider and self.setup.owns_provider:
+            self._made.append(resolved.provider)  # retired, closed with the rest
+        permissions = self.setup.permissions
+        params = with_model(self.setup.params, resolved, permissions, (provider, choice))
+        started = replace(
+            self.setup.started,
+            model=choice.display_name,
+            provider=provider.name,
+            context_window=choice.context_window,
+            max_output_tokens=params.max_tokens,
+        )
+        resolved = replace(resolved, provider=provider, choice=choice)
+        self.setup = replace(self.setup, params=params, started=started, resolved=resolved)
+
+    async def clear(self) -> None:
+        """Start the conversation over, as `/clear` does: no history, no todos, no files
+        counted as read, under a new session id and transcript (the old one stays on disk);
+        the next submission announces the new session, and SessionStart hooks run with source
+        `clear`. Background shells go on. Refused (`SessionBusy`) while a prompt runs."""
+        if self._lock.locked():
+            raise SessionBusy("a prompt is running; interrupt it or wait for its Finished event")
+        context = self.setup.params.tool_context
+        context.read_files.clear()
+        context.todos.clear()
+        started = replace(self.setup.started, session_id=str(uuid.uuid4()))
+        self.setup = replace(self.setup, started=started)
+        self.history, self._seen, self._interrupted = (), (), False
+        self._announced, self._source = False, "clear"
+        env = os.environ if self.options.env is None else self.options.env
+        if self._transcript is not None:
+            self._transcript.close()
+            self._transcript = await asyncio.to_thread(_writer, self.options, self.setup, env)
+            context.session_dir = session_folder(env, Path(started.cwd), started.session_id)
+
     @property
     def transcript_path(self) -> Path | None:
         """Where this session is written, or None when it is not kept."""
@@ -268,7 +320,8 @@ class Session:
         if self._transcript is not None:
             self._transcript.close()
         if self.setup.owns_provider:
-            for provider in _providers(self.setup):
+            every = (*_providers(self.setup), *self._made)
+            for provider in {id(provider): provider for provider in every}.values():
                 await provider.aclose()
 
     async def __aenter__(self) -> Session:
@@ -307,8 +360,7 @@ class Session:
         if not self._announced:
             self._announced = True
             yield self.setup.started
-            source: Literal["startup", "resume"] = "resume" if self._resumed else "startup"
-            gate.context = await hooks.session_started(source)
+            gate.context = await hooks.session_started(self._source)
         hooks.begin_run()
         gate.refused, added = await hooks.prompt_submitted(_prompt_text(prompt))
         gate.context = (*gate.context, *added)
