@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from .hook_points import SessionHooks
 
 Busy = Literal["refuse", "queue"]
+Prompt = str | Sequence[ContentBlock]
+"""What a user says: text, or content blocks (text and images)."""
 StartSource = Literal["startup", "resume", "clear"]
 """How the conversation began, as SessionStart hooks are told."""
 
@@ -111,6 +113,7 @@ class Session:
         self._abort: AbortSignal | None = None
         self._seen: tuple[Message, ...] = ()
         self._transcript = writer
+        self._queued: list[Prompt] = []
         self._made: list[Provider] = []
         """Clients `set_model` replaced, closed with the rest as the session closes."""
         self._source: StartSource = "startup"
@@ -290,6 +293,26 @@ class Session:
                     self._salvage()
                 self._note_failure()
 
+    def queue(self, prompt: Prompt) -> bool:
+        """Add `prompt` to the running submission: it joins the conversation at the run's next
+        model call, as Claude Code's queued input does. False, and nothing kept, when no
+        submission runs (submit it instead)."""
+        if not self._lock.locked():
+            return False
+        self._queued.append(prompt)
+        return True
+
+    def leftover(self) -> list[Prompt]:
+        """What was queued and the run ended without taking (it finished, or was stopped),
+        taken out of the session: the caller decides whether it runs next."""
+        left, self._queued = self._queued, []
+        return left
+
+    def _take_queued(self) -> tuple[ContentBlock, ...]:
+        """For the loop, at a model call: what was queued since the last, as content."""
+        taken, self._queued = self._queued, []
+        return tuple(block for prompt in taken for block in prompt_blocks(prompt))
+
     def interrupt(self) -> None:
         """Stop the running submission (its run still ends with `Finished`)."""
         if self._abort is not None:
@@ -467,6 +490,11 @@ def _opener() -> ThreadPoolExecutor:
         if _OPENER is None:
             _OPENER = ThreadPoolExecutor(OPEN_WORKERS, thread_name_prefix="stayer-session-open")
         return _OPENER
+
+
+def prompt_blocks(prompt: Prompt) -> tuple[ContentBlock, ...]:
+    """A prompt as content blocks."""
+    return (TextBlock(prompt),) if isinstance(prompt, str) else tuple(prompt)
 
 
 def _discard(opened: Future[Session]) -> None:

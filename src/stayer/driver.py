@@ -1,0 +1,223 @@
+"""One driver for every front end: operations in, events out (Codex's submission/event seam).
+
+A front end (headless `-p`, the REPL, stream-json input, ACP, a batch worker) does not drive a
+`Session` itself: it opens a `Driver` with a *sink* (an async callable each event is handed to,
+in order) and sends it *operations*: `Submit` a prompt, `Interrupt` the run, `SetMode`,
+`SetModel`, `Clear`, `Answer` a permission question, `Close`. `run()` carries them out until
+`Close` and returns; every event of every run, and the session's last ones (its SessionEnd
+hooks), reach the sink before it does.
+
+- One run at a time. A prompt submitted while one runs joins it at its next model call, as
+  Claude Code's queued input does (`Session.queue`); one the run ends without taking starts
+  the next run.
+- One abort path: `Interrupt` (or `interrupt()`, safe from a signal handler through
+  `call_soon_threadsafe`) stops the running run, which still ends with its `Finished`. The
+  driver installs no signal handler: its owner wires signals to `interrupt`.
+- Permission questions: with `answers=True`, a call the policy asks about is handed to the
+  sink as the run's `PermissionRequested` event and waits for the `Answer` naming its
+  tool_use_id; an `Interrupt` or `Close` denies what is still waiting. Without, the session's
+  own decider (the options' `can_use_tool`, or none: denied) answers.
+- `Close` lets the running run and what is queued finish (end of input is not an abort), then
+  runs the session's end and closes it. Send `Interrupt` first to stop at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import aclosing
+from typing import assert_never
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from stayer.events import Event, PermissionRequested
+from stayer.messages import ContentBlock
+from stayer.permissions import Decision
+from stayer.session.options import QueryOptions
+from stayer.session.session import Prompt, Session, prompt_blocks
+
+Sink = Callable[[Event], Awaitable[None]]
+"""Where the driver hands each event, in order; a slow sink holds the run back."""
+
+
+class Submit(Struct, frozen=True):
+    """Run this prompt (or add it to the running run)."""
+
+    prompt: str | tuple[ContentBlock, ...]
+
+
+class Interrupt(Struct, frozen=True):
+    """Stop the running run; it ends with `Finished` (aborted)."""
+
+    reason: str = "interrupted by the user"
+
+
+class SetMode(Struct, frozen=True):
+    """Switch the permission mode, for the running run's next calls too."""
+
+    mode: str
+
+
+class SetModel(Struct, frozen=True):
+    """Answer with another model from the next run on."""
+
+    model: str
+
+
+class Clear(Struct, frozen=True):
+    """Start the conversation over (after the running run, if one is going)."""
+
+
+class Answer(Struct, frozen=True):
+    """The answer to the permission question asked for `tool_use_id`."""
+
+    tool_use_id: str
+    decision: Decision
+
+
+class Close(Struct, frozen=True):
+    """Finish what is running and queued, end the session, and return from `run()`."""
+
+
+Operation = Submit | Interrupt | SetMode | SetModel | Clear | Answer | Close
+
+
+class Driver:
+    """Drives one Session from an inbox of operations into a sink; see the module."""
+
+    def __init__(self, session: Session, sink: Sink) -> None:
+        self.session = session
+        self._sink = sink
+        self._inbox: asyncio.Queue[Operation] = asyncio.Queue()
+        self._run: asyncio.Task[None] | None = None
+        self._next: list[Prompt] = []
+        self._clear_next = False
+        self._closing = False
+        self._interrupted = False
+        self.unsent: list[Prompt] = []
+        """Prompts queued for a run that was interrupted: never sent, kept for the front end."""
+        self._waiting: dict[str, asyncio.Future[Decision]] = {}
+
+    @classmethod
+    async def open(cls, options: QueryOptions, sink: Sink, *, answers: bool = False) -> Driver:
+        """A driver over a session opened from `options` (see `Session.open`); with
+        `answers`, permission questions are answered by `Answer` operations."""
+        holder: list[Driver] = []
+
+        async def decide(request: PermissionRequested) -> Decision:
+            return await holder[0]._question(request)
+
+        if answers:
+            options = replace(options, can_use_tool=decide)
+        driver = cls(await Session.open(options, busy="queue"), sink)
+        holder.append(driver)
+        return driver
+
+    def send(self, operation: Operation) -> None:
+        """Put `operation` in the inbox (from the event loop's thread)."""
+        self._inbox.put_nowait(operation)
+
+    def interrupt(self, reason: str = "interrupted by the user") -> None:
+        """Stop the running run now (what `Interrupt` does, without waiting its turn). Prompts
+        queued for it do not run: they are kept in `unsent`, for the front end to offer back
+        (as Claude Code puts them back in the input box)."""
+        self._interrupted = True
+        self.session.interrupt()
+        self._deny_waiting(reason)
+
+    async def run(self) -> None:
+        """Carry out operations until `Close` and the work before it are done; returns once
+        the session is closed. Operations keep being taken while a closing run finishes, so
+        a question it asks can still be answered."""
+        try:
+            while not (self._closing and self._idle()):
+                taking = asyncio.ensure_future(self._inbox.get())
+                running = {self._run} if self._closing and self._run is not None else set()
+                done, _ = await asyncio.wait({taking, *running}, return_when="FIRST_COMPLETED")
+                if taking in done:
+                    await self._apply(taking.result())
+                else:
+                    taking.cancel()
+            if self._run is not None:
+                await self._run  # its failure, if any, is the caller's to see
+            async with aclosing(self.session.end()) as ending:
+                async for event in ending:
+                    await self._sink(event)
+        finally:
+            if self._run is not None and not self._run.done():
+                self.interrupt("the driver stopped")
+                await asyncio.gather(self._run, return_exceptions=True)
+            await self.session.aclose()
+
+    def _idle(self) -> bool:
+        return self._run is None or self._run.done()
+
+    async def _apply(self, operation: Operation) -> None:
+        match operation:
+            case Submit(prompt=prompt):
+                self._submit(prompt)
+            case Interrupt(reason=reason):
+                self.interrupt(reason)
+            case SetMode(mode=mode):
+                self.session.set_permission_mode(mode)
+            case SetModel(model=model):
+                await self.session.set_model(model)
+            case Clear():
+                if self._idle():
+                    await self.session.clear()
+                else:
+                    self._clear_next = True
+            case Answer(tool_use_id=tool_use_id, decision=decision):
+                waiting = self._waiting.pop(tool_use_id, None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(decision)
+            case Close():
+                self._closing = True
+            case _ as unreachable:
+                assert_never(unreachable)
+
+    def _submit(self, prompt: Prompt) -> None:
+        if not self._idle():
+            if not self.session.queue(prompt):
+                self._next.append(prompt)
+            return
+        self._run = asyncio.create_task(self._runs(prompt))
+
+    async def _runs(self, prompt: Prompt) -> None:
+        """Run `prompt`, then the prompts that came too late for it, one run for them all."""
+        following: list[Prompt] = [prompt]
+        while following:
+            self._interrupted = False
+            async with aclosing(self.session.submit(_joined(following))) as events:
+                async for event in events:
+                    await self._sink(event)
+            if self._clear_next:
+                self._clear_next = False
+                await self.session.clear()
+            following = [*self.session.leftover(), *self._next]
+            self._next.clear()
+            if self._interrupted:
+                self.unsent.extend(following)
+                following = []
+
+    async def _question(self, request: PermissionRequested) -> Decision:
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._waiting[request.tool_use_id] = future
+        try:
+            return await future
+        finally:
+            self._waiting.pop(request.tool_use_id, None)
+
+    def _deny_waiting(self, reason: str) -> None:
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_result(Decision("deny", reason))
+        self._waiting.clear()
+
+
+def _joined(prompts: Sequence[Prompt]) -> Prompt:
+    """Several prompts as one: a lone one as it is, several as their blocks in order."""
+    if len(prompts) == 1:
+        return prompts[0]
+    return tuple(block for prompt in prompts for block in prompt_blocks(prompt))
