@@ -41,7 +41,7 @@ from stayer.messages import AssistantMessage, TextBlock
 from .abort import until_aborted
 from .fallback import billed
 from .reattach import reread
-from .recovery import Finish, Retry, Step, prompt_too_long
+from .recovery import WINDOW_EXCEEDED, Finish, Retry, Step, prompt_too_long
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
 
@@ -61,10 +61,6 @@ PROMPT_SHARE = 2
 """A prompt taking more than half of what the window holds is saved to a file, not sent whole."""
 HEAD_TOKENS = 20_000
 """The most of a saved prompt sent as its head."""
-WINDOW_EXCEEDED = (
-    "the model ran into the end of its context window while answering, and the conversation "
-    "could not be shrunk enough to go on; start a new session with the essentials."
-)
 
 
 def context_estimate(state: LoopState) -> int:

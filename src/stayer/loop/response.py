@@ -17,7 +17,7 @@ from functools import partial
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from stayer.errors import ModelError, PromptTooLong, StayerError
+from stayer.errors import PromptTooLong, StayerError
 from stayer.events import (
     BlockCompleted,
     Event,
@@ -33,28 +33,15 @@ from stayer.providers.base import MessageAssembler
 from stayer.providers.profiles import preload_prices
 
 from .executor import Executor
-from .recovery import Finish, RunTools, prompt_too_long, refusal_end
+from .recovery import INCOMPLETE, Finish, RunTools, failed_call, prompt_too_long, refusal_end
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
 
-INCOMPLETE = Finish(Terminal.MODEL_ERROR, "the model's response ended before it was complete")
 BROKEN_TEXT = (
     "[Your reply above broke off after its tool calls had started ({why}). Those calls ran, "
     "and their results are above; nothing you wrote after them came through. Go on from here: "
     "make again any call that is still needed, without repeating what already ran.]"
 )
-
-
-def broken(stream: Response) -> bool:
-    """Whether the answer cannot be taken whole: it broke off, failed, hit the window, or was
-    refused."""
-    message = stream.turn.message
-    return (
-        stream.turn.broke is not None
-        or stream.failure is not None
-        or message is None
-        or message.stop_reason in ("model_context_window_exceeded", "refusal")
-    )
 
 
 def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, str]:
@@ -171,8 +158,7 @@ async def stream_response(
         stream.failure = prompt_too_long(str(error), error.status)
         return
     except StayerError as error:
-        status = error.status if isinstance(error, ModelError) else None
-        stream.failure = Finish(Terminal.MODEL_ERROR, str(error), status)
+        stream.failure = failed_call(error)
         return
     except Exception as error:  # a bug below us still ends the run with a Finished event
         detail = f"internal error in the model call: {type(error).__name__}: {error}"
