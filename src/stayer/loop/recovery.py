@@ -1,8 +1,10 @@
 """The exit side of the loop (SPEC §3): after each response, go on (and why) or finish (and why).
 
 "The model called no tool" is a signal to recover from, not proof that the work is done. Each
-branch below is a small pure function of the run's parameters, its state and the response; the
-loop only streams, runs tools and acts on the answer, which is one of:
+branch below is a small pure function of the run's parameters, its state and the response;
+`after_call` is the one decision after each model call, from a summary of what it produced. The
+loop only streams, runs tools, does the I/O a branch needs (a summary, the stop checks) and acts
+on the answer, which is one of:
 
 * `RunTools`: the response asked for tools (some calls may be answered without running);
 * `Retry`: go round again with a new state, for a named `Continue` reason (and, when the answer
@@ -34,7 +36,8 @@ The tree for a response without tool calls, in order:
    (`stop_hook_prevented`);
 5. a token budget (SPEC §3.4) not yet 90% spent: the model is told to keep going
    (`token_budget_continuation`), until its continuations stop adding much (see `budget`);
-6. `completed`.
+6. input the user queued while the model answered: the run goes on with it (`queued_input`);
+7. `completed`.
 
 After a tool round: a tool hook that said `continue: false` ends the run (`hook_stopped`); when
 every call of several rounds in a row failed the same way (same name,

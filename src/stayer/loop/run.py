@@ -6,7 +6,8 @@ allow (`executor`); `stop_reason` is never consulted for that (SPEC §1.4). With
 the rest of the calls run once the response has ended, their results go back as one user
 message, in tool_use order, and the loop goes round (`Continue.NEXT_TURN`). Whether to go on,
 and why, is `recovery`'s decision after each response and each tool round (SPEC §3): this module
-only streams, runs tools and acts on it. The loop leaves only through `_finished`, which makes
+only streams, runs tools and acts on it. Input queued meanwhile (`LoopParams.take_queued`) joins
+the user message each request ends with. The loop leaves only through `_finished`, which makes
 the one `Finished` event; before it, every tool_use in the history has a result, so the
 conversation stays valid for the API whatever happened.
 """
