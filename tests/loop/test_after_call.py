@@ -158,7 +158,8 @@ def test_an_image_the_api_refuses_ends_as_an_image_error(detail: str) -> None:
         "accepted as sent; check the model name and options",
         status=400,
     )
-    assert failed_call(error) == Finish(Terminal.IMAGE_ERROR, f"{error} ({IMAGE_ADVICE})", 400)
+    said = f"request rejected (400 invalid_request_error): {detail}"
+    assert failed_call(error) == Finish(Terminal.IMAGE_ERROR, f"{said}; {IMAGE_ADVICE}", 400)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from stayer.events import (
     Continue,
     Continuing,
     Event,
+    Finished,
     MessageStarted,
     RequestStarted,
     StreamEvent,
@@ -25,9 +26,13 @@ from stayer.events import (
 from stayer.loop.recovery import IMAGE_ADVICE
 from stayer.loop.run import query
 from stayer.messages import ImageBlock, TextBlock, ToolResultBlock, Usage, UserMessage
-from stayer.providers.base import ModelRequest
+from stayer.providers.anthropic import AnthropicProvider
+from stayer.providers.base import ModelRequest, Provider
+from stayer.providers.openai_chat import OpenAIChatProvider
 from stayer.providers.scripted import Fault, ScriptedProvider, text, tool_call
 from tests.fakes.loop_harness import assert_valid_history, finished, make_params, run
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import anthropic_error, openai_error
 from tests.fakes.tools import Echo
 
 TOO_LARGE = InvalidRequest(
@@ -50,7 +55,10 @@ async def test_a_refused_image_in_the_prompt_ends_the_run_as_an_image_error(
     assert events[:-1] == [RequestStarted(1)]  # refused for good: never sent again
     end = finished(events)
     assert (end.terminal, end.is_error, end.error_status) == (Terminal.IMAGE_ERROR, True, 400)
-    assert end.message == f"{TOO_LARGE} ({IMAGE_ADVICE})"
+    assert end.message == (
+        "request rejected (400 invalid_request_error): messages.0.content.1.image.source.base64"
+        f": image exceeds 5 MB maximum: 6291456 bytes > 5242880 bytes; {IMAGE_ADVICE}"
+    )
     assert end.messages == (prompt,)
     assert_valid_history(end.messages)
     model.assert_done()
@@ -117,3 +125,51 @@ async def test_other_refusals_of_the_request_stay_model_errors(tmp_path: Path) -
     end = finished(events)
     assert (end.terminal, end.message) == (Terminal.MODEL_ERROR, str(refused))
     assert model.remaining == 1
+
+
+ANTHROPIC_TOO_LARGE = (
+    "messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: 6291456 bytes > "
+    "5242880 bytes"
+)
+OPENAI_UNSUPPORTED = (
+    "You uploaded an unsupported image. Please make sure your image has of one the following "
+    "formats: ['png', 'jpeg', 'gif', 'webp']."
+)
+
+
+async def test_anthropics_refusal_of_an_image_over_the_wire_is_an_image_error(
+    tmp_path: Path,
+) -> None:
+    with FakeModelServer() as server:
+        server.enqueue(anthropic_error(400, "invalid_request_error", ANTHROPIC_TOO_LARGE))
+        provider = AnthropicProvider(api_key="test-key", base_url=server.url)
+        try:
+            end = await _picture_run(tmp_path, provider)
+        finally:
+            await provider.aclose()
+    assert (end.terminal, end.error_status) == (Terminal.IMAGE_ERROR, 400)
+    assert end.message == f"request rejected (400): {ANTHROPIC_TOO_LARGE}; {IMAGE_ADVICE}"
+
+
+async def test_openais_refusal_of_an_image_over_the_wire_is_an_image_error(
+    tmp_path: Path,
+) -> None:
+    with FakeModelServer() as server:
+        server.enqueue(openai_error(400, OPENAI_UNSUPPORTED, code="invalid_image_format"))
+        provider = OpenAIChatProvider(api_key="test-key", base_url=server.openai_url)
+        try:
+            end = await _picture_run(tmp_path, provider)
+        finally:
+            await provider.aclose()
+    assert (end.terminal, end.error_status) == (Terminal.IMAGE_ERROR, 400)
+    assert end.message.endswith(f"{OPENAI_UNSUPPORTED}; {IMAGE_ADVICE}"), end.message
+
+
+async def _picture_run(tmp_path: Path, provider: Provider) -> Finished:
+    prompt = UserMessage((TextBlock("what is in this picture?"), PICTURE))
+    params = make_params(provider, [Echo()], tmp_path)
+    events = [event async for event in query(params, (prompt,))]
+    assert events[:-1] == [RequestStarted(1)]
+    end = finished(events)
+    assert end.messages == (prompt,)
+    return end

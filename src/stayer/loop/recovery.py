@@ -263,7 +263,8 @@ def failed_call(error: StayerError) -> Finish:
     status = error.status if isinstance(error, ModelError) else None
     refused = isinstance(error, InvalidRequest) and status in (400, 413)
     if refused and _IMAGE_REFUSED.search(str(error)):
-        return Finish(Terminal.IMAGE_ERROR, f"{error} ({IMAGE_ADVICE})", status)
+        said = str(error).split("; ", 1)[0]  # the refusal, without the general advice after it
+        return Finish(Terminal.IMAGE_ERROR, f"{said}; {IMAGE_ADVICE}", status)
     return Finish(Terminal.MODEL_ERROR, str(error), status)
 
 
