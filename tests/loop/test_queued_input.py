@@ -141,11 +141,20 @@ async def test_input_queued_during_the_final_answer_goes_on_with_the_run(tmp_pat
     assert end.messages[:3] == sent
 
 
-async def test_the_queued_input_is_taken_before_every_request(tmp_path: Path) -> None:
+async def test_nothing_queued_changes_nothing(tmp_path: Path) -> None:
+    script = [tool_call("Echo", {"text": "hi"}), text("Done.")]
     queue = Queue()
-    model = ScriptedProvider([tool_call("Echo", {"text": "hi"}), text("Done.")])
-    await run(queued_params(tmp_path, model, queue))
-    # before each of the two requests, and once more when the model would be done
+    asking = ScriptedProvider(script)
+    with_queue = await run(queued_params(tmp_path, asking, queue))
+    plain = ScriptedProvider(script)
+    without = await run(make_params(plain, [Echo()], tmp_path))
+
+    assert timeless(with_queue[:-1]) == timeless(without[:-1])
+    quick = {"duration_ms": 0.0, "duration_api_ms": 0.0}
+    assert replace(finished(with_queue), **quick) == replace(finished(without), **quick)
+    assert finished(with_queue).messages == finished(without).messages
+    assert asking.requests == plain.requests
+    # asked before each of the two requests, and once more when the model would be done
     assert queue.taken == [(), (), ()]
 
 

@@ -217,7 +217,7 @@ async def _after_call(
             yield PartialKept(stream.broken, why)
     elif isinstance(branch, Completing):
         out.step = await _completing(params, branch.state)
-    else:
+    else:  # a step to take as it is (mypy checks no other branch reaches here)
         out.step = branch
 
 
