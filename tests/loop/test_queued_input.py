@@ -26,10 +26,12 @@ from stayer.loop.state import LoopParams
 from stayer.messages import (
     AssistantMessage,
     ContentBlock,
+    Message,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    history_problems,
 )
 from stayer.providers.base import ModelRequest
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
@@ -75,6 +77,12 @@ async def streamed(step: Reply, number: int) -> list[Event]:
     return events
 
 
+def assert_every_request_valid(model: ScriptedProvider) -> None:
+    """Each request the model was sent holds a history the API accepts."""
+    for request in model.requests:
+        assert history_problems(request.messages) == []
+
+
 def timeless(events: list[Event]) -> list[Event]:
     """The events with the tool calls' durations zeroed (the one thing that varies)."""
     return [replace(e, duration_ms=0.0) if isinstance(e, ToolCallFinished) else e for e in events]
@@ -115,6 +123,7 @@ async def test_input_queued_during_a_tool_round_joins_its_results(tmp_path: Path
     assert end.messages[1:3] == (model.requests[1].messages[1], joined)
     assert end.messages[1].content == (call,)
     assert [blocks for blocks in queue.taken if blocks] == [(QUEUED,)]
+    assert_every_request_valid(model)
 
 
 async def test_input_queued_during_the_final_answer_goes_on_with_the_run(tmp_path: Path) -> None:
@@ -139,6 +148,7 @@ async def test_input_queued_during_the_final_answer_goes_on_with_the_run(tmp_pat
     end = finished(events)
     assert (end.terminal, end.result_text) == (Terminal.COMPLETED, "Goodbye.")
     assert end.messages[:3] == sent
+    assert_every_request_valid(model)
 
 
 async def test_nothing_queued_changes_nothing(tmp_path: Path) -> None:
@@ -175,3 +185,25 @@ async def test_an_interrupted_run_takes_no_queued_input(tmp_path: Path) -> None:
     assert queue.taken == [()]  # only before the first request, never after the interrupt
     assert queue.waiting == [QUEUED]  # left for whoever starts the next run
     assert QUEUED not in [block for m in end.messages for block in m.content]
+
+
+async def test_input_queued_before_an_interrupt_is_never_sent(tmp_path: Path) -> None:
+    queue = Queue()
+    queue.waiting.append(QUEUED)
+    abort = AbortSignal()
+
+    def interrupt(_messages: tuple[Message, ...]) -> None:  # on record before the call
+        abort.abort()
+
+    model = ScriptedProvider([text("Hi.")])
+    params = replace(
+        make_params(model, [Echo()], tmp_path, abort=abort),
+        take_queued=queue.take,
+        observe=interrupt,
+    )
+    events = await run(params, strict=False)
+
+    assert finished(events).terminal is Terminal.ABORTED_STREAMING
+    assert (queue.taken, queue.waiting) == ([], [QUEUED])
+    sent = [block for request in model.requests for m in request.messages for block in m.content]
+    assert QUEUED not in sent

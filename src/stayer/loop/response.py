@@ -84,7 +84,8 @@ def started_part(stream: Response, starting: str | None = None) -> AssistantMess
 
 
 class Response(Struct):
-    """What one streamed response left behind, and the executor running its calls."""
+    """What one streamed response left behind, and the executor running its calls (filled in
+    as it streams by `stream_response`, a generator, which cannot return it)."""
 
     executor: Executor
     turn: TurnResult = field(default_factory=TurnResult)
