@@ -44,11 +44,12 @@ BROKEN_TEXT = (
 )
 
 
-def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, str]:
+def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, PartialKept]:
     """An answer that broke off after some of its calls had started cannot be sent again (they
     would run twice) nor dropped (their effects would go unexplained): it is kept up to its last
     started call, only those calls run, and the model goes on from their results, told what
-    happened; when the failure was final, the run ends after them."""
+    happened; when the failure was final, the run ends after them. Also the event that says
+    what was kept, and why."""
     broke = stream.turn.broke
     if broke is not None:
         why = str(broke)
@@ -66,9 +67,8 @@ def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, s
     if messages and messages[-1] is stream.turn.message:
         messages = messages[:-1]  # taken whole by `_account`: only its start stays
     kept = started_part(stream)
-    stream.broken = kept
     state = replace(state, messages=(*messages, kept))
-    return RunTools(state, broken=BROKEN_TEXT.format(why=why), then=then), why
+    return RunTools(state, broken=BROKEN_TEXT.format(why=why), then=then), PartialKept(kept, why)
 
 
 def started_part(stream: Response, starting: str | None = None) -> AssistantMessage:
@@ -97,8 +97,6 @@ class Response(Struct):
     held: MessageCompleted | None = None
     """The completion of an answer recovery may drop, withheld until it has decided, so a
     reader is not shown an answer the loop then takes back (see `_release`)."""
-    broken: AssistantMessage | None = None
-    """What the conversation keeps of an answer that broke off after calls started."""
 
     @property
     def complete_message(self) -> AssistantMessage | None:

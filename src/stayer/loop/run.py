@@ -25,7 +25,6 @@ from stayer.events import (
     Event,
     Finished,
     MessageCompleted,
-    PartialKept,
     RequestStarted,
     Terminal,
     ToolResultsAppended,
@@ -212,9 +211,9 @@ async def _after_call(
         async for event in compaction.window_exceeded(params, state, branch.message, out):
             yield event
     elif isinstance(branch, Salvage):
-        out.step, why = go_on_from_what_ran(state, stream)
-        if stream.held is None and stream.broken is not None:  # nothing showed it complete
-            yield PartialKept(stream.broken, why)
+        out.step, kept = go_on_from_what_ran(state, stream)
+        if stream.held is None:  # nothing showed it complete
+            yield kept
     elif isinstance(branch, Completing):
         out.step = await _completing(params, branch.state)
     else:  # a step to take as it is (mypy checks no other branch reaches here)
