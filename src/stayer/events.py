@@ -71,6 +71,7 @@ class Continue(StrEnum):
     TRUNCATED_RESPONSE_RECOVERY = "truncated_response_recovery"
     PROMPT_AS_FILE = "prompt_as_file"
     REFUSAL_RETRY = "refusal_retry"
+    QUEUED_INPUT = "queued_input"
 
 
 # --- stream events: produced by providers, re-yielded by the loop ----------------------------

@@ -36,12 +36,12 @@ from stayer.context.compact import (
 )
 from stayer.context.saved_prompt import plain_prompt, save_prompt
 from stayer.events import Compacted, Continue, Event, Retrying, Terminal
-from stayer.messages import AssistantMessage, TextBlock
+from stayer.messages import AssistantMessage, Message, TextBlock
 
 from .abort import until_aborted
 from .fallback import billed
-from .reattach import reread
-from .recovery import Finish, Retry, Step, prompt_too_long
+from .reattach import Reattached, reread
+from .recovery import WINDOW_EXCEEDED, Finish, Retry, Step, prompt_too_long
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
 
@@ -61,10 +61,6 @@ PROMPT_SHARE = 2
 """A prompt taking more than half of what the window holds is saved to a file, not sent whole."""
 HEAD_TOKENS = 20_000
 """The most of a saved prompt sent as its head."""
-WINDOW_EXCEEDED = (
-    "the model ran into the end of its context window while answering, and the conversation "
-    "could not be shrunk enough to go on; start a new session with the essentials."
-)
 
 
 def context_estimate(state: LoopState) -> int:
@@ -111,7 +107,8 @@ def blocked(params: LoopParams, state: LoopState) -> Finish | None:
 
 
 class Outcome(Struct):
-    """Filled in by the generators below: the state to go on from, and what to do next."""
+    """Filled in by the generators below (a holder: an async generator cannot return a
+    value): the state to go on from, and what to do next."""
 
     state: LoopState
     step: Step | None = None
@@ -242,6 +239,24 @@ async def window_exceeded(
     out.state = replace(state, messages=(*state.messages[:-1], *kept))
 
 
+async def _with_summary(
+    params: LoopParams, state: LoopState, summary: str
+) -> tuple[tuple[Message, ...], list[Reattached]]:
+    """The history replaced by `summary`, with the latest round of work, the pinned notes and
+    the files read most recently shown again; and those files."""
+    keep = compaction_window(params) // KEEP_RECENT_SHARE
+    kept = kept_round(state.messages, keep_recent_tokens=keep)
+    files = await reread(params, state.messages, kept, budget_tokens=threshold(params) // 4)
+    messages = compacted(
+        state.messages,
+        summary,
+        keep_recent_tokens=keep,
+        pins=tuple(params.tool_context.pins),
+        files=[file.text for file in files],
+    )
+    return messages, files
+
+
 async def _summarise(
     params: LoopParams, state: LoopState, trigger: Literal["auto", "reactive"], out: Outcome
 ) -> AsyncIterator[Event]:
@@ -275,16 +290,7 @@ async def _summarise(
     if not message.text.strip() or message.stop_reason == "refusal":
         out.unsummarised = billed(params, state, turn.serving, (message.usage,))
         return
-    keep = compaction_window(params) // KEEP_RECENT_SHARE
-    kept = kept_round(state.messages, keep_recent_tokens=keep)
-    files = await reread(params, state.messages, kept, budget_tokens=threshold(params) // 4)
-    messages = compacted(
-        state.messages,
-        message.text,
-        keep_recent_tokens=keep,
-        pins=tuple(params.tool_context.pins),
-        files=[file.text for file in files],
-    )
+    messages, files = await _with_summary(params, state, message.text)
     before, after = context_estimate(state), estimate_tokens(messages)
     yield Compacted(
         trigger,

@@ -1,8 +1,10 @@
 """The exit side of the loop (SPEC §3): after each response, go on (and why) or finish (and why).
 
 "The model called no tool" is a signal to recover from, not proof that the work is done. Each
-branch below is a small pure function of the run's parameters, its state and the response; the
-loop only streams, runs tools and acts on the answer, which is one of:
+branch below is a small pure function of the run's parameters, its state and the response;
+`after_call` is the one decision after each model call, from a summary of what it produced. The
+loop only streams, runs tools, does the I/O a branch needs (a summary, the stop checks) and acts
+on the answer, which is one of:
 
 * `RunTools`: the response asked for tools (some calls may be answered without running);
 * `Retry`: go round again with a new state, for a named `Continue` reason (and, when the answer
@@ -34,7 +36,8 @@ The tree for a response without tool calls, in order:
    (`stop_hook_prevented`);
 5. a token budget (SPEC §3.4) not yet 90% spent: the model is told to keep going
    (`token_budget_continuation`), until its continuations stop adding much (see `budget`);
-6. `completed`.
+6. input the user queued while the model answered: the run goes on with it (`queued_input`);
+7. `completed`.
 
 After a tool round: a tool hook that said `continue: false` ends the run (`hook_stopped`); when
 every call of several rounds in a row failed the same way (same name,
@@ -50,9 +53,12 @@ on from the cut (`truncated_response_recovery`, see `stream_cut`).
 
 from __future__ import annotations
 
+import re
+
 from msgspec import Struct
 from msgspec.structs import replace
 
+from stayer.errors import InvalidRequest, ModelError, StayerError
 from stayer.events import Continue, ModelSwitched, Terminal
 from stayer.messages import (
     AssistantMessage,
@@ -151,6 +157,131 @@ class RunTools(Struct, frozen=True):
 
 
 Step = Finish | Retry | RunTools
+
+INCOMPLETE = Finish(Terminal.MODEL_ERROR, "the model's response ended before it was complete")
+WINDOW_EXCEEDED = (
+    "the model ran into the end of its context window while answering, and the conversation "
+    "could not be shrunk enough to go on; start a new session with the essentials."
+)
+IMAGE_ADVICE = (
+    "an image in the conversation was refused: send one of at most 5 MB and 8000 pixels a "
+    "side, as PNG, JPEG, GIF or WebP, or go on without it"
+)
+_IMAGE_REFUSED = re.compile(
+    r"\bimage\b.*\b(invalid|exceeds?|too (large|big)|larger than|dimensions?|unsupported|"
+    r"not supported|could not|does not (appear|match)|media.?type)\b"
+    r"|\b(invalid|unsupported|could not process)\b.*\bimage\b|image_parse_error",
+    re.IGNORECASE,
+)
+
+
+class CallSummary(Struct, frozen=True):
+    """What one model call produced, as the decision after it reads it: the completed answer
+    (already the last message of the state), how the call failed, whether some of its calls
+    started while it streamed, whether it broke off after that, and whether the run was
+    interrupted meanwhile."""
+
+    message: AssistantMessage | None = None
+    failure: Finish | None = None
+    started: bool = False
+    broke: bool = False
+    aborted: bool = False
+
+
+class Interrupted(Struct, frozen=True):
+    """The run was interrupted during the call: close its calls and end (`aborted_streaming`)."""
+
+
+class Shrink(Struct, frozen=True):
+    """The API refused the prompt as too long: shrink the history and ask again, or end with
+    `refused`."""
+
+    refused: Finish
+
+
+class Overflowed(Struct, frozen=True):
+    """`message` ran into the end of the context window: it is dropped and the history shrunk
+    as for a too-long prompt."""
+
+    message: AssistantMessage
+
+
+class Salvage(Struct, frozen=True):
+    """The answer broke off after some of its calls started: go on from what ran."""
+
+
+class Completing(Struct, frozen=True):
+    """The model would be done, from `state`: the stop checks and Stop hooks have their say."""
+
+    state: LoopState
+
+
+AfterCall = Step | Interrupted | Shrink | Overflowed | Salvage | Completing
+"""What a model call leads to: a step, or a branch whose step needs the loop's I/O first."""
+
+
+def after_call(params: LoopParams, state: LoopState, summary: CallSummary) -> AfterCall:
+    """The one decision after each model call (SPEC §3), in order: an interrupt ends it; a
+    too-long prompt is shrunk; an answer that broke off after calls started goes on from what
+    ran; a failed or unfinished call ends the run; an answer at the end of the window is
+    dropped and the history shrunk; otherwise recovery's answer to the response (a recovery
+    within the cost budget), with the stop checks still to come when the model would be done."""
+    failure, message = summary.failure, summary.message
+    if summary.aborted:
+        return Interrupted()
+    if failure is not None and failure.terminal is Terminal.PROMPT_TOO_LONG:
+        return Shrink(failure)
+    if summary.started and _broken(summary):
+        return Salvage()
+    if failure is not None or message is None:
+        return failure or INCOMPLETE
+    if message.stop_reason == "model_context_window_exceeded":
+        return Overflowed(message)
+    step = after_response(params, state, message, started=summary.started)
+    if isinstance(step, Retry):  # a recovery costs another call: not past the budget
+        return over_budget(params, state) or step
+    if isinstance(step, Finish) and step.terminal is Terminal.COMPLETED:
+        return Completing(step.state or state)
+    return step
+
+
+def _broken(summary: CallSummary) -> bool:
+    """Whether the answer cannot be taken whole: it broke off, failed, hit the window, or was
+    refused."""
+    message = summary.message
+    return (
+        summary.broke
+        or summary.failure is not None
+        or message is None
+        or message.stop_reason in ("model_context_window_exceeded", "refusal")
+    )
+
+
+def failed_call(error: StayerError) -> Finish:
+    """The end of a model call that failed for good: `image_error` when the API refused an
+    image (too large, of a kind it does not take, or unreadable), else `model_error`."""
+    status = error.status if isinstance(error, ModelError) else None
+    refused = isinstance(error, InvalidRequest) and status in (400, 413)
+    if refused and _IMAGE_REFUSED.search(str(error)):
+        said = str(error).split("; ", 1)[0]  # the refusal, without the general advice after it
+        return Finish(Terminal.IMAGE_ERROR, f"{said}; {IMAGE_ADVICE}", status)
+    return Finish(Terminal.MODEL_ERROR, str(error), status)
+
+
+def queued(state: LoopState, blocks: tuple[ContentBlock, ...]) -> Retry | None:
+    """Go on with what the user queued while the model answered, when it would otherwise be
+    done: the input joins the conversation as the user's next message (`queued_input`)."""
+    if not blocks:
+        return None
+    return Retry(with_queued(state, blocks), Continue.QUEUED_INPUT)
+
+
+def with_queued(state: LoopState, blocks: tuple[ContentBlock, ...]) -> LoopState:
+    """The state with queued input added to the user message the next request ends with (or
+    as a new one), as Claude Code merges it with the tool results."""
+    if not blocks:
+        return state
+    return replace(state, messages=append_user(state.messages, UserMessage(blocks)))
 
 
 def after_response(

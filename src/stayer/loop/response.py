@@ -17,7 +17,7 @@ from functools import partial
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from stayer.errors import ModelError, PromptTooLong, StayerError
+from stayer.errors import PromptTooLong, StayerError
 from stayer.events import (
     BlockCompleted,
     Event,
@@ -33,11 +33,10 @@ from stayer.providers.base import MessageAssembler
 from stayer.providers.profiles import preload_prices
 
 from .executor import Executor
-from .recovery import Finish, RunTools, prompt_too_long, refusal_end
+from .recovery import INCOMPLETE, Finish, RunTools, failed_call, prompt_too_long, refusal_end
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
 
-INCOMPLETE = Finish(Terminal.MODEL_ERROR, "the model's response ended before it was complete")
 BROKEN_TEXT = (
     "[Your reply above broke off after its tool calls had started ({why}). Those calls ran, "
     "and their results are above; nothing you wrote after them came through. Go on from here: "
@@ -45,23 +44,12 @@ BROKEN_TEXT = (
 )
 
 
-def broken(stream: Response) -> bool:
-    """Whether the answer cannot be taken whole: it broke off, failed, hit the window, or was
-    refused."""
-    message = stream.turn.message
-    return (
-        stream.turn.broke is not None
-        or stream.failure is not None
-        or message is None
-        or message.stop_reason in ("model_context_window_exceeded", "refusal")
-    )
-
-
-def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, str]:
+def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, PartialKept]:
     """An answer that broke off after some of its calls had started cannot be sent again (they
     would run twice) nor dropped (their effects would go unexplained): it is kept up to its last
     started call, only those calls run, and the model goes on from their results, told what
-    happened; when the failure was final, the run ends after them."""
+    happened; when the failure was final, the run ends after them. Also the event that says
+    what was kept, and why."""
     broke = stream.turn.broke
     if broke is not None:
         why = str(broke)
@@ -79,9 +67,8 @@ def go_on_from_what_ran(state: LoopState, stream: Response) -> tuple[RunTools, s
     if messages and messages[-1] is stream.turn.message:
         messages = messages[:-1]  # taken whole by `_account`: only its start stays
     kept = started_part(stream)
-    stream.broken = kept
     state = replace(state, messages=(*messages, kept))
-    return RunTools(state, broken=BROKEN_TEXT.format(why=why), then=then), why
+    return RunTools(state, broken=BROKEN_TEXT.format(why=why), then=then), PartialKept(kept, why)
 
 
 def started_part(stream: Response, starting: str | None = None) -> AssistantMessage:
@@ -97,7 +84,8 @@ def started_part(stream: Response, starting: str | None = None) -> AssistantMess
 
 
 class Response(Struct):
-    """What one streamed response left behind, and the executor running its calls."""
+    """What one streamed response left behind, and the executor running its calls (filled in
+    as it streams by `stream_response`, a generator, which cannot return it)."""
 
     executor: Executor
     turn: TurnResult = field(default_factory=TurnResult)
@@ -109,8 +97,6 @@ class Response(Struct):
     held: MessageCompleted | None = None
     """The completion of an answer recovery may drop, withheld until it has decided, so a
     reader is not shown an answer the loop then takes back (see `_release`)."""
-    broken: AssistantMessage | None = None
-    """What the conversation keeps of an answer that broke off after calls started."""
 
     @property
     def complete_message(self) -> AssistantMessage | None:
@@ -171,8 +157,7 @@ async def stream_response(
         stream.failure = prompt_too_long(str(error), error.status)
         return
     except StayerError as error:
-        status = error.status if isinstance(error, ModelError) else None
-        stream.failure = Finish(Terminal.MODEL_ERROR, str(error), status)
+        stream.failure = failed_call(error)
         return
     except Exception as error:  # a bug below us still ends the run with a Finished event
         detail = f"internal error in the model call: {type(error).__name__}: {error}"

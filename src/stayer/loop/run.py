@@ -6,7 +6,8 @@ allow (`executor`); `stop_reason` is never consulted for that (SPEC §1.4). With
 the rest of the calls run once the response has ended, their results go back as one user
 message, in tool_use order, and the loop goes round (`Continue.NEXT_TURN`). Whether to go on,
 and why, is `recovery`'s decision after each response and each tool round (SPEC §3): this module
-only streams, runs tools and acts on it. The loop leaves only through `_finished`, which makes
+only streams, runs tools and acts on it. Input queued meanwhile (`LoopParams.take_queued`) joins
+the user message each request ends with. The loop leaves only through `_finished`, which makes
 the one `Finished` event; before it, every tool_use in the history has a result, so the
 conversation stays valid for the API whatever happened.
 """
@@ -24,7 +25,6 @@ from stayer.events import (
     Event,
     Finished,
     MessageCompleted,
-    PartialKept,
     RequestStarted,
     Terminal,
     ToolResultsAppended,
@@ -32,6 +32,7 @@ from stayer.events import (
 )
 from stayer.messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
     TextBlock,
     UserMessage,
@@ -44,8 +45,20 @@ from .abort import relay, until_aborted
 from .compaction import Outcome
 from .executor import Executor
 from .fallback import billed, handed_over, run_cost
-from .recovery import Finish, Retry, RunTools, Step, append_user
-from .response import INCOMPLETE, Response, broken, go_on_from_what_ran, stream_response
+from .recovery import (
+    CallSummary,
+    Completing,
+    Finish,
+    Interrupted,
+    Overflowed,
+    Retry,
+    RunTools,
+    Salvage,
+    Shrink,
+    Step,
+    append_user,
+)
+from .response import Response, go_on_from_what_ran, stream_response
 from .state import LoopParams, LoopState
 from .stream_cut import answer_text
 from .tool_round import INTERRUPTED_MARKER, AfterTools, tool_round
@@ -71,6 +84,7 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncGenerator[Eve
     stream = Response(Executor(params))
     try:
         while True:
+            # Holders (`Outcome`, `AfterTools`): an async generator cannot return its result.
             ready = Outcome(state)
             async for event in _before_call(params, state, ready):
                 yield event
@@ -83,31 +97,41 @@ async def query_loop(params: LoopParams, state: LoopState) -> AsyncGenerator[Eve
             async with aclosing(stream_response(params, state, stream)) as streamed:
                 async for event in streamed:
                     yield event
-            answer = Outcome(_account(params, state, stream))
-            async for event in _after_call(params, answer.state, stream, answer):
+            after = AfterTools(state)
+            async for event in _answered(params, state, stream, after):
                 yield event
-            state, step = _settled(answer)
-            for event in _release(stream, _kept_from(step, state)):
-                yield event
-            if isinstance(step, Finish):
-                yield _finished(params, state, step, started)
-                return
-            if isinstance(step, Retry):
-                for event in _announce(step):
-                    yield event
-                state = replace(step.state, transition=step.reason)
-                continue
-            after = AfterTools(step.state)
-            async for tool_event in tool_round(params, step, stream.executor, after):
-                yield tool_event
             state = after.state
             if after.finish is not None:
                 yield _finished(params, state, after.finish, started)
                 return
-            assert state.transition is not None
-            yield Continuing(state.transition)
     finally:  # a reader that left early leaves no call running
         await stream.executor.aclose()
+
+
+async def _answered(
+    params: LoopParams, state: LoopState, stream: Response, out: AfterTools
+) -> AsyncIterator[Event]:
+    """Everything after one model call up to the next: recovery's decision acted on, the
+    answer released, then the finish, the retry, or the round of tools."""
+    answer = Outcome(_account(params, state, stream))
+    async for event in _after_call(params, answer.state, stream, answer):
+        yield event
+    state, step = _settled(answer)
+    for event in _release(stream, _kept_from(step, state)):
+        yield event
+    if isinstance(step, Finish):
+        out.state, out.finish = state, step
+        return
+    if isinstance(step, Retry):
+        for event in _announce(step):
+            yield event
+        out.state = replace(step.state, transition=step.reason)
+        return
+    async for tool_event in tool_round(params, step, stream.executor, out):
+        yield tool_event
+    if out.finish is None:
+        assert out.state.transition is not None
+        yield Continuing(out.state.transition)
 
 
 def _kept_from(step: Step, state: LoopState) -> LoopState:
@@ -154,8 +178,8 @@ async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> As
         yield event
     if out.step is None:
         out.step = compaction.blocked(params, out.state)
-    if out.step is None:
-        out.state = _reminded(params, out.state)
+    if out.step is None:  # input queued meanwhile joins the message the request ends with
+        out.state = _reminded(params, recovery.with_queued(out.state, _take_queued(params)))
     params.settled(out.state.messages)
 
 
@@ -174,42 +198,42 @@ def _reminded(params: LoopParams, state: LoopState) -> LoopState:
 async def _after_call(
     params: LoopParams, state: LoopState, stream: Response, out: Outcome
 ) -> AsyncIterator[Event]:
-    """What a finished model call leads to: recovery from a too-long prompt, the end of a failed
-    call, or recovery's decision on the answer (`out.step`)."""
-    failure = stream.failure
-    message = stream.turn.message
-    if params.abort.aborted:
-        for event in _release(stream, state):
-            yield event
+    """Act on recovery's decision on a finished model call (`recovery.after_call`); the step
+    to take goes to `out.step`."""
+    branch = recovery.after_call(params, state, _summary(params, stream))
+    if isinstance(branch, Interrupted):
         async for event in _close_interrupted(state, stream, out):
             yield event
-    elif failure is not None and failure.terminal is Terminal.PROMPT_TOO_LONG:
-        async for event in compaction.too_long(params, state, failure, out):
+    elif isinstance(branch, Shrink):
+        async for event in compaction.too_long(params, state, branch.refused, out):
             yield event
-    elif stream.executor.started_any and broken(stream):
-        out.step, why = go_on_from_what_ran(state, stream)
-        if stream.held is None and stream.broken is not None:  # nothing showed it complete
-            yield PartialKept(stream.broken, why)
-    elif failure is not None or message is None:
-        out.step = failure or INCOMPLETE
-    elif message.stop_reason == "model_context_window_exceeded":
-        async for event in compaction.window_exceeded(params, state, message, out):
+    elif isinstance(branch, Overflowed):
+        async for event in compaction.window_exceeded(params, state, branch.message, out):
             yield event
-    else:
-        out.step = await _decide(params, state, message, started=stream.executor.started_any)
+    elif isinstance(branch, Salvage):
+        out.step, kept = go_on_from_what_ran(state, stream)
+        if stream.held is None:  # nothing showed it complete
+            yield kept
+    elif isinstance(branch, Completing):
+        out.step = await _completing(params, branch.state)
+    else:  # a step to take as it is (mypy checks no other branch reaches here)
+        out.step = branch
 
 
-async def _decide(
-    params: LoopParams, state: LoopState, message: AssistantMessage, *, started: bool
-) -> Step:
-    """Recovery's answer to a response; when the model would be done, the stop checks' too.
-    A stop check that sends the model back is a recovery too, and the budget bounds it."""
-    step = recovery.after_response(params, state, message, started=started)
-    if isinstance(step, Retry):  # a recovery costs another call: not past the budget
-        return recovery.over_budget(params, state) or step
-    if not (isinstance(step, Finish) and step.terminal is Terminal.COMPLETED):
-        return step
-    state = step.state or state  # the conversation as recovery settled it
+def _summary(params: LoopParams, stream: Response) -> CallSummary:
+    """What the call produced, for `recovery.after_call`."""
+    return CallSummary(
+        message=stream.turn.message,
+        failure=stream.failure,
+        started=stream.executor.started_any,
+        broke=stream.turn.broke is not None,
+        aborted=params.abort.aborted,
+    )
+
+
+async def _completing(params: LoopParams, state: LoopState) -> Step:
+    """The model would be done: the stop checks and Stop hooks may send it back (a recovery,
+    which the budget bounds), and input the user queued meanwhile goes on with the run."""
     reports: list[str] = []
     if params.stop_checks:
         reports = [report async for report in relay(_stop_checks(params), params.abort) if report]
@@ -223,7 +247,17 @@ async def _decide(
         hooked = recovery.after_stop_hook(params, state, verdict)
         if hooked is not None:
             return _bounded(params, state, hooked)
-    return _bounded(params, state, recovery.before_completing(params, state, reports))
+    step = _bounded(params, state, recovery.before_completing(params, state, reports))
+    if isinstance(step, Finish) and step.terminal is Terminal.COMPLETED:
+        return recovery.queued(state, _take_queued(params)) or step
+    return step
+
+
+def _take_queued(params: LoopParams) -> tuple[ContentBlock, ...]:
+    """What the user queued since the last model call; an interrupted run takes none."""
+    if params.take_queued is None or params.abort.aborted:
+        return ()
+    return params.take_queued()
 
 
 def _bounded(params: LoopParams, state: LoopState, step: Step) -> Step:
@@ -245,6 +279,8 @@ async def _close_interrupted(
 ) -> AsyncIterator[Event]:
     """A run interrupted while the model answered: keep what streamed completely, stop the calls
     that started and close every call; the run then ends."""
+    for event in _release(stream, state):
+        yield event
     state = _keep_partial(state, stream)
     async for closed in stream.executor.interrupt():
         yield closed

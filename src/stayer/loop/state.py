@@ -11,7 +11,7 @@ from msgspec import Struct, field
 
 from stayer.errors import ModelError
 from stayer.events import Continue, ModelUsage, PermissionDenial, PermissionRequested
-from stayer.messages import Message, StopReason, Usage
+from stayer.messages import ContentBlock, Message, StopReason, Usage
 from stayer.permissions import Decision
 from stayer.providers.base import Provider
 from stayer.tools.base import Tool, Toolbox, ToolContext, ToolOutput
@@ -183,6 +183,11 @@ class LoopParams(Struct, frozen=True):
     observe: Callable[[tuple[Message, ...]], None] | None = None
     """Told the conversation whenever it settles (before each model call, before a round of
     tools, at the end), so a transcript can be kept as the run goes."""
+
+    take_queued: Callable[[], tuple[ContentBlock, ...]] | None = None
+    """Asked at each model-call boundary (not once the run is interrupted): what the user
+    queued while the run went on, which joins the user message the next request ends with; when
+    the model would be done, the run goes on with it (`queued_input`). None: nothing is queued."""
 
     def settled(self, messages: tuple[Message, ...]) -> None:
         """Tell `observe` the conversation as it now stands."""

@@ -62,6 +62,7 @@ _RECOVERIES: dict[Continue, str] = {
     ),
     Continue.PROMPT_AS_FILE: "the message is too long to send: saved to a file, sending its start",
     Continue.REFUSAL_RETRY: "the model declined to answer: asking the fallback model",
+    Continue.QUEUED_INPUT: "going on with the message queued meanwhile",
     Continue.NEXT_TURN: "",
 }
 """What a person watching sees when the loop recovers instead of stopping."""
