@@ -302,6 +302,11 @@ class Session:
         self._queued.append(prompt)
         return True
 
+    @property
+    def queued(self) -> tuple[Prompt, ...]:
+        """What waits to join the running submission (a front end shows it as pending)."""
+        return tuple(self._queued)
+
     def leftover(self) -> list[Prompt]:
         """What was queued and the run ended without taking (it finished, or was stopped),
         taken out of the session: the caller decides whether it runs next."""
@@ -444,7 +449,9 @@ class Session:
                 system_prompt=system_for(budget),
                 model_prompt=lambda serving: system_for(budget, serving),
             )
-        return replace(params, observe=self._observe, reminder=self._reminder)
+        return replace(
+            params, observe=self._observe, reminder=self._reminder, take_queued=self._take_queued
+        )
 
     def _observe(self, messages: tuple[Message, ...]) -> None:
         """The conversation as the loop last settled it: kept, and written."""

@@ -1,0 +1,196 @@
+"""`stayer.driver.Driver`: operations in, events out to a sink, one run at a time, input
+queued into the running run, one interrupt, permission questions answered by operations."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from stayer.driver import Answer, Clear, Close, Driver, Interrupt, SetMode, Submit
+from stayer.events import (
+    Continue,
+    Continuing,
+    Event,
+    Finished,
+    PermissionRequested,
+    SessionStarted,
+    Terminal,
+)
+from stayer.messages import TextBlock, UserMessage
+from stayer.permissions import Decision
+from stayer.providers.scripted import ScriptedProvider, text, tool_call
+from stayer.session.options import QueryOptions
+from stayer.tools.base import Tool, ToolContext, ToolOutput
+
+
+class Empty(BaseModel):
+    pass
+
+
+class Hold(Tool[Empty]):
+    """A tool that says it started and waits for the test's word."""
+
+    name = "Hold"
+    description = "Wait until released."
+    input_model = Empty
+    read_only = True
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def call(self, tool_input: Empty, ctx: ToolContext) -> ToolOutput:
+        self.started.set()
+        await self.release.wait()
+        return ToolOutput("released")
+
+
+class Collect:
+    """A sink keeping every event, with a signal for the first of a kind."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._arrived: dict[type[Any], asyncio.Event] = {}
+
+    async def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        self.signal(type(event)).set()
+
+    def signal(self, kind: type[Any]) -> asyncio.Event:
+        return self._arrived.setdefault(kind, asyncio.Event())
+
+    def finished(self) -> list[Finished]:
+        return [event for event in self.events if isinstance(event, Finished)]
+
+
+def options(tmp_path: Path, model: ScriptedProvider, **more: Any) -> QueryOptions:
+    env = {"STAYER_CONFIG_DIR": str(tmp_path / "config")}
+    return QueryOptions(cwd=tmp_path, provider=model, env=env, persist_session=False, **more)
+
+
+def said(message: Any) -> str:
+    assert isinstance(message, UserMessage)
+    return " ".join(block.text for block in message.content if isinstance(block, TextBlock))
+
+
+async def test_a_prompt_runs_and_close_ends_the_session_after_it(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("done")])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model), sink)
+    driver.send(Submit("go"))
+    driver.send(Close())  # end of input: the run finishes first, it is not aborted
+    await driver.run()
+
+    assert isinstance(sink.events[0], SessionStarted)
+    (last,) = sink.finished()
+    assert last.terminal is Terminal.COMPLETED and last.result_text == "done"
+    model.assert_done()
+
+
+async def test_a_prompt_sent_while_a_run_goes_joins_it_at_its_next_model_call(
+    tmp_path: Path,
+) -> None:
+    hold = Hold()
+    model = ScriptedProvider([tool_call("Hold", {}), text("both done")])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model, extra_tools=[hold]), sink)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("first"))
+    await hold.started.wait()
+    driver.send(Submit("and also this"))
+    while not driver.session.queued:  # the driver takes it on its next turn
+        await asyncio.sleep(0)
+    hold.release.set()
+    driver.send(Close())
+    await running
+
+    (last,) = sink.finished()  # one run: the second prompt did not wait for a run of its own
+    assert last.terminal is Terminal.COMPLETED
+    second_call = model.requests[1].messages
+    assert "and also this" in said(second_call[-1])  # with the tool's result, in one message
+    model.assert_done()
+
+
+async def test_an_interrupt_stops_the_run_and_keeps_what_was_queued_for_it_unsent(
+    tmp_path: Path,
+) -> None:
+    hold = Hold()
+    model = ScriptedProvider([tool_call("Hold", {})])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model, extra_tools=[hold]), sink)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("first"))
+    await hold.started.wait()
+    driver.send(Submit("later"))
+    driver.send(Interrupt())
+    await sink.signal(Finished).wait()
+    driver.send(Close())
+    await running
+
+    (last,) = sink.finished()
+    assert last.terminal is Terminal.ABORTED_TOOLS
+    assert driver.unsent == ["later"]  # never sent, and offered back
+    model.assert_done()
+
+
+async def test_a_permission_question_is_answered_by_an_operation(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    model = ScriptedProvider(
+        [tool_call("Write", {"file_path": str(target), "content": "hi\n"}), text("written")]
+    )
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model), sink, answers=True)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("write it"))
+    driver.send(Close())  # closing still takes the answer the run waits for
+    await sink.signal(PermissionRequested).wait()
+    asked = next(e for e in sink.events if isinstance(e, PermissionRequested))
+    driver.send(Answer(asked.tool_use_id, Decision("allow")))
+    await running
+
+    assert target.read_text() == "hi\n"
+    (last,) = sink.finished()
+    assert last.terminal is Terminal.COMPLETED
+
+
+async def test_an_interrupt_denies_a_question_still_waiting(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    model = ScriptedProvider([tool_call("Write", {"file_path": str(target), "content": "x"})])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model), sink, answers=True)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("write it"))
+    await sink.signal(PermissionRequested).wait()
+    driver.send(Interrupt())
+    driver.send(Close())
+    await running
+
+    assert not target.exists()
+    (last,) = sink.finished()
+    assert last.terminal in (Terminal.ABORTED_TOOLS, Terminal.ABORTED_STREAMING)
+
+
+async def test_mode_and_clear_apply_between_prompts(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("one"), text("two")])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model), sink)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("first"))
+    await sink.signal(Finished).wait()
+    driver.send(SetMode("plan"))
+    driver.send(Clear())
+    driver.send(Submit("second"))
+    driver.send(Close())
+    await running
+
+    assert driver.session.permission_mode == "plan"
+    (only,) = model.requests[1].messages  # a fresh conversation
+    assert said(only).startswith("second")
+    starts = [e.session_id for e in sink.events if isinstance(e, SessionStarted)]
+    assert len(starts) == 2 and starts[0] != starts[1]
+    assert not any(
+        isinstance(e, Continuing) and e.reason is Continue.QUEUED_INPUT for e in sink.events
+    )
