@@ -147,6 +147,7 @@ STARTUP = frozenset(
         "stayer.tools.preapproved",
         "stayer.tools.registry",
         "stayer.tools.saved",
+        "stayer.driver",
         "stayer.ui",
         "stayer.ui.closed_output",
         "stayer.ui.headless",

@@ -18,10 +18,8 @@ import argparse
 import datetime
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
@@ -35,11 +33,6 @@ from .flags import (
     warn_ignored,
 )
 from .subcommands import subcommand
-
-if TYPE_CHECKING:
-    from stayer.events import Event
-    from stayer.loop.abort import AbortSignal
-    from stayer.session.session import Session
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141
@@ -98,9 +91,9 @@ def _api_key_source(env: Mapping[str, str]) -> str:
 
 
 async def _headless(args: argparse.Namespace) -> int:
+    from stayer.driver import Driver
     from stayer.session.options import QueryOptions
-    from stayer.session.session import Session
-    from stayer.ui.headless import Printer, print_run
+    from stayer.ui.headless import HeadlessOutput, Printer, run_headless
 
     if args.input_format == "stream-json":
         raise ConfigError("--input-format stream-json is not supported yet; pass the prompt")
@@ -148,27 +141,16 @@ async def _headless(args: argparse.Namespace) -> int:
         print("stayer: --fork-session does nothing without --resume or --continue", file=sys.stderr)
     if options.sandbox_network and not options.sandbox:
         print("stayer: --sandbox-network does nothing without --sandbox", file=sys.stderr)
-    session = await Session.open(options)
+    output = HeadlessOutput(printer)
+    driver = await Driver.open(options, output)
+    session = driver.session
     for warning in session.warnings:
         print(f"stayer: {warning}", file=sys.stderr)
     shown = len(session.warnings)
-    async with session:
-        status = await print_run(
-            _to_the_end(session, prompt, options.abort), printer, options.abort
-        )
+    status = await run_headless(driver, prompt, output)
     for warning in session.warnings[shown:]:  # what went wrong on the way (an unsaved session)
         print(f"stayer: {warning}", file=sys.stderr)
     return status
-
-
-async def _to_the_end(session: Session, prompt: str, abort: AbortSignal) -> AsyncIterator[Event]:
-    """The submission's events, then the session's last ones (its SessionEnd hooks' runs), so
-    the printer shows those too before the process ends."""
-    async with aclosing(session.submit(prompt, abort=abort)) as events:
-        async for event in events:
-            yield event
-    async for event in session.end():
-        yield event
 
 
 def _resume_choice(given: str | None) -> str | None:

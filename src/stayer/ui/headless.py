@@ -17,11 +17,12 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Literal, TextIO
 
 from msgspec import Struct
 
+from stayer.driver import Close, Driver, Submit
 from stayer.events import Event, Finished, HookRan, ModelSwitched, Retrying, Terminal
 from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
@@ -68,7 +69,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextlib.contextmanager
-def interrupt_aborts(abort: AbortSignal) -> Iterator[Interrupts]:
+def interrupt_aborts(stop: Callable[[str], None]) -> Iterator[Interrupts]:
     """The first stop signal interrupts the run cleanly (tools stopped, history closed, a result
     printed); a second one kills every running command and exits at once.
 
@@ -84,7 +85,7 @@ def interrupt_aborts(abort: AbortSignal) -> Iterator[Interrupts]:
             os._exit(128 + signum)
         caught.signum = signum
         reason = f"interrupted by {signal.Signals(signum).name}"
-        loop.call_soon_threadsafe(abort.abort, reason)
+        loop.call_soon_threadsafe(stop, reason)
 
     previous: dict[int, Any] = {}
     for signum in STOP_SIGNALS:
@@ -114,38 +115,81 @@ def switch_line(event: ModelSwitched) -> str:
     return f"stayer: switching to {event.to_model} for the rest of this run: {event.reason}"
 
 
+class HeadlessOutput:
+    """A sink printing one run's events as `text`, `json` or `stream-json` (see the module);
+    `close` prints the outcome and says the exit status. `stop` is called, with the reason,
+    when standard output's reader goes away."""
+
+    def __init__(
+        self, printer: Printer, out: TextIO = sys.stdout, stop: Callable[[str], None] | None = None
+    ) -> None:
+        self.printer = printer
+        self.out = out
+        self.stop = stop
+        self._writer = StreamJsonWriter(
+            include_partial=printer.include_partial,
+            api_key_source=printer.api_key_source,
+            include_hooks=printer.include_hooks,
+        )
+        self._collected: list[Line] = []
+        self._finished: Finished | None = None
+        self._output = GuardedOutput(out, self._reader_gone)
+
+    def _reader_gone(self) -> None:
+        if self.stop is not None:
+            self.stop(READER_GONE)
+
+    def reader_gone(self) -> None:
+        """Standard output's reader went away (see `closed_output.watch_reader`)."""
+        self._output.reader_gone()
+
+    async def __call__(self, event: Event) -> None:
+        printer, output = self.printer, self._output
+        if printer.output_format != "stream-json":
+            _note(event)
+        lines = self._writer.lines(event)
+        if printer.output_format == "stream-json":
+            for line in lines:
+                output.write(dumps(line) + "\n")
+            output.flush()
+        elif printer.output_format == "json" and printer.verbose:
+            self._collected.extend(lines)
+        if isinstance(event, Finished):
+            self._finished = event
+            if printer.output_format == "stream-json":
+                output.complete()  # its result line is out: the reader may leave now
+
+    def close(self, signum: int | None = None) -> int:
+        """Print the outcome; the exit status (`signum`: the signal that interrupted it)."""
+        finished, output = self._finished, self._output
+        if finished is not None and not output.gone:
+            _print_outcome(finished, self._writer, self.printer, self._collected, output)
+        if output.gone:  # whatever the run came to, nobody reads it: end as SIGPIPE would
+            return EXIT_READER_GONE
+        return exit_code(finished, signum)
+
+
+async def run_headless(driver: Driver, prompt: str, output: HeadlessOutput) -> int:
+    """`stayer -p`: one prompt through `driver` (whose sink is `output`), then the session's
+    end; a stop signal or a reader gone interrupts it. Returns the exit status."""
+    output.stop = driver.interrupt
+    with interrupt_aborts(driver.interrupt) as caught, watch_reader(output.out, output.reader_gone):
+        driver.send(Submit(prompt))
+        driver.send(Close())
+        await driver.run()
+    return output.close(caught.signum)
+
+
 async def print_run(
     events: AsyncIterator[Event], printer: Printer, abort: AbortSignal, out: TextIO = sys.stdout
 ) -> int:
-    """Consume a run's events, print them as asked, and return the exit status."""
-    writer = StreamJsonWriter(
-        include_partial=printer.include_partial,
-        api_key_source=printer.api_key_source,
-        include_hooks=printer.include_hooks,
-    )
-    collected: list[Line] = []
-    finished: Finished | None = None
-    output = GuardedOutput(out, lambda: abort.abort(READER_GONE))
-    with interrupt_aborts(abort) as caught, watch_reader(out, output.reader_gone):
+    """Consume a run's events (`stayer.query()`'s, say), print them as asked, and return the
+    exit status."""
+    output = HeadlessOutput(printer, out, abort.abort)
+    with interrupt_aborts(abort.abort) as caught, watch_reader(out, output.reader_gone):
         async for event in events:
-            if printer.output_format != "stream-json":
-                _note(event)
-            lines = writer.lines(event)
-            if printer.output_format == "stream-json":
-                for line in lines:
-                    output.write(dumps(line) + "\n")
-                output.flush()
-            elif printer.output_format == "json" and printer.verbose:
-                collected.extend(lines)
-            if isinstance(event, Finished):
-                finished = event
-                if printer.output_format == "stream-json":
-                    output.complete()  # its result line is out: the reader may leave now
-    if finished is not None and not output.gone:
-        _print_outcome(finished, writer, printer, collected, output)
-    if output.gone:  # whatever the run came to, nobody reads it: end as SIGPIPE would, quietly
-        return EXIT_READER_GONE
-    return exit_code(finished, caught.signum)
+            await output(event)
+    return output.close(caught.signum)
 
 
 def _note(event: Event) -> None:
@@ -190,7 +234,7 @@ async def show_live(events: AsyncIterator[Event], abort: AbortSignal, out: TextI
     """Render a run for a person watching a terminal; returns the exit status."""
     view = LiveView.for_stream(out)
     finished: Finished | None = None
-    with interrupt_aborts(abort) as caught:
+    with interrupt_aborts(abort.abort) as caught:
         async for event in events:
             view.show(event)
             if isinstance(event, Finished):
