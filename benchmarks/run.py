@@ -334,10 +334,10 @@ def _in_process(args: argparse.Namespace) -> dict[str, Any]:
     if args.recovery:
         _progress("recovery machinery, in-process (benchmarks.recovery)")
         config = recovery.Config(turns=args.turns)
-        found = recovery.measure(config)
+        found = recovery.BENCHMARK.measure(config)
         print()
-        print(recovery.render(recovery.rows(found, config), config))
-        parts["recovery"] = recovery.as_json(found, config)
+        print(recovery.BENCHMARK.report(found, config))
+        parts["recovery"] = recovery.BENCHMARK.as_json(found, config)
     if args.compaction:
         _progress("compaction (benchmarks.compaction)")
         settings = compaction.Config()
