@@ -256,7 +256,7 @@ def test_only_names_that_say_secret_are_redacted_and_thinking_is_left_whole() ->
 
 
 async def test_a_saved_prompt_is_private_and_not_kept_without_persistence(tmp_path: Path) -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     huge = "line of a pasted log\n" * 60_000
     for persist in (True, False):
