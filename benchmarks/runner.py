@@ -22,11 +22,14 @@ import typing
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from benchmarks import machine
 
-C = TypeVar("C")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+C = TypeVar("C", bound="DataclassInstance")
 S = TypeVar("S")
 A = TypeVar("A")
 
@@ -66,7 +69,7 @@ def parse_config(
     A value out of bounds, or one `check` refuses (it returns the complaint), ends the program
     with argparse's usage and the complaint, status 2."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
-    fields = dataclasses.fields(config_type)  # type: ignore[arg-type]
+    fields = dataclasses.fields(config_type)
     hints = typing.get_type_hints(config_type)
     for field in fields:
         _add(parser, field, hints[field.name])
