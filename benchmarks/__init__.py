@@ -9,6 +9,9 @@ Run from the repository root (the fake model server is imported from `tests.fake
     .venv/bin/python -m benchmarks.recovery                 # what the recovery tree costs a turn
     .venv/bin/python -m benchmarks.compaction               # compaction of a 150k-token history
     .venv/bin/python -m benchmarks.session_turns            # turns 1, 100, 1,000 of a long session
+    .venv/bin/python -m benchmarks.request_building         # building each request body
+    .venv/bin/python -m benchmarks.transcript_load          # reading back a long transcript
+    .venv/bin/python -m benchmarks.streaming_tools          # tool calls started mid-stream
     .venv/bin/python -m benchmarks.run --recovery --compaction --session-turns  # all, one JSON
 
 A runtime-only environment (no dev tools, so no click/rich for httpx to pick up) can be made
@@ -16,6 +19,9 @@ from the lock with `UV_PROJECT_ENVIRONMENT=/tmp/prodvenv .cache/uv/bin/uv sync -
 
 Modules:
 
+* `runner`     — what every benchmark shares: options from its `Config` dataclass, interleaved
+                 rounds of arms, fixed-width tables, the JSON file, `main`; a benchmark module
+                 declares only what it measures;
 * `run`        — the entry point: options, the table, pass/fail against the targets, JSON;
 * `measure`    — spawning a command against a timed fake server and taking the three figures
                  (start-up to first request, per-turn overhead, peak RSS);

@@ -29,12 +29,8 @@ p95, as everywhere in `benchmarks`; each sample starts after a `gc.collect()`.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import gc
-import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,9 +39,9 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from benchmarks import machine
 from benchmarks.history import build_history, describe, notes_for
 from benchmarks.instant import BenchmarkError, ClockedModel, drive, loop_params
+from benchmarks.runner import Benchmark, Column, option, progress, table_lines
 from benchmarks.stats import Summary, summarize
 from stayer.context.compact import (
     SUMMARY_INTRO,
@@ -75,12 +71,11 @@ FINAL_TEXT = "done"
 class Config:
     """What to run."""
 
-    tokens: int = 150_000
-    repeats: int = 30
-    runs: int = 10
-
-
-DEFAULTS = Config()
+    tokens: int = option(
+        150_000, "history size", at_least=10_000, why="a shorter history is not worth compacting"
+    )
+    repeats: int = option(30, "calls per function", at_least=1)
+    runs: int = option(10, "autocompactions", at_least=1)
 
 
 def window_for(params: LoopParams, tokens: int) -> int:
@@ -224,37 +219,27 @@ class Samples:
     loop: list[LoopCompaction]
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 async def collect(config: Config, workdir: Path) -> Samples:
     """Build the history, time the functions, then run the autocompactions."""
     (workdir / "home").mkdir(exist_ok=True)
-    _progress(f"building a {config.tokens:,}-token history with stayer's loop and tools")
+    progress(f"building a {config.tokens:,}-token history with stayer's loop and tools")
     history = await build_history(config.tokens, workdir / "home")
     facts = describe(history)
-    _progress(f"  {facts}")
+    progress(f"  {facts}")
     notes = notes_for(history)
     probe = loop_params(ClockedModel(_summariser(notes), 0), workdir, workdir / "home")
     window = window_for(probe, config.tokens)
-    _progress(f"the functions, {config.repeats} times each")
+    progress(f"the functions, {config.repeats} times each")
     functions = time_functions(history, window, notes, config.repeats)
     loop: list[LoopCompaction] = []
     for index in range(config.runs):
         run = await one_compaction(history, notes, workdir, config.tokens)
         loop.append(run)
-        _progress(
+        progress(
             f"  autocompaction {index + 1}/{config.runs}: harness {run.harness_s * MS:.1f} ms, "
             f"{run.tokens_before:,} → {run.tokens_after:,} tokens"
         )
     return Samples(facts, window, functions, loop)
-
-
-def measure(config: Config) -> Samples:
-    """Run the benchmark in a throwaway working directory."""
-    with tempfile.TemporaryDirectory(prefix="stayer-bench-compaction-") as tmp:
-        return asyncio.run(collect(config, Path(tmp)))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -315,6 +300,14 @@ def rows(samples: Samples) -> list[Row]:
     return table
 
 
+COLUMNS = (
+    Column("step", 44, "<", gap=""),
+    Column("median", 8),
+    Column("p95", 8),
+    Column("result", 0, "<", gap="  "),
+)
+
+
 def render(table: Sequence[Row], samples: Samples, config: Config) -> str:
     """The rows as a fixed-width table, with the history described above it."""
     facts = samples.history
@@ -324,10 +317,8 @@ def render(table: Sequence[Row], samples: Samples, config: Config) -> str:
         f"messages; {calls}; {facts['tool_result_chars']:,} chars of tool output); window "
         f"{samples.window:,}; {config.repeats} calls per function, {config.runs} autocompactions"
     )
-    header = f"{'step':<44} {'median':>8} {'p95':>8}  result"
-    lines = [title, header, "-" * 100]
-    for row in table:
-        lines.append(f"{row.metric:<44} {row.ms.median:>8.2f} {row.ms.p95:>8.2f}  {row.result}")
+    cells = [[row.metric, f"{row.ms.median:.2f}", f"{row.ms.p95:.2f}", row.result] for row in table]
+    lines = [title, *table_lines(COLUMNS, cells, ruler=100)]
     lines.append("milliseconds: medians and nearest-rank p95; tokens are stayer's estimates")
     return "\n".join(lines)
 
@@ -347,37 +338,20 @@ def as_json(samples: Samples, config: Config) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str]) -> tuple[Config, Path | None]:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.compaction", description=__doc__.split("\n", 1)[0]
-    )
-    parser.add_argument("--tokens", type=int, default=DEFAULTS.tokens, help="history size")
-    parser.add_argument("--repeats", type=int, default=DEFAULTS.repeats, help="calls per function")
-    parser.add_argument("--runs", type=int, default=DEFAULTS.runs, help="autocompactions")
-    parser.add_argument("--json", type=Path, help="write every sample and summary here")
-    args = parser.parse_args(list(argv))
-    if args.tokens < 10_000:
-        parser.error("--tokens must be at least 10000: a shorter history is not worth compacting")
-    for name in ("repeats", "runs"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    return Config(tokens=args.tokens, repeats=args.repeats, runs=args.runs), args.json
+def report(samples: Samples, config: Config) -> str:
+    """The table."""
+    return render(rows(samples), samples, config)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Measure, print the table, optionally write JSON."""
-    config, json_path = parse_args(sys.argv[1:] if argv is None else argv)
-    before = machine.describe()
-    samples = measure(config)
-    print(render(rows(samples), samples, config))
-    if json_path is not None:
-        document = {"machine_before": before, "machine_after": machine.describe()}
-        document |= as_json(samples, config)
-        json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {json_path}")
-    return 0
-
+BENCHMARK = Benchmark(
+    prog="python -m benchmarks.compaction",
+    doc=__doc__,
+    config=Config,
+    workdir_prefix="stayer-bench-compaction-",
+    collect=collect,
+    report=report,
+    as_json=as_json,
+)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(BENCHMARK.main())

@@ -37,7 +37,9 @@ from stayer.loop.state import LoopParams, LoopState
 from stayer.messages import AssistantMessage
 
 
-def _plain_after_response(params: LoopParams, state: LoopState, message: AssistantMessage) -> Step:
+def _plain_after_response(
+    params: LoopParams, state: LoopState, message: AssistantMessage, *, started: bool = False
+) -> Step:
     return RunTools(state) if message.tool_uses else Finish(Terminal.COMPLETED)
 
 
@@ -49,7 +51,9 @@ def _plain_after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -
     return Finish(Terminal.ABORTED_TOOLS) if aborted else None
 
 
-def _plain_next_turn(state: LoopState, *, cut: bool, nudged: bool = False) -> LoopState:
+def _plain_next_turn(
+    state: LoopState, *, cut: bool, nudged: bool = False, broken: bool = False
+) -> LoopState:
     return replace(state, turn_count=state.turn_count + 1, transition=Continue.NEXT_TURN)
 
 

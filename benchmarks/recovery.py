@@ -38,23 +38,19 @@ called as often as a fault-free run calls it, or the run is refused.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 import gc
-import json
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from benchmarks import machine
 from benchmarks.decisions import DECISIONS, Stopwatch, bare_loop, check_reached
 from benchmarks.instant import PROMPT, BenchmarkError, ClockedModel, drive, loop_params
+from benchmarks.runner import Benchmark, Column, option, progress, rounds, table_lines
 from benchmarks.stats import Summary, summarize
 from stayer.events import Continue, Continuing, Event, Finished, Terminal, ToolCallFinished
 from stayer.messages import ToolUseBlock, Usage, UserMessage
@@ -64,6 +60,7 @@ from stayer.providers.scripted import Reply, text
 US = 1e6
 FINAL_TEXT = "done"
 Arm = Literal["stayer", "bare"]
+ARMS: tuple[Arm, ...] = ("stayer", "bare")
 ToolChoice = Literal["read", "bash"]
 
 
@@ -152,13 +149,10 @@ async def one_run(turns: int, tool: ToolChoice, workdir: Path) -> LoopRun:
 class Config:
     """What to run."""
 
-    runs: int = 20
-    turns: int = 100
-    warmup: int = 2
-    tool: ToolChoice = "read"
-
-
-DEFAULTS = Config()
+    runs: int = option(20, "runs per arm", at_least=1)
+    turns: int = option(100, "tool turns per run", at_least=1)
+    warmup: int = option(2, "discarded pairs", at_least=0)
+    tool: ToolChoice = option("read")
 
 
 @dataclass
@@ -171,10 +165,6 @@ class Samples:
     timed: list[TimedRun] = field(default_factory=list[TimedRun])
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def _arm(arm: Arm) -> contextlib.AbstractContextManager[None]:
     return bare_loop() if arm == "bare" else contextlib.nullcontext()
 
@@ -184,18 +174,15 @@ async def collect(config: Config, workdir: Path) -> Samples:
     (workdir / "sample.py").write_text(SAMPLE_FILE, encoding="utf-8")
     (workdir / "home").mkdir(exist_ok=True)
     samples = Samples()
-    for pair in range(config.warmup + config.runs):
-        order: tuple[Arm, Arm] = ("stayer", "bare") if pair % 2 == 0 else ("bare", "stayer")
-        label = (
-            "warm-up" if pair < config.warmup else f"pair {pair - config.warmup + 1}/{config.runs}"
-        )
-        for arm in order:
+    for pair in rounds(ARMS, config.runs, config.warmup):
+        label = f"pair {pair.label}" if pair.kept else pair.label
+        for arm in pair.arms:
             with _arm(arm):
                 run = await one_run(config.turns, config.tool, workdir)
-            if pair >= config.warmup:
+            if pair.kept:
                 samples.runs[arm].append(run)
             median = statistics.median(run.harness_s) * US
-            _progress(f"  {label} {arm}: harness median {median:.0f} µs per turn")
+            progress(f"  {label} {arm}: harness median {median:.0f} µs per turn")
     for index in range(config.runs):
         watch = Stopwatch()
         with watch.timing():
@@ -203,14 +190,8 @@ async def collect(config: Config, workdir: Path) -> Samples:
         check_reached(watch, config.turns)
         timed = TimedRun(dict(watch.spent_s), dict(watch.calls), config.turns)
         samples.timed.append(timed)
-        _progress(f"  timed {index + 1}/{config.runs}: {timed.per_turn_s * US:.1f} µs per turn")
+        progress(f"  timed {index + 1}/{config.runs}: {timed.per_turn_s * US:.1f} µs per turn")
     return samples
-
-
-def measure(config: Config) -> Samples:
-    """Run the benchmark in a throwaway working directory."""
-    with tempfile.TemporaryDirectory(prefix="stayer-bench-recovery-") as tmp:
-        return asyncio.run(collect(config, Path(tmp)))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -274,6 +255,18 @@ def _fmt(value: float) -> str:
     return f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
 
 
+COLUMNS = (
+    Column("metric", 50, "<", gap=""),
+    Column("unit", 4, "<"),
+    Column("stayer", 8),
+    Column("p95", 8),
+    Column("bare", 8),
+    Column("p95", 8),
+    Column("diff", 7),
+    Column("ratio", 6),
+)
+
+
 def render(table: Sequence[Row], config: Config) -> str:
     """The rows as a fixed-width table, with what was run above it."""
     call = "Read of a 60-line file" if config.tool == "read" else "Bash `true`"
@@ -281,28 +274,21 @@ def render(table: Sequence[Row], config: Config) -> str:
         f"recovery machinery, in-process loop: {config.turns} turns ({call}) and an answer per "
         f"run; {config.runs} runs per arm, interleaved in pairs"
     )
-    header = (
-        f"{'metric':<50} {'unit':<4} {'stayer':>8} {'p95':>8} {'bare':>8} {'p95':>8} "
-        f"{'diff':>7} {'ratio':>6}"
-    )
-    lines = [title, header, "-" * len(header)]
+    cells = []
     for row in table:
-        cells = [_fmt(row.stayer.median), _fmt(row.stayer.p95)]
+        line = [row.metric, row.unit, _fmt(row.stayer.median), _fmt(row.stayer.p95)]
         if row.bare is None:
-            cells += ["-", "-", "-", "-"]
+            line += ["-", "-", "-", "-"]
         else:
             diff = row.stayer.median - row.bare.median
             ratio = row.stayer.median / row.bare.median if row.bare.median else float("nan")
-            cells += [_fmt(row.bare.median), _fmt(row.bare.p95), _fmt(diff), f"{ratio:.3f}x"]
-        lines.append(
-            f"{row.metric:<50} {row.unit:<4} {cells[0]:>8} {cells[1]:>8} {cells[2]:>8} "
-            f"{cells[3]:>8} {cells[4]:>7} {cells[5]:>6}"
-        )
-    lines.append(
+            line += [_fmt(row.bare.median), _fmt(row.bare.p95), _fmt(diff), f"{ratio:.3f}x"]
+        cells.append(line)
+    note = (
         "medians and nearest-rank p95 (pooled turns; per-pair and timed rows: over runs); "
         "diff = stayer median − bare median; bare = recovery decisions short-circuited"
     )
-    return "\n".join(lines)
+    return "\n".join([title, *table_lines(COLUMNS, cells), note])
 
 
 def as_json(samples: Samples, config: Config) -> dict[str, Any]:
@@ -317,38 +303,20 @@ def as_json(samples: Samples, config: Config) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str]) -> tuple[Config, Path | None]:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.recovery", description=__doc__.split("\n", 1)[0]
-    )
-    parser.add_argument("--runs", type=int, default=DEFAULTS.runs, help="runs per arm")
-    parser.add_argument("--turns", type=int, default=DEFAULTS.turns, help="tool turns per run")
-    parser.add_argument("--warmup", type=int, default=DEFAULTS.warmup, help="discarded pairs")
-    parser.add_argument("--tool", choices=("read", "bash"), default=DEFAULTS.tool)
-    parser.add_argument("--json", type=Path, help="write every sample and summary here")
-    args = parser.parse_args(list(argv))
-    for name in ("runs", "turns"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    if args.warmup < 0:
-        parser.error("--warmup must be 0 or more")
-    return Config(runs=args.runs, turns=args.turns, warmup=args.warmup, tool=args.tool), args.json
+def report(samples: Samples, config: Config) -> str:
+    """The table."""
+    return render(rows(samples, config), config)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Measure, print the table, optionally write JSON."""
-    config, json_path = parse_args(sys.argv[1:] if argv is None else argv)
-    before = machine.describe()
-    samples = measure(config)
-    print(render(rows(samples, config), config))
-    if json_path is not None:
-        document = {"machine_before": before, "machine_after": machine.describe()}
-        document |= as_json(samples, config)
-        json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {json_path}")
-    return 0
-
+BENCHMARK = Benchmark(
+    prog="python -m benchmarks.recovery",
+    doc=__doc__,
+    config=Config,
+    workdir_prefix="stayer-bench-recovery-",
+    collect=collect,
+    report=report,
+    as_json=as_json,
+)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(BENCHMARK.main())

@@ -25,21 +25,17 @@ once, under 5 ms and flat (the last turns within 1.5x of the first).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import gc
-import json
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import machine
 from benchmarks.history import build_history, describe
 from benchmarks.instant import ClockedModel, loop_params
+from benchmarks.runner import Benchmark, option, progress
 from benchmarks.stats import Summary, summarize
 from stayer.context.compact import estimate_tokens
 from stayer.loop.fallback import request_for
@@ -69,12 +65,11 @@ Encode = Callable[[ModelRequest], bytes]
 class Config:
     """What to run."""
 
-    tokens: int = 150_000
-    turns: int = 1_000
-    runs: int = 3
-
-
-DEFAULTS = Config()
+    tokens: int = option(
+        150_000, "history size", at_least=10_000, why="the point is a long history"
+    )
+    turns: int = option(1_000, "rounds after it", at_least=10)
+    runs: int = option(3, "times to go through", at_least=1)
 
 
 def _openai() -> OpenAIChatProvider:
@@ -160,28 +155,18 @@ def one_run(
             samples.messages_at[turn] = len(sent)
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 async def collect(config: Config, workdir: Path) -> Samples:
     """Build the history, then the runs."""
     (workdir / "home").mkdir(exist_ok=True)
-    _progress(f"building a {config.tokens:,}-token history with stayer's loop and tools")
+    progress(f"building a {config.tokens:,}-token history with stayer's loop and tools")
     history = await build_history(config.tokens, workdir / "home")
     samples = Samples(describe(history))
-    _progress(f"  {samples.history}")
+    progress(f"  {samples.history}")
     params = loop_params(ClockedModel(lambda _: text("unused"), 0), workdir, workdir / "home")
     for index in range(config.runs):
         one_run(params, history, config, samples)
-        _progress(f"  run {index + 1}/{config.runs} done")
+        progress(f"  run {index + 1}/{config.runs} done")
     return samples
-
-
-def measure(config: Config) -> Samples:
-    """Run the benchmark in a throwaway working directory."""
-    with tempfile.TemporaryDirectory(prefix="stayer-bench-requests-") as tmp:
-        return asyncio.run(collect(config, Path(tmp)))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -249,36 +234,8 @@ def as_json(samples: Samples, config: Config) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str]) -> tuple[Config, Path | None]:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.request_building", description=__doc__.split("\n", 1)[0]
-    )
-    parser.add_argument("--tokens", type=int, default=DEFAULTS.tokens, help="history size")
-    parser.add_argument("--turns", type=int, default=DEFAULTS.turns, help="rounds after it")
-    parser.add_argument("--runs", type=int, default=DEFAULTS.runs, help="times to go through")
-    parser.add_argument("--json", type=Path, help="write every sample and summary here")
-    args = parser.parse_args(list(argv))
-    if args.tokens < 10_000:
-        parser.error("--tokens must be at least 10000: the point is a long history")
-    if args.turns < 10:
-        parser.error("--turns must be at least 10")
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    return Config(tokens=args.tokens, turns=args.turns, runs=args.runs), args.json
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Measure, print the table, optionally write JSON; 1 if a target is missed."""
-    config, json_path = parse_args(sys.argv[1:] if argv is None else argv)
-    before = machine.describe()
-    samples = measure(config)
-    print(render(samples, config))
-    if json_path is not None:
-        document = {"machine_before": before, "machine_after": machine.describe()}
-        document |= as_json(samples, config)
-        json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {json_path}")
+def _status(samples: Samples, config: Config) -> int:
+    """1 if building a body once per turn misses its target."""
     table = summaries(samples, config)
     missed = [
         name for name, by_mark in table.items() if "once" in name and verdict(by_mark) != "pass"
@@ -286,5 +243,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if missed else 0
 
 
+BENCHMARK = Benchmark(
+    prog="python -m benchmarks.request_building",
+    doc=__doc__,
+    config=Config,
+    workdir_prefix="stayer-bench-requests-",
+    collect=collect,
+    report=render,
+    as_json=as_json,
+    status=_status,
+)
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(BENCHMARK.main())

@@ -23,13 +23,11 @@ The exit status is 1 when stayer's median misses a target, so a script can notic
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,16 @@ from benchmarks.measure import (
     measure_turns,
     stayer_subject,
     stayer_with_settings_subject,
+)
+from benchmarks.runner import (
+    Benchmark,
+    Column,
+    option,
+    parse_config,
+    progress,
+    rounds,
+    table_lines,
+    write_json,
 )
 from benchmarks.stats import Summary, summarize
 
@@ -118,19 +126,45 @@ class Samples:
     turn_runs: list[TurnRun]
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """What to run."""
+
+    runs: int = option(10, "start-up runs per subject", at_least=1)
+    turns: int = option(100, "Bash tool turns per run", at_least=1)
+    turn_runs: int = option(3, "multi-turn runs per subject", at_least=1)
+    warmup: int = option(1, "discarded start-up runs")
+    no_floor: bool = option(False, "measure stayer only")
+    imports: bool = option(False, "print the import breakdown")
+    imports_only: bool = option(False, "only the import breakdown")
+    recovery: bool = option(
+        False, "also the cost of the recovery machinery, in-process (benchmarks.recovery)"
+    )
+    compaction: bool = option(
+        False, "also the compaction of a 150k-token history (benchmarks.compaction)"
+    )
+    session_turns: bool = option(
+        False,
+        "also turns 1, 100 and 1,000 of a session after a 150k-token history "
+        "(benchmarks.session_turns)",
+    )
+    venv: Path = option(
+        DEFAULT_VENV,
+        "environment whose bin/stayer and bin/python to run (default: .venv, which holds the "
+        "dev tools too; a runtime-only one shows what `pip install stayer` users get)",
+    )
 
 
 def _interleaved(
     subjects: Sequence[Subject], runs: int, label: str, measure: Callable[[Subject], Any]
 ) -> dict[str, list[Any]]:
+    """Each subject once per round, always in the same order (the floors after stayer)."""
     results: dict[str, list[Any]] = {subject.name: [] for subject in subjects}
-    for index in range(runs):
-        for subject in subjects:
+    for each in rounds(subjects, runs, rotate=False):
+        for subject in each.arms:
             value = measure(subject)
             results[subject.name].append(value)
-            _progress(f"  {label} {index + 1}/{runs} {subject.name}: {_describe(value)}")
+            progress(f"  {label} {each.label} {subject.name}: {_describe(value)}")
     return results
 
 
@@ -148,17 +182,17 @@ def _describe(value: Any) -> str:
     return str(value)
 
 
-def collect(args: argparse.Namespace, workdir: Path) -> dict[str, Samples]:
+def collect(args: Config, workdir: Path) -> dict[str, Samples]:
     """Warm up, then take every sample (start-up also with a settings file, for stayer)."""
     floors = [] if args.no_floor else [floor_subject(args.venv), async_floor_subject(args.venv)]
     subjects = [stayer_subject(args.venv), *floors]
     with_settings = stayer_with_settings_subject(args.venv, workdir / "user-settings.json")
     starting = [*subjects, with_settings]
-    _progress(f"warm-up: {args.warmup} discarded run(s) per subject")
+    progress(f"warm-up: {args.warmup} discarded run(s) per subject")
     _interleaved(starting, args.warmup, "warm-up", lambda s: measure_startup(s, workdir))
-    _progress(f"start-up to first request: {args.runs} run(s) per subject")
+    progress(f"start-up to first request: {args.runs} run(s) per subject")
     startups = _interleaved(starting, args.runs, "start-up", lambda s: measure_startup(s, workdir))
-    _progress(f"{args.turns} Bash turns: {args.turn_runs} run(s) per subject")
+    progress(f"{args.turns} Bash turns: {args.turn_runs} run(s) per subject")
     turns = _interleaved(
         subjects, args.turn_runs, "turns", lambda s: measure_turns(s, args.turns, workdir)
     )
@@ -221,42 +255,54 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:.2f}" if unit == "s" else f"{value:.1f}"
 
 
+COLUMNS = (
+    Column("metric", 42, "<", gap=""),
+    Column("unit", 4, "<"),
+    Column("stayer", 8),
+    Column("p95", 8),
+    Column("floor", 8),
+    Column("p95", 8),
+    Column("ratio", 6),
+    Column("async", 8),
+    Column("ratio", 6),
+    Column("target", 7),
+    Column("Claude", 7),
+    Column("median", 6, "<", gap="  "),
+    Column("p95", 0, "<", gap="  "),
+)
+
+
 def render_table(rows: Sequence[Row]) -> str:
     """The results as a fixed-width table."""
-    header = (
-        f"{'metric':<42} {'unit':<4} {'stayer':>8} {'p95':>8} {'floor':>8} {'p95':>8} "
-        f"{'ratio':>6} {'async':>8} {'ratio':>6} {'target':>7} {'Claude':>7}  median  p95"
-    )
-    lines = [header, "-" * len(header)]
+    cells = []
     for row in rows:
         floor_median = row.floor.median if row.floor else None
         floor_p95 = row.floor.p95 if row.floor else None
         async_median = row.async_floor.median if row.async_floor else None
-        target = f"<{row.target.limit:g}" if row.target else "-"
-        claude = f"{row.target.claude_code:g}" if row.target else "-"
-        lines.append(
-            f"{row.metric:<42} {row.unit:<4} {_fmt(row.stayer.median, row.unit):>8} "
-            f"{_fmt(row.stayer.p95, row.unit):>8} {_fmt(floor_median, row.unit):>8} "
-            f"{_fmt(floor_p95, row.unit):>8} {_fmt(row.ratio, 'x'):>5}x "
-            f"{_fmt(async_median, row.unit):>8} {_fmt(row.async_ratio, 'x'):>5}x {target:>7} "
-            f"{claude:>7}  {row.verdict(row.stayer.median):<6}  {row.verdict(row.stayer.p95)}"
+        cells.append(
+            [
+                row.metric,
+                row.unit,
+                _fmt(row.stayer.median, row.unit),
+                _fmt(row.stayer.p95, row.unit),
+                _fmt(floor_median, row.unit),
+                _fmt(floor_p95, row.unit),
+                f"{_fmt(row.ratio, 'x'):>5}x",
+                _fmt(async_median, row.unit),
+                f"{_fmt(row.async_ratio, 'x'):>5}x",
+                f"<{row.target.limit:g}" if row.target else "-",
+                f"{row.target.claude_code:g}" if row.target else "-",
+                row.verdict(row.stayer.median),
+                row.verdict(row.stayer.p95),
+            ]
         )
+    lines = table_lines(COLUMNS, cells)
     lines.append(
         "medians and nearest-rank p95; ratio = stayer median / floor median (then over the "
         "async floor's: the same loop on asyncio and httpx's async client); "
         "Claude = Claude Code measured the same way; pass/FAIL of the median and of the p95"
     )
     return "\n".join(lines)
-
-
-def _write_json(path: Path, args: argparse.Namespace, before: dict[str, Any], **parts: Any) -> None:
-    document = {
-        "machine_before": before,
-        "machine_after": machine.describe(),
-        "config": {k: v for k, v in vars(args).items() if k != "json"},
-        **parts,
-    }
-    path.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def _samples_json(samples: dict[str, Samples]) -> dict[str, Any]:
@@ -281,83 +327,45 @@ def _samples_json(samples: dict[str, Samples]) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.run", description=__doc__.split("\n", 1)[0]
-    )
-    parser.add_argument("--runs", type=int, default=10, help="start-up runs per subject")
-    parser.add_argument("--turns", type=int, default=100, help="Bash tool turns per run")
-    parser.add_argument("--turn-runs", type=int, default=3, help="multi-turn runs per subject")
-    parser.add_argument("--warmup", type=int, default=1, help="discarded start-up runs")
-    parser.add_argument("--no-floor", action="store_true", help="measure stayer only")
-    parser.add_argument("--imports", action="store_true", help="print the import breakdown")
-    parser.add_argument("--imports-only", action="store_true", help="only the import breakdown")
-    parser.add_argument(
-        "--recovery",
-        action="store_true",
-        help="also the cost of the recovery machinery, in-process (benchmarks.recovery)",
-    )
-    parser.add_argument(
-        "--compaction",
-        action="store_true",
-        help="also the compaction of a 150k-token history (benchmarks.compaction)",
-    )
-    parser.add_argument(
-        "--session-turns",
-        action="store_true",
-        help="also turns 1, 100 and 1,000 of a session after a 150k-token history "
-        "(benchmarks.session_turns)",
-    )
-    parser.add_argument("--json", type=Path, help="write every sample and summary here")
-    parser.add_argument(
-        "--venv",
-        type=Path,
-        default=DEFAULT_VENV,
-        help="environment whose bin/stayer and bin/python to run (default: .venv, which holds "
-        "the dev tools too; a runtime-only one shows what `pip install stayer` users get)",
-    )
-    args = parser.parse_args(list(argv))
-    args.venv = args.venv.absolute()
-    if not (args.venv / "bin" / "stayer").exists():
-        parser.error(f"{args.venv}/bin/stayer does not exist")
-    for name in ("runs", "turns", "turn_runs"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    return args
+def _venv_found(config: Config) -> str | None:
+    stayer = config.venv.absolute() / "bin" / "stayer"
+    return None if stayer.exists() else f"{stayer} does not exist"
 
 
-def _in_process(args: argparse.Namespace) -> dict[str, Any]:
-    """The in-process benchmarks asked for, with their default settings (and `--turns`), each
-    table printed after the main one; their JSON parts."""
+IN_PROCESS: tuple[tuple[str, str, Benchmark[Any, Any]], ...] = (
+    ("recovery", "recovery machinery, in-process", recovery.BENCHMARK),
+    ("compaction", "compaction", compaction.BENCHMARK),
+    ("session_turns", "turns deep into a long session", session_turns.BENCHMARK),
+)
+"""The in-process benchmarks `--recovery`, `--compaction` and `--session-turns` add."""
+
+
+def _in_process(args: Config) -> dict[str, Any]:
+    """The in-process benchmarks asked for, with their default settings (and `--turns` for
+    the recovery machinery's), each table printed after the main one; their JSON parts."""
     parts: dict[str, Any] = {}
-    if args.recovery:
-        _progress("recovery machinery, in-process (benchmarks.recovery)")
-        config = recovery.Config(turns=args.turns)
-        found = recovery.measure(config)
+    for name, what, benchmark in IN_PROCESS:
+        if not getattr(args, name):
+            continue
+        progress(f"{what} ({benchmark.prog.removeprefix('python -m ')})")
+        config = recovery.Config(turns=args.turns) if name == "recovery" else benchmark.config()
+        found = benchmark.measure(config)
         print()
-        print(recovery.render(recovery.rows(found, config), config))
-        parts["recovery"] = recovery.as_json(found, config)
-    if args.compaction:
-        _progress("compaction (benchmarks.compaction)")
-        settings = compaction.Config()
-        measured = compaction.measure(settings)
-        print()
-        print(compaction.render(compaction.rows(measured), measured, settings))
-        parts["compaction"] = compaction.as_json(measured, settings)
-    if args.session_turns:
-        _progress("turns deep into a long session (benchmarks.session_turns)")
-        turns_config = session_turns.Config()
-        taken = session_turns.measure(turns_config)
-        print()
-        print(session_turns.render(taken, turns_config))
-        parts["session_turns"] = session_turns.as_json(taken, turns_config)
+        print(benchmark.report(found, config))
+        parts[name] = benchmark.as_json(found, config)
     return parts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print, optionally write JSON; exit status 1 when stayer misses a target."""
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    args, json_path = parse_config(
+        Config,
+        "python -m benchmarks.run",
+        __doc__.split("\n", 1)[0],
+        sys.argv[1:] if argv is None else argv,
+        _venv_found,
+    )
+    args = replace(args, venv=args.venv.absolute())
     before = machine.describe()
     with tempfile.TemporaryDirectory(prefix="stayer-bench-") as tmp:
         workdir = Path(tmp)
@@ -374,19 +382,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(imports.render(report))
     in_process = _in_process(args)
-    if args.json is not None:
-        _write_json(
-            args.json,
-            args,
-            before,
-            summary=[row.as_dict() for row in rows],
-            samples=_samples_json(samples),
-            imports=[
+    if json_path is not None:
+        document = {
+            "config": asdict(args),
+            "summary": [row.as_dict() for row in rows],
+            "samples": _samples_json(samples),
+            "imports": [
                 {"label": r.label, "total_us": r.total_us, "packages": r.packages} for r in reports
             ],
             **in_process,
-        )
-        _progress(f"wrote {args.json}")
+        }
+        write_json(json_path, before, document)
     missed = any(row.verdict(row.stayer.median) == "FAIL" for row in rows)
     return 1 if missed else 0
 

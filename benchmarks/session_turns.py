@@ -30,13 +30,9 @@ target: every window's median under 5 ms, the last within 1.5x of the first.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import bisect
 import gc
-import json
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -44,9 +40,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import machine
 from benchmarks.history import build_history, describe
 from benchmarks.instant import PROMPT, BenchmarkError, ClockedModel, bench_env
+from benchmarks.runner import Benchmark, option, progress
 from benchmarks.stats import Summary, summarize
 from stayer.context.compact import estimate_tokens
 from stayer.events import (
@@ -82,13 +78,12 @@ PARTS = ("harness", "sync", "build", "rest")
 class Config:
     """What to run."""
 
-    tokens: int = 150_000
-    turns: int = 1_000
-    runs: int = 3
-    window: int = 20
-
-
-DEFAULTS = Config()
+    tokens: int = option(
+        150_000, "history size", at_least=10_000, why="the point is a long history"
+    )
+    turns: int = option(1_000, "tool turns per run")
+    runs: int = option(3, "sessions to time", at_least=1)
+    window: int = option(20, "turns per mark", at_least=1)
 
 
 class _Reader:
@@ -224,10 +219,6 @@ class Samples:
     runs: list[SessionRun] = field(default_factory=list[SessionRun])
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def seeded(history: Sequence[Message]) -> tuple[Message, ...]:
     """The history as a session leaves it after a prompt: with its answer."""
     answer = AssistantMessage((TextBlock("I have read what I needed."),), stop_reason="end_turn")
@@ -238,26 +229,20 @@ async def collect(config: Config, workdir: Path) -> Samples:
     """Build the history, warm up, then the runs, each in a folder of its own."""
     (workdir / "sample.py").write_text(SAMPLE_FILE, encoding="utf-8")
     (workdir / "home").mkdir(exist_ok=True)
-    _progress(f"building a {config.tokens:,}-token history with stayer's loop and tools")
+    progress(f"building a {config.tokens:,}-token history with stayer's loop and tools")
     history = seeded(await build_history(config.tokens, workdir / "home"))
     samples = Samples(describe(history))
-    _progress(f"  {samples.history}")
+    progress(f"  {samples.history}")
     await one_run(history, config.window, workdir)  # warm-up: what a first turn loads
     for index in range(config.runs):
         run = await one_run(history, config.turns, workdir)
         samples.runs.append(run)
         harness = summarize(run.parts["harness"])
-        _progress(
+        progress(
             f"  run {index + 1}/{config.runs}: harness median {harness.median * MS:.2f} ms, "
             f"p95 {harness.p95 * MS:.2f} ms per turn"
         )
     return samples
-
-
-def measure(config: Config) -> Samples:
-    """Run the benchmark in a throwaway working directory."""
-    with tempfile.TemporaryDirectory(prefix="stayer-bench-session-") as tmp:
-        return asyncio.run(collect(config, Path(tmp)))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -336,42 +321,25 @@ def as_json(samples: Samples, config: Config) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str]) -> tuple[Config, Path | None]:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.session_turns", description=__doc__.split("\n", 1)[0]
-    )
-    parser.add_argument("--tokens", type=int, default=DEFAULTS.tokens, help="history size")
-    parser.add_argument("--turns", type=int, default=DEFAULTS.turns, help="tool turns per run")
-    parser.add_argument("--runs", type=int, default=DEFAULTS.runs, help="sessions to time")
-    parser.add_argument("--window", type=int, default=DEFAULTS.window, help="turns per mark")
-    parser.add_argument("--json", type=Path, help="write every sample and summary here")
-    args = parser.parse_args(list(argv))
-    if args.tokens < 10_000:
-        parser.error("--tokens must be at least 10000: the point is a long history")
-    if args.window < 1:
-        parser.error("--window must be at least 1")
-    if args.turns < args.window:
-        parser.error("--turns must be at least --window")
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    config = Config(tokens=args.tokens, turns=args.turns, runs=args.runs, window=args.window)
-    return config, args.json
+def _turns_cover_a_window(config: Config) -> str | None:
+    return "--turns must be at least --window" if config.turns < config.window else None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Measure, print the table, optionally write JSON; 1 if the target is missed."""
-    config, json_path = parse_args(sys.argv[1:] if argv is None else argv)
-    before = machine.describe()
-    samples = measure(config)
-    print(render(samples, config))
-    if json_path is not None:
-        document = {"machine_before": before, "machine_after": machine.describe()}
-        document |= as_json(samples, config)
-        json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {json_path}")
+def _status(samples: Samples, config: Config) -> int:
     return 0 if verdict(summaries(samples, config)) == "pass" else 1
 
 
+BENCHMARK = Benchmark(
+    prog="python -m benchmarks.session_turns",
+    doc=__doc__,
+    config=Config,
+    workdir_prefix="stayer-bench-session-",
+    collect=collect,
+    report=render,
+    as_json=as_json,
+    check=_turns_cover_a_window,
+    status=_status,
+)
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(BENCHMARK.main())

@@ -45,13 +45,9 @@ ideal stays 600 ms, `stayer` should stay near it, and `after_end` moves to about
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 import gc
-import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -63,9 +59,9 @@ from tests.fakes.loop_harness import make_params
 from tests.fakes.sse import Frame, Stream, ToolCall, anthropic_stream
 from tests.fakes.tools import Overlap
 
-from benchmarks import machine
 from benchmarks.decisions import patched
 from benchmarks.instant import BenchmarkError
+from benchmarks.runner import Benchmark, Column, option, progress, rounds, table_lines
 from benchmarks.stats import Summary, summarize
 from benchmarks.timed_server import TimedServer, text_reply
 from stayer.events import (
@@ -235,12 +231,14 @@ async def one_run(
 class Config:
     """What to run."""
 
-    runs: int = 10
-    warmup: int = 1
-    tail_ms: float = 0.0
-
-
-DEFAULTS = Config()
+    runs: int = option(10, "runs per arm", at_least=1)
+    warmup: int = option(1, "discarded rounds", at_least=0)
+    tail_ms: float = option(
+        0.0,
+        "ms from the last block to the message's end (default 0: it ends with the block)",
+        at_least=0,
+        at_most=10_000,
+    )
 
 
 @dataclass
@@ -250,35 +248,23 @@ class Samples:
     runs: dict[Arm, list[Run]] = field(default_factory=lambda: {arm: list[Run]() for arm in ARMS})
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 async def collect(config: Config, cwd: Path) -> Samples:
     """Warm-up rounds, then `config.runs` rounds of the three arms in rotating order."""
     samples = Samples()
     with TimedServer() as server:
         provider = AnthropicProvider(api_key="test-key", base_url=server.url)
         try:
-            for round_index in range(config.warmup + config.runs):
-                shift = round_index % len(ARMS)
-                kept = round_index >= config.warmup
-                label = f"round {round_index - config.warmup + 1}/{config.runs}"
-                for arm in ARMS[shift:] + ARMS[:shift]:
+            for each in rounds(ARMS, config.runs, config.warmup):
+                label = f"round {each.label}" if each.kept else each.label
+                for arm in each.arms:
                     run = await one_run(arm, provider, server, cwd, tail_s=config.tail_ms / MS)
-                    if kept:
+                    if each.kept:
                         samples.runs[arm].append(run)
                     figure = f"{run.results_s * MS:.0f} ms to the last result"
-                    _progress(f"  {label if kept else 'warm-up'} {arm}: {figure}")
+                    progress(f"  {label} {arm}: {figure}")
         finally:
             await provider.aclose()
     return samples
-
-
-def measure(config: Config) -> Samples:
-    """Run the benchmark (its tools touch no file; the directory is only the runs' cwd)."""
-    with tempfile.TemporaryDirectory(prefix="stayer-bench-streaming-") as tmp:
-        return asyncio.run(collect(config, Path(tmp)))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -334,16 +320,21 @@ def render(table: Sequence[ArmSummary], config: Config) -> str:
         f"block; {config.runs} runs per arm; ideal {IDEAL_S * MS:.0f} ms"
     )
     heads = [head for _, head in COLUMNS]
-    header = f"{'arm':<10} {heads[0]:>11} {'p95':>6} {'/ideal':>7} " + " ".join(
-        f"{head:>11}" for head in heads[1:]
-    )
-    lines = [title, header, "-" * len(header)]
+    columns = [
+        Column("arm", 10, "<", gap=""),
+        Column(heads[0], 11),
+        Column("p95", 6),
+        Column("/ideal", 7),
+        *(Column(head, 11) for head in heads[1:]),
+    ]
+    cells = []
     for row in table:
         result = row.figures["results_s"]
-        rest = " ".join(f"{row.figures[name].median:>11.0f}" for name, _ in COLUMNS[1:])
-        lines.append(
-            f"{row.arm:<10} {result.median:>11.0f} {result.p95:>6.0f} {row.ratio:>6.3f}x {rest}"
+        rest = [f"{row.figures[name].median:.0f}" for name, _ in COLUMNS[1:]]
+        cells.append(
+            [row.arm, f"{result.median:.0f}", f"{result.p95:.0f}", f"{row.ratio:.3f}x", *rest]
         )
+    lines = [title, *table_lines(columns, cells)]
     lines.append(
         "ms from the first call block's completion, medians over runs (p95: nearest rank); "
         f"/ideal = median / {IDEAL_S * MS:.0f} ms, the target for stayer <= {TARGET_RATIO:.2f}x; "
@@ -364,43 +355,20 @@ def as_json(samples: Samples, config: Config) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str]) -> tuple[Config, Path | None]:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.streaming_tools", description=__doc__.split("\n", 1)[0]
-    )
-    parser.add_argument("--runs", type=int, default=DEFAULTS.runs, help="runs per arm")
-    parser.add_argument("--warmup", type=int, default=DEFAULTS.warmup, help="discarded rounds")
-    parser.add_argument(
-        "--tail-ms",
-        type=float,
-        default=DEFAULTS.tail_ms,
-        help="ms from the last block to the message's end (default 0: it ends with the block)",
-    )
-    parser.add_argument("--json", type=Path, help="write every sample and summary here")
-    args = parser.parse_args(list(argv))
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    if args.warmup < 0:
-        parser.error("--warmup must be 0 or more")
-    if not 0 <= args.tail_ms <= 10_000:
-        parser.error("--tail-ms must be between 0 and 10000")
-    return Config(runs=args.runs, warmup=args.warmup, tail_ms=args.tail_ms), args.json
+def report(samples: Samples, config: Config) -> str:
+    """The table."""
+    return render(summaries(samples), config)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Measure, print the table, optionally write JSON."""
-    config, json_path = parse_args(sys.argv[1:] if argv is None else argv)
-    before = machine.describe()
-    samples = measure(config)
-    print(render(summaries(samples), config))
-    if json_path is not None:
-        document = {"machine_before": before, "machine_after": machine.describe()}
-        document |= as_json(samples, config)
-        json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {json_path}")
-    return 0
-
+BENCHMARK = Benchmark(
+    prog="python -m benchmarks.streaming_tools",
+    doc=__doc__,
+    config=Config,
+    workdir_prefix="stayer-bench-streaming-",
+    collect=collect,
+    report=report,
+    as_json=as_json,
+)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(BENCHMARK.main())

@@ -24,12 +24,9 @@ Measured, `--repeats` times each, round-robin, each sample after a `gc.collect()
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import gc
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -41,6 +38,7 @@ from msgspec.structs import replace
 from benchmarks import machine
 from benchmarks.history import build_history
 from benchmarks.instant import BenchmarkError
+from benchmarks.runner import Benchmark, Column, option, progress, table_lines
 from benchmarks.stats import Summary, summarize
 from stayer.messages import (
     AssistantMessage,
@@ -63,11 +61,8 @@ SESSION_ID = "0b7a5e3c-2d41-4f86-9a1e-6c3f0d2b8e57"
 class Config:
     """What to run."""
 
-    messages: int = 10_000
-    repeats: int = 15
-
-
-DEFAULTS = Config()
+    messages: int = option(10_000, "messages in the transcript")
+    repeats: int = option(15, "samples per case", at_least=1)
 
 
 # --- the transcript ---------------------------------------------------------------------------
@@ -157,30 +152,25 @@ class Samples:
     seconds: dict[str, list[float]]
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def measure(config: Config) -> Samples:
-    """Build the transcript in a throwaway folder and time the cases on it."""
-    with tempfile.TemporaryDirectory(prefix="stayer-bench-transcript-") as tmp:
-        workdir = Path(tmp)
-        (workdir / "home").mkdir()
-        _progress(f"making real tool rounds with stayer's loop and tools ({POOL_TOKENS:,} tokens)")
-        pool = asyncio.run(build_history(POOL_TOKENS, workdir / "home"))
-        messages = conversation(pool, config.messages)
-        path = workdir / f"{SESSION_ID}.jsonl"
-        writer = write(path, messages)
-        facts = {
-            "messages": len(messages),
-            "tool_rounds": (len(messages) - 2) // 2,
-            "distinct_rounds": (len(pool) - 1) // 2,
-            "tool_calls": sum(len(m.tool_uses) for m in messages if m.role == "assistant"),
-            "records": len(path.read_bytes().splitlines()),
-            "bytes": path.stat().st_size,
-        }
-        _progress(f"  {facts}; timing {config.repeats} times each")
-        seconds = time_all(path, messages, writer, config.repeats)
+async def collect(config: Config, workdir: Path) -> Samples:
+    """Build the transcript in the throwaway folder and time the cases on it (synchronous
+    calls, with the event loop idle)."""
+    (workdir / "home").mkdir()
+    progress(f"making real tool rounds with stayer's loop and tools ({POOL_TOKENS:,} tokens)")
+    pool = await build_history(POOL_TOKENS, workdir / "home")
+    messages = conversation(pool, config.messages)
+    path = workdir / f"{SESSION_ID}.jsonl"
+    writer = write(path, messages)
+    facts = {
+        "messages": len(messages),
+        "tool_rounds": (len(messages) - 2) // 2,
+        "distinct_rounds": (len(pool) - 1) // 2,
+        "tool_calls": sum(len(m.tool_uses) for m in messages if m.role == "assistant"),
+        "records": len(path.read_bytes().splitlines()),
+        "bytes": path.stat().st_size,
+    }
+    progress(f"  {facts}; timing {config.repeats} times each")
+    seconds = time_all(path, messages, writer, config.repeats)
     return Samples(facts, seconds)
 
 
@@ -202,6 +192,14 @@ def summaries(samples: Samples) -> dict[str, Summary]:
     }
 
 
+COLUMNS = (
+    Column("case", 52, "<", gap=""),
+    Column("median", 10),
+    Column("p95", 10),
+    Column("min", 10),
+)
+
+
 def render(samples: Samples, config: Config) -> str:
     """A small fixed-width table, the transcript described above it, the verdict below."""
     facts, stats = samples.facts, summaries(samples)
@@ -210,12 +208,12 @@ def render(samples: Samples, config: Config) -> str:
         f"{facts['tool_calls']:,} calls, {facts['distinct_rounds']} distinct), "
         f"{facts['records']:,} records, {facts['bytes'] / 1e6:.1f} MB; {config.repeats} samples"
     )
-    lines = [title, f"{'case':<52} {'median':>10} {'p95':>10} {'min':>10}", "-" * 85]
-    for name, label, unit in ROWS:
-        s = stats[name]
-        lines.append(
-            f"{label:<52} {s.median:>7.1f} {unit} {s.p95:>7.1f} {unit} {s.minimum:>7.1f} {unit}"
-        )
+    cells = [
+        [label, *(f"{value:>7.1f} {unit}" for value in (s.median, s.p95, s.minimum))]
+        for name, label, unit in ROWS
+        for s in (stats[name],)
+    ]
+    lines = [title, *table_lines(COLUMNS, cells, ruler=85)]
     median_s = stats["load"].median / 1e3
     verdict = "met" if median_s < TARGET_S else "MISSED"
     rate = facts["bytes"] / 1e6 / median_s
@@ -237,37 +235,22 @@ def as_json(samples: Samples, config: Config) -> dict[str, Any]:
     }
 
 
-def parse_args(argv: Sequence[str]) -> tuple[Config, Path | None]:
-    """The command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.transcript_load", description=__doc__.split("\n", 1)[0]
-    )
-    parser.add_argument(
-        "--messages", type=int, default=DEFAULTS.messages, help="messages in the transcript"
-    )
-    parser.add_argument("--repeats", type=int, default=DEFAULTS.repeats, help="samples per case")
-    parser.add_argument("--json", type=Path, help="write every sample and summary here")
-    args = parser.parse_args(list(argv))
-    if args.messages < 2 or args.messages % 2:
-        parser.error("--messages must be even and at least 2 (a prompt, rounds, an answer)")
-    if args.repeats < 1:
-        parser.error("--repeats must be at least 1")
-    return Config(messages=args.messages, repeats=args.repeats), args.json
+def _check(config: Config) -> str | None:
+    if config.messages < 2 or config.messages % 2:
+        return "--messages must be even and at least 2 (a prompt, rounds, an answer)"
+    return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Measure, print the table, optionally write JSON."""
-    config, json_path = parse_args(sys.argv[1:] if argv is None else argv)
-    before = machine.describe()
-    samples = measure(config)
-    print(render(samples, config))
-    if json_path is not None:
-        document = {"machine_before": before, "machine_after": machine.describe()}
-        document |= as_json(samples, config)
-        json_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {json_path}")
-    return 0
-
+BENCHMARK = Benchmark(
+    prog="python -m benchmarks.transcript_load",
+    doc=__doc__,
+    config=Config,
+    workdir_prefix="stayer-bench-transcript-",
+    collect=collect,
+    report=render,
+    as_json=as_json,
+    check=_check,
+)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(BENCHMARK.main())

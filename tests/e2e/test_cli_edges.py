@@ -9,9 +9,14 @@ import sys
 import time
 from pathlib import Path
 
+from stayer.exec.watchdog_program import GRACE_S
 from tests.e2e.cli import clean_env, start_tool_run, stayer
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
+from tests.process_table import assert_gone_within, family_command, read_pids
+
+STOPPED_WITHIN_S = 10.0
+"""A stopped command's processes are gone when stayer exits; this only bounds the poll."""
 
 
 def test_values_of_flags_stayer_does_not_act_on_are_not_taken_for_the_prompt(
@@ -105,18 +110,18 @@ def test_a_prompt_argument_does_not_wait_forever_on_an_open_stdin(
 def test_sigterm_ends_the_run_cleanly_and_stops_the_tool(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    marker, started = tmp_path / "survived", tmp_path / "started"
-    command = f"touch {started}; sleep 30; touch {marker}"
+    pids_file = tmp_path / "pids"
+    command = family_command(pids_file)
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": command})))
-    process, _ = start_tool_run(tmp_path, server.env(), started)
+    process, _ = start_tool_run(tmp_path, server.env(), pids_file)
+    pids = read_pids(pids_file)
     process.send_signal(signal.SIGTERM)
     rest, err = process.communicate(timeout=15)
 
     assert process.returncode == 128 + signal.SIGTERM, err
     result = json.loads(rest.strip().splitlines()[-1])
     assert result["terminal_reason"] == "aborted_tools"
-    time.sleep(0.2)
-    assert not marker.exists()
+    assert_gone_within(pids, STOPPED_WITHIN_S)
 
 
 def test_a_reader_that_goes_away_is_not_a_traceback(
@@ -145,15 +150,23 @@ def test_a_reader_that_goes_away_is_not_a_traceback(
 def test_a_second_signal_kills_a_stubborn_command_and_exits_at_once(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    marker, started = tmp_path / "survived", tmp_path / "started"
-    stubborn = f"trap '' TERM INT HUP; touch {started}; sleep 3; touch {marker}"
+    pids_file, termed = tmp_path / "pids", tmp_path / "termed"
+    stubborn = family_command(pids_file, stubborn_reporting_to=termed)
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": stubborn})))
-    process, _ = start_tool_run(tmp_path, server.env(), started)
+    process, _ = start_tool_run(tmp_path, server.env(), pids_file)
+    pids = read_pids(pids_file)
     with process:
         process.send_signal(signal.SIGTERM)
-        time.sleep(0.1)
+        deadline = time.monotonic() + 10
+        while not termed.exists():  # stayer has taken the first signal and is stopping the tool
+            assert time.monotonic() < deadline, "the first SIGTERM never reached the command"
+            time.sleep(0.01)
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=10)
-    assert process.returncode == 128 + signal.SIGTERM
-    time.sleep(3.5)
-    assert not marker.exists(), "the command outlived stayer"
+        rest, err = process.communicate(timeout=10)
+
+    assert process.returncode == 128 + signal.SIGTERM, err
+    # A run that ended cleanly prints its result; exiting at once leaves no time to.
+    assert [json.loads(line)["type"] for line in rest.splitlines()] == [], rest
+    # SIGKILL went out before stayer exited; well inside the grace after which stayer's
+    # watchdog would have killed them anyway, so this fails if stayer did not.
+    assert_gone_within(pids, GRACE_S / 2)

@@ -10,15 +10,17 @@ from pathlib import Path
 from tests.e2e.cli import start_tool_run
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
+from tests.process_table import assert_gone_within, family_command, read_pids
 
 
 def test_interrupt_during_a_tool_ends_with_aborted_tools(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
-    marker, started_file = tmp_path / "still-running", tmp_path / "started"
-    command = f"touch {started_file}; sleep 30 && touch {marker}"
+    pids_file = tmp_path / "pids"
+    command = family_command(pids_file)
     server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": command})))
-    process, lines = start_tool_run(tmp_path, server.env(), started_file)
+    process, lines = start_tool_run(tmp_path, server.env(), pids_file)
+    pids = read_pids(pids_file)
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
     rest, _ = process.communicate(timeout=15)
@@ -33,5 +35,4 @@ def test_interrupt_during_a_tool_ends_with_aborted_tools(
     user = next(line for line in lines if line["type"] == "user")
     block = user["message"]["content"][0]
     assert block["tool_use_id"] == "toolu_1" and block["is_error"] is True
-    time.sleep(0.2)
-    assert not marker.exists()
+    assert_gone_within(pids, 10)  # gone when stayer exits; the deadline only bounds the poll

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from inline_snapshot import snapshot
 
 import stayer
 from stayer.errors import ConfigError
@@ -16,13 +17,13 @@ from stayer.events import (
     Finished,
     HookRan,
     SessionStarted,
-    StreamEvent,
     Terminal,
 )
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import text
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
+from tests.event_form import stream
 from tests.session.hook_kit import Kit, hook, kit, run, user_texts
 
 
@@ -65,27 +66,90 @@ async def test_a_stop_hook_that_never_approves_ends_the_run_as_stop_hook_prevent
     events, model = await run(k, [text("one"), text("two"), text("three")])
 
     assert len(k.of("Stop")) == 3 and len(model.requests) == 3
-    finished = events[-1]
-    assert isinstance(finished, Finished)
-    assert (finished.terminal, finished.is_error, finished.result_text) == (
-        Terminal.STOP_HOOK_PREVENTED,
-        True,
-        "",
+    assert stream(events, {k.project.parent: "<tmp>"}) == snapshot(
+        [
+            {
+                "type": "session_started",
+                "model": "scripted",
+                "provider": "scripted",
+                "cwd": "<tmp>/project",
+                "permission_mode": "default",
+                "context_window": 32768,
+                "max_output_tokens": 8192,
+                "settings_files": ["<tmp>/project/.claude/settings.json"],
+            },
+            {"type": "request_started", "turn": 1},
+            {
+                "type": "hook_ran",
+                "hook_event": "Stop",
+                "hook_name": "Stop",
+                "command": "<python> <tmp>/hook.py <tmp>/hooks.log block 'never done'",
+                "exit_code": 2,
+                "outcome": "blocked",
+                "message": "never done",
+                "stderr": "never done\n",
+            },
+            {"type": "continuing", "reason": "stop_hook_blocking"},
+            {"type": "request_started", "turn": 1},
+            {
+                "type": "hook_ran",
+                "hook_event": "Stop",
+                "hook_name": "Stop",
+                "command": "<python> <tmp>/hook.py <tmp>/hooks.log block 'never done'",
+                "exit_code": 2,
+                "outcome": "blocked",
+                "message": "never done",
+                "stderr": "never done\n",
+            },
+            {"type": "continuing", "reason": "stop_hook_blocking"},
+            {"type": "request_started", "turn": 1},
+            {
+                "type": "hook_ran",
+                "hook_event": "Stop",
+                "hook_name": "Stop",
+                "command": "<python> <tmp>/hook.py <tmp>/hooks.log block 'never done'",
+                "exit_code": 2,
+                "outcome": "blocked",
+                "message": "never done",
+                "stderr": "never done\n",
+            },
+            {
+                "type": "finished",
+                "terminal": "stop_hook_prevented",
+                "message": (
+                    "A Stop hook kept the turn from ending 2 times in a row with no tool call in "
+                    "between, the most allowed (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=2), so the run "
+                    "ends without its approval. A Stop hook should check stop_hook_active in its "
+                    "input and let the turn end while it is true. The hook's last words:\n"
+                    "[<python> <tmp>/hook.py <tmp>/hooks.log block 'never done']: never done"
+                ),
+                "num_turns": 1,
+                "usage": {
+                    "input_tokens": 300,
+                    "output_tokens": 60,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                },
+                "cost_usd": 0.0,
+                "result_text": "",
+                "stop_reason": "end_turn",
+                "model_usage": [
+                    {
+                        "model": "scripted",
+                        "usage": {
+                            "input_tokens": 300,
+                            "output_tokens": 60,
+                            "cache_read_input_tokens": 0,
+                            "cache_creation_input_tokens": 0,
+                        },
+                        "cost_usd": 0.0,
+                        "context_window": 32768,
+                        "max_output_tokens": 8192,
+                    }
+                ],
+            },
+        ]
     )
-    command = k.command("block", "never done")
-    assert finished.message == (
-        "A Stop hook kept the turn from ending 2 times in a row with no tool call in between, "
-        "the most allowed (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=2), so the run ends without its "
-        "approval. A Stop hook should check stop_hook_active in its input and let the turn end "
-        f"while it is true. The hook's last words:\n[{command}]: never done"
-    )
-    assert [type(e).__name__ for e in events if not isinstance(e, StreamEvent)] == [
-        "SessionStarted",
-        *["RequestStarted", "HookRan", "Continuing"] * 2,
-        "RequestStarted",
-        "HookRan",
-        "Finished",
-    ]
 
 
 async def test_the_default_cap_is_eight_blocks(k: Kit) -> None:
@@ -136,16 +200,49 @@ async def test_a_blocking_user_prompt_submit_keeps_the_prompt_out(k: Kit) -> Non
     k.install({"UserPromptSubmit": [hook(k.command("block", "no secrets in prompts"))]})
     events, model = await run(k, [], prompt="my password is hunter2")
 
-    finished = events[-1]
-    assert isinstance(finished, Finished)
-    command = k.command("block", "no secrets in prompts")
-    assert (finished.terminal, finished.message, finished.messages) == (
-        Terminal.HOOK_STOPPED,
-        f"UserPromptSubmit operation blocked by hook:\n[{command}]: no secrets in prompts",
-        (),
-    )
     assert model.requests == []
-    assert [type(e).__name__ for e in events] == ["SessionStarted", "HookRan", "Finished"]
+    assert stream(events, {k.project.parent: "<tmp>"}) == snapshot(
+        [
+            {
+                "type": "session_started",
+                "model": "scripted",
+                "provider": "scripted",
+                "cwd": "<tmp>/project",
+                "permission_mode": "default",
+                "context_window": 32768,
+                "max_output_tokens": 8192,
+                "settings_files": ["<tmp>/project/.claude/settings.json"],
+            },
+            {
+                "type": "hook_ran",
+                "hook_event": "UserPromptSubmit",
+                "hook_name": "UserPromptSubmit",
+                "command": "<python> <tmp>/hook.py <tmp>/hooks.log block 'no secrets in prompts'",
+                "exit_code": 2,
+                "outcome": "blocked",
+                "message": "no secrets in prompts",
+                "stderr": "no secrets in prompts\n",
+            },
+            {
+                "type": "finished",
+                "terminal": "hook_stopped",
+                "message": """\
+UserPromptSubmit operation blocked by hook:
+[<python> <tmp>/hook.py <tmp>/hooks.log block 'no secrets in prompts']: no secrets in prompts\
+""",
+                "num_turns": 0,
+                "usage": {
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                },
+                "cost_usd": 0.0,
+                "result_text": "",
+                "stop_reason": None,
+            },
+        ]
+    )
 
 
 async def test_session_start_and_end_fire_once_with_their_source_and_reason(k: Kit) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inline_snapshot import snapshot
 
 import stayer
 from stayer.events import Event, Finished, Terminal
@@ -29,6 +30,7 @@ from stayer.session.options import QueryOptions
 from stayer.session.repair import INTERRUPTED_NOTE, repair
 from stayer.session.session import Session
 from stayer.session.transcript import Scrubber, TranscriptWriter, load, summaries
+from tests.event_form import stream
 
 
 def options(tmp_path: Path, model: ScriptedProvider, **more: Any) -> QueryOptions:
@@ -53,8 +55,61 @@ def test_a_blank_text_block_is_a_problem_and_repair_takes_it_out() -> None:
 async def test_a_run_ending_on_a_blank_answer_does_not_keep_it(tmp_path: Path) -> None:
     model = ScriptedProvider([text("  "), text(" \n"), text("\t")])
     async with Session(options(tmp_path, model)) as session:
-        end = (await submit(session, "hi"))[-1]
-    assert isinstance(end, Finished) and end.terminal is Terminal.EMPTY_RESPONSE
+        events = await submit(session, "hi")
+    # A blank answer is taken back, the model nudged, then asked again, and the run ends.
+    assert stream(events, {tmp_path: "<tmp>"}) == snapshot(
+        [
+            {
+                "type": "session_started",
+                "model": "scripted",
+                "provider": "scripted",
+                "cwd": "<tmp>",
+                "permission_mode": "bypassPermissions",
+                "context_window": 32768,
+                "max_output_tokens": 8192,
+            },
+            {"type": "request_started", "turn": 1},
+            {"type": "withdrawn", "reason": "recovering: empty_response_nudge"},
+            {"type": "continuing", "reason": "empty_response_nudge"},
+            {"type": "request_started", "turn": 1},
+            {"type": "withdrawn", "reason": "recovering: empty_response_resend"},
+            {"type": "continuing", "reason": "empty_response_resend"},
+            {"type": "request_started", "turn": 1},
+            {
+                "type": "finished",
+                "terminal": "empty_response",
+                "message": (
+                    "The model gave no visible answer 3 times in a row, even when asked again."
+                ),
+                "num_turns": 1,
+                "usage": {
+                    "input_tokens": 300,
+                    "output_tokens": 60,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                },
+                "cost_usd": 0.0,
+                "result_text": "",
+                "stop_reason": "end_turn",
+                "model_usage": [
+                    {
+                        "model": "scripted",
+                        "usage": {
+                            "input_tokens": 300,
+                            "output_tokens": 60,
+                            "cache_read_input_tokens": 0,
+                            "cache_creation_input_tokens": 0,
+                        },
+                        "cost_usd": 0.0,
+                        "context_window": 32768,
+                        "max_output_tokens": 8192,
+                    }
+                ],
+            },
+        ]
+    )
+    end = events[-1]
+    assert isinstance(end, Finished)
     assert history_problems(end.messages) == []
     (only,) = end.messages  # the prompt (with the nudge merged in), and no blank answer
     assert isinstance(only, UserMessage) and only.content[0] == TextBlock("hi")

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from inline_snapshot import snapshot
 
 import stayer
 from stayer.events import (
@@ -17,11 +18,11 @@ from stayer.events import (
     PermissionRequested,
     SessionStarted,
     Terminal,
-    ToolCallFinished,
 )
 from stayer.permissions import Decision
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
+from tests.event_form import stream
 from tests.session.hook_kit import Kit, hook, kit, results, run
 
 
@@ -58,12 +59,104 @@ async def test_pre_and_post_tool_use_get_the_call_as_json_on_stdin(k: Kit) -> No
         {**common, "hook_event_name": "PreToolUse", **call},
         {**common, "hook_event_name": "PostToolUse", **call, "tool_response": response},
     ]
-    assert ran(events) == [
-        ("PreToolUse:Bash", "success", 0, ""),
-        ("PostToolUse:Bash", "success", 0, ""),
-    ]
-    kinds = [type(e).__name__ for e in events if isinstance(e, HookRan | ToolCallFinished)]
-    assert kinds == ["HookRan", "HookRan", "ToolCallFinished"]  # each shown before the result
+    # Each hook is shown before the call's result.
+    assert stream(events, {k.project.parent: "<tmp>"}) == snapshot(
+        [
+            {
+                "type": "session_started",
+                "model": "scripted",
+                "provider": "scripted",
+                "cwd": "<tmp>/project",
+                "permission_mode": "bypassPermissions",
+                "context_window": 32768,
+                "max_output_tokens": 8192,
+                "settings_files": ["<tmp>/project/.claude/settings.json"],
+            },
+            {"type": "request_started", "turn": 1},
+            {
+                "type": "tool_call_started",
+                "tool_use_id": "toolu_0",
+                "name": "Bash",
+                "input": {"command": "echo hi"},
+            },
+            {
+                "type": "hook_ran",
+                "hook_event": "PreToolUse",
+                "hook_name": "PreToolUse:Bash",
+                "command": "<python> <tmp>/hook.py <tmp>/hooks.log ok",
+                "exit_code": 0,
+                "outcome": "success",
+            },
+            {"type": "tool_call_progress", "tool_use_id": "toolu_0", "text": "hi\n"},
+            {
+                "type": "hook_ran",
+                "hook_event": "PostToolUse",
+                "hook_name": "PostToolUse:Bash",
+                "command": "<python> <tmp>/hook.py <tmp>/hooks.log ok",
+                "exit_code": 0,
+                "outcome": "success",
+            },
+            {
+                "type": "tool_call_finished",
+                "tool_use_id": "toolu_0",
+                "name": "Bash",
+                "status": "completed",
+                "result": {
+                    "tool_use_id": "toolu_0",
+                    "content": [{"text": "hi", "type": "text"}],
+                    "is_error": False,
+                    "type": "tool_result",
+                },
+                "data": {"stdout": "hi\n", "stderr": "", "exit_code": 0, "interrupted": False},
+            },
+            {
+                "type": "tool_results_appended",
+                "message": {
+                    "content": [
+                        {
+                            "tool_use_id": "toolu_0",
+                            "content": [{"text": "hi", "type": "text"}],
+                            "is_error": False,
+                            "type": "tool_result",
+                        }
+                    ],
+                    "role": "user",
+                },
+                "data": [{"stdout": "hi\n", "stderr": "", "exit_code": 0, "interrupted": False}],
+            },
+            {"type": "continuing", "reason": "next_turn"},
+            {"type": "request_started", "turn": 2},
+            {
+                "type": "finished",
+                "terminal": "completed",
+                "message": "done",
+                "num_turns": 2,
+                "usage": {
+                    "input_tokens": 200,
+                    "output_tokens": 40,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                },
+                "cost_usd": 0.0,
+                "result_text": "done",
+                "stop_reason": "end_turn",
+                "model_usage": [
+                    {
+                        "model": "scripted",
+                        "usage": {
+                            "input_tokens": 200,
+                            "output_tokens": 40,
+                            "cache_read_input_tokens": 0,
+                            "cache_creation_input_tokens": 0,
+                        },
+                        "cost_usd": 0.0,
+                        "context_window": 32768,
+                        "max_output_tokens": 8192,
+                    }
+                ],
+            },
+        ]
+    )
 
 
 async def test_exit_2_blocks_the_call_and_the_model_reads_stderr(k: Kit) -> None:
