@@ -101,8 +101,11 @@ async def test_a_prompt_sent_while_a_run_goes_joins_it_at_its_next_model_call(
     driver.send(Submit("first"))
     await hold.started.wait()
     driver.send(Submit("and also this"))
-    while not driver.session.queued:  # the driver takes it on its next turn
+    for _ in range(1000):  # the driver takes it within a few turns of the event loop
+        if driver.session.queued:
+            break
         await asyncio.sleep(0)
+    assert driver.session.queued == ("and also this",)
     hold.release.set()
     driver.send(Close())
     await running
