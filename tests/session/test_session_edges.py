@@ -239,18 +239,21 @@ def test_only_names_that_say_secret_are_redacted_and_thinking_is_left_whole() ->
     scrub = Scrubber.of(
         {
             "GIT_AUTHOR_NAME": "Alice Smith",
+            "PWD": "/home/alice/project",
+            "OLDPWD": "/home/alice/elsewhere",
             "MYSQL_PWD": "hunter2-hunter2",
             "DATABASE_URL": "postgres://app:s3cr3t-pw@db:5432/app",
             "OPENAI_API_KEY": "sk-abcdefgh12345",
         }
     )
     record = {
-        "text": "Alice Smith used hunter2-hunter2 and s3cr3t-pw with sk-abcdefgh12345",
+        "text": "Alice Smith used hunter2-hunter2 and s3cr3t-pw with sk-abcdefgh12345 in "
+        "/home/alice/project",
         "content": [{"type": "thinking", "thinking": "sk-abcdefgh12345", "signature": "sig"}],
     }
     assert scrub.record(record) == {
         "text": "Alice Smith used [MYSQL_PWD redacted] and [DATABASE_URL password redacted] "
-        "with [OPENAI_API_KEY redacted]",
+        "with [OPENAI_API_KEY redacted] in /home/alice/project",
         "content": [{"type": "thinking", "thinking": "sk-abcdefgh12345", "signature": "sig"}],
     }
 

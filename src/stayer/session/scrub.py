@@ -16,6 +16,9 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 """Names whose values are secrets: a whole part of the name (`GIT_AUTHOR_NAME` is not one)."""
+_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
+"""The shell's working directories: `PWD` is no password, and redacting it would put
+`[PWD redacted]` for the working directory all through a transcript."""
 _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/:@\s]+:([^/@\s]+)@", re.IGNORECASE)
 MIN_SECRET_CHARS = 8
 
@@ -30,7 +33,8 @@ class Scrubber(Struct, frozen=True):
         found: dict[str, str] = {}
         for env in envs:
             for name, value in env.items():
-                if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
+                secret = _SECRET_NAME.search(name) and name.upper() not in _DIRECTORIES
+                if secret and len(value) >= MIN_SECRET_CHARS:
                     found[value] = name
                 password = _URL_PASSWORD.match(value)
                 if password and len(password.group(1)) >= 4:  # the password part of a URL
