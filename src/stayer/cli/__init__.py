@@ -26,7 +26,6 @@ from stayer.errors import ConfigError, StayerError
 
 from .flags import (
     build_parser,
-    flatten,
     output_format_in,
     refuse_continuation,
     session_id_in,
@@ -38,17 +37,6 @@ EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141
 STDIN_WAIT_S = 3.0
 """With a prompt argument, how long to wait for piped input before going on without it."""
-
-
-def _read_text_file(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not UTF-8 text; give a text file") from None
 
 
 def _piped_input(*, wait_s: float | None) -> str:
@@ -92,43 +80,13 @@ def _api_key_source(env: Mapping[str, str]) -> str:
 
 async def _headless(args: argparse.Namespace) -> int:
     from stayer.driver import Driver
-    from stayer.session.options import QueryOptions
     from stayer.ui.headless import HeadlessOutput, Printer, run_headless
+
+    from .options import options_from_args
 
     if args.input_format == "stream-json":
         raise ConfigError("--input-format stream-json is not supported yet; pass the prompt")
-    system_prompt = _read_text_file(args.system_prompt_file) or args.system_prompt
-    append = _read_text_file(args.append_system_prompt_file) or args.append_system_prompt
-    mode = "bypassPermissions" if args.dangerously_skip_permissions else args.permission_mode
-    options = QueryOptions(
-        model=args.model,
-        fallback_models=args.fallback_model,
-        system_prompt=system_prompt,
-        append_system_prompt=append,
-        max_turns=args.max_turns,
-        tools=flatten(args.tools) if args.tools else None,
-        allowed_tools=flatten(args.allowed_tools),
-        disallowed_tools=flatten(args.disallowed_tools),
-        add_dirs=flatten(args.add_dirs),
-        betas=[beta for item in flatten(args.betas) for beta in item.split(",") if beta],
-        permission_mode=mode,
-        session_id=args.session_id,
-        done_when=args.done_when,
-        max_budget_usd=args.max_budget_usd,
-        token_budget=args.token_budget,
-        pins=args.pin,
-        autocompact_window=args.autocompact,
-        repeat_nudge_after=args.repeat_nudge_after,
-        repeat_stop_after=args.repeat_stop_after,
-        resume=_resume_choice(args.resume),
-        continue_session=args.continue_session,
-        fork_session=args.fork_session,
-        persist_session=args.persist_session,
-        sandbox=args.sandbox,
-        sandbox_network=args.sandbox_network,
-        settings=args.settings,
-        setting_sources=args.setting_sources,
-    )
+    options = options_from_args(args, resume=_resume_choice(args.resume))
     printer = Printer(
         output_format=args.output_format,
         verbose=args.verbose,

@@ -6,8 +6,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 from msgspec import Struct, field
 
+from stayer.errors import ConfigError
 from stayer.loop.abort import AbortSignal
 from stayer.loop.state import Decide, RetryPolicy
 from stayer.messages import Message
@@ -99,3 +101,47 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""
+
+    def to_spec(self) -> dict[str, Any]:
+        """The options as plain JSON data, for a worker process to turn back into options
+        (`from_spec`): every field set to something other than its default, except the live
+        objects (`OBJECT_FIELDS`), which the worker supplies itself."""
+        default = QueryOptions()
+        return {
+            name: _plain(getattr(self, name))
+            for name in self.__struct_fields__
+            if name not in OBJECT_FIELDS and getattr(self, name) != getattr(default, name)
+        }
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], **objects: Any) -> QueryOptions:
+        """Options from `to_spec`'s data, with the live objects given as keywords; raises
+        `ConfigError` in one line for a field options do not have."""
+        unknown = sorted(set(spec) - (set(cls.__struct_fields__) - OBJECT_FIELDS))
+        if unknown:
+            raise ConfigError(
+                f"options spec: no such option(s) {', '.join(unknown)}; give only the fields "
+                "QueryOptions.to_spec writes"
+            )
+        values = dict(spec)
+        if isinstance(values.get("retry"), Mapping):
+            values["retry"] = RetryPolicy(**values["retry"])
+        return cls(**values, **objects)
+
+
+OBJECT_FIELDS = frozenset({"extra_tools", "can_use_tool", "provider", "abort", "history"})
+"""Fields that hold live objects (tools, callables, a model client, an abort signal, messages):
+never in a spec."""
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON data: paths as text, sequences as lists, structs as objects."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, RetryPolicy):
+        return msgspec.structs.asdict(value)
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
