@@ -53,6 +53,7 @@ STARTUP = frozenset(
         "stayer._version",
         "stayer.cli",
         "stayer.cli.flags",
+        "stayer.cli.options",
         "stayer.cli.subcommands",
         "stayer.config",
         "stayer.config.dirs",
