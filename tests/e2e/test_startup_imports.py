@@ -110,6 +110,7 @@ STARTUP = frozenset(
         "stayer.providers._watchdog",
         "stayer.providers.anthropic",
         "stayer.providers.base",
+        "stayer.providers.endpoints",
         "stayer.providers.model_list",  # the model-name cache: a plain file read
         "stayer.providers.models",  # the alias table
         "stayer.providers.prices",

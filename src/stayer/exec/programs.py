@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 from msgspec import Struct
 
@@ -347,7 +348,12 @@ class Unwrapped(Struct, frozen=True):
     transparent: bool = False
 
 
-def unwrap(command: SimpleCommand, wrapper: Wrapper) -> Unwrapped:
+SplitWords = Callable[[tuple[str, ...]], list[Word] | None]
+"""The words a wrapper's strings make as the shell reads them (``env -S``), None when they make
+no plain command: the parse's (`shell_syntax.split_words`), handed in, since it reads this table."""
+
+
+def unwrap(command: SimpleCommand, wrapper: Wrapper, split_words: SplitWords) -> Unwrapped:
     """The command `wrapper` (the program of `command`) runs."""
     program = command.program
     words = command.words[1:]
@@ -362,7 +368,7 @@ def unwrap(command: SimpleCommand, wrapper: Wrapper) -> Unwrapped:
     rest = list(words[reading.rest :])
     split = reading.values(*wrapper.splits)
     if split:
-        spliced = _split_words(split)
+        spliced = split_words(split)
         if spliced is None:
             reason = f"{program} splits a string into a command in a way the parse cannot follow"
             return Unwrapped(reason=reason)
@@ -401,20 +407,3 @@ def _is_assignment(word: Word) -> bool:
 
 def _first(reading: Reading, names: frozenset[str]) -> str:
     return next(name for name, _ in reading.options if name in names)
-
-
-def _split_words(values: tuple[str, ...]) -> list[Word] | None:
-    """The words ``env -S`` makes of its strings, read as the shell would read them; None
-    when that is not one plain command (an expansion, an operator, a redirection)."""
-    from .shell_syntax import parse  # the parse imports this table
-
-    words: list[Word] = []
-    for value in values:
-        parsed = parse(value)
-        if parsed.opaque or parsed.writes or parsed.reads or len(parsed.commands) != 1:
-            return None
-        only = parsed.commands[0]
-        if only.assignments or any(word.dynamic for word in only.words):
-            return None
-        words += only.words
-    return words

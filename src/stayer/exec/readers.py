@@ -26,7 +26,7 @@ from .git_calls import git_read_only
 from .programs import WRAPPERS, unwrap
 from .reader_table import READERS, Judge, reader, set_of
 from .sed_scripts import sed_call
-from .shell_syntax import Parsed
+from .shell_syntax import Parsed, split_words
 from .shell_words import SimpleCommand, Word
 
 __all__ = ["JUDGES", "READERS", "command_judgement", "line_judgement"]
@@ -164,7 +164,7 @@ def _wrapper(name: str) -> Judge:
     wrapper = WRAPPERS[name]
 
     def judge(words: tuple[Word, ...], fed: bool) -> str | None:
-        unwrapped = unwrap(SimpleCommand((Word(name), *words), fed=fed), wrapper)
+        unwrapped = unwrap(SimpleCommand((Word(name), *words), fed=fed), wrapper, split_words)
         if unwrapped.reason is not None:
             return unwrapped.reason
         reading = read_options(wrapper.spec, words)

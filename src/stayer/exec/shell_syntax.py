@@ -249,7 +249,7 @@ class _Reader(Struct):
     def _unwrapped(self, command: SimpleCommand, wrapper: Wrapper) -> SimpleCommand:
         from .programs import unwrap
 
-        inner = unwrap(command, wrapper)
+        inner = unwrap(command, wrapper, split_words)
         if inner.reason is not None:
             self.opaque.append(inner.reason)
             return command
@@ -376,3 +376,18 @@ def _unescape(text: str) -> str:
 
 def _text(node: Node) -> str:
     return (node.text or b"").decode("utf-8", "surrogateescape")
+
+
+def split_words(values: tuple[str, ...]) -> list[Word] | None:
+    """The words ``env -S`` makes of its strings, read as the shell would read them; None
+    when that is not one plain command (an expansion, an operator, a redirection)."""
+    words: list[Word] = []
+    for value in values:
+        parsed = parse(value)
+        if parsed.opaque or parsed.writes or parsed.reads or len(parsed.commands) != 1:
+            return None
+        only = parsed.commands[0]
+        if only.assignments or any(word.dynamic for word in only.words):
+            return None
+        words += only.words
+    return words

@@ -16,7 +16,6 @@ import os
 import re
 import socket
 import ssl
-import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
@@ -40,6 +39,7 @@ from stayer.errors import (
 )
 from stayer.messages import JSON
 from stayer.providers._watchdog import FirstByteScale, StreamWatchdog
+from stayer.providers.endpoints import preload_tls, tls_context
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_READ_TIMEOUT_S = 600.0
@@ -101,32 +101,9 @@ class ApiError(Struct, frozen=True):
     code: str = ""
 
 
-_tls_lock = threading.Lock()
-_tls_context: ssl.SSLContext | None = None
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """The one verifying TLS context; the first caller loads it, later ones wait for it."""
-    global _tls_context
-    with _tls_lock:
-        if _tls_context is None:
-            _tls_context = httpx.create_ssl_context()
-        return _tls_context
-
-
-def preload_tls(base_url: str) -> None:
-    """Load the CA bundle in the background while start-up goes on (it releases the GIL).
-
-    Loading it costs tens of milliseconds, which would otherwise sit between start-up and the
-    first request. Plain-HTTP endpoints (local servers) never need it.
-    """
-    if base_url.startswith("https:"):
-        threading.Thread(target=_ssl_context, name="stayer-tls", daemon=True).start()
-
-
 def new_client(timeout: httpx.Timeout, base_url: str) -> httpx.AsyncClient:
     """An HTTP client; TLS verification only where the endpoint speaks TLS."""
-    verify: ssl.SSLContext | bool = _ssl_context() if base_url.startswith("https:") else False
+    verify: ssl.SSLContext | bool = tls_context() if base_url.startswith("https:") else False
     return httpx.AsyncClient(timeout=timeout, verify=verify)
 
 

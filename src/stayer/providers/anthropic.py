@@ -64,9 +64,9 @@ from stayer.providers.base import (
     ModelRequest,
     tool_use_from_json,
 )
+from stayer.providers.endpoints import ANTHROPIC_BASE_URL, ANTHROPIC_VERSION
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_BASE_URL = ANTHROPIC_BASE_URL
 _EPHEMERAL: dict[str, JSON] = {"type": "ephemeral"}
 _USAGE_KEYS = (
     "input_tokens",

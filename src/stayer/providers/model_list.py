@@ -26,6 +26,12 @@ from typing import Literal
 from msgspec import Struct
 
 from stayer.errors import ConfigError
+from stayer.providers.endpoints import (
+    ANTHROPIC_BASE_URL,
+    ANTHROPIC_VERSION,
+    OPENAI_BASE_URL,
+    tls_context,
+)
 from stayer.switches import env_flag
 
 CACHE_FRESH_S = 24 * 3600.0
@@ -82,17 +88,13 @@ def _get(env: Mapping[str, str], name: str) -> str:
 def list_endpoint(provider: str, env: Mapping[str, str]) -> ListEndpoint:
     """The model list of the server `provider`'s requests go to, with the same credentials."""
     if provider == "anthropic":
-        from stayer.providers.anthropic import ANTHROPIC_VERSION, DEFAULT_BASE_URL
-
         headers = {"anthropic-version": ANTHROPIC_VERSION}
         if key := _get(env, "ANTHROPIC_API_KEY"):
             headers["x-api-key"] = key
         if token := _get(env, "ANTHROPIC_AUTH_TOKEN"):
             headers["authorization"] = f"Bearer {token}"
-        base = _get(env, "ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        base = _get(env, "ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
         return ListEndpoint("anthropic", base.rstrip("/"), headers)
-    from stayer.providers.openai_chat import DEFAULT_BASE_URL as OPENAI_BASE_URL
-
     headers = {}
     if key := _get(env, "OPENAI_API_KEY"):
         headers["authorization"] = f"Bearer {key}"
@@ -248,9 +250,7 @@ def fetch_listing(endpoint: ListEndpoint) -> Listing:
     are `OSError`s here) when it cannot."""
     import httpx
 
-    from stayer.providers._http import _ssl_context
-
-    verify = _ssl_context() if endpoint.base_url.startswith("https:") else False
+    verify = tls_context() if endpoint.base_url.startswith("https:") else False
     models: list[Listed] = []
     cursor: str | None = None
     with httpx.Client(timeout=FETCH_TIMEOUT_S, verify=verify) as client:

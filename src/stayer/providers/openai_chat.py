@@ -52,9 +52,10 @@ from stayer.providers._watchdog import (
     resolved,
 )
 from stayer.providers.base import PURPOSE_HEADER, ModelRequest
+from stayer.providers.endpoints import OPENAI_BASE_URL
 from stayer.providers.openai_chunks import ChunkDecoder
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_BASE_URL = OPENAI_BASE_URL
 
 
 class OpenAIChatProvider:
