@@ -18,7 +18,7 @@ from msgspec import Struct
 
 from stayer.context.compact import CHARS_PER_TOKEN, READ_TOOL, recently_read
 from stayer.messages import Message
-from stayer.tools.base import Tool, ToolFailure
+from stayer.tools.base import Tool, ToolFailure, ToolInputError
 
 from .state import LoopParams, ToolCall
 
@@ -67,12 +67,12 @@ async def reread(
 async def _page(params: LoopParams, read: Tool[Any], path: str) -> str | None:
     """The Read tool's text for `path`, or None when it cannot be read as text now."""
     try:
-        tool_input = read.input_model.model_validate({"file_path": path})
+        tool_input = read.parse_input({"file_path": path})
         decision = await params.can_use_tool(ToolCall(read, "reattach", tool_input))
         if decision.behavior != "allow":
             return None  # whatever was allowed once, the rules of now decide
         output = await read.call(tool_input, params.tool_context)
-    except (ToolFailure, OSError, ValueError):
+    except (ToolFailure, ToolInputError, OSError, ValueError):
         return None
     if output.is_error or not isinstance(output.content, str):
         return None  # an image or an error is not worth the room

@@ -16,6 +16,7 @@ from typing import TextIO, assert_never
 from msgspec import Struct, field
 
 from stayer.events import (
+    BlockCompleted,
     BlockStarted,
     Compacted,
     Continue,
@@ -23,14 +24,24 @@ from stayer.events import (
     Event,
     Finished,
     HookRan,
+    MessageCompleted,
+    MessageDelta,
+    MessageStarted,
     ModelSwitched,
+    PartialKept,
+    PermissionRequested,
+    PermissionResolved,
+    RequestStarted,
     Retrying,
     SessionStarted,
+    SubagentEvent,
     Terminal,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallProgress,
     ToolCallStarted,
+    ToolInputDelta,
     ToolResultsAppended,
     Withdrawn,
 )
@@ -169,12 +180,44 @@ class LiveView(Struct):
         match event:
             case SessionStarted(model=model, cwd=cwd):
                 self._write(self._style(f"stayer · {model} · {cwd}\n", "2"))
-            case BlockStarted(block_type="text"):
-                self._newline()
+            case BlockStarted(block_type=kind):
+                if kind == "text":
+                    self._newline()
             case TextDelta(text=text):
                 self._write(text)
             case ToolCallStarted() | ToolCallFinished() | ToolResultsAppended():
                 self._tool_event(event)
+            case (
+                Retrying() | ModelSwitched() | Withdrawn() | Compacted() | Continuing() | HookRan()
+            ):
+                self._note(event)
+            case SubagentEvent():
+                self._nested(event, depth=1)
+            case Finished():
+                self._running.clear()
+                self._finished(event)
+            case (
+                MessageStarted()
+                | ThinkingDelta()
+                | ToolInputDelta()
+                | BlockCompleted()
+                | MessageDelta()
+                | MessageCompleted()
+                | RequestStarted()
+                | PartialKept()
+                | ToolCallProgress()  # drawn by `show` as it comes
+                | PermissionRequested()
+                | PermissionResolved()
+            ):
+                pass  # the text streams as deltas; the rest is not for the eye
+            case _ as unreachable:
+                assert_never(unreachable)
+
+    def _note(
+        self, event: Retrying | ModelSwitched | Withdrawn | Compacted | Continuing | HookRan
+    ) -> None:
+        """A line in yellow (dim for a discarded answer) about how the run goes on."""
+        match event:
             case Retrying(attempt=attempt, max_retries=limit, delay_s=delay, error=error):
                 self._newline()
                 note = f"  retrying in {delay:.1f}s (attempt {attempt}/{limit}): {error}\n"
@@ -196,11 +239,49 @@ class LiveView(Struct):
                 self._newline()
                 note = hook_line(event).removeprefix("stayer: ")
                 self._write(self._style(f"  ⚑ {note}\n", "33"))
-            case Finished():
-                self._running.clear()
-                self._finished(event)
-            case _:
+            case Continuing() | HookRan():
+                pass  # the next turn after tools, and a hook that did its job, say nothing
+            case _ as unreachable:
+                assert_never(unreachable)
+
+    def _nested(self, wrapped: SubagentEvent, depth: int) -> None:
+        """A nested run's tool calls, each a dim line indented under the call that runs it
+        (deeper for a run nested deeper); the rest of it shows in that call's result."""
+        match wrapped.event:
+            case ToolCallStarted(name=name, input=tool_input):
+                self._newline()
+                line = "    " * depth + f"↳ {name}({_summary(tool_input)})\n"
+                self._write(self._style(line, "2"))
+            case SubagentEvent() as deeper:
+                self._nested(deeper, depth + 1)
+            case (
+                MessageStarted()
+                | BlockStarted()
+                | TextDelta()
+                | ThinkingDelta()
+                | ToolInputDelta()
+                | BlockCompleted()
+                | MessageDelta()
+                | MessageCompleted()
+                | SessionStarted()
+                | RequestStarted()
+                | Retrying()
+                | Withdrawn()
+                | PartialKept()
+                | ModelSwitched()
+                | ToolCallProgress()
+                | ToolCallFinished()
+                | PermissionRequested()
+                | PermissionResolved()
+                | ToolResultsAppended()
+                | Continuing()
+                | Compacted()
+                | HookRan()
+                | Finished()
+            ):
                 pass
+            case _ as unreachable:
+                assert_never(unreachable)
 
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished | ToolResultsAppended) -> None:
         match event:
