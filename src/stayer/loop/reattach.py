@@ -16,9 +16,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from stayer.context.compact import CHARS_PER_TOKEN, READ_TOOL, recently_read
+from stayer.context.compact import CHARS_PER_TOKEN, recently_read
 from stayer.messages import Message
 from stayer.tools.base import Tool, ToolFailure, ToolInputError
+from stayer.tools.names import READ
 
 from .state import LoopParams, ToolCall
 
@@ -46,7 +47,7 @@ async def reread(
     and `budget_tokens`; none already visible in the `kept` messages, and each read again only
     if the permission check still allows it."""
     policy = params.compaction
-    read = params.tools.tools().get(READ_TOOL) if READ_TOOL in params.tools.names else None
+    read = params.tools.tools().get(READ) if READ in params.tools.names else None
     if read is None or policy.reattach_files < 1:
         return []
     visible = set(recently_read(kept))

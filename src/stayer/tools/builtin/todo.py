@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from stayer.messages import JSON
+from stayer.tools import names
 from stayer.tools.base import TodoItem, TodoStatus, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, plural
 
@@ -54,7 +55,7 @@ class TodoWriteInput(ToolInput):
 class TodoWriteTool(Tool[TodoWriteInput]):
     """Replaces the model's task list for this session."""
 
-    name = "TodoWrite"
+    name = names.TODO_WRITE
     input_model = TodoWriteInput
     read_only = True  # it changes only the session's own list, nothing on disk
     description = (
