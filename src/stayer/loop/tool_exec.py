@@ -1,5 +1,5 @@
-"""Running one tool call: validate → permission (asking if the policy says so) → run →
-after-tool → result.
+"""Running one tool call: validate (the tool's own `parse_input`) → permission (asking if the
+policy says so) → run, within the tool's own `timeout_s` → after-tool → result.
 
 The permission callback is the session's (PreToolUse hooks run inside it, and may hand back a
 rewritten input, which the call then runs with); `LoopParams.after_tool` (PostToolUse hooks)

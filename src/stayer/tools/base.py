@@ -238,23 +238,24 @@ class Written(Struct, frozen=True):
 class Tool(ABC, Generic[InputT]):
     """One capability the model can call.
 
-    `name`, `description` and `timeout_s` are the instance's (class-level defaults for the
-    built-ins); `input_model` is only the built-ins' way to derive `input_schema` and
-    `parse_input`, and nobody outside `stayer.tools` reads it."""
+    Every declaration below (`name`, `description`, `timeout_s`, `read_only`, `subject_kind`,
+    ...) is the instance's; the built-ins set them as class-level defaults. `input_model` is
+    only the built-ins' way to derive `input_schema` and `parse_input`, and nobody outside
+    `stayer.tools` reads it."""
 
     name: str
     description: str
     input_model: ClassVar[type[BaseModel]]
     timeout_s: float = DEFAULT_TIMEOUT_S
     """How long one call may run before the executor stops it (a subagent may need an hour)."""
-    read_only: ClassVar[bool] = False
-    subject_kind: ClassVar[SubjectKind] = "none"
+    read_only: bool = False
+    subject_kind: SubjectKind = "none"
     """What `permission_subject` is: a path (rules match the resolved path), a command (rules
     judge each simple command of it), a domain, or none."""
-    max_result_chars: ClassVar[int] = DEFAULT_RESULT_CHARS
+    max_result_chars: int = DEFAULT_RESULT_CHARS
     """The longest text one result of this tool may have; never more than `MAX_RESULT_CHARS`.
     A longer one is saved to the session's folder and the model sees a preview."""
-    bounds_own_results: ClassVar[bool] = False
+    bounds_own_results: bool = False
     """Whether the tool keeps every result within `max_result_chars` itself and says in it
     what it left out (Read's pages, Bash's omission marker).
 
@@ -277,15 +278,15 @@ class Tool(ABC, Generic[InputT]):
         """The part of the input permission rules match on (a command, a path), if any."""
         return None
 
-    exits_plan: ClassVar[bool] = False
+    exits_plan: bool = False
     """Whether calling this tool asks the user to accept a plan and leave plan mode (the
     permission layer asks for it; accepted, the session's mode changes)."""
 
-    reads_under: ClassVar[str | None] = None
+    reads_under: str | None = None
     """The tool whose deny rules also judge the files this call reads (`read_paths`): Bash's
     are judged as Read's, so a rule denying `Read(.env)` stops `cat .env` as well."""
 
-    writes_under: ClassVar[str | None] = None
+    writes_under: str | None = None
     """The tool whose rules also judge the files this call writes (its path subject, and
     `write_paths`): Write's, NotebookEdit's and Bash's writes are judged as Edit's, so a rule
     denying `Edit(.env)` stops `Write .env` and `ls > .env` as well (as in Claude Code, whose
