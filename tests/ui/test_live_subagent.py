@@ -38,3 +38,17 @@ def test_a_subagent_s_calls_are_indented_under_the_call_deeper_for_deeper_runs()
         "    ↳ Grep(TODO)",
         "        ↳ Read({})",
     ]
+
+
+def test_what_a_subagent_shows_nothing_of_leaves_the_running_output_drawn() -> None:
+    from stayer.events import TextDelta, ToolCallProgress
+
+    out = io.StringIO()
+    view = LiveView(out, live=True)
+    view.show(ToolCallStarted("t1", "Delegate", {"file_path": "look"}))
+    view.show(ToolCallProgress("t1", "working\n"))
+    drawn = out.getvalue()
+    view.show(SubagentEvent("t1", TextDelta(0, "thinking aloud")))
+    assert out.getvalue() == drawn  # not erased and drawn again for nothing
+    view.show(SubagentEvent("t1", ToolCallStarted("t2", "Grep", {"pattern": "x"})))
+    assert out.getvalue().endswith("    ↳ Grep(x)\n  ⎿  working\n")

@@ -156,6 +156,8 @@ class LiveView(Struct):
                 self._erase_running()
                 self._draw_running()
             return
+        if isinstance(event, SubagentEvent) and _nested_line(event, 1) is None:
+            return  # nothing to show: the running output stays drawn as it is
         self._erase_running()
         self._render(event)
         self._draw_running()
@@ -192,7 +194,10 @@ class LiveView(Struct):
             ):
                 self._note(event)
             case SubagentEvent():
-                self._nested(event, depth=1)
+                line = _nested_line(event, 1)
+                if line is not None:
+                    self._newline()
+                    self._write(self._style(line, "2"))
             case Finished():
                 self._running.clear()
                 self._finished(event)
@@ -244,45 +249,6 @@ class LiveView(Struct):
             case _ as unreachable:
                 assert_never(unreachable)
 
-    def _nested(self, wrapped: SubagentEvent, depth: int) -> None:
-        """A nested run's tool calls, each a dim line indented under the call that runs it
-        (deeper for a run nested deeper); the rest of it shows in that call's result."""
-        match wrapped.event:
-            case ToolCallStarted(name=name, input=tool_input):
-                self._newline()
-                line = "    " * depth + f"↳ {name}({_summary(tool_input)})\n"
-                self._write(self._style(line, "2"))
-            case SubagentEvent() as deeper:
-                self._nested(deeper, depth + 1)
-            case (
-                MessageStarted()
-                | BlockStarted()
-                | TextDelta()
-                | ThinkingDelta()
-                | ToolInputDelta()
-                | BlockCompleted()
-                | MessageDelta()
-                | MessageCompleted()
-                | SessionStarted()
-                | RequestStarted()
-                | Retrying()
-                | Withdrawn()
-                | PartialKept()
-                | ModelSwitched()
-                | ToolCallProgress()
-                | ToolCallFinished()
-                | PermissionRequested()
-                | PermissionResolved()
-                | ToolResultsAppended()
-                | Continuing()
-                | Compacted()
-                | HookRan()
-                | Finished()
-            ):
-                pass
-            case _ as unreachable:
-                assert_never(unreachable)
-
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished | ToolResultsAppended) -> None:
         match event:
             case ToolCallStarted(tool_use_id=tool_use_id, name=name, input=tool_input):
@@ -322,6 +288,45 @@ class LiveView(Struct):
         else:
             line = f"\n✗ {event.terminal.value}: {event.message} · {facts}\n"
             self._write(self._style(line, "31"))
+
+
+def _nested_line(wrapped: SubagentEvent, depth: int) -> str | None:
+    """What a person sees of a nested run's event: its tool calls, each a line indented under
+    the call that runs it (deeper for a run nested deeper); nothing of the rest, which shows in
+    that call's result."""
+    match wrapped.event:
+        case ToolCallStarted(name=name, input=tool_input):
+            return "    " * depth + f"↳ {name}({_summary(tool_input)})\n"
+        case SubagentEvent() as deeper:
+            return _nested_line(deeper, depth + 1)
+        case (
+            MessageStarted()
+            | BlockStarted()
+            | TextDelta()
+            | ThinkingDelta()
+            | ToolInputDelta()
+            | BlockCompleted()
+            | MessageDelta()
+            | MessageCompleted()
+            | SessionStarted()
+            | RequestStarted()
+            | Retrying()
+            | Withdrawn()
+            | PartialKept()
+            | ModelSwitched()
+            | ToolCallProgress()
+            | ToolCallFinished()
+            | PermissionRequested()
+            | PermissionResolved()
+            | ToolResultsAppended()
+            | Continuing()
+            | Compacted()
+            | HookRan()
+            | Finished()
+        ):
+            return None
+        case _ as unreachable:
+            assert_never(unreachable)
 
 
 def _todo_list(todos: list[JSON]) -> str:
