@@ -48,6 +48,11 @@ keep the output bounded). Only with `--include-partial-messages`: like `stream_e
 live detail a consumer asks for, and the `user` tool-result line that follows holds the output
 that counts. The Python SDK skips a message type it does not know, so its callers see nothing.
 
+A nested run's events (`SubagentEvent`: a subagent a tool call runs) print as that run's own
+lines would, made by a writer of its own, each with the call as `parent_tool_use_id` (Claude
+Code's field for a subagent's messages) under the parent's session id; its `init` and `result`
+are left out, since the call's own result says how it ended.
+
 A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_metadata": ...}`
 (Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
 loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
