@@ -253,6 +253,20 @@ class ToolCallProgress(Struct, frozen=True):
     type: Literal["tool_call_progress"] = "tool_call_progress"
 
 
+class SubagentEvent(Struct, frozen=True):
+    """An event of a nested run (a subagent a tool call started), wrapped: `event` is the
+    nested run's own, `parent_tool_use_id` the call that runs it. Nested runs nest again."""
+
+    parent_tool_use_id: str
+    event: Event
+    type: Literal["subagent_event"] = "subagent_event"
+
+
+ToolReport: TypeAlias = ToolCallProgress | SubagentEvent
+"""What a running tool may report through `ToolContext.emit`: its live output, or the events
+of a run it started."""
+
+
 class ToolCallFinished(Struct, frozen=True):
     """A tool call ended; `result` is exactly what the model will see."""
 
@@ -432,6 +446,7 @@ LoopEvent: TypeAlias = (
     | ModelSwitched
     | ToolCallStarted
     | ToolCallProgress
+    | SubagentEvent
     | ToolCallFinished
     | PermissionRequested
     | PermissionResolved

@@ -146,6 +146,7 @@ STARTUP = frozenset(
         "stayer.tools",
         "stayer.tools.base",
         "stayer.tools.builtin_specs",
+        "stayer.tools.names",
         "stayer.tools.preapproved",
         "stayer.tools.registry",
         "stayer.tools.saved",

@@ -29,7 +29,6 @@ def make_params(
     can_use_tool: CanUseTool = allow_everything,
     max_turns: int | None = None,
     abort: AbortSignal | None = None,
-    tool_timeout_s: float = 30.0,
     retry: RetryPolicy | None = None,
     session_dir: Path | None = None,
 ) -> LoopParams:
@@ -42,7 +41,6 @@ def make_params(
         can_use_tool=can_use_tool,
         abort=abort or AbortSignal(),
         max_turns=max_turns,
-        tool_timeout_s=tool_timeout_s,
         retry=retry or RetryPolicy(base_delay_s=0.001, max_delay_s=0.01),
     )
 

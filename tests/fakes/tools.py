@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from msgspec.structs import replace
 from pydantic import BaseModel, ConfigDict
 
-from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.events import Event, Finished, SubagentEvent
+from stayer.loop.state import LoopParams
+from stayer.messages import JSON, UserMessage
+from stayer.providers.base import Provider
+from stayer.tools.base import (
+    SubagentRequest,
+    Tool,
+    Toolbox,
+    ToolContext,
+    ToolFailure,
+    ToolOutput,
+)
 
 
 class TextInput(BaseModel):
@@ -194,3 +207,48 @@ class Overflowing(Tool[EmptyInput]):
 
     async def call(self, tool_input: EmptyInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput(self.text())
+
+
+class Delegate(Tool[str]):
+    """Runs a subagent through `ctx.spawn_subagent` and passes its events on as its own."""
+
+    def __init__(self) -> None:
+        self.name = "Delegate"
+        self.description = "Hand the task to a helper."
+
+    @property
+    def input_schema(self) -> Mapping[str, JSON]:
+        return {"type": "object", "properties": {"task": {"type": "string"}}}
+
+    def parse_input(self, raw: Mapping[str, JSON]) -> str:
+        return str(raw.get("task", ""))
+
+    async def call(self, tool_input: str, ctx: ToolContext) -> ToolOutput:
+        if ctx.spawn_subagent is None:
+            raise ToolFailure("no subagents here")
+        request = SubagentRequest(prompt=tool_input, description="helper")
+        answer = ""
+        async for event in ctx.spawn_subagent(request):
+            # the id it names is not the call's: the executor says whose it is
+            ctx.emit(SubagentEvent("not-this-call", event))
+            if isinstance(event, Finished):
+                answer = event.result_text
+        return ToolOutput(answer)
+
+
+def with_subagents(
+    params: LoopParams, helper: Provider, asked: list[SubagentRequest] | None = None
+) -> LoopParams:
+    """`params` whose tools may start a subagent: a real nested run of the loop, answered by
+    `helper`, with no tools; each request is noted in `asked`."""
+
+    def spawn(request: SubagentRequest) -> AsyncIterator[Event]:
+        from stayer.loop.run import query  # the loop, imported only by tests that nest runs
+
+        if asked is not None:
+            asked.append(request)
+        child = replace(params, provider=helper, tools=Toolbox.of([]))
+        return query(child, (UserMessage.of_text(request.prompt),))
+
+    context = replace(params.tool_context, spawn_subagent=spawn)
+    return replace(params, tool_context=context)

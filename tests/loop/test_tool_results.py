@@ -140,8 +140,11 @@ async def test_a_long_unparseable_input_is_shown_by_its_ends(tmp_path: Path) -> 
 async def test_a_tool_that_hangs_times_out_as_an_error(tmp_path: Path) -> None:
     from tests.fakes.tools import Sleep
 
+    class Impatient(Sleep):
+        timeout_s = 0.2
+
     model = ScriptedProvider([tool_call("Sleep", {"text": "30"}, id="t1"), text("too slow")])
-    events = await run(make_params(model, [Sleep()], tmp_path, tool_timeout_s=0.2))
+    events = await run(make_params(model, [Impatient()], tmp_path))
 
     (result,) = results_in(model.requests[1].messages[-1])
     assert result.is_error

@@ -33,6 +33,7 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from stayer.tools.names import READ
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1_600
@@ -62,8 +63,6 @@ names, functions, key lines of code where they are needed to go on).
 Be complete about facts and brief in wording. Do not invent anything that is not in the \
 transcript."""
 PINS_INTRO = "[Pinned notes, kept word for word through every compaction:]\n"
-READ_TOOL = "Read"
-"""The tool whose calls say which files the model has read (see `recently_read`)."""
 SUMMARY_INTRO = (
     "[This conversation ran out of room, so its earlier part was replaced by the notes below. "
     "Continue the task from where it stopped, without asking the user to repeat anything.]\n\n"
@@ -237,7 +236,7 @@ def recently_read(messages: Sequence[Message], *, limit: int | None = None) -> l
         if not isinstance(message, AssistantMessage):
             continue
         for block in reversed(message.tool_uses):
-            if block.name != READ_TOOL or block.id not in succeeded:
+            if block.name != READ or block.id not in succeeded:
                 continue
             path = block.input.get("file_path")
             if isinstance(path, str) and path not in found:

@@ -10,32 +10,30 @@ that breaks or answers nonsense denies the call, saying so; it never ends the ru
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
 from stayer.events import PermissionRequested, PermissionResolved
+from stayer.messages import ToolUseBlock
 from stayer.permissions import Decision
 
 from .state import LoopParams
 
-if TYPE_CHECKING:
-    from .tool_exec import Prepared
-
 
 async def ask(
     params: LoopParams,
-    item: Prepared,
+    block: ToolUseBlock,
     asked: Decision,
     emit: Callable[[PermissionRequested | PermissionResolved], None],
 ) -> Decision:
-    """The answer to `asked` for this call: the decider's, or a denial when there is none."""
+    """The answer to `asked` for the call `block` asks for: the decider's, or a denial when
+    there is none."""
     if params.decide is None:
         return replace(asked, behavior="deny")
-    name = item.block.name
-    shown = asked.updated_input if asked.updated_input is not None else item.block.input
+    name = block.name
+    shown = asked.updated_input if asked.updated_input is not None else block.input
     request = PermissionRequested(
-        item.block.id,
+        block.id,
         name,
         dict(shown),  # what would run: a PreToolUse hook may have rewritten it
         asked.reason,
@@ -56,7 +54,7 @@ async def ask(
         )
     emit(
         PermissionResolved(
-            item.block.id,
+            block.id,
             name,
             "allow" if answer.behavior == "allow" else "deny",
             answer.by or "user",

@@ -38,7 +38,6 @@ from stayer.events import (
     PermissionRequested,
     PermissionResolved,
     ToolCallFinished,
-    ToolCallProgress,
     ToolCallStarted,
 )
 from stayer.messages import JSON, ContentBlock, TextBlock, ToolUseBlock, UserMessage
@@ -151,13 +150,6 @@ class _Mark(Enum):
 
 
 _Item: TypeAlias = _Streamed | _Failed | ToolEvent | _Mark
-_TOOL_EVENTS = (
-    ToolCallStarted,
-    ToolCallProgress,
-    ToolCallFinished,
-    PermissionRequested,
-    PermissionResolved,
-)
 
 
 class Executor:
@@ -266,7 +258,7 @@ class Executor:
             self._schedule()
             while not abort.aborted and not (self.round.settled and self._outbox.empty()):
                 item = await self._outbox.get()
-                if isinstance(item, _TOOL_EVENTS):
+                if isinstance(item, ToolEvent):
                     yield item
         except Exception as error:  # the executor itself broke: still answer every call
             self.round.failure = f"Error: the tool could not run ({type(error).__name__}: {error})"
@@ -282,7 +274,7 @@ class Executor:
         await self.aclose()
         while not self._outbox.empty():
             item = self._outbox.get_nowait()
-            if isinstance(item, _TOOL_EVENTS):
+            if isinstance(item, ToolEvent):
                 yield item
         for closed in self.round.unanswered():
             self.round.note(closed)

@@ -16,9 +16,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from stayer.context.compact import CHARS_PER_TOKEN, READ_TOOL, recently_read
+from stayer.context.compact import CHARS_PER_TOKEN, recently_read
 from stayer.messages import Message
-from stayer.tools.base import Tool, ToolFailure
+from stayer.tools.base import Tool, ToolFailure, ToolInputError
+from stayer.tools.names import READ
 
 from .state import LoopParams, ToolCall
 
@@ -46,7 +47,7 @@ async def reread(
     and `budget_tokens`; none already visible in the `kept` messages, and each read again only
     if the permission check still allows it."""
     policy = params.compaction
-    read = params.tools.tools().get(READ_TOOL) if READ_TOOL in params.tools.names else None
+    read = params.tools.tools().get(READ) if READ in params.tools.names else None
     if read is None or policy.reattach_files < 1:
         return []
     visible = set(recently_read(kept))
@@ -67,12 +68,12 @@ async def reread(
 async def _page(params: LoopParams, read: Tool[Any], path: str) -> str | None:
     """The Read tool's text for `path`, or None when it cannot be read as text now."""
     try:
-        tool_input = read.input_model.model_validate({"file_path": path})
+        tool_input = read.parse_input({"file_path": path})
         decision = await params.can_use_tool(ToolCall(read, "reattach", tool_input))
         if decision.behavior != "allow":
             return None  # whatever was allowed once, the rules of now decide
         output = await read.call(tool_input, params.tool_context)
-    except (ToolFailure, OSError, ValueError):
+    except (ToolFailure, ToolInputError, OSError, ValueError):
         return None
     if output.is_error or not isinstance(output.content, str):
         return None  # an image or an error is not worth the room

@@ -174,7 +174,6 @@ class LoopParams(Struct, frozen=True):
     context_window: int = 200_000
     compaction: CompactPolicy = field(default_factory=CompactPolicy)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    tool_timeout_s: float = 900.0
     max_concurrent_tools: int = 10
     purpose: str = "main"
     reminder: Callable[[tuple[Message, ...]], str | None] | None = None

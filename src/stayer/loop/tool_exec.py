@@ -1,5 +1,5 @@
-"""Running one tool call: validate → permission (asking if the policy says so) → run →
-after-tool → result.
+"""Running one tool call: validate (the tool's own `parse_input`) → permission (asking if the
+policy says so) → run, within the tool's own `timeout_s` → after-tool → result.
 
 The permission callback is the session's (PreToolUse hooks run inside it, and may hand back a
 rewritten input, which the call then runs with); `LoopParams.after_tool` (PostToolUse hooks)
@@ -21,7 +21,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, assert_never
 
 import msgspec
 from msgspec import Struct
@@ -30,25 +30,29 @@ from msgspec.structs import replace
 from stayer.events import (
     PermissionRequested,
     PermissionResolved,
+    SubagentEvent,
     ToolCallFinished,
     ToolCallProgress,
     ToolCallStarted,
+    ToolReport,
     ToolStatus,
 )
 from stayer.exec import Captured, truncate_middle
 from stayer.messages import JSON, TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
 from stayer.providers.base import json_problem
-from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolFailure, ToolOutput
+from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolFailure, ToolInputError, ToolOutput
 from stayer.tools.saved import count_lines, preview, result_path, save_text
 
 from .asking import ask
 from .state import LoopParams, ToolCall
 
-if TYPE_CHECKING:
-    import pydantic
-
 ToolEvent = (
-    ToolCallStarted | ToolCallProgress | ToolCallFinished | PermissionRequested | PermissionResolved
+    ToolCallStarted
+    | ToolCallProgress
+    | SubagentEvent
+    | ToolCallFinished
+    | PermissionRequested
+    | PermissionResolved
 )
 
 INTERRUPTED_TEXT = (
@@ -103,14 +107,10 @@ def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> Prepared:
         return Prepared(block, None, f"Error: no tool named {block.name!r}. Available: {names}.")
     if block.unparsed is not None:
         return Prepared(block, None, _unparsed(block.name, block.unparsed))
-    from pydantic import ValidationError  # loaded with the tools, not at start-up
-
     try:
-        parsed = tool.input_model.model_validate(dict(block.input))
-    except ValidationError as exc:
-        return Prepared(block, None, f"InputValidationError: {_describe(exc)}")
-    except Exception as exc:  # a validator that raised something other than a ValueError
-        return Prepared(block, None, f"InputValidationError: {type(exc).__name__}: {exc}")
+        parsed = tool.parse_input(block.input)
+    except ToolInputError as exc:
+        return Prepared(block, None, f"InputValidationError: {exc}")
     return Prepared(block, ToolCall(tool, block.id, parsed))
 
 
@@ -126,14 +126,6 @@ def _unparsed(name: str, raw: str) -> str:
         f"run. Call it again with the whole input as one JSON object. The input as received:\n"
         f"{shown}"
     )
-
-
-def _describe(exc: pydantic.ValidationError) -> str:
-    problems = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "input"
-        problems.append(f"{where}: {error['msg']}")
-    return "; ".join(problems)
 
 
 def started_event(item: Prepared) -> ToolCallStarted:
@@ -176,7 +168,7 @@ async def _outcome(
     decision = await params.can_use_tool(call)
     if decision.behavior == "ask":
         rewritten = decision.updated_input  # by a PreToolUse hook: the question is about it
-        decision = await ask(params, item, decision, emit)
+        decision = await ask(params, item.block, decision, emit)
         if decision.updated_input is None and rewritten is not None:
             decision = replace(decision, updated_input=rewritten)
     if decision.behavior != "allow":
@@ -200,33 +192,38 @@ def _denied(call: ToolCall) -> str:
 def _updated(call: ToolCall, given: Mapping[str, JSON]) -> ToolCall | str:
     """The call with the input its approval gave, checked against the tool's schema again;
     the error text when that input does not fit."""
-    from pydantic import ValidationError
-
     try:
-        parsed = call.tool.input_model.model_validate(dict(given))
-    except ValidationError as exc:
+        parsed = call.tool.parse_input(given)
+    except ToolInputError as exc:
         return (
             f"InputValidationError: the input {call.tool.name} was approved with does not fit "
-            f"its schema ({_describe(exc)}), so it did not run."
+            f"its schema ({exc}), so it did not run."
         )
     return msgspec.structs.replace(call, input=parsed)
 
 
 async def _call(
-    params: LoopParams, call: ToolCall, report: Callable[[ToolCallProgress], None]
+    params: LoopParams, call: ToolCall, report: Callable[[ToolReport], None]
 ) -> ToolOutput:
-    def emit(event: ToolCallProgress) -> None:  # a call reports only as itself
-        report(msgspec.structs.replace(event, tool_use_id=call.tool_use_id))
+    def emit(event: ToolReport) -> None:  # a call reports only as itself
+        match event:
+            case ToolCallProgress():
+                report(msgspec.structs.replace(event, tool_use_id=call.tool_use_id))
+            case SubagentEvent():
+                report(msgspec.structs.replace(event, parent_tool_use_id=call.tool_use_id))
+            case _ as unreachable:
+                assert_never(unreachable)
 
+    # A copy per call: its own id and emit; the session's state is shared by every copy.
     ctx = msgspec.structs.replace(params.tool_context, emit=emit, tool_use_id=call.tool_use_id)
+    timeout_s = call.tool.timeout_s
     try:
-        return await asyncio.wait_for(call.tool.call(call.input, ctx), params.tool_timeout_s)
+        return await asyncio.wait_for(call.tool.call(call.input, ctx), timeout_s)
     except ToolFailure as exc:
         return ToolOutput(str(exc), is_error=True)
     except TimeoutError:
         return ToolOutput(
-            f"Error: {call.tool.name} did not finish within {params.tool_timeout_s:g} s "
-            "and was stopped.",
+            f"Error: {call.tool.name} did not finish within {timeout_s:g} s and was stopped.",
             is_error=True,
         )
     except Exception as exc:

@@ -40,7 +40,7 @@ from stayer.loop.recovery import BLOCK_CAP_VARIABLE
 from stayer.loop.state import CanUseTool, LoopParams, StopVerdict, ToolCall
 from stayer.messages import JSON, TextBlock
 from stayer.permissions import Decision
-from stayer.tools.base import ToolOutput
+from stayer.tools.base import ToolInputError, ToolOutput
 
 DEFAULT_BLOCK_CAP = 8
 _TOOL_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -236,16 +236,10 @@ def _rewritten(call: ToolCall, updated: dict[str, Any] | None) -> tuple[ToolCall
     that input cannot be used."""
     if updated is None:
         return call, None
-    from pydantic import ValidationError
-
     try:
-        parsed = call.tool.input_model.model_validate(updated)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
-            for e in exc.errors(include_url=False)
-        )
-        return call, f"A PreToolUse hook rewrote the input into one that is not valid: {problems}"
+        parsed = call.tool.parse_input(updated)
+    except ToolInputError as exc:
+        return call, f"A PreToolUse hook rewrote the input into one that is not valid: {exc}"
     return replace(call, input=parsed), None
 
 

@@ -23,7 +23,7 @@ from msgspec.structs import replace
 from stayer.loop.state import CanUseTool, ToolCall
 from stayer.messages import JSON, AssistantMessage, ToolUseBlock
 from stayer.permissions import Decision, PermissionPolicy, PermissionState, Rule
-from stayer.tools.base import Tool
+from stayer.tools.base import Tool, ToolInputError
 
 from .permission_check import permission_check
 from .transcript import load, recorded_cwd
@@ -113,15 +113,15 @@ async def verdict(rules: Rules, judged: Judged, checks: Checks) -> tuple[Verdict
 
 
 def validated_input(tool: Tool[Any], given: Mapping[str, JSON]) -> Any | None:
-    """The tool's input model for a recorded input, or None if the tool refuses it. Fields
-    another harness adds (Claude Code's Bash has some stayer's lacks) are dropped first."""
-    from pydantic import ValidationError
-
-    fields = tool.input_model.model_fields
-    known = set(fields) | {info.alias for info in fields.values() if info.alias}
+    """The tool's input for a recorded input, or None if the tool refuses it. Fields its
+    schema does not name, which another harness adds (Claude Code's Bash has some stayer's
+    lacks), are dropped first."""
+    known = tool.input_schema.get("properties")
+    if isinstance(known, dict):
+        given = {k: v for k, v in given.items() if k in known}
     try:
-        return tool.input_model.model_validate({k: v for k, v in given.items() if k in known})
-    except ValidationError:
+        return tool.parse_input(given)
+    except ToolInputError:
         return None
 
 

@@ -36,12 +36,9 @@ from stayer.config import Loaded, SourceDir, SourceRule, load_settings, parse_le
 from stayer.errors import ConfigError
 from stayer.exec.globs import glob_literal
 from stayer.permissions import Rule, parse_rules
+from stayer.tools.names import PATH_RULE_TOOLS
 
 from .options import QueryOptions
-
-PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep"})
-"""Tools whose rule specifiers are paths: Claude Code's Read and Edit, and the file tools a
-rule names directly here."""
 
 
 class Settled(Struct, frozen=True):
@@ -135,7 +132,7 @@ def _placed(rule: Rule, root: Path) -> str | None:
     """`Tool(/path)` as `Tool(//<root>/path)` (Claude Code's absolute form); None if the rule
     needs no change."""
     spec = rule.specifier
-    if rule.tool not in PATH_TOOLS or spec is None or not spec.startswith("/"):
+    if rule.tool not in PATH_RULE_TOOLS or spec is None or not spec.startswith("/"):
         return None
     if spec.startswith("//"):
         return None

@@ -21,6 +21,7 @@ from stayer.messages import (
     UserMessage,
     message_from_wire,
 )
+from stayer.tools.names import TODO_WRITE
 
 
 class Loaded(Struct, frozen=True):
@@ -89,7 +90,7 @@ def _todos(records: list[dict[str, Any]], messages: list[Message]) -> tuple[JSON
             continue
         for call in reversed(message.tool_uses):
             todos = call.input.get("todos")
-            if call.name == "TodoWrite" and call.id not in failed and isinstance(todos, list):
+            if call.name == TODO_WRITE and call.id not in failed and isinstance(todos, list):
                 return tuple(todos)
     return None
 

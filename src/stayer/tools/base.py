@@ -1,11 +1,20 @@
-"""The tool contract: a name, a typed input model, and one async `call`.
+"""The tool contract: a name, a description, an input schema, `parse_input`, one async `call`.
+
+Each is the instance's: built-in tools keep them as class-level defaults and derive the schema
+and the parsing from a pydantic model (`input_model`); a tool that brings its own JSON Schema
+(an MCP server's, an agent's) overrides `input_schema` and `parse_input`. Nothing outside
+`stayer.tools` reaches for a tool's class attributes, and nobody but the tool validates its
+input: every caller hands the raw JSON to `parse_input`, which raises `ToolInputError` with a
+one-line reason.
 
 Defaults fail closed (SPEC §7.2, DESIGN "one tool contract"): a tool is assumed to change
 things, to be unsafe to run beside others, and to need permission, unless it says otherwise.
 Tools never render anything and never print; they return a `ToolOutput` and may report live
 progress through `ToolContext.emit` (a `ToolCallProgress`, which the printers and stream-json
-show as it comes). A tool that asks a model something of its own (WebFetch) does so through
-`ToolContext.ask_model` and returns what it spent in `ToolOutput.spent`, so the run bills it.
+show as it comes, or a nested run's events wrapped in a `SubagentEvent`). A tool that runs a
+subagent does so through `ToolContext.spawn_subagent`, which the Session supplies. A tool
+that asks a model something of its own (WebFetch) does so through `ToolContext.ask_model` and
+returns what it spent in `ToolOutput.spent`, so the run bills it.
 
 The size of a result is part of the contract too: what is longer than the tool's
 `max_result_chars` is saved whole to the session's folder and the model gets a preview and the
@@ -17,18 +26,18 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
 
 from msgspec import Struct, field
 
-from stayer.events import ToolCallProgress
+from stayer.events import Event, ToolCallProgress, ToolReport
 from stayer.exec import BackgroundShells, Sandbox
 from stayer.messages import JSON, ModelSpend, ToolResultContent, ToolSpec
 
 if TYPE_CHECKING:  # pydantic loads with the first tool, not at start-up
-    from pydantic import BaseModel
+    from pydantic import BaseModel, ValidationError
 
 
 MAX_RESULT_CHARS = 100_000
@@ -38,7 +47,11 @@ DEFAULT_RESULT_CHARS = 50_000
 """A tool's own limit unless it sets another (Claude Code's default); Bash's is 30,000."""
 
 
-def _no_progress(_event: ToolCallProgress) -> None:
+DEFAULT_TIMEOUT_S = 900.0
+"""How long one call of a tool may run unless the tool says otherwise (`Tool.timeout_s`)."""
+
+
+def _no_progress(_event: ToolReport) -> None:
     return None
 
 
@@ -88,33 +101,65 @@ class TodoItem(Struct, frozen=True):
         return self.status != "completed"
 
 
-class ToolContext(Struct):
-    """What a running tool may see and touch.
+class SubagentRequest(Struct, frozen=True):
+    """What a tool asks of `ToolContext.spawn_subagent`: a nested run of `prompt`.
+
+    `description` is the few words a printer shows for it; `subagent_type` names the kind of
+    agent (its prompt and tools), `model` the model it should use (None: the session's), and
+    `tools` the tools it may use (None: what its type allows; never more than the parent's)."""
+
+    prompt: str
+    description: str
+    subagent_type: str = "general-purpose"
+    model: str | None = None
+    tools: tuple[str, ...] | None = None
+
+
+SpawnSubagent = Callable[[SubagentRequest], AsyncIterator[Event]]
+"""Start a nested run: its events as they come, the last one its `Finished`."""
+
+
+class SessionState(Struct):
+    """The mutable part of what tools see, one per session and shared on purpose by every copy
+    of the `ToolContext` (each call gets a copy with its own `tool_use_id` and `emit`).
 
     `read_files` maps each file the model has read (resolved path) to its modification time
     (ns) at that moment, so Edit and Write can refuse to overwrite what the model never saw or
     what changed since. `pins` are the notes the model pinned (the `Pin` tool), which every
     compaction keeps word for word. `todos` is the model's task list (the `TodoWrite` tool),
-    replaced in place by each call so every copy of the context sees the same list.
+    replaced in place by each call. `shells` are the commands Bash left running in the
+    background (``run_in_background``), which BashOutput reads and KillShell stops; whoever owns
+    the session closes them."""
+
+    read_files: dict[Path, int] = field(default_factory=dict[Path, int])
+    pins: list[str] = field(default_factory=list[str])
+    todos: list[TodoItem] = field(default_factory=list[TodoItem])
+    shells: BackgroundShells = field(default_factory=BackgroundShells)
+
+
+class ToolContext(Struct):
+    """What a running tool may see and touch.
+
+    `session_state` is the session's mutable state (files read, pins, todos, background
+    shells), shared by every copy of the context; `read_files`, `pins`, `todos` and `shells`
+    read it. The rest is fixed for the session, except `tool_use_id` and `emit`, which the
+    executor sets for each call.
     `session_dir` is the session's folder, where results too long for the model are saved
     (None when the session is not kept); `tool_use_id` is the call being run, set by the
-    executor for each call, and `emit` reports its live progress. `ask_model` asks a small,
-    fast model a question of the tool's own (None where no model can be reached).
-    `shells` are the commands Bash left running in the background (``run_in_background``),
-    which BashOutput reads and KillShell stops; whoever owns the context (the Session) closes
-    them. `sandbox`, when set, is where Bash runs its commands (`--sandbox`). `web_hosts` are
+    executor for each call, and `emit` reports its live progress or a nested run's events.
+    `ask_model` asks a small, fast model a question of the tool's own (None where no model can
+    be reached); `spawn_subagent` starts a nested run (None where the session offers none).
+    `sandbox`, when set, is where Bash runs its commands (`--sandbox`). `web_hosts` are
     the hosts an allow rule names exactly (``WebFetch(domain:127.0.0.1)``, canonical form), the
     only ones WebFetch may reach at a loopback, private or other non-public address.
     """
 
     cwd: Path
     env: Mapping[str, str] = field(default_factory=dict[str, str])
-    read_files: dict[Path, int] = field(default_factory=dict[Path, int])
-    pins: list[str] = field(default_factory=list[str])
-    todos: list[TodoItem] = field(default_factory=list[TodoItem])
-    shells: BackgroundShells = field(default_factory=BackgroundShells)
-    emit: Callable[[ToolCallProgress], None] = _no_progress
+    session_state: SessionState = field(default_factory=SessionState)
+    emit: Callable[[ToolReport], None] = _no_progress
     ask_model: AskModel | None = None
+    spawn_subagent: SpawnSubagent | None = None
     denied_reads: tuple[str, ...] = ()
     """Absolute path patterns deny rules forbid reading (gitignore-style, as the permission
     rules read them): a search of a folder that holds such files leaves them out."""
@@ -122,6 +167,26 @@ class ToolContext(Struct):
     tool_use_id: str | None = None
     sandbox: Sandbox | None = None
     web_hosts: frozenset[str] = frozenset()
+
+    @property
+    def read_files(self) -> dict[Path, int]:
+        """The files the model has read, with their modification times (the session's)."""
+        return self.session_state.read_files
+
+    @property
+    def pins(self) -> list[str]:
+        """The notes the model pinned (the session's)."""
+        return self.session_state.pins
+
+    @property
+    def todos(self) -> list[TodoItem]:
+        """The model's task list (the session's)."""
+        return self.session_state.todos
+
+    @property
+    def shells(self) -> BackgroundShells:
+        """The commands running in the background (the session's)."""
+        return self.session_state.shells
 
     def progress(self, text: str) -> None:
         """Report live output of the running call (a `ToolCallProgress` through `emit`)."""
@@ -151,7 +216,12 @@ class ToolFailure(Exception):
     """Raised by a tool for an error the model should read and act on (not a bug)."""
 
 
-InputT = TypeVar("InputT", bound="BaseModel")
+class ToolInputError(ValueError):
+    """Raised by `Tool.parse_input` for input that does not fit the tool's schema; its text is
+    one line saying what is wrong (``todos.0.status: Input should be 'pending', ...``)."""
+
+
+InputT = TypeVar("InputT")
 
 
 class Written(Struct, frozen=True):
@@ -166,19 +236,26 @@ class Written(Struct, frozen=True):
 
 
 class Tool(ABC, Generic[InputT]):
-    """One capability the model can call."""
+    """One capability the model can call.
 
-    name: ClassVar[str]
-    description: ClassVar[str]
+    Every declaration below (`name`, `description`, `timeout_s`, `read_only`, `subject_kind`,
+    ...) is the instance's; the built-ins set them as class-level defaults. `input_model` is
+    only the built-ins' way to derive `input_schema` and `parse_input`, and nobody outside
+    `stayer.tools` reads it."""
+
+    name: str
+    description: str
     input_model: ClassVar[type[BaseModel]]
-    read_only: ClassVar[bool] = False
-    subject_kind: ClassVar[SubjectKind] = "none"
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    """How long one call may run before the executor stops it (a subagent may need an hour)."""
+    read_only: bool = False
+    subject_kind: SubjectKind = "none"
     """What `permission_subject` is: a path (rules match the resolved path), a command (rules
     judge each simple command of it), a domain, or none."""
-    max_result_chars: ClassVar[int] = DEFAULT_RESULT_CHARS
+    max_result_chars: int = DEFAULT_RESULT_CHARS
     """The longest text one result of this tool may have; never more than `MAX_RESULT_CHARS`.
     A longer one is saved to the session's folder and the model sees a preview."""
-    bounds_own_results: ClassVar[bool] = False
+    bounds_own_results: bool = False
     """Whether the tool keeps every result within `max_result_chars` itself and says in it
     what it left out (Read's pages, Bash's omission marker).
 
@@ -201,15 +278,15 @@ class Tool(ABC, Generic[InputT]):
         """The part of the input permission rules match on (a command, a path), if any."""
         return None
 
-    exits_plan: ClassVar[bool] = False
+    exits_plan: bool = False
     """Whether calling this tool asks the user to accept a plan and leave plan mode (the
     permission layer asks for it; accepted, the session's mode changes)."""
 
-    reads_under: ClassVar[str | None] = None
+    reads_under: str | None = None
     """The tool whose deny rules also judge the files this call reads (`read_paths`): Bash's
     are judged as Read's, so a rule denying `Read(.env)` stops `cat .env` as well."""
 
-    writes_under: ClassVar[str | None] = None
+    writes_under: str | None = None
     """The tool whose rules also judge the files this call writes (its path subject, and
     `write_paths`): Write's, NotebookEdit's and Bash's writes are judged as Edit's, so a rule
     denying `Edit(.env)` stops `Write .env` and `ls > .env` as well (as in Claude Code, whose
@@ -231,11 +308,37 @@ class Tool(ABC, Generic[InputT]):
     async def call(self, tool_input: InputT, ctx: ToolContext) -> ToolOutput:
         """Run the tool. Raise `ToolFailure` for errors the model should see."""
 
-    def spec(self) -> ToolSpec:
-        """The tool as the model sees it."""
+    @property
+    def input_schema(self) -> Mapping[str, JSON]:
+        """The JSON Schema of the input, as the model is shown it."""
         schema = self.input_model.model_json_schema(by_alias=True)
         schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+        return cast(Mapping[str, JSON], schema)
+
+    def parse_input(self, raw: Mapping[str, JSON]) -> InputT:
+        """The input the model (or a hook, or an approval) gave, as this tool's own; raises
+        `ToolInputError` with one line of what does not fit."""
+        from pydantic import ValidationError  # loaded with the tools, not at start-up
+
+        try:
+            return cast(InputT, self.input_model.model_validate(dict(raw)))
+        except ValidationError as exc:
+            raise ToolInputError(_problems(exc)) from None
+        except Exception as exc:  # a validator that raised something other than a ValueError
+            raise ToolInputError(f"{type(exc).__name__}: {exc}") from None
+
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        return ToolSpec(self.name, self.description, self.input_schema)
+
+
+def _problems(exc: ValidationError) -> str:
+    """Each problem pydantic found, where it is and what it is, on one line."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "input"
+        problems.append(f"{where}: {error['msg']}")
+    return "; ".join(problems)
 
 
 class Toolbox:

@@ -16,6 +16,7 @@ from typing import TextIO, assert_never
 from msgspec import Struct, field
 
 from stayer.events import (
+    BlockCompleted,
     BlockStarted,
     Compacted,
     Continue,
@@ -23,14 +24,24 @@ from stayer.events import (
     Event,
     Finished,
     HookRan,
+    MessageCompleted,
+    MessageDelta,
+    MessageStarted,
     ModelSwitched,
+    PartialKept,
+    PermissionRequested,
+    PermissionResolved,
+    RequestStarted,
     Retrying,
     SessionStarted,
+    SubagentEvent,
     Terminal,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallProgress,
     ToolCallStarted,
+    ToolInputDelta,
     ToolResultsAppended,
     Withdrawn,
 )
@@ -146,6 +157,8 @@ class LiveView(Struct):
                 self._erase_running()
                 self._draw_running()
             return
+        if isinstance(event, SubagentEvent) and _nested_line(event, 1) is None:
+            return  # nothing to show: the running output stays drawn as it is
         self._erase_running()
         self._render(event)
         self._draw_running()
@@ -170,12 +183,47 @@ class LiveView(Struct):
         match event:
             case SessionStarted(model=model, cwd=cwd):
                 self._write(self._style(f"stayer · {model} · {cwd}\n", "2"))
-            case BlockStarted(block_type="text"):
-                self._newline()
+            case BlockStarted(block_type=kind):
+                if kind == "text":
+                    self._newline()
             case TextDelta(text=text):
                 self._write(text)
             case ToolCallStarted() | ToolCallFinished() | ToolResultsAppended():
                 self._tool_event(event)
+            case (
+                Retrying() | ModelSwitched() | Withdrawn() | Compacted() | Continuing() | HookRan()
+            ):
+                self._note(event)
+            case SubagentEvent():
+                line = _nested_line(event, 1)
+                if line is not None:
+                    self._newline()
+                    self._write(self._style(line, "2"))
+            case Finished():
+                self._running.clear()
+                self._finished(event)
+            case (
+                MessageStarted()
+                | ThinkingDelta()
+                | ToolInputDelta()
+                | BlockCompleted()
+                | MessageDelta()
+                | MessageCompleted()
+                | RequestStarted()
+                | PartialKept()
+                | ToolCallProgress()  # drawn by `show` as it comes
+                | PermissionRequested()
+                | PermissionResolved()
+            ):
+                pass  # the text streams as deltas; the rest is not for the eye
+            case _ as unreachable:
+                assert_never(unreachable)
+
+    def _note(
+        self, event: Retrying | ModelSwitched | Withdrawn | Compacted | Continuing | HookRan
+    ) -> None:
+        """A line in yellow (dim for a discarded answer) about how the run goes on."""
+        match event:
             case Retrying(attempt=attempt, max_retries=limit, delay_s=delay, error=error):
                 self._newline()
                 note = f"  retrying in {delay:.1f}s (attempt {attempt}/{limit}): {error}\n"
@@ -197,11 +245,10 @@ class LiveView(Struct):
                 self._newline()
                 note = hook_line(event).removeprefix("stayer: ")
                 self._write(self._style(f"  ⚑ {note}\n", "33"))
-            case Finished():
-                self._running.clear()
-                self._finished(event)
-            case _:
-                pass
+            case Continuing() | HookRan():
+                pass  # the next turn after tools, and a hook that did its job, say nothing
+            case _ as unreachable:
+                assert_never(unreachable)
 
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished | ToolResultsAppended) -> None:
         match event:
@@ -242,6 +289,45 @@ class LiveView(Struct):
         else:
             line = f"\n✗ {event.terminal.value}: {event.message} · {facts}\n"
             self._write(self._style(line, "31"))
+
+
+def _nested_line(wrapped: SubagentEvent, depth: int) -> str | None:
+    """What a person sees of a nested run's event: its tool calls, each a line indented under
+    the call that runs it (deeper for a run nested deeper); nothing of the rest, which shows in
+    that call's result."""
+    match wrapped.event:
+        case ToolCallStarted(name=name, input=tool_input):
+            return "    " * depth + f"↳ {name}({_summary(tool_input)})\n"
+        case SubagentEvent() as deeper:
+            return _nested_line(deeper, depth + 1)
+        case (
+            MessageStarted()
+            | BlockStarted()
+            | TextDelta()
+            | ThinkingDelta()
+            | ToolInputDelta()
+            | BlockCompleted()
+            | MessageDelta()
+            | MessageCompleted()
+            | SessionStarted()
+            | RequestStarted()
+            | Retrying()
+            | Withdrawn()
+            | PartialKept()
+            | ModelSwitched()
+            | ToolCallProgress()
+            | ToolCallFinished()
+            | PermissionRequested()
+            | PermissionResolved()
+            | ToolResultsAppended()
+            | Continuing()
+            | Compacted()
+            | HookRan()
+            | Finished()
+        ):
+            return None
+        case _ as unreachable:
+            assert_never(unreachable)
 
 
 def _todo_list(todos: list[JSON]) -> str:

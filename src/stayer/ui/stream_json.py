@@ -48,6 +48,11 @@ keep the output bounded). Only with `--include-partial-messages`: like `stream_e
 live detail a consumer asks for, and the `user` tool-result line that follows holds the output
 that counts. The Python SDK skips a message type it does not know, so its callers see nothing.
 
+A nested run's events (`SubagentEvent`: a subagent a tool call runs) print as that run's own
+lines would, made by a writer of its own, each with the call as `parent_tool_use_id` (Claude
+Code's field for a subagent's messages) under the parent's session id; its `init` and `result`
+are left out, since the call's own result says how it ended.
+
 A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_metadata": ...}`
 (Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
 loop recovers is a `system` line `{"subtype": "continuing", "reason": ...}` (the
@@ -106,6 +111,7 @@ from stayer.events import (
     Retrying,
     SessionStarted,
     StreamEvent,
+    SubagentEvent,
     Terminal,
     TextDelta,
     ThinkingDelta,
@@ -197,6 +203,8 @@ class StreamJsonWriter(Struct):
     clock: Callable[[], float] = time.monotonic
     _running: dict[str, tuple[str, float]] = field(default_factory=dict[str, tuple[str, float]])
     """The tool calls running now: their names and when they started (by `clock`)."""
+    _nested: dict[str, StreamJsonWriter] = field(default_factory=dict[str, "StreamJsonWriter"])
+    """A writer for each nested run going on, by the tool call that runs it."""
 
     def lines(self, event: Event) -> list[Line]:
         """The lines one event produces (often none)."""
@@ -219,6 +227,8 @@ class StreamJsonWriter(Struct):
                 return [self.result(event)]
             case ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
                 return self._tool_call_lines(event)
+            case SubagentEvent():
+                return self._nested_lines(event)
             case RequestStarted():
                 return []
             case PermissionRequested() | PermissionResolved():
@@ -230,6 +240,34 @@ class StreamJsonWriter(Struct):
                 return [*lines, *hook_failed_lines(event, self._frame)]
             case _:
                 assert_never(event)
+
+    def _nested_lines(self, wrapped: SubagentEvent) -> list[Line]:
+        """A nested run's lines, as its own writer makes them, each carrying the call that
+        runs it as `parent_tool_use_id` (Claude Code's field for a subagent's messages; a line
+        of a run nested deeper keeps its own). Its start and its end are no lines of their
+        own: the call's result, in the run around it, says how it ended."""
+        parent = wrapped.parent_tool_use_id
+        inner = wrapped.event
+        if isinstance(inner, SessionStarted):
+            return []
+        if isinstance(inner, Finished):
+            self._nested.pop(parent, None)
+            return []
+        writer = self._nested.get(parent)
+        if writer is None:
+            writer = StreamJsonWriter(
+                include_partial=self.include_partial,
+                api_key_source=self.api_key_source,
+                include_hooks=self.include_hooks,
+                session_id=self.session_id,
+                model=self.model,
+                clock=self.clock,
+            )
+            self._nested[parent] = writer
+        return [
+            line if line.get("parent_tool_use_id") else {**line, "parent_tool_use_id": parent}
+            for line in writer.lines(inner)
+        ]
 
     def _hook_lines(self, event: HookRan) -> list[Line]:
         """Claude Code's two lines for one hook run."""

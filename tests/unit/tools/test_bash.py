@@ -7,10 +7,12 @@ import os
 import re
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from stayer.events import ToolCallProgress, ToolReport
 from stayer.tools.base import MAX_RESULT_CHARS, ToolContext, ToolFailure
 from stayer.tools.builtin.bash import (
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -65,9 +67,19 @@ async def test_timeout_is_an_error_with_partial_output_and_kills_children(
     assert not is_running(int(lines[1]))
 
 
+def _texts_to(chunks: list[str]) -> Callable[[ToolReport], None]:
+    """An `emit` that keeps the text of each progress report (Bash reports nothing else)."""
+
+    def emit(event: ToolReport) -> None:
+        assert isinstance(event, ToolCallProgress), event
+        chunks.append(event.text)
+
+    return emit
+
+
 async def test_cancelling_the_call_kills_the_command(tmp_path: Path) -> None:
     chunks: list[str] = []
-    ctx = ToolContext(cwd=tmp_path, emit=lambda event: chunks.append(event.text))
+    ctx = ToolContext(cwd=tmp_path, emit=_texts_to(chunks))
     task = asyncio.create_task(run_tool(BashTool(), ctx, command="sleep 60 & echo $!; wait"))
     deadline = time.monotonic() + 5
     while "\n" not in "".join(chunks):
@@ -82,7 +94,7 @@ async def test_cancelling_the_call_kills_the_command(tmp_path: Path) -> None:
 
 async def test_progress_receives_output_as_it_comes(tmp_path: Path) -> None:
     chunks: list[str] = []
-    ctx = ToolContext(cwd=tmp_path, emit=lambda event: chunks.append(event.text))
+    ctx = ToolContext(cwd=tmp_path, emit=_texts_to(chunks))
     await run_tool(BashTool(), ctx, command="echo one; echo two >&2")
     assert sorted("".join(chunks).split()) == ["one", "two"]
 
@@ -252,12 +264,15 @@ def test_timeouts_default_to_two_minutes_and_cap_at_ten(tmp_path: Path) -> None:
 
 
 async def test_output_goes_out_as_live_lines_and_the_result_is_unchanged(tmp_path: Path) -> None:
-    from stayer.events import ToolCallProgress
-
     command = "for i in 1 2 3; do echo out$i; echo err$i >&2; sleep 0.05; done; printf end"
     quiet = await run_tool(BashTool(), ToolContext(cwd=tmp_path), command=command)
     seen: list[ToolCallProgress] = []
-    watched_ctx = ToolContext(cwd=tmp_path, tool_use_id="toolu_1", emit=seen.append)
+
+    def emit(event: ToolReport) -> None:
+        assert isinstance(event, ToolCallProgress), event
+        seen.append(event)
+
+    watched_ctx = ToolContext(cwd=tmp_path, tool_use_id="toolu_1", emit=emit)
     watched = await run_tool(BashTool(), watched_ctx, command=command)
 
     lines = "".join(event.text for event in seen).splitlines()

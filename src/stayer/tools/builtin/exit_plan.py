@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from stayer.tools import names
 from stayer.tools.base import Tool, ToolContext, ToolOutput
 from stayer.tools.builtin import ToolInput
 
@@ -30,7 +31,7 @@ class ExitPlanModeInput(ToolInput):
 class ExitPlanModeTool(Tool[ExitPlanModeInput]):
     """Presents the plan for the user's approval, to leave plan mode."""
 
-    name = "ExitPlanMode"
+    name = names.EXIT_PLAN_MODE
     input_model = ExitPlanModeInput
     read_only = True
     exits_plan = True

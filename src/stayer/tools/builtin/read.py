@@ -20,6 +20,7 @@ from typing import TextIO
 from msgspec import Struct
 from pydantic import Field
 
+from stayer.tools import names
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     MAX_LINE_CHARS,
@@ -97,7 +98,7 @@ class _Page(Struct, frozen=True):
 class ReadTool(Tool[ReadInput]):
     """Shows a file the way ``cat -n`` would, a page at a time."""
 
-    name = "Read"
+    name = names.READ
     input_model = ReadInput
     subject_kind = "path"
     read_only = True

@@ -12,11 +12,13 @@ done in parallel tool calls can honestly have two tasks going. The result says s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
-from stayer.messages import JSON, ToolSpec
+from stayer.messages import JSON
+from stayer.tools import names
 from stayer.tools.base import TodoItem, TodoStatus, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, plural
 
@@ -53,7 +55,7 @@ class TodoWriteInput(ToolInput):
 class TodoWriteTool(Tool[TodoWriteInput]):
     """Replaces the model's task list for this session."""
 
-    name = "TodoWrite"
+    name = names.TODO_WRITE
     input_model = TodoWriteInput
     read_only = True  # it changes only the session's own list, nothing on disk
     description = (
@@ -71,10 +73,11 @@ class TodoWriteTool(Tool[TodoWriteInput]):
         "stop with open tasks, you are sent back to finish them."
     )
 
-    def spec(self) -> ToolSpec:
+    @property
+    def input_schema(self) -> Mapping[str, JSON]:
         schema = self.input_model.model_json_schema(by_alias=True)
         schema.pop("title", None)
-        return ToolSpec(self.name, self.description, _inlined(schema))
+        return _inlined(schema)
 
     async def call(self, tool_input: TodoWriteInput, ctx: ToolContext) -> ToolOutput:
         new = [_item(todo) for todo in tool_input.todos]

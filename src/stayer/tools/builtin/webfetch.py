@@ -41,6 +41,7 @@ from pydantic import Field
 
 from stayer.errors import ModelError
 from stayer.messages import JSON
+from stayer.tools import names
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput
 from stayer.tools.builtin.web_address import FetchError, Resolve, host_of, system_resolve
@@ -134,7 +135,7 @@ class _PageCache:
 class WebFetchTool(Tool[WebFetchInput]):
     """Fetches a web page and answers a question about it with a small model."""
 
-    name = "WebFetch"
+    name = names.WEB_FETCH
     input_model = WebFetchInput
     read_only = True
     subject_kind = "domain"

@@ -1,0 +1,26 @@
+"""The names of the built-in tools the rest of stayer has to know, and the groups of them it
+judges alike, so that nothing outside `stayer.tools` spells a tool's name.
+
+These stand where a capability flag on the tool cannot: before the tools are loaded (start-up
+sends only their specs), in a settings file's rules, in a transcript written long ago. The tool
+classes take their names from here, and a test keeps each name a built-in's.
+"""
+
+from __future__ import annotations
+
+READ = "Read"
+"""The tool whose calls say which files the model has read (compaction shows them again)."""
+
+TODO_WRITE = "TodoWrite"
+"""The tool that keeps the model's task list (a run with it checks the list before stopping;
+a resumed session takes the list back from its last call)."""
+
+EXIT_PLAN_MODE = "ExitPlanMode"
+"""The tool that asks the user to accept a plan (only offered where someone can answer)."""
+
+WEB_FETCH = "WebFetch"
+"""The tool the pre-approved documentation sites are allowed for (`preapproved`)."""
+
+PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep"})
+"""Tools whose permission-rule specifiers are paths: Claude Code's Read and Edit, and the file
+tools a rule names directly (MultiEdit is Claude Code's, named in settings written for it)."""
