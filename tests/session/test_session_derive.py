@@ -15,11 +15,13 @@ from msgspec.structs import replace
 import stayer
 import stayer.session.derive  # loaded before the audit below, which would see its import
 from stayer.errors import ConfigError
-from stayer.events import Event, Finished, PermissionRequested, Terminal
+from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
 from stayer.permissions import Decision
+from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
+from tests.fakes.tools import Delegate
 
 _AUDITED: list[tuple[int, str, str]] = []
 """(thread id, event, detail) of the file opens and process starts seen while recording."""
@@ -222,3 +224,38 @@ async def test_clear_starts_over_under_a_new_session_and_transcript(tmp_path: Pa
             and "two" in new_path.read_text()
             and "two" not in old_path.read_text()
         )
+
+
+async def test_a_tool_spawns_a_subagent_through_the_sessions_seam(tmp_path: Path) -> None:
+    """`ToolContext.spawn_subagent` is a child session of the one running the tool: it shares
+    the model client, starts its own conversation, and its events come out as the call's."""
+    model = ScriptedProvider(
+        [
+            tool_call("Delegate", {"task": "look around"}, id="t1"),
+            text("the helper's answer"),  # the child's call, through the same client
+            text("done"),
+        ]
+    )
+    env = {"STAYER_CONFIG_DIR": str(tmp_path / "config")}
+    opts = QueryOptions(
+        cwd=tmp_path,
+        env=env,
+        provider=model,
+        persist_session=False,
+        extra_tools=[Delegate()],
+        allowed_tools="Delegate",
+    )
+    async with stayer.Session(opts) as session:
+        events = await submit(session, "delegate it")
+
+    child_request = model.requests[1]
+    assert [message.role for message in child_request.messages] == ["user"]
+    assert "look around" in str(child_request.messages[0].content)
+    nested = [event for event in events if isinstance(event, SubagentEvent)]
+    assert nested and {event.parent_tool_use_id for event in nested} == {"t1"}
+    inner_finished = nested[-1].event
+    assert isinstance(inner_finished, Finished)
+    assert inner_finished.result_text == "the helper's answer"
+    last = events[-1]
+    assert isinstance(last, Finished) and last.result_text == "done"
+    model.assert_done()

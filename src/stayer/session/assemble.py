@@ -29,6 +29,7 @@ from stayer.permissions import (
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
+from stayer.tools.names import TODO_WRITE
 
 from .ask_model import model_asker, small_model
 from .limits import run_limits
@@ -161,7 +162,7 @@ def _stop_checks(
 ) -> tuple[StopCheck, ...]:
     """The checks before a run may complete: open todos (with TodoWrite), then `--done-when`."""
     checks: list[StopCheck] = []
-    if "TodoWrite" in tools.names:
+    if TODO_WRITE in tools.names:
         from .todo_check import todo_check
 
         checks.append(todo_check(ctx))

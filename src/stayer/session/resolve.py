@@ -27,6 +27,7 @@ from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.switches import env_flag
 from stayer.tools.base import Toolbox
+from stayer.tools.names import WEB_FETCH
 
 from .compaction import compact_policy
 from .fallback import fallback_models
@@ -266,5 +267,5 @@ def with_preapproved(policy: PermissionPolicy, env: Mapping[str, str]) -> Permis
         return policy
     from stayer.tools.preapproved import PREAPPROVED_HOSTS
 
-    hosts = tuple(Rule("WebFetch", f"domain:{host}") for host in sorted(PREAPPROVED_HOSTS))
+    hosts = tuple(Rule(WEB_FETCH, f"domain:{host}") for host in sorted(PREAPPROVED_HOSTS))
     return replace(policy, allow=(*policy.allow, *hosts))

@@ -41,7 +41,8 @@ from stayer.loop.state import LoopParams
 from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
-from stayer.tools.base import Tool
+from stayer.tools.base import SubagentRequest, Tool
+from stayer.tools.names import EXIT_PLAN_MODE, TODO_WRITE
 
 from .assemble import Setup, user_message
 from .mode_reminder import ModeReminder
@@ -120,10 +121,12 @@ class Session:
         env = os.environ if options.env is None else options.env
         self._hooks = self._hooks_for(env) if setup.hooks else None
         params = setup.params
-        can_ask = params.decide is not None and "ExitPlanMode" in params.tools.names
+        can_ask = params.decide is not None and EXIT_PLAN_MODE in params.tools.names
         self._reminder = ModeReminder(setup.permissions, can_ask=can_ask)
         if self._hooks is not None:
             self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
+        if parent is None:  # a child spawns none of its own: no subagents of subagents yet
+            setup.params.tool_context.spawn_subagent = self._spawn_subagent
 
     def derive(
         self,
@@ -188,6 +191,19 @@ class Session:
             permission_mode=lambda: self.permission_mode,  # live: hooks see a switch at once
         )
         return SessionHooks(self.setup.hooks, base)
+
+    async def _spawn_subagent(self, request: SubagentRequest) -> AsyncIterator[Event]:
+        """A tool's nested run (`ToolContext.spawn_subagent`): a child session derived from
+        this one runs the request's prompt with the tools it names that this session has (all
+        of this session's when it names none) and its model; its events as they come."""
+        names = self.setup.params.tools.names
+        wanted = names if request.tools is None else [n for n in request.tools if n in names]
+        own = [tool for tool in self.options.extra_tools if tool.name in wanted]
+        builtin = [name for name in wanted if name not in {tool.name for tool in own}]
+        child = self.derive(tools=builtin, extra_tools=own, model=request.model)
+        async with child, aclosing(child.submit(request.prompt, abort=self._abort)) as events:
+            async for event in events:
+                yield event
 
     @property
     def session_id(self) -> str:
@@ -562,7 +578,7 @@ def _record(writer: TranscriptWriter, event: Event) -> None:
             )
         case ToolCallFinished():  # on record as it finishes, not when its whole round has
             writer.result(event.result)
-            if event.name == "TodoWrite" and "newTodos" in event.data:
+            if event.name == TODO_WRITE and "newTodos" in event.data:
                 writer.event("todos", todos=event.data["newTodos"])
         case ModelSwitched():
             writer.event("model_fallback", fromModel=event.from_model, toModel=event.to_model)

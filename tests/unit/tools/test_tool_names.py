@@ -13,16 +13,6 @@ from stayer.tools.registry import builtin_tools
 SRC = Path(__file__).parents[3] / "src" / "stayer"
 BUILTIN_NAMES = {spec.name for spec in BUILTIN_SPECS}
 
-NOT_YET = {
-    ("session/session.py", "ExitPlanMode"),
-    ("session/session.py", "TodoWrite"),
-    ("session/query.py", "TodoWrite"),
-    ("session/query.py", "WebFetch"),
-    ("session/assemble.py", "TodoWrite"),  # where main has moved query.py's
-    ("session/resolve.py", "WebFetch"),
-}
-"""Names still spelt in the lead's files this round (issue 16); each goes with the merge."""
-
 SCRIPTED = {"session/demo.py"}
 """The demo's scripted model, whose calls name their tools as a model's do."""
 
@@ -46,7 +36,7 @@ def test_session_loop_and_context_spell_no_tool_name() -> None:
         if str(source.relative_to(SRC)) not in SCRIPTED
         for name in _spelt(source)
     }
-    assert found - NOT_YET == set()
+    assert found == set()
 
 
 def test_the_check_finds_a_name_spelt_as_a_string_or_a_rule(tmp_path: Path) -> None:
