@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from stayer._version import __version__
 
 if TYPE_CHECKING:
+    from stayer.driver import Driver
     from stayer.errors import ConfigError, ModelError, StayerError
     from stayer.events import (
         Continue,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         PermissionRequested,
         PermissionResolved,
         SessionStarted,
+        SubagentEvent,
         Terminal,
         TextDelta,
         ToolCallFinished,
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from stayer.session.options import QueryOptions
     from stayer.session.query import query
     from stayer.session.session import Session, SessionBusy
-    from stayer.tools.base import Tool, ToolContext, ToolOutput
+    from stayer.tools.base import SubagentRequest, Tool, ToolContext, ToolInputError, ToolOutput
 
 __all__ = [
     "AbortSignal",
@@ -55,6 +57,7 @@ __all__ = [
     "ConfigError",
     "Continue",
     "Decision",
+    "Driver",
     "Event",
     "Finished",
     "Message",
@@ -69,12 +72,15 @@ __all__ = [
     "SessionBusy",
     "SessionStarted",
     "StayerError",
+    "SubagentEvent",
+    "SubagentRequest",
     "Terminal",
     "TextDelta",
     "Tool",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolContext",
+    "ToolInputError",
     "ToolOutput",
     "UserMessage",
     "__version__",
@@ -82,6 +88,10 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Driver": "stayer.driver",
+    "ToolInputError": "stayer.tools.base",
+    "SubagentRequest": "stayer.tools.base",
+    "SubagentEvent": "stayer.events",
     "AbortSignal": "stayer.loop.abort",
     "AssistantMessage": "stayer.messages",
     "ConfigError": "stayer.errors",

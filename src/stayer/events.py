@@ -332,10 +332,10 @@ class Continuing(Struct, frozen=True):
 class Compacted(Struct, frozen=True):
     """The history was shrunk to fit the window: old tool output cleared, the history
     replaced by the model's summary, or a prompt too long to send saved to a file and sent as
-    its head. `trigger` is ``auto`` (before a call, at the threshold) or ``reactive`` (the API
-    refused the prompt as too long)."""
+    its head. `trigger` is ``auto`` (before a call, at the threshold), ``reactive`` (the API
+    refused the prompt as too long) or ``manual`` (the user asked: `Session.compact`)."""
 
-    trigger: Literal["auto", "reactive"]
+    trigger: Literal["auto", "reactive", "manual"]
     method: Literal["cleared_tool_results", "summary", "saved_prompt"]
     tokens_before: int
     tokens_after: int

@@ -132,6 +132,8 @@ STARTUP = frozenset(
         "stayer.session.repair",
         "stayer.session.sandboxing",
         "stayer.session.scrub",  # with transcript_read and _write: the transcript module split
+        "stayer.session.recording",
+        "stayer.session.resuming",
         "stayer.session.session",
         "stayer.session.setup",
         "stayer.session.settings",

@@ -15,7 +15,7 @@ from msgspec.structs import replace
 import stayer
 import stayer.session.derive  # loaded before the audit below, which would see its import
 from stayer.errors import ConfigError
-from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
+from stayer.events import Compacted, Event, Finished, PermissionRequested, SubagentEvent, Terminal
 from stayer.permissions import Decision
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
@@ -258,4 +258,27 @@ async def test_a_tool_spawns_a_subagent_through_the_sessions_seam(tmp_path: Path
     assert inner_finished.result_text == "the helper's answer"
     last = events[-1]
     assert isinstance(last, Finished) and last.result_text == "done"
+    model.assert_done()
+
+
+async def test_compact_summarises_now_with_the_users_focus_and_goes_on_from_it(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider(
+        [text("first answer"), text("Summary: the user said one."), text("second answer")]
+    )
+    env = {"STAYER_CONFIG_DIR": str(tmp_path / "config")}
+    opts = QueryOptions(cwd=tmp_path, env=env, provider=model, persist_session=False)
+    async with stayer.Session(opts) as session:
+        await submit(session, "one")
+        compacting = [event async for event in session.compact("keep the numbers")]
+        await submit(session, "two")
+
+    (compacted,) = [event for event in compacting if isinstance(event, Compacted)]
+    assert (compacted.trigger, compacted.method) == ("manual", "summary")
+    asked = str(model.requests[1].messages[-1].content)
+    assert "focus on this: keep the numbers" in asked
+    after = model.requests[2].messages
+    assert "Summary: the user said one." in str(after[0].content)
+    assert "first answer" not in str([m.content for m in after])
     model.assert_done()

@@ -151,10 +151,16 @@ class SummaryRequest(Struct, frozen=True):
     """Messages of the history too old to fit the summariser's window."""
 
 
-def summary_request(messages: Sequence[Message], *, budget_tokens: int) -> SummaryRequest:
-    """The history as a transcript, newest kept, within `budget_tokens` with the instructions."""
+def summary_request(
+    messages: Sequence[Message], *, budget_tokens: int, focus: str | None = None
+) -> SummaryRequest:
+    """The history as a transcript, newest kept, within `budget_tokens` with the instructions;
+    `focus` is what the user asked the summary to keep in view (`/compact <instructions>`)."""
     parts = [_transcript_entry(message) for message in messages]
-    room = budget_tokens * CHARS_PER_TOKEN - len(SUMMARY_INSTRUCTIONS) - 200
+    asked = SUMMARY_INSTRUCTIONS
+    if focus and focus.strip():
+        asked += f"\n\nThe user asks the summary to focus on this: {focus.strip()}"
+    room = budget_tokens * CHARS_PER_TOKEN - len(asked) - 200
     kept: list[str] = []
     used = 0
     for part in reversed(parts):
@@ -166,7 +172,7 @@ def summary_request(messages: Sequence[Message], *, budget_tokens: int) -> Summa
     left_out = len(parts) - len(kept)
     head = f"[The {left_out} oldest messages were left out to fit.]\n\n" if left_out else ""
     text = "<transcript>\n" + head + "\n\n".join(kept) + "\n</transcript>\n\n"
-    prompt = UserMessage((TextBlock(text + SUMMARY_INSTRUCTIONS),))
+    prompt = UserMessage((TextBlock(text + asked),))
     return SummaryRequest(SUMMARY_SYSTEM, (prompt,), left_out)
 
 

@@ -20,7 +20,7 @@ saved to the session's folder and sent as its head and a reference (`context.sav
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Literal
 
 from msgspec import Struct
@@ -257,16 +257,40 @@ async def _with_summary(
     return messages, files
 
 
+async def compact_now(
+    params: LoopParams, messages: tuple[Message, ...], focus: str | None = None
+) -> AsyncGenerator[Event | Summarised, None]:
+    """Summarise `messages` now, as the user asked (`/compact`, `Session.compact`), with
+    `focus` added to the instructions: its `Compacted` (trigger `manual`) and, last, the
+    conversation to go on from (the same one when no summary came)."""
+    out = Outcome(LoopState(messages=messages))
+    async for event in _summarise(params, out.state, "manual", out, focus=focus):
+        yield event
+    yield Summarised(out.summarised.messages if out.summarised is not None else messages)
+
+
+class Summarised(Struct, frozen=True):
+    """`compact_now`'s last word: the conversation after it."""
+
+    messages: tuple[Message, ...]
+
+
 async def _summarise(
-    params: LoopParams, state: LoopState, trigger: Literal["auto", "reactive"], out: Outcome
+    params: LoopParams,
+    state: LoopState,
+    trigger: Literal["auto", "reactive", "manual"],
+    out: Outcome,
+    *,
+    focus: str | None = None,
 ) -> AsyncIterator[Event]:
     """Ask the model for the summary; on success `out.summarised` holds the new history.
     PreCompact hooks run first (`trigger` auto: the run chose to, whether ahead of the limit
-    or after a refusal, as Claude Code counts both)."""
+    or after a refusal, as Claude Code counts both; manual: the user asked)."""
     if params.before_compact is not None:
-        await until_aborted(params.before_compact("auto"), params.abort)
+        hook_trigger: Literal["auto", "manual"] = "manual" if trigger == "manual" else "auto"
+        await until_aborted(params.before_compact(hook_trigger), params.abort)
     budget = params.context_window - SUMMARY_MAX_TOKENS - AUTOCOMPACT_BUFFER
-    request = summary_request(state.messages, budget_tokens=budget)
+    request = summary_request(state.messages, budget_tokens=budget, focus=focus)
     summariser = replace(params, system_prompt=request.system, purpose="compact")
     turn = TurnResult()
     try:

@@ -32,7 +32,11 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.errors import ConfigError, StayerError
-from stayer.events import Compacted, Event, Finished, ModelSwitched, Terminal, ToolCallFinished
+from stayer.events import (
+    Event,
+    Finished,
+    Terminal,
+)
 from stayer.exec import close_sandbox
 from stayer.loop.abort import AbortSignal
 from stayer.loop.recovery import append_user
@@ -42,16 +46,18 @@ from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 from stayer.tools.base import SubagentRequest, Tool
-from stayer.tools.names import EXIT_PLAN_MODE, TODO_WRITE
+from stayer.tools.names import EXIT_PLAN_MODE
 
 from .assemble import Setup, user_message
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
-from .paths import config_root, project_slug, session_folder
+from .paths import session_folder
+from .recording import record, session_writer
 from .repair import INTERRUPTED_NOTE, repair
 from .resolve import token_budget
+from .resuming import saved_to_resume
 from .setup import prepare
-from .transcript import Loaded, Scrubber, TranscriptWriter, load, recorded_cwd, summaries
+from .transcript import Loaded, TranscriptWriter
 
 if TYPE_CHECKING:
     from .hook_points import SessionHooks
@@ -77,10 +83,10 @@ class Session:
         raises `ConfigError` with one line when something is unusable."""
         options = options or QueryOptions()
         env = os.environ if options.env is None else options.env
-        resumed, options = _resumed(options, env)
+        resumed, options = saved_to_resume(options, env)
         setup = prepare(options)
         try:
-            writer = _writer(options, setup, env)
+            writer = session_writer(options, setup, env)
         except ConfigError:
             sandbox = setup.params.tool_context.sandbox
             if sandbox is not None:
@@ -265,8 +271,34 @@ class Session:
         env = os.environ if self.options.env is None else self.options.env
         if self._transcript is not None:
             self._transcript.close()
-            self._transcript = await asyncio.to_thread(_writer, self.options, self.setup, env)
+            self._transcript = await asyncio.to_thread(
+                session_writer, self.options, self.setup, env
+            )
             context.session_dir = session_folder(env, Path(started.cwd), started.session_id)
+
+    async def compact(self, instructions: str | None = None) -> AsyncGenerator[Event, None]:
+        """Summarise the conversation now, as `/compact [instructions]` does: `instructions`
+        say what the summary should keep in view. Yields the waits (`Retrying`) and the
+        `Compacted` (trigger `manual`); the session goes on from the summary, or as it was
+        when none came. Refused (`SessionBusy`) while a prompt runs."""
+        if self._lock.locked():
+            raise SessionBusy("a prompt is running; compact once it has finished")
+        if not self.history:
+            return
+        from stayer.loop.compaction import Summarised, compact_now
+
+        async with self._lock:
+            params = self._params_for("")
+            async with aclosing(compact_now(params, self.history, instructions)) as steps:
+                async for step in steps:
+                    if isinstance(step, Summarised):
+                        self.history = step.messages
+                        if self._transcript is not None:
+                            self._transcript.sync(self.history)
+                        continue
+                    if self._transcript is not None:
+                        record(self._transcript, step)
+                    yield step
 
     @property
     def transcript_path(self) -> Path | None:
@@ -436,7 +468,7 @@ class Session:
                 for ran in self._hooks.drain() if self._hooks is not None else ():
                     yield ran  # what the hooks did on the way to this event, before it
                 if writer is not None:
-                    _record(writer, event)
+                    record(writer, event)
                 if isinstance(event, Finished):
                     self.history = event.messages
                 yield event
@@ -561,161 +593,6 @@ def _refused(reason: str, history: tuple[Message, ...]) -> Finished:
         duration_api_ms=0.0,
         messages=history,
     )
-
-
-def _record(writer: TranscriptWriter, event: Event) -> None:
-    """The events worth a record of their own beside the conversation."""
-    match event:
-        case Compacted():
-            writer.event(
-                "compact_boundary",
-                compactMetadata={
-                    "trigger": event.trigger,
-                    "method": event.method,
-                    "preTokens": event.tokens_before,
-                    "postTokens": event.tokens_after,
-                },
-            )
-        case ToolCallFinished():  # on record as it finishes, not when its whole round has
-            writer.result(event.result)
-            if event.name == TODO_WRITE and "newTodos" in event.data:
-                writer.event("todos", todos=event.data["newTodos"])
-        case ModelSwitched():
-            writer.event("model_fallback", fromModel=event.from_model, toModel=event.to_model)
-        case Finished(terminal=Terminal.ABORTED_STREAMING | Terminal.ABORTED_TOOLS):
-            writer.event("interrupted", terminalReason=event.terminal.value)
-        case _:
-            pass
-
-
-def _writer(options: QueryOptions, setup: Setup, env: Mapping[str, str]) -> TranscriptWriter | None:
-    if not options.persist_session:
-        return None
-    cwd = Path(setup.started.cwd)
-    folder = config_root(env) / "projects" / project_slug(cwd)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        writable = os.access(folder, os.W_OK)
-    except OSError as error:
-        writable, reason = False, error.strerror or str(error)
-    else:
-        reason = "not writable"
-    if not writable:
-        raise ConfigError(
-            f"cannot keep sessions in {folder} ({reason}); set STAYER_CONFIG_DIR to a folder "
-            "you can write, or pass --no-session-persistence"
-        )
-    return TranscriptWriter(
-        path=folder / f"{setup.started.session_id}.jsonl",
-        session_id=setup.started.session_id,
-        cwd=str(cwd),
-        git_branch=git_branch(cwd),
-        scrub=Scrubber.of(os.environ, env),
-        mode=lambda: setup.permissions.mode,
-    )
-
-
-def _resumed(options: QueryOptions, env: Mapping[str, str]) -> tuple[Loaded | None, QueryOptions]:
-    """The saved conversation `options` asks to go on with, and the options to go on under
-    (its session id, or a new one when forking or importing)."""
-    resuming = options.resume is not None or options.continue_session
-    if not resuming and options.session_id is None:
-        return None, options
-    cwd = _cwd(options)
-    folder = config_root(env) / "projects" / project_slug(cwd)
-    _check_new_id(options, folder, resuming=resuming)
-    if not resuming:
-        return None, options
-    path = _transcript_to_resume(options, folder, cwd)
-    try:
-        loaded = load(path)
-        recorded = recorded_cwd(path)
-    except OSError as error:
-        raise ConfigError(f"cannot read the session at {path}: {error.strerror}") from None
-    if not loaded.messages:
-        raise ConfigError(f"{path} holds no conversation to resume")
-    if recorded is not None and Path(recorded) != cwd:
-        # asked for by name, so it goes on; but a folder name can stand for two directories
-        note = f"session {path.stem} was recorded in {recorded}, not here ({cwd}); going on here"
-        loaded = replace(loaded, warnings=(*loaded.warnings, note))
-    own = path.parent == folder and loaded.session_id == path.stem
-    from .resume_state import with_recorded_mode  # only a resume needs it
-
-    # the mode it was left in, unless this run names one
-    options, loaded = with_recorded_mode(options, loaded, own=path.parent == folder)
-    if options.fork_session or not own:
-        return loaded, replace(options, session_id=options.session_id or str(uuid.uuid4()))
-    return loaded, replace(options, session_id=path.stem)
-
-
-def _cwd(options: QueryOptions) -> Path:
-    try:
-        return Path(options.cwd or Path.cwd()).resolve()
-    except FileNotFoundError:
-        raise ConfigError("the current directory no longer exists; cd somewhere real") from None
-
-
-def _check_new_id(options: QueryOptions, folder: Path, *, resuming: bool) -> None:
-    """A given session id names a new session: with --resume or --continue only for the fork
-    (as Claude Code rules), and never one already saved, whose file it would write a second
-    conversation into (a session that writes nothing may share an id, say to tag its logs)."""
-    if options.session_id is None:
-        return
-    if resuming and not options.fork_session:
-        raise ConfigError(
-            "a session id with --resume or --continue needs --fork-session (the fork gets the "
-            "id); leave the id out to go on under the resumed session's own"
-        )
-    try:
-        session_id = str(uuid.UUID(options.session_id))
-    except ValueError:
-        return  # not a UUID at all: `prepare` says so
-    if options.persist_session and (folder / f"{session_id}.jsonl").exists():
-        raise ConfigError(
-            f"session {session_id} already exists; use --resume {session_id} to go on with it, "
-            "or give another id"
-        )
-
-
-def _transcript_to_resume(options: QueryOptions, folder: Path, cwd: Path) -> Path:
-    if options.resume is None:  # --continue: the latest session begun in this directory
-        latest = summaries(folder, cwd=cwd, limit=1)
-        if not latest:
-            raise ConfigError(f"no saved session to continue in {folder}; start one first")
-        return latest[0].path
-    given = options.resume
-    if given.endswith(".jsonl") or os.sep in given:
-        try:
-            path = Path(given).expanduser()
-        except RuntimeError:  # `~name` for a user that does not exist
-            raise ConfigError(f"--resume {given}: no such home directory; give a path") from None
-        if not path.is_file():
-            raise ConfigError(f"--resume {given}: no such transcript file")
-        return path
-    try:
-        session_id = str(uuid.UUID(given))
-    except ValueError:
-        raise ConfigError(
-            f"--resume {given!r}: give a session id (a UUID) or a transcript's path"
-        ) from None
-    path = folder / f"{session_id}.jsonl"
-    if not path.is_file():
-        raise ConfigError(
-            f"no session {session_id} saved for this folder; `stayer --resume` lists them"
-        )
-    return path
-
-
-def git_branch(cwd: Path) -> str | None:
-    """The branch checked out in the repository holding `cwd`, read from `.git/HEAD`."""
-    for directory in (cwd, *cwd.parents):
-        head = directory / ".git" / "HEAD"
-        try:
-            text = head.read_text(encoding="utf-8").strip()
-        except OSError:
-            continue
-        return text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else "HEAD"
-    return None
 
 
 def _providers(setup: Setup) -> list[Provider]:
