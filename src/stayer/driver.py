@@ -11,14 +11,18 @@ hooks), reach the sink before it does.
   Claude Code's queued input does (`Session.queue`); one the run ends without taking starts
   the next run.
 - One abort path: `Interrupt` (or `interrupt()`, safe from a signal handler through
-  `call_soon_threadsafe`) stops the running run, which still ends with its `Finished`. The
-  driver installs no signal handler: its owner wires signals to `interrupt`.
+  `call_soon_threadsafe`) stops the running run, which still ends with its `Finished`, even
+  one that has not begun. The driver installs no signal handler: its owner wires signals to
+  `interrupt`. Prompts queued for the interrupted run move to `unsent`; later ones run.
 - Permission questions: with `answers=True`, a call the policy asks about is handed to the
   sink as the run's `PermissionRequested` event and waits for the `Answer` naming its
-  tool_use_id; an `Interrupt` or `Close` denies what is still waiting. Without, the session's
-  own decider (the options' `can_use_tool`, or none: denied) answers.
+  tool_use_id; an `Interrupt` or `Close` denies what is still waiting, and after `Close`
+  every question is denied (nobody is left to answer). Without `answers`, the session's own
+  decider (the options' `can_use_tool`, or none: denied) answers.
 - `Close` lets the running run and what is queued finish (end of input is not an abort), then
   runs the session's end and closes it. Send `Interrupt` first to stop at once.
+- An operation that cannot be carried out (an empty prompt, an unknown mode or model) is one
+  line in `errors` (and to `on_error`), and the driver goes on; a sink that raises ends it.
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
-from typing import assert_never
+from typing import Any, assert_never
 
 from msgspec import Struct
 from msgspec.structs import replace
 
+from stayer.errors import ConfigError, StayerError
 from stayer.events import Event, PermissionRequested
+from stayer.loop.abort import AbortSignal
 from stayer.messages import ContentBlock
 from stayer.permissions import Decision
 from stayer.session.options import QueryOptions
@@ -86,21 +92,35 @@ Operation = Submit | Interrupt | SetMode | SetModel | Clear | Answer | Close
 class Driver:
     """Drives one Session from an inbox of operations into a sink; see the module."""
 
-    def __init__(self, session: Session, sink: Sink) -> None:
+    def __init__(
+        self, session: Session, sink: Sink, *, on_error: Callable[[str], None] | None = None
+    ) -> None:
         self.session = session
         self._sink = sink
+        self._on_error = on_error
         self._inbox: asyncio.Queue[Operation] = asyncio.Queue()
         self._run: asyncio.Task[None] | None = None
+        self._abort = AbortSignal()
         self._next: list[Prompt] = []
         self._clear_next = False
         self._closing = False
-        self._interrupted = False
-        self.unsent: list[Prompt] = []
-        """Prompts queued for a run that was interrupted: never sent, kept for the front end."""
         self._waiting: dict[str, asyncio.Future[Decision]] = {}
+        self.unsent: list[Prompt] = []
+        """Prompts queued for a run that was interrupted: never sent, kept for the front end
+        to offer back (Claude Code puts them back in the input box)."""
+        self.errors: list[str] = []
+        """Operations that could not be carried out, one line each (also given to
+        `on_error`): the driver goes on with the next."""
 
     @classmethod
-    async def open(cls, options: QueryOptions, sink: Sink, *, answers: bool = False) -> Driver:
+    async def open(
+        cls,
+        options: QueryOptions,
+        sink: Sink,
+        *,
+        answers: bool = False,
+        on_error: Callable[[str], None] | None = None,
+    ) -> Driver:
         """A driver over a session opened from `options` (see `Session.open`); with
         `answers`, permission questions are answered by `Answer` operations."""
         holder: list[Driver] = []
@@ -110,7 +130,7 @@ class Driver:
 
         if answers:
             options = replace(options, can_use_tool=decide)
-        driver = cls(await Session.open(options, busy="queue"), sink)
+        driver = cls(await Session.open(options, busy="queue"), sink, on_error=on_error)
         holder.append(driver)
         return driver
 
@@ -119,28 +139,32 @@ class Driver:
         self._inbox.put_nowait(operation)
 
     def interrupt(self, reason: str = "interrupted by the user") -> None:
-        """Stop the running run now (what `Interrupt` does, without waiting its turn). Prompts
-        queued for it do not run: they are kept in `unsent`, for the front end to offer back
-        (as Claude Code puts them back in the input box)."""
-        self._interrupted = True
+        """Stop the running run now (what `Interrupt` does, without waiting its turn), even one
+        that has not begun. What was queued for it moves to `unsent`; prompts submitted after
+        this run once it has ended."""
+        self._abort.abort(reason)
         self.session.interrupt()
+        self.unsent.extend([*self.session.leftover(), *self._next])
+        self._next.clear()
         self._deny_waiting(reason)
 
     async def run(self) -> None:
         """Carry out operations until `Close` and the work before it are done; returns once
-        the session is closed. Operations keep being taken while a closing run finishes, so
-        a question it asks can still be answered."""
+        the session is closed. Operations keep being taken while a closing run finishes (an
+        interrupt still works). A sink that raises ends the driver with its exception."""
         try:
             while not (self._closing and self._idle()):
                 taking = asyncio.ensure_future(self._inbox.get())
-                running = {self._run} if self._closing and self._run is not None else set()
-                done, _ = await asyncio.wait({taking, *running}, return_when="FIRST_COMPLETED")
+                waits: set[asyncio.Future[Any]] = {taking}
+                if self._run is not None and not self._run.done():
+                    waits.add(self._run)
+                done, _ = await asyncio.wait(waits, return_when="FIRST_COMPLETED")
                 if taking in done:
                     await self._apply(taking.result())
                 else:
                     taking.cancel()
-            if self._run is not None:
-                await self._run  # its failure, if any, is the caller's to see
+                if self._run is not None and self._run.done():
+                    self._run.result()  # a sink's failure is the driver's owner's to see
             async with aclosing(self.session.end()) as ending:
                 async for event in ending:
                     await self._sink(event)
@@ -154,6 +178,12 @@ class Driver:
         return self._run is None or self._run.done()
 
     async def _apply(self, operation: Operation) -> None:
+        try:
+            await self._carry_out(operation)
+        except StayerError as error:  # one line for the front end; the session goes on
+            self._failed(str(error))
+
+    async def _carry_out(self, operation: Operation) -> None:
         match operation:
             case Submit(prompt=prompt):
                 self._submit(prompt)
@@ -174,34 +204,46 @@ class Driver:
                     waiting.set_result(decision)
             case Close():
                 self._closing = True
+                self._deny_waiting("the front end closed: nobody is left to answer")
             case _ as unreachable:
                 assert_never(unreachable)
 
     def _submit(self, prompt: Prompt) -> None:
+        if not prompt or (isinstance(prompt, str) and not prompt.strip()):
+            raise ConfigError("the prompt is empty; say what to do")
         if not self._idle():
-            if not self.session.queue(prompt):
-                self._next.append(prompt)
+            if self._clear_next or not self.session.queue(prompt):
+                self._next.append(prompt)  # after a clear, or its hooks first: a run of its own
             return
+        self._abort = AbortSignal()  # armed now: an interrupt before the run begins counts
         self._run = asyncio.create_task(self._runs(prompt))
 
     async def _runs(self, prompt: Prompt) -> None:
         """Run `prompt`, then the prompts that came too late for it, one run for them all."""
         following: list[Prompt] = [prompt]
         while following:
-            self._interrupted = False
-            async with aclosing(self.session.submit(_joined(following))) as events:
-                async for event in events:
-                    await self._sink(event)
+            try:
+                submission = self.session.submit(_joined(following), abort=self._abort)
+                async with aclosing(submission) as events:
+                    async for event in events:
+                        await self._sink(event)
+            except StayerError as error:
+                self._failed(str(error))
             if self._clear_next:
                 self._clear_next = False
                 await self.session.clear()
             following = [*self.session.leftover(), *self._next]
             self._next.clear()
-            if self._interrupted:
-                self.unsent.extend(following)
-                following = []
+            self._abort = AbortSignal()
+
+    def _failed(self, line: str) -> None:
+        self.errors.append(line)
+        if self._on_error is not None:
+            self._on_error(line)
 
     async def _question(self, request: PermissionRequested) -> Decision:
+        if self._closing:
+            return Decision("deny", "the front end closed: nobody is left to answer")
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._waiting[request.tool_use_id] = future
         try:

@@ -148,15 +148,34 @@ async def test_a_permission_question_is_answered_by_an_operation(tmp_path: Path)
     driver = await Driver.open(options(tmp_path, model), sink, answers=True)
     running = asyncio.create_task(driver.run())
     driver.send(Submit("write it"))
-    driver.send(Close())  # closing still takes the answer the run waits for
     await sink.signal(PermissionRequested).wait()
     asked = next(e for e in sink.events if isinstance(e, PermissionRequested))
     driver.send(Answer(asked.tool_use_id, Decision("allow")))
+    await sink.signal(Finished).wait()
+    driver.send(Close())
     await running
 
     assert target.read_text() == "hi\n"
     (last,) = sink.finished()
     assert last.terminal is Terminal.COMPLETED
+
+
+async def test_close_denies_a_question_still_waiting_instead_of_hanging(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    model = ScriptedProvider(
+        [tool_call("Write", {"file_path": str(target), "content": "x"}), text("could not")]
+    )
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model), sink, answers=True)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("write it"))
+    await sink.signal(PermissionRequested).wait()
+    driver.send(Close())  # end of input: nobody is left to answer
+    await asyncio.wait_for(running, timeout=30)
+
+    assert not target.exists()
+    (last,) = sink.finished()
+    assert last.terminal is Terminal.COMPLETED  # the model was told, and finished
 
 
 async def test_an_interrupt_denies_a_question_still_waiting(tmp_path: Path) -> None:
@@ -197,3 +216,102 @@ async def test_mode_and_clear_apply_between_prompts(tmp_path: Path) -> None:
     assert not any(
         isinstance(e, Continuing) and e.reason is Continue.QUEUED_INPUT for e in sink.events
     )
+
+
+async def test_a_prompt_sent_after_an_interrupt_runs_once_the_stopped_run_ends(
+    tmp_path: Path,
+) -> None:
+    hold = Hold()
+    model = ScriptedProvider([tool_call("Hold", {}), text("the next one")])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model, extra_tools=[hold]), sink)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("first"))
+    await hold.started.wait()
+    driver.send(Interrupt())
+    driver.send(Submit("then this"))
+    driver.send(Close())
+    await running
+
+    first, second = sink.finished()
+    assert first.terminal is Terminal.ABORTED_TOOLS
+    assert (second.terminal, second.result_text) == (Terminal.COMPLETED, "the next one")
+    assert driver.unsent == []
+    model.assert_done()
+
+
+async def test_an_operation_that_cannot_be_done_is_one_line_and_the_driver_goes_on(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([text("fine")])
+    sink = Collect()
+    told: list[str] = []
+    driver = await Driver.open(options(tmp_path, model), sink, on_error=told.append)
+    driver.send(SetMode("turbo"))
+    driver.send(Submit("   "))
+    driver.send(Submit("go"))
+    driver.send(Close())
+    await driver.run()
+
+    assert len(driver.errors) == 2 and driver.errors == told
+    assert "turbo" in driver.errors[0] and "empty" in driver.errors[1]
+    (last,) = sink.finished()
+    assert last.result_text == "fine"
+
+
+async def test_a_prompt_sent_after_a_clear_is_not_added_to_the_run_before_it(
+    tmp_path: Path,
+) -> None:
+    hold = Hold()
+    model = ScriptedProvider([tool_call("Hold", {}), text("old done"), text("new done")])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model, extra_tools=[hold]), sink)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("old"))
+    await hold.started.wait()
+    driver.send(Clear())
+    driver.send(Submit("new"))
+    driver.send(Close())
+    for _ in range(1000):  # both operations taken
+        if driver._inbox.empty():
+            break
+        await asyncio.sleep(0)
+    hold.release.set()
+    await running
+
+    first, second = sink.finished()
+    assert (first.result_text, second.result_text) == ("old done", "new done")
+    (only,) = model.requests[2].messages  # the new conversation holds only the new prompt
+    assert said(only).startswith("new")
+
+
+async def test_a_prompt_sent_during_a_run_still_goes_past_the_prompt_hooks(
+    tmp_path: Path,
+) -> None:
+    """UserPromptSubmit hooks judge every prompt: one sent while a run goes is not slipped into
+    that run's next call, but waits for a run of its own, where they see it first."""
+    hook = {"type": "command", "command": "grep -q forbidden && { echo no >&2; exit 2; }; exit 0"}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}
+    hold = Hold()
+    model = ScriptedProvider([tool_call("Hold", {}), text("first done")])
+    sink = Collect()
+    opts = options(tmp_path, model, extra_tools=[hold], settings=settings)
+    driver = await Driver.open(opts, sink)
+    running = asyncio.create_task(driver.run())
+    driver.send(Submit("first"))
+    await hold.started.wait()
+    driver.send(Submit("a forbidden thing"))
+    driver.send(Close())
+    for _ in range(1000):  # both operations taken
+        if driver._inbox.empty():
+            break
+        await asyncio.sleep(0)
+    assert driver.session.queued == ()
+    hold.release.set()
+    await running
+
+    first, second = sink.finished()
+    assert first.result_text == "first done"
+    assert second.terminal is Terminal.HOOK_STOPPED
+    assert "forbidden" not in str([request.messages for request in model.requests])
+    model.assert_done()

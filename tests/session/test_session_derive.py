@@ -89,9 +89,12 @@ async def test_a_child_has_its_own_conversation_prompt_and_tools_on_its_parents_
     [
         ("default", "bypassPermissions", "default"),
         ("default", "acceptEdits", "default"),
+        ("default", "dontAsk", "dontAsk"),
         ("acceptEdits", "plan", "plan"),
         ("bypassPermissions", "acceptEdits", "acceptEdits"),
         ("plan", "default", "plan"),
+        ("plan", "dontAsk", "plan"),  # dontAsk lets through what allow rules name: plan does not
+        ("dontAsk", "plan", "dontAsk"),  # plan asks what dontAsk refuses
         ("acceptEdits", None, "acceptEdits"),
     ],
 )
@@ -103,8 +106,9 @@ async def test_a_childs_permission_mode_never_lets_through_more_than_its_parents
         async with stayer.Session(opts) as parent:
             child = parent.derive(permission_mode=asked)
             assert child.permission_mode == child_mode
-            child.set_permission_mode("default")  # its own state: the parent's is untouched
-            assert parent.permission_mode == parent_mode
+            child.set_permission_mode("bypassPermissions")  # never past its parent's
+            assert child.permission_mode == parent_mode
+            assert parent.permission_mode == parent_mode  # its own state: the parent's untouched
             await child.aclose()
 
 
@@ -138,7 +142,7 @@ async def test_a_child_closes_nothing_its_parent_still_uses(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"tools": "Read,Teleport"}, "unknown tool(s) Teleport"),
+        ({"tools": "Read,Teleport"}, "the parent has no Teleport"),
         ({"model": "gpt-5.5"}, "served by openai, and a child session uses its parent's"),
     ],
 )
@@ -282,3 +286,13 @@ async def test_compact_summarises_now_with_the_users_focus_and_goes_on_from_it(
     assert "Summary: the user said one." in str(after[0].content)
     assert "first answer" not in str([m.content for m in after])
     model.assert_done()
+
+
+async def test_a_child_never_gets_a_tool_its_parent_lacks(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        async with stayer.Session(options(server, tmp_path, tools="Read,Glob")) as parent:
+            child = parent.derive()
+            assert set(child.setup.params.tools.names) == {"Read", "Glob"}
+            with pytest.raises(ConfigError, match="the parent has no Bash"):
+                parent.derive(tools="Read,Bash")
+            await child.aclose()

@@ -79,6 +79,8 @@ def _api_key_source(env: Mapping[str, str]) -> str:
 
 
 async def _headless(args: argparse.Namespace) -> int:
+    from msgspec.structs import replace
+
     from stayer.driver import Driver
     from stayer.ui.headless import HeadlessOutput, Printer, run_headless
 
@@ -86,7 +88,8 @@ async def _headless(args: argparse.Namespace) -> int:
 
     if args.input_format == "stream-json":
         raise ConfigError("--input-format stream-json is not supported yet; pass the prompt")
-    options = options_from_args(args, resume=_resume_choice(args.resume))
+    options = options_from_args(args)  # its files are read before a session is picked
+    options = replace(options, resume=_resume_choice(args.resume))
     printer = Printer(
         output_format=args.output_format,
         verbose=args.verbose,

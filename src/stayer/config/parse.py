@@ -83,6 +83,9 @@ def parse_document(text: str, origin: str, *, rule_problem: RuleCheck | None = N
     except json.JSONDecodeError as error:
         what = f"not valid JSON ({error.msg})"
         return Parsed(None, (Problem(origin, error.lineno, error.colno, what, False),), text, {})
+    except ValueError as error:  # a number too long to read (over 4,300 digits), say
+        what = f"not valid JSON ({error})"
+        return Parsed(None, (Problem(origin, 1, 1, what, False),), text, {})
     except RecursionError:  # no settings nest so deep; a traceback would be no answer
         what = "nested too deeply to be settings"
         return Parsed(None, (Problem(origin, 1, 1, what, False),), text, {})

@@ -47,6 +47,15 @@ class _Output(Struct, frozen=True, rename="camel"):
     hook_specific_output: _Specific | None = None
 
 
+_CAMEL = {
+    name: encoded
+    for struct in (_Output, _Specific)
+    for name, encoded in zip(struct.__struct_fields__, struct.__struct_encode_fields__, strict=True)
+    if name != encoded and name != "go_on"
+}
+"""snake_case → camelCase for the keys whose spellings differ (`stop_reason` → `stopReason`)."""
+
+
 class HookReply(Struct, frozen=True):
     """One run, read: how it ended and what it asked for."""
 
@@ -92,15 +101,17 @@ def _read_stdout(base: HookReply, text: str) -> HookReply:
     if not text.startswith("{"):
         return replace(base, plain=text)
     try:
-        data = json.loads(text)
+        data = _camel(json.loads(text))
         output = msgspec.convert(data, _Output)
-    except json.JSONDecodeError as exc:
-        return _with(base, "error", f"its output looks like JSON but is not ({exc.msg})")
-    except RecursionError:
-        return _with(base, "error", "its JSON output is nested too deeply to read")
-    except msgspec.ValidationError as exc:
+    except msgspec.ValidationError as exc:  # a ValueError too: first
         _, what = located(exc, data, _Output)
         return _with(base, "error", f"its JSON output is not usable: {what}")
+    except json.JSONDecodeError as exc:
+        return _with(base, "error", f"its output looks like JSON but is not ({exc.msg})")
+    except ValueError as exc:  # a number too long to read, say
+        return _with(base, "error", f"its output looks like JSON but is not ({exc})")
+    except RecursionError:
+        return _with(base, "error", "its JSON output is nested too deeply to read")
     specific = output.hook_specific_output or _Specific()
     blocked = output.decision == "block"
     return replace(
@@ -114,6 +125,21 @@ def _read_stdout(base: HookReply, text: str) -> HookReply:
         context=specific.additional_context,
         system_message=output.system_message,
     )
+
+
+def _camel(data: Any) -> Any:
+    """Known keys given in snake_case (`permission_decision`) as the camelCase the protocol
+    names them: hooks written that way were read so before, and a deny must not be lost."""
+    if not isinstance(data, dict):
+        return data
+    renamed = {_CAMEL.get(key, key): value for key, value in data.items() if key not in _CAMEL}
+    for key, value in data.items():
+        if key in _CAMEL:
+            renamed.setdefault(_CAMEL[key], value)  # the camelCase spelling wins
+    specific = renamed.get("hookSpecificOutput")
+    if isinstance(specific, dict):
+        renamed["hookSpecificOutput"] = _camel(specific)
+    return renamed
 
 
 def _legacy(decision: Literal["approve", "block"] | None) -> PermissionWord | None:

@@ -19,7 +19,7 @@ from msgspec.structs import replace
 
 from stayer.context.memory import Memory
 from stayer.errors import ConfigError
-from stayer.permissions import PermissionMode, PermissionState, parse_mode
+from stayer.permissions import PermissionMode, PermissionPolicy, PermissionState, parse_mode
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Tool
 
@@ -28,14 +28,33 @@ from .resolve import Resolved, listed
 from .system_prompt import SystemPrompt
 from .toolset import run_toolbox
 
-_LATITUDE: dict[PermissionMode, int] = {
-    "plan": 0,
-    "dontAsk": 0,
-    "default": 1,
-    "acceptEdits": 2,
-    "bypassPermissions": 3,
+_NO_LOOSER: dict[PermissionMode, frozenset[PermissionMode]] = {
+    "bypassPermissions": frozenset(
+        {"bypassPermissions", "acceptEdits", "default", "dontAsk", "plan"}
+    ),
+    "acceptEdits": frozenset({"acceptEdits", "default", "dontAsk", "plan"}),
+    "default": frozenset({"default", "dontAsk", "plan"}),
+    "dontAsk": frozenset({"dontAsk"}),
+    "plan": frozenset({"plan"}),
 }
-"""How much a mode lets through without asking: a child's may not be above its parent's."""
+"""The modes that let through no more than each mode does. Not a ladder: `dontAsk` lets
+through what allow rules name, which `plan` refuses, and `plan` asks about what `dontAsk`
+refuses; neither is below the other, so each keeps only itself."""
+
+
+class BoundedPermissionState(PermissionState):
+    """A child's live permission state: a switch to a mode looser than its ceiling (its
+    parent's mode when it was derived) keeps the ceiling instead, whoever asks for it (a front
+    end, an accepted plan)."""
+
+    __slots__ = ("ceiling",)
+
+    def __init__(self, policy: PermissionPolicy, ceiling: PermissionMode) -> None:
+        super().__init__(policy)
+        self.ceiling = ceiling
+
+    def set_mode(self, mode: PermissionMode) -> None:
+        super().set_mode(mode if mode in _NO_LOOSER[self.ceiling] else self.ceiling)
 
 
 def derived_setup(
@@ -47,19 +66,28 @@ def derived_setup(
     model: str | None = None,
     permission_mode: str | None = None,
 ) -> Setup:
-    """The child's setup: see the module's docstring; raises `ConfigError` for a tool name it
-    does not know or a model its parent's client does not serve."""
+    """The child's setup: see the module's docstring. `tools` picks among the parent's tools
+    (all of them when None); `extra_tools` adds the caller's own. Raises `ConfigError` for a
+    tool the parent does not have or a model its parent's client does not serve."""
     resolved = parent.resolved
     if resolved is None:
         raise ConfigError("this session was not opened from options, so it cannot be derived")
-    mode = _bounded(permission_mode, parent.permissions)
-    policy = replace(parent.permissions.policy, mode=mode)
+    ceiling = parent.permissions.mode
+    mode = _bounded(permission_mode, ceiling)
+    # an accepted plan returns to the parent's mode, never to one the parent was not in
+    policy = replace(parent.permissions.policy, mode=mode, after_plan=ceiling)
+    names = parent.params.tools.names
+    wanted = list(names) if tools is None else _own(listed(tools), names)
+    inherited = {tool.name: tool for tool in resolved.options.extra_tools}
+    given = {tool.name: tool for tool in extra_tools}
+    own = [*given.values(), *(inherited[n] for n in wanted if n in inherited and n not in given)]
+    builtin = [name for name in wanted if name not in inherited and name not in given]
     options = replace(
         resolved.options,
         system_prompt=system_prompt,
         append_system_prompt=None,
-        tools=tools,
-        extra_tools=tuple(extra_tools),
+        tools=builtin,
+        extra_tools=tuple(own),
         permission_mode=mode,
         persist_session=False,
         session_id=None,
@@ -67,7 +95,7 @@ def derived_setup(
         continue_session=False,
         history=(),
     )
-    toolbox = run_toolbox(None if tools is None else listed(tools), extra_tools, policy)
+    toolbox = run_toolbox(builtin, own, policy)
     child = replace(
         resolved,
         settled=replace(resolved.settled, options=options),
@@ -78,15 +106,28 @@ def derived_setup(
         system=_system(resolved, system_prompt),
         choice=_choice(resolved, model),
     )
-    return assemble(child, permissions=PermissionState(policy))
+    return assemble(child, permissions=BoundedPermissionState(policy, ceiling))
 
 
-def _bounded(asked: str | None, parent: PermissionState) -> PermissionMode:
+def _bounded(asked: str | None, ceiling: PermissionMode) -> PermissionMode:
     """The mode asked for, unless it lets through more than the parent's does now."""
     if asked is None:
-        return parent.mode
+        return ceiling
     mode = parse_mode(asked)
-    return mode if _LATITUDE[mode] <= _LATITUDE[parent.mode] else parent.mode
+    return mode if mode in _NO_LOOSER[ceiling] else ceiling
+
+
+def _own(asked: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The tools asked for, each one the parent has: a child never gets a tool its parent
+    lacks (a parent limited to Read must not hand its child Bash)."""
+    wanted = [name.strip() for item in asked for name in item.split(",") if name.strip()]
+    missing = sorted(set(wanted) - set(names))
+    if missing:
+        raise ConfigError(
+            f"a child session can have only its parent's tools; the parent has no "
+            f"{', '.join(missing)} (it has {', '.join(names)})"
+        )
+    return wanted
 
 
 def _system(resolved: Resolved, text: str | None) -> SystemPrompt:

@@ -124,9 +124,12 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
                 "QueryOptions.to_spec writes"
             )
         values = dict(spec)
-        if isinstance(values.get("retry"), Mapping):
-            values["retry"] = RetryPolicy(**values["retry"])
-        return cls(**values, **objects)
+        try:
+            if isinstance(values.get("retry"), Mapping):
+                values["retry"] = RetryPolicy(**values["retry"])
+            return cls(**values, **objects)
+        except TypeError as error:  # a key given twice, or a retry field there is none of
+            raise ConfigError(f"options spec: {error}; give each field once, as written") from None
 
 
 OBJECT_FIELDS = frozenset({"extra_tools", "can_use_tool", "provider", "abort", "history"})

@@ -122,7 +122,8 @@ class Session:
         self._transcript = writer
         self._queued: list[Prompt] = []
         self._made: list[Provider] = []
-        """Clients `set_model` replaced, closed with the rest as the session closes."""
+        """Clients `set_model` made, closed as the session closes (a child's too: it closes
+        only what it shares with nobody)."""
         self._source: StartSource = "startup"
         env = os.environ if options.env is None else options.env
         self._hooks = self._hooks_for(env) if setup.hooks else None
@@ -201,12 +202,11 @@ class Session:
     async def _spawn_subagent(self, request: SubagentRequest) -> AsyncIterator[Event]:
         """A tool's nested run (`ToolContext.spawn_subagent`): a child session derived from
         this one runs the request's prompt with the tools it names that this session has (all
-        of this session's when it names none) and its model; its events as they come."""
+        of this session's when it names none; never one it lacks) and its model; its events
+        as they come."""
         names = self.setup.params.tools.names
-        wanted = names if request.tools is None else [n for n in request.tools if n in names]
-        own = [tool for tool in self.options.extra_tools if tool.name in wanted]
-        builtin = [name for name in wanted if name not in {tool.name for tool in own}]
-        child = self.derive(tools=builtin, extra_tools=own, model=request.model)
+        tools = None if request.tools is None else [n for n in request.tools if n in names]
+        child = self.derive(tools=tools, model=request.model)
         async with child, aclosing(child.submit(request.prompt, abort=self._abort)) as events:
             async for event in events:
                 yield event
@@ -240,8 +240,10 @@ class Session:
         from .resolve import model_client
 
         provider, choice = await asyncio.to_thread(model_client, resolved, model)
-        if provider is not resolved.provider and self.setup.owns_provider:
-            self._made.append(resolved.provider)  # retired, closed with the rest
+        if provider is not resolved.provider:  # a client made here: this session closes it
+            self._made.append(provider)
+            if self.setup.owns_provider:  # and the one it replaces, if it was this session's
+                self._made.append(resolved.provider)
         permissions = self.setup.permissions
         params = with_model(self.setup.params, resolved, permissions, (provider, choice))
         started = replace(
@@ -252,29 +254,45 @@ class Session:
             max_output_tokens=params.max_tokens,
         )
         resolved = replace(resolved, provider=provider, choice=choice)
-        self.setup = replace(self.setup, params=params, started=started, resolved=resolved)
+        render = resolved.system.render
+
+        def system_for(budget: int | None, serving: str | None = None) -> str:
+            return render(budget, serving or choice.model)
+
+        self.setup = replace(
+            self.setup, params=params, started=started, resolved=resolved, system_for=system_for
+        )
 
     async def clear(self) -> None:
         """Start the conversation over, as `/clear` does: no history, no todos, no files
         counted as read, under a new session id and transcript (the old one stays on disk);
         the next submission announces the new session, and SessionStart hooks run with source
-        `clear`. Background shells go on. Refused (`SessionBusy`) while a prompt runs."""
+        `clear` (SessionEnd ones with reason `clear` first, for the session that ends).
+        Background shells go on. Refused (`SessionBusy`) while a prompt runs."""
         if self._lock.locked():
             raise SessionBusy("a prompt is running; interrupt it or wait for its Finished event")
+        started = replace(self.setup.started, session_id=str(uuid.uuid4()))
+        env = os.environ if self.options.env is None else self.options.env
+        writer = None
+        if self._transcript is not None:  # the new file first: a failure changes nothing
+            new = replace(self.setup, started=started)
+            writer = await asyncio.to_thread(session_writer, self.options, new, env)
+        if self._hooks is not None and self._announced:
+            await self._hooks.session_ended("clear")  # the old session ends, as in Claude Code
         context = self.setup.params.tool_context
         context.read_files.clear()
         context.todos.clear()
-        started = replace(self.setup.started, session_id=str(uuid.uuid4()))
         self.setup = replace(self.setup, started=started)
         self.history, self._seen, self._interrupted = (), (), False
         self._announced, self._source = False, "clear"
-        env = os.environ if self.options.env is None else self.options.env
-        if self._transcript is not None:
+        if self._transcript is not None and writer is not None:
             self._transcript.close()
-            self._transcript = await asyncio.to_thread(
-                session_writer, self.options, self.setup, env
-            )
+            self._transcript = writer
             context.session_dir = session_folder(env, Path(started.cwd), started.session_id)
+        if self._hooks is not None:  # hooks name the new session and its file from now on
+            runner = self._hooks.runner
+            path = str(self.transcript_path or "")
+            runner.base = replace(runner.base, session_id=started.session_id, transcript_path=path)
 
     async def compact(self, instructions: str | None = None) -> AsyncGenerator[Event, None]:
         """Summarise the conversation now, as `/compact [instructions]` does: `instructions`
@@ -344,9 +362,15 @@ class Session:
     def queue(self, prompt: Prompt) -> bool:
         """Add `prompt` to the running submission: it joins the conversation at the run's next
         model call, as Claude Code's queued input does. False, and nothing kept, when no
-        submission runs (submit it instead)."""
+        submission runs (submit it instead), or when UserPromptSubmit hooks must see each
+        prompt first (submit it once the run has finished); raises `ConfigError` for an empty
+        prompt."""
+        if not prompt or (isinstance(prompt, str) and not prompt.strip()):
+            raise ConfigError("the prompt is empty; say what to do")
         if not self._lock.locked():
             return False
+        if self._hooks is not None and self._hooks.configured("UserPromptSubmit"):
+            return False  # its hooks judge each prompt before it is sent: it waits for a run
         self._queued.append(prompt)
         return True
 
@@ -395,10 +419,9 @@ class Session:
             close_sandbox(context.sandbox)
         if self._transcript is not None:
             self._transcript.close()
-        if self.setup.owns_provider:
-            every = (*_providers(self.setup), *self._made)
-            for provider in {id(provider): provider for provider in every}.values():
-                await provider.aclose()
+        every = (*(_providers(self.setup) if self.setup.owns_provider else ()), *self._made)
+        for provider in {id(provider): provider for provider in every}.values():
+            await provider.aclose()
 
     async def __aenter__(self) -> Session:
         return self

@@ -318,3 +318,11 @@ def test_a_bad_guarding_value_after_a_minor_one_still_makes_the_file_unusable(
         f'{path}:1:44: hooks.Stop[0].hooks[0]: a hook of type "command" needs a "command" to run '
         f'(got {{"type": "command", "command": " "}}); {FIX}'
     )
+
+
+def test_a_number_too_long_to_read_is_one_line_not_a_traceback(
+    home: dict[str, str], project: Path
+) -> None:
+    path = write(project / ".claude" / "settings.json", '{"x": ' + "9" * 5000 + "}")
+    refused = refusal(project, home)
+    assert refused.startswith(f"{path}:1:1: not valid JSON (") and refused.endswith(FIX)

@@ -49,3 +49,16 @@ def test_unknown_keys_are_ignored_and_known_ones_apply() -> None:
         "",
         "deny",
     )
+
+
+def test_known_keys_in_snake_case_are_read_as_before_so_a_deny_is_never_lost() -> None:
+    specific = '{"permission_decision": "deny", "permission_decision_reason": "no"}'
+    stdout = '{"hookSpecificOutput": ' + specific + "}"
+    result = CommandResult(Captured(stdout), Captured(""), 0)
+    reply = read_reply("check.sh", result, 5)
+    assert (reply.permission, reply.permission_reason) == ("deny", "no")
+
+
+def test_a_number_too_long_to_read_is_a_failed_hook_not_a_crash() -> None:
+    outcome, message = said('{"n": ' + "9" * 5000 + "}")
+    assert outcome == "error" and message.startswith("its output looks like JSON but is not")

@@ -117,3 +117,8 @@ def test_options_travel_to_a_worker_as_plain_data_and_come_back_the_same() -> No
 def test_a_spec_with_a_field_options_do_not_have_is_refused_in_one_line() -> None:
     with pytest.raises(ConfigError, match=r"no such option\(s\) provider, turbo"):
         QueryOptions.from_spec({"model": "sonnet", "turbo": True, "provider": "x"})
+
+
+def test_a_spec_whose_values_do_not_fit_is_refused_in_one_line() -> None:
+    with pytest.raises(ConfigError, match=r"^options spec: .*give each field once"):
+        QueryOptions.from_spec({"retry": {"max_retries": 2, "turbo": 1}})
