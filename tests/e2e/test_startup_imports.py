@@ -264,12 +264,13 @@ def test_a_settings_file_loads_the_settings_models_and_nothing_more(
 ) -> None:
     (tmp_path / ".stayer").mkdir()
     (tmp_path / ".stayer" / "settings.json").write_text(
-        json.dumps({"permissions": {"allow": ["Bash(ls:*)"]}})
+        json.dumps({"permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(.env)"]}})
     )
     modules = imported_before_first_request(tmp_path, server)
 
     assert beyond_startup(modules) == SETTINGS_MODULES
     assert "pydantic" not in modules  # msgspec types the settings
+    assert "stayer.tools.builtin" not in modules  # a deny rule on reading loads no tool
     assert "tree_sitter" not in modules
 
 

@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -26,8 +27,8 @@ from stayer.permissions import PermissionPolicy, Rule, parse_mode, parse_rules
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.switches import env_flag
-from stayer.tools.base import Toolbox
-from stayer.tools.names import WEB_FETCH
+from stayer.tools.base import Tool, Toolbox
+from stayer.tools.names import READS_UNDER, WEB_FETCH
 
 from .compaction import compact_policy
 from .fallback import fallback_models
@@ -116,7 +117,7 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         owns_provider=owns,
         fallbacks=fallbacks,
         system=system,
-        denied_reads=denied_reads(policy, tools, cwd),
+        denied_reads=denied_reads(policy, tools, cwd, options.extra_tools),
         # last: nothing after it may fail and leave its private /tmp behind
         sandbox=session_sandbox(options, env, cwd=cwd, directories=policy.directories),
     )
@@ -196,13 +197,16 @@ def token_budget(options: QueryOptions, prompt: str | Sequence[ContentBlock]) ->
     return budget_in_prompt(text)
 
 
-def denied_reads(policy: PermissionPolicy, tools: Toolbox, cwd: Path) -> tuple[str, ...]:
+def denied_reads(
+    policy: PermissionPolicy, tools: Toolbox, cwd: Path, extra: Sequence[Tool[Any]] = ()
+) -> tuple[str, ...]:
     """The path patterns the deny rules forbid reading (those of each tool's `reads_under`),
-    which searches leave out. Only a run with such rules loads the tools here to see which
-    judge reading; the others keep loading them while the first request is answered."""
+    which searches leave out. The built-ins' are known without loading them (`READS_UNDER`);
+    the caller's own tools (`extra`) are at hand already."""
     if not any(rule.specifier for rule in policy.deny):
         return ()
-    judges = {tool.reads_under for tool in tools.tools().values() if tool.reads_under}
+    judges = {READS_UNDER[name] for name in tools.names if name in READS_UNDER}
+    judges |= {tool.reads_under for tool in extra if tool.reads_under}
     return tuple(
         rule.path_pattern(cwd) for rule in policy.deny if rule.specifier and rule.tool in judges
     )

@@ -24,3 +24,9 @@ WEB_FETCH = "WebFetch"
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep"})
 """Tools whose permission-rule specifiers are paths: Claude Code's Read and Edit, and the file
 tools a rule names directly (MultiEdit is Claude Code's, named in settings written for it)."""
+
+READS_UNDER = {"Bash": READ, "Glob": READ, "Grep": READ}
+"""The built-ins whose reads the Read rules judge (each one's `reads_under`), known before the
+tools load: a run with a deny rule on reading needs them for its first request, and loading
+every tool (and pydantic) for that cost a settings file 150 ms. A test checks it against the
+tools themselves."""

@@ -56,3 +56,11 @@ def test_every_built_in_with_a_path_subject_has_path_rules() -> None:
     assert path_tools <= names.PATH_RULE_TOOLS
     not_ours = names.PATH_RULE_TOOLS - BUILTIN_NAMES
     assert not_ours == {"MultiEdit"}  # Claude Code's own
+
+
+def test_the_table_of_what_read_rules_judge_matches_the_tools() -> None:
+    from stayer.tools.names import READS_UNDER
+
+    assert {
+        tool.name: tool.reads_under for tool in builtin_tools() if tool.reads_under
+    } == READS_UNDER
