@@ -40,6 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace
+
 from benchmarks.history import build_history, describe
 from benchmarks.instant import PROMPT, BenchmarkError, ClockedModel, bench_env
 from benchmarks.runner import Benchmark, option, progress
@@ -188,6 +190,18 @@ def _per_turn(model: ClockedModel, spans: list[tuple[float, float]]) -> dict[str
     return parts
 
 
+def _as_kept(messages: Sequence[Message]) -> list[Message]:
+    """The conversation as a transcript keeps it: an answer whose tool call started while it
+    streamed is on record from that moment, so its stop reason and usage are the ones it had
+    then (a later record of no new content would be refused; see `transcript_write.sync`)."""
+    return [
+        replace(message, stop_reason=None, usage=Usage())
+        if isinstance(message, AssistantMessage)
+        else message
+        for message in messages
+    ]
+
+
 async def one_run(history: Sequence[Message], turns: int, workdir: Path) -> SessionRun:
     """A fresh Session on `history`, one prompt through `turns` Read turns; checked and timed."""
     reader = _Reader(turns, workdir / "sample.py")
@@ -199,7 +213,7 @@ async def one_run(history: Sequence[Message], turns: int, workdir: Path) -> Sess
             events = [event async for event in session.submit(PROMPT)]
             path = session.transcript_path
     finished = _check(events, model, turns)
-    if path is None or load(path).messages != finished.messages:
+    if path is None or _as_kept(load(path).messages) != _as_kept(finished.messages):
         raise BenchmarkError("the transcript did not read back as the conversation")
     parts = _per_turn(model, spans)
     marks = {turn: model.clocks[turn].request.messages for turn in (1, 100, turns) if turn <= turns}

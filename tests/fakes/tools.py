@@ -127,11 +127,17 @@ class Sleep(Tool[TextInput]):
     def __init__(self) -> None:
         self.started = asyncio.Event()
         self.finished = False
+        self.cancelled = asyncio.Event()
+        """Set when the sleep was cancelled: the call was stopped, not left running."""
 
     async def call(self, tool_input: TextInput, ctx: ToolContext) -> ToolOutput:
         self.started.set()
         ctx.progress("sleeping")
-        await asyncio.sleep(float(tool_input.text))
+        try:
+            await asyncio.sleep(float(tool_input.text))
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
         self.finished = True
         return ToolOutput("woke up")
 
