@@ -35,13 +35,14 @@ from typing import Any, assert_never
 from msgspec import Struct
 from msgspec.structs import replace
 
-from stayer.errors import ConfigError, StayerError
+from stayer.errors import StayerError
 from stayer.events import Event, PermissionRequested
 from stayer.loop.abort import AbortSignal
 from stayer.messages import ContentBlock
 from stayer.permissions import Decision
+from stayer.session.assemble import prompt_blocks
 from stayer.session.options import QueryOptions
-from stayer.session.session import Prompt, Session, prompt_blocks
+from stayer.session.session import Prompt, Session
 
 Sink = Callable[[Event], Awaitable[None]]
 """Where the driver hands each event, in order; a slow sink holds the run back."""
@@ -209,8 +210,7 @@ class Driver:
                 assert_never(unreachable)
 
     def _submit(self, prompt: Prompt) -> None:
-        if not prompt or (isinstance(prompt, str) and not prompt.strip()):
-            raise ConfigError("the prompt is empty; say what to do")
+        prompt_blocks(prompt)  # an empty one is one line in `errors`, no run
         if not self._idle():
             if self._clear_next or not self.session.queue(prompt):
                 self._next.append(prompt)  # after a clear, or its hooks first: a run of its own

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from stayer.errors import ConfigError
 from stayer.events import PermissionRequested, SessionStarted
 from stayer.loop.state import Decide, LoopParams, StopCheck
 from stayer.messages import ContentBlock, TextBlock, UserMessage
@@ -142,11 +143,16 @@ def with_model(
     )
 
 
+def prompt_blocks(prompt: str | Sequence[ContentBlock]) -> tuple[ContentBlock, ...]:
+    """A prompt as content blocks; raises `ConfigError` for an empty one."""
+    if not prompt or (isinstance(prompt, str) and not prompt.strip()):
+        raise ConfigError("the prompt is empty; say what to do")
+    return (TextBlock(prompt),) if isinstance(prompt, str) else tuple(prompt)
+
+
 def user_message(prompt: str | Sequence[ContentBlock]) -> UserMessage:
     """The prompt as a user message."""
-    if isinstance(prompt, str):
-        return UserMessage((TextBlock(prompt),))
-    return UserMessage(tuple(prompt))
+    return UserMessage(prompt_blocks(prompt))
 
 
 def _plan_switch(choice: ModelChoice, permissions: PermissionState) -> Callable[[], str] | None:

@@ -15,6 +15,7 @@ from stayer.errors import ConfigError
 
 from .options import QueryOptions
 from .paths import config_root, project_slug
+from .resolve import working_directory
 from .transcript import Loaded, load, recorded_cwd, summaries
 
 
@@ -26,7 +27,7 @@ def saved_to_resume(
     resuming = options.resume is not None or options.continue_session
     if not resuming and options.session_id is None:
         return None, options
-    cwd = _cwd(options)
+    cwd = working_directory(options)
     folder = config_root(env) / "projects" / project_slug(cwd)
     _check_new_id(options, folder, resuming=resuming)
     if not resuming:
@@ -51,13 +52,6 @@ def saved_to_resume(
     if options.fork_session or not own:
         return loaded, replace(options, session_id=options.session_id or str(uuid.uuid4()))
     return loaded, replace(options, session_id=path.stem)
-
-
-def _cwd(options: QueryOptions) -> Path:
-    try:
-        return Path(options.cwd or Path.cwd()).resolve()
-    except FileNotFoundError:
-        raise ConfigError("the current directory no longer exists; cd somewhere real") from None
 
 
 def _check_new_id(options: QueryOptions, folder: Path, *, resuming: bool) -> None:

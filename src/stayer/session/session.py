@@ -48,7 +48,7 @@ from stayer.providers.base import Provider
 from stayer.tools.base import SubagentRequest, Tool
 from stayer.tools.names import EXIT_PLAN_MODE
 
-from .assemble import Setup, user_message
+from .assemble import Setup, prompt_blocks, user_message
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import session_folder
@@ -333,8 +333,7 @@ class Session:
         A consumer that stops early should close the iterator (`contextlib.aclosing`): the run
         stops, and the conversation keeps what it did up to then, repaired.
         """
-        if not prompt or (isinstance(prompt, str) and not prompt.strip()):
-            raise ConfigError("the prompt is empty; say what to do")
+        prompt_blocks(prompt)  # an empty one is refused here, before anything starts
         if self._lock.locked() and self.busy == "refuse":
             raise SessionBusy(
                 "a prompt is already running in this session; wait for its Finished event, "
@@ -365,8 +364,7 @@ class Session:
         submission runs (submit it instead), or when UserPromptSubmit hooks must see each
         prompt first (submit it once the run has finished); raises `ConfigError` for an empty
         prompt."""
-        if not prompt or (isinstance(prompt, str) and not prompt.strip()):
-            raise ConfigError("the prompt is empty; say what to do")
+        prompt_blocks(prompt)  # an empty one is refused here, before anything starts
         if not self._lock.locked():
             return False
         if self._hooks is not None and self._hooks.configured("UserPromptSubmit"):
@@ -568,11 +566,6 @@ def _opener() -> ThreadPoolExecutor:
         if _OPENER is None:
             _OPENER = ThreadPoolExecutor(OPEN_WORKERS, thread_name_prefix="stayer-session-open")
         return _OPENER
-
-
-def prompt_blocks(prompt: Prompt) -> tuple[ContentBlock, ...]:
-    """A prompt as content blocks."""
-    return (TextBlock(prompt),) if isinstance(prompt, str) else tuple(prompt)
 
 
 def _discard(opened: Future[Session]) -> None:
