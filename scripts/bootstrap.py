@@ -4,11 +4,12 @@ Needs nothing but Python 3.11+: it installs a pinned `uv` into `.cache/uv`, then
 match `uv.lock` exactly. It does nothing when the lock has not changed since the last run, so
 the wrappers `./stayer` and `./test` can call it every time.
 
-It also installs bubblewrap (`bwrap`, which `--sandbox` runs Bash commands under) from Debian's
-packages when it is missing and apt-get is there and we are root. That is never fatal: without
-it, `--sandbox` refuses to start and the sandbox tests skip, each saying why. A failed attempt
-is remembered in `.cache/bubblewrap-failed`, so a machine that cannot install it is not asked
-again on every run; delete the file to try again.
+It also installs bubblewrap (`bwrap`, which `--sandbox` runs Bash commands under) and tmux (the
+terminal the REPL's tests drive, as a person would) from Debian's packages when they are missing
+and apt-get is there and we are root. That is never fatal: without bubblewrap `--sandbox`
+refuses to start and its tests skip, each saying why; without tmux the REPL's tests skip. A
+failed attempt is remembered in `.cache/<package>-failed`, so a machine that cannot install it
+is not asked again on every run; delete the file to try again.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from pathlib import Path
 UV_VERSION = "0.13.9"
 ROOT = Path(__file__).resolve().parent.parent
 STAMP = ROOT / ".venv" / ".stayer-lock-stamp"
-BWRAP_FAILED = ROOT / ".cache" / "bubblewrap-failed"
 
 
 def _fingerprint() -> str:
@@ -67,20 +67,22 @@ def _apt_install(package: str) -> str:
     return failed
 
 
-def _bubblewrap() -> None:
-    """Install bubblewrap where it is missing and we may; only ever says why not."""
-    if shutil.which("bwrap") or BWRAP_FAILED.exists():
+def _system_program(program: str, package: str, why: str) -> None:
+    """Install `package` (for `program`) where it is missing and we may; only ever says why
+    not. A failed attempt is remembered in `.cache/<package>-failed`."""
+    failed_file = ROOT / ".cache" / f"{package}-failed"
+    if shutil.which(program) or failed_file.exists():
         return
     if shutil.which("apt-get") is None or os.geteuid() != 0:
-        return  # not ours to install: `--sandbox` and its tests say what is missing
-    print("stayer: installing bubblewrap with apt-get (for --sandbox)", file=sys.stderr)
-    problem = _apt_install("bubblewrap")
+        return  # not ours to install: what needs it, and its tests, say what is missing
+    print(f"stayer: installing {package} with apt-get ({why})", file=sys.stderr)
+    problem = _apt_install(package)
     if problem:
-        BWRAP_FAILED.parent.mkdir(parents=True, exist_ok=True)
-        BWRAP_FAILED.write_text(problem + "\n")
+        failed_file.parent.mkdir(parents=True, exist_ok=True)
+        failed_file.write_text(problem + "\n")
         print(
-            f"stayer: could not install bubblewrap ({problem}); --sandbox will not work here "
-            f"(delete {BWRAP_FAILED.relative_to(ROOT)} to try again)",
+            f"stayer: could not install {package} ({problem}); {why} will not work here "
+            f"(delete {failed_file.relative_to(ROOT)} to try again)",
             file=sys.stderr,
         )
 
@@ -89,7 +91,8 @@ def main() -> int:
     if sys.version_info < (3, 11):
         print("stayer needs Python 3.11 or newer; run this with python3.11+", file=sys.stderr)
         return 1
-    _bubblewrap()
+    _system_program("bwrap", "bubblewrap", "--sandbox")
+    _system_program("tmux", "tmux", "the terminal UI's tests, which drive it in tmux")
     fingerprint = _fingerprint()
     if STAMP.exists() and STAMP.read_text() == fingerprint:
         return 0

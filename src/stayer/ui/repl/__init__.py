@@ -1,0 +1,1 @@
+"""The interactive terminal: `stayer` with no `-p` on a terminal (see `app`)."""
