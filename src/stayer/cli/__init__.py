@@ -1,5 +1,6 @@
 """The `stayer` command: Claude Code's flags → options → one run → a printer.
 
+    stayer [PROMPT] [flags]  the interactive terminal (a prompt given is sent first)
     stayer -p "PROMPT" [--output-format text|json|stream-json] [flags]
     echo "PROMPT" | stayer -p
     stayer demo            a live session on a small task in a throwaway repository
@@ -163,12 +164,29 @@ def run(argv: Sequence[str]) -> int:
     refuse_continuation(args)
     import asyncio  # imported late: `--version` and `--help` need not pay for it
 
-    if not args.print and args.prompt is None and sys.stdin is not None and sys.stdin.isatty():
-        raise ConfigError(
-            'the interactive terminal UI is not built yet; use stayer -p "PROMPT", '
-            "or `stayer demo` to watch a session"
-        )
+    if _interactive(args):
+        return asyncio.run(_repl(args))
     return asyncio.run(_headless(args))
+
+
+def _interactive(args: argparse.Namespace) -> bool:
+    """The REPL is for a person at a terminal: no `-p`, and both ends of it a terminal (piped
+    in or out, stayer runs as `-p` does)."""
+    if args.print or args.input_format == "stream-json":
+        return False
+    return all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout))
+
+
+async def _repl(args: argparse.Namespace) -> int:
+    from msgspec.structs import replace
+
+    from stayer.ui.repl.app import run_repl
+
+    from .options import options_from_args
+
+    options = options_from_args(args)
+    options = replace(options, resume=_resume_choice(args.resume))
+    return await run_repl(options, (args.prompt or "").strip() or None)
 
 
 def _report(error: StayerError, argv: Sequence[str]) -> None:

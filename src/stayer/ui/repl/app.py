@@ -1,0 +1,512 @@
+"""The REPL: a person at a terminal, a Session driven through the driver, inline.
+
+`stayer` on a terminal with no `-p` opens this. It is a thin front end over `stayer.driver`: it
+submits what is typed, hands every event to the `View`, answers permission questions with a
+dialog, and owns nothing a Session owns. prompt_toolkit reads the keys and draws the live tail
+(the streaming block, running tools, queued messages, the input box or a dialog, the footer)
+in place; rich renders what the view gives it; what is finished goes into the terminal's own
+scrollback once (`terminal.commit`). No alternate screen: the conversation stays in the
+terminal's history after stayer exits.
+
+Keys are in `keys`; what each slash command does is in `commands`, acting through the surface
+in `surface`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from pathlib import Path
+
+from msgspec.structs import replace
+from prompt_toolkit.application import in_terminal
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.input import create_input
+
+from stayer._version import __version__
+from stayer.driver import Answer, Close, Driver, Operation, SetMode, Submit
+from stayer.errors import StayerError
+from stayer.events import (
+    Continue,
+    Continuing,
+    Event,
+    Finished,
+    MessageDelta,
+    MessageStarted,
+    ModelSwitched,
+    PermissionRequested,
+    SessionStarted,
+)
+from stayer.exec.attached import editor_command, run_attached
+from stayer.messages import Usage
+from stayer.permissions import Decision
+from stayer.session.options import QueryOptions
+from stayer.tools.names import EXIT_PLAN_MODE
+from stayer.session.session import Prompt, Session
+
+from .commands import Commands
+from .completion import ReplCompleter
+from .dialogs import Chosen, Dialog, Option
+from .input import ProjectHistory, history_file
+from .keys import key_bindings
+from .layout import build_layout, build_style
+from .paste import Pastes
+from .shell import bang_prompt, run_bang
+from .surface import Totals
+from .terminal import FramedOutput, InlineApplication, commit, terminal_reflows
+from .view import View
+
+MODE_CYCLE = ("default", "acceptEdits", "plan")
+"""What Shift+Tab steps through, as Claude Code's does (a session started in another mode has
+it in the cycle too, after these)."""
+
+TICK_S = 0.1
+"""How often the live tail is drawn again while something in it moves (spinners, elapsed
+time); nothing is drawn while the REPL waits for the person."""
+
+DOUBLE_PRESS_S = 1.0
+"""Ctrl+C twice within this on an empty prompt exits."""
+
+
+def wants_color(env: Mapping[str, str]) -> bool:
+    """Colour unless the person said no (`NO_COLOR`, any value) or the terminal cannot."""
+    return "NO_COLOR" not in env and env.get("TERM", "") != "dumb"
+
+
+class ReplApp:
+    """One interactive session on this terminal (implements `surface.Repl`)."""
+
+    def __init__(self, options: QueryOptions, *, prompt: str | None, env: Mapping[str, str]):
+        self._options = options
+        self._first_prompt = prompt
+        self._env = dict(env)
+        self._cwd = Path(options.cwd or os.getcwd()).resolve()
+        self.output = FramedOutput.from_pty(sys.stdout, term=env.get("TERM"))
+        self.view = View(width=self._width, color=wants_color(env))
+        self.commands = Commands()
+        self.pastes = Pastes()
+        self._totals = Totals()
+        self._driver: Driver | None = None
+        self._driver_task: asyncio.Task[None] | None = None
+        self._dialogs: list[Dialog] = []
+        self._queued: list[tuple[Prompt, str]] = []
+        """Prompts typed while a run went on and not yet taken (what was sent, what was typed)."""
+        self._running = False
+        self._model = ""
+        self._mode = options.permission_mode or "default"
+        self._hint = ""
+        self._last_ctrl_c = 0.0
+        self._ticker: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[object]] = set()
+        self.buffer = Buffer(
+            multiline=True,
+            history=ProjectHistory(history_file(self._cwd, self._env)),
+            completer=ReplCompleter(self._cwd, self._command_names),
+            complete_while_typing=True,
+        )
+        self.note = Buffer(multiline=False)
+        self.app = InlineApplication(
+            layout=build_layout(self),
+            key_bindings=key_bindings(self),
+            style=build_style(),
+            full_screen=False,
+            mouse_support=False,
+            erase_when_done=False,
+            output=self.output,
+            input=create_input(sys.stdin),
+        )
+        self.app.reflows = terminal_reflows(env)
+        self.app.ttimeoutlen = 0.02  # a lone Escape is an interrupt, not the start of Alt+key
+        self.app.timeoutlen = 0.02
+        self.live_text = ""
+        """The view's live text, taken once per frame (the layout reads it twice)."""
+        self.app.before_render += self._refresh_live
+
+    # --- the surface commands act through (surface.Repl) ---
+
+    @property
+    def session(self) -> Session:
+        return self._driving().session
+
+    @property
+    def totals(self) -> Totals:
+        return self._totals
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def send(self, operation: Operation) -> None:
+        self._driving().send(operation)
+
+    def say(self, text: str) -> None:
+        self.show(self.view.notice(text))
+
+    async def pick(self, title: str, choices: Sequence[str]) -> int | None:
+        dialog = Dialog(title, [Option(choice) for choice in choices], dismiss_is_last=False)
+        return (await self._open(dialog)).index
+
+    async def edit(self, path: Path) -> None:
+        argv = editor_command(self._env, path)
+        async with in_terminal():
+            status, problem = await run_attached(argv, cwd=self._cwd, env=self._env)
+        if problem:
+            self.say(problem)
+        elif status:
+            self.say(f"the editor exited with status {status}")
+
+    async def resume(self, session_id: str) -> None:
+        await self._stop_driver()
+        options = replace(self._options, resume=session_id, continue_session=False)
+        await self._start_driver(options)
+
+    def exit(self) -> None:
+        if self.app.is_running and not self.app.future.done():
+            self.app.exit()
+
+    # --- running ---
+
+    async def run(self) -> int:
+        """Open the session, take input until the person leaves, then end the session."""
+        self.show(self.view.notice(f"✻ stayer {__version__} · /help for commands · {self._cwd}"))
+        await self._start_driver(self._options)
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(number, self.exit)
+        try:
+            await self.app.run_async(pre_run=self._begin)
+        finally:
+            for number in (signal.SIGTERM, signal.SIGHUP):
+                loop.remove_signal_handler(number)
+            await self._stop_driver()
+            for task in list(self._tasks):
+                task.cancel()
+        return 0
+
+    def _begin(self) -> None:
+        if self._first_prompt:
+            self.take(self._first_prompt)
+
+    async def _start_driver(self, options: QueryOptions) -> None:
+        driver = await Driver.open(options, self._sink, answers=True, on_error=self._failed)
+        self._driver = driver
+        session = driver.session
+        for warning in session.warnings:
+            self.show(self.view.notice(warning, level="warning"))
+        if session.history:
+            self.show(self.view.replay(session.history))
+        self._driver_task = asyncio.create_task(driver.run())
+
+    async def _stop_driver(self) -> None:
+        driver, task = self._driver, self._driver_task
+        if driver is None or task is None:
+            return
+        if self._running:
+            driver.interrupt("the session was closed")
+        for dialog in self._dialogs:
+            dialog.cancel()
+        driver.send(Close())
+        try:
+            await task
+        except StayerError as error:
+            self.show(self.view.notice(str(error), level="error"))
+        self._driver = self._driver_task = None
+        self._running = False
+
+    def _driving(self) -> Driver:
+        if self._driver is None:
+            raise StayerError("no session is open")
+        return self._driver
+
+    # --- input ---
+
+    def take(self, typed: str) -> None:
+        """What the person entered: a slash command, a `!` command, or a prompt."""
+        text = self.pastes.expand(typed)
+        if text.startswith("/") and not text.startswith("//"):
+            self.show(self.view.user_prompt(typed))
+            self._spawn(self.commands.run(self, text))
+        elif text.startswith("!") and text[1:].strip():
+            self._spawn(self._bang(text[1:].strip()))
+        else:
+            self._prompt(text, typed)
+
+    def _prompt(self, text: str, typed: str) -> None:
+        if self._running:
+            self._queued.append((text, typed))
+            self.send(Submit(text))
+            self.app.invalidate()
+            return
+        self.show(self.view.user_prompt(typed))
+        self._set_running(True)
+        self.send(Submit(text))
+
+    async def _bang(self, command: str) -> None:
+        self.show(self.view.user_prompt(f"!{command}"))
+        driver = self._driving()
+        result = await run_bang(command, cwd=self._cwd, env=self._env)
+        self.show(self.view.notice(result.shown() if hasattr(result, "shown") else ""))
+        if self._driver is driver:
+            self._prompt(bang_prompt(result), f"!{command}")
+
+    def interrupt(self) -> None:
+        """Escape or Ctrl+C during a run: stop it now; what was queued for it comes back to
+        the input box."""
+        driver = self._driver
+        if driver is None or not self._running:
+            return
+        driver.interrupt()
+        for dialog in self._dialogs:
+            dialog.cancel()
+        back = [typed for _, typed in self._queued]
+        self._queued.clear()
+        driver.unsent.clear()
+        if back:
+            self.buffer.text = "\n".join([*back, self.buffer.text]).strip("\n")
+            self.buffer.cursor_position = len(self.buffer.text)
+        self.app.invalidate()
+
+    def ctrl_c_idle(self) -> None:
+        """Ctrl+C with no run going: clear the input, or exit when pressed twice on nothing."""
+        if self.buffer.text:
+            self.buffer.reset()
+            return
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= DOUBLE_PRESS_S:
+            self.exit()
+            return
+        self._last_ctrl_c = now
+        self._hint = "Press Ctrl-C again to exit"
+        self._spawn(self._clear_hint(now))
+
+    async def _clear_hint(self, since: float) -> None:
+        await asyncio.sleep(DOUBLE_PRESS_S)
+        if self._last_ctrl_c == since:
+            self._hint = ""
+            self.app.invalidate()
+
+    def cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode, for the running run's next calls too."""
+        cycle = list(MODE_CYCLE)
+        start = self._options.permission_mode
+        if start and start not in cycle:
+            cycle.append(start)
+        mode = cycle[(cycle.index(self._mode) + 1) % len(cycle)] if self._mode in cycle else "default"
+        self._mode = mode
+        self.send(SetMode(mode))
+        self.app.invalidate()
+
+    def expand_last(self) -> None:
+        self.show(self.view.expand_last())
+
+    # --- events ---
+
+    async def _sink(self, event: Event) -> None:
+        self._track(event)
+        if isinstance(event, PermissionRequested):
+            self._spawn(self._question(event))
+        chunks = self.view.feed(event)
+        if isinstance(event, Finished):
+            chunks = [*chunks, *self.view.flush()]
+        self.show(chunks)
+
+    def _track(self, event: Event) -> None:
+        match event:
+            case SessionStarted(model=model, context_window=window, permission_mode=mode):
+                self._model, self._mode = model, mode
+                self._totals.context_window = window or self._totals.context_window
+            case MessageStarted(usage=usage) | MessageDelta(usage=usage):
+                self._set_running(True)
+                self._note_context(usage)
+            case ModelSwitched(to_model=model):
+                self._model = model
+            case Continuing(reason=Continue.QUEUED_INPUT):
+                self._echo_taken()
+            case Finished():
+                self._finished(event)
+            case _:
+                if not self._running and self._queued:
+                    self._set_running(True)  # a run of its own for what came too late
+                    self._echo_taken()
+
+    def _note_context(self, usage: Usage) -> None:
+        sent = usage.input_tokens + usage.cache_read_input_tokens
+        sent += usage.cache_creation_input_tokens
+        if sent:
+            self._totals.context_tokens = sent
+
+    def _finished(self, event: Finished) -> None:
+        totals = self._totals
+        totals.cost_usd += event.cost_usd
+        totals.input_tokens += event.usage.input_tokens
+        totals.output_tokens += event.usage.output_tokens
+        totals.cache_read_tokens += event.usage.cache_read_input_tokens
+        totals.cache_write_tokens += event.usage.cache_creation_input_tokens
+        totals.runs += 1
+        totals.api_duration_ms += event.duration_api_ms
+        totals.wall_duration_ms += event.duration_ms
+        self._set_running(False)
+
+    def _echo_taken(self) -> None:
+        """Queued prompts the run has taken now go into the conversation, where the model
+        read them."""
+        waiting = self._driver.session.queued if self._driver is not None else ()
+        taken = [pair for pair in self._queued if not any(pair[0] is q for q in waiting)]
+        self._queued = [pair for pair in self._queued if pair not in taken]
+        for _, typed in taken:
+            self.show(self.view.user_prompt(typed))
+
+    # --- permission questions ---
+
+    async def _question(self, request: PermissionRequested) -> None:
+        rule = request.suggestions[0] if request.suggestions else None
+        options = [Option("Yes")]
+        if rule is not None:
+            options.append(Option(f"Yes, and don't ask again for {rule} in this project"))
+        options.append(Option("No, and tell the model what to do instead", takes_note=True))
+        heading = self.view.describe_call(request.name, request.input).rstrip("\n")
+        heading += "\n" + _question_for(request, self._cwd)
+        dialog = Dialog(heading, options, footnote="Esc to say no")
+        chosen = await self._open(dialog)
+        decision = self._decision(chosen, dialog, rule)
+        if decision is not None and self._driver is not None:
+            self._driver.send(Answer(request.tool_use_id, decision))
+
+    def _decision(self, chosen: Chosen, dialog: Dialog, rule: str | None) -> Decision | None:
+        if chosen.index is None:
+            return None  # interrupted: the driver has denied it already
+        if chosen.index == len(dialog.options) - 1:
+            return Decision("deny", chosen.note, by="user")
+        if chosen.index == 1 and rule is not None:
+            try:
+                self.session.add_rule("allow", rule, save=True)
+            except StayerError as error:
+                self.say(f"could not keep the rule: {error}")
+        return Decision("allow", by="user")
+
+    async def _open(self, dialog: Dialog) -> Chosen:
+        self._dialogs.append(dialog)
+        self.app.invalidate()
+        try:
+            return await dialog.answer
+        finally:
+            self._dialogs.remove(dialog)
+            self.note.reset()
+            if not self._dialogs:
+                self.focus_input()
+            self.app.invalidate()
+
+    @property
+    def dialog(self) -> Dialog | None:
+        """The question on screen now (the first asked)."""
+        return self._dialogs[0] if self._dialogs else None
+
+    def focus_input(self) -> None:
+        with suppress(ValueError):
+            self.app.layout.focus(self.buffer)
+
+    def focus_note(self) -> None:
+        with suppress(ValueError):
+            self.app.layout.focus(self.note)
+        self.app.invalidate()
+
+    # --- drawing ---
+
+    def _refresh_live(self, _: object) -> None:
+        self.live_text = self.view.live()
+
+    def show(self, chunks: Sequence[str]) -> None:
+        """Finished output into the scrollback, once; the live tail redrawn under it."""
+        text = "".join(chunks)
+        if text:
+            commit(self.app, self.output, text)
+        elif self.app.is_running:
+            self.app.invalidate()
+
+    def _set_running(self, running: bool) -> None:
+        if running == self._running:
+            return
+        self._running = running
+        if running and self._ticker is None:
+            self._ticker = asyncio.create_task(self._tick())
+        self.app.invalidate()
+
+    async def _tick(self) -> None:
+        try:
+            while self._running or self._dialogs:
+                await asyncio.sleep(TICK_S)
+                self.app.invalidate()
+        finally:
+            self._ticker = None
+
+    def _width(self) -> int:
+        return max(self.output.get_size().columns, 20)
+
+    def _command_names(self) -> list[tuple[str, str]]:
+        return [(command.name, command.summary) for command in self.commands.complete("")]
+
+    def _failed(self, line: str) -> None:
+        self.show(self.view.notice(line, level="error"))
+
+    def _spawn(self, work: object) -> None:
+        task: asyncio.Task[object] = asyncio.ensure_future(work)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[object]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            error = task.exception()
+            self._failed(str(error) if isinstance(error, StayerError) else repr(error))
+
+    # --- what the footer and queue lines read ---
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @property
+    def hint(self) -> str:
+        return self._hint
+
+    def footer_text(self) -> str:
+        parts = [self._model, self._mode]
+        if self._running:
+            parts.append("esc to interrupt")
+        if self._hint:
+            parts = [self._hint]
+        return "  " + " · ".join(part for part in parts if part)
+
+    @property
+    def queued_texts(self) -> list[str]:
+        return [typed for _, typed in self._queued]
+
+
+def _question_for(request: PermissionRequested, cwd: Path) -> str:
+    """The question over the options: what the call does, in a person's words."""
+    if request.name == EXIT_PLAN_MODE:
+        return "Would you like to go ahead with this plan?"
+    path = request.input.get("file_path")
+    if isinstance(path, str) and path:
+        shown = Path(path)
+        with suppress(ValueError):
+            shown = shown.resolve().relative_to(cwd)
+        return f"Do you want to make this change to {shown}?"
+    return "Do you want to proceed?"
+
+
+async def run_repl(options: QueryOptions, prompt: str | None) -> int:
+    """The REPL until the person leaves; the exit status."""
+    repl = ReplApp(options, prompt=prompt, env=os.environ)
+    with suppress(EOFError):
+        return await repl.run()
+    return 0

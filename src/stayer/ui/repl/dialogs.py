@@ -1,0 +1,91 @@
+"""The questions the REPL puts to the person in place of the input box: a permission prompt,
+and a picker (`/resume`, `/model`).
+
+A dialog is a choice among numbered options, answered by its number, or by Up/Down and Enter;
+Escape answers the last option (for a permission prompt: no). An option may take a note: choosing
+it opens a line for the note, and Enter sends both. The dialog owns no keys and draws nothing
+itself: the app binds the keys to these methods and draws `lines()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from msgspec import Struct
+
+
+class Option(Struct, frozen=True):
+    label: str
+    takes_note: bool = False
+
+
+class Chosen(Struct, frozen=True):
+    index: int | None
+    """The option chosen, None when the dialog was dismissed."""
+    note: str = ""
+
+
+class Dialog:
+    """One open question: its heading lines (ANSI text allowed), its options, and the answer
+    once given (`answer` is awaited by whoever asked)."""
+
+    def __init__(
+        self,
+        heading: str,
+        options: Sequence[Option],
+        *,
+        footnote: str = "",
+        dismiss_is_last: bool = True,
+    ) -> None:
+        self.heading = heading
+        self.options = tuple(options)
+        self.footnote = footnote
+        self.selected = 0
+        self.noting = False
+        """Whether the note line is open (the option chosen takes a note)."""
+        self._dismiss_is_last = dismiss_is_last
+        self.answer: asyncio.Future[Chosen] = asyncio.get_running_loop().create_future()
+
+    def move(self, step: int) -> None:
+        if not self.noting and self.options:
+            self.selected = (self.selected + step) % len(self.options)
+
+    def choose(self, index: int | None = None) -> bool:
+        """Choose option `index` (the selected one when None); False when it needs a note first
+        (the note line opens)."""
+        index = self.selected if index is None else index
+        if not 0 <= index < len(self.options):
+            return True
+        self.selected = index
+        if self.options[index].takes_note and not self.noting:
+            self.noting = True
+            return False
+        self._settle(Chosen(index))
+        return True
+
+    def give_note(self, note: str) -> None:
+        self._settle(Chosen(self.selected, note.strip()))
+
+    def dismiss(self) -> None:
+        """Escape: the last option (no) for a question, nothing chosen for a picker."""
+        if self.noting:
+            self.noting = False
+            return
+        last = len(self.options) - 1 if self._dismiss_is_last and self.options else None
+        self._settle(Chosen(last))
+
+    def cancel(self, reason: str = "") -> None:
+        """Nobody will answer (the run was interrupted, the REPL is closing)."""
+        self._settle(Chosen(None, reason))
+
+    def _settle(self, chosen: Chosen) -> None:
+        if not self.answer.done():
+            self.answer.set_result(chosen)
+
+    def option_lines(self) -> list[tuple[bool, str]]:
+        """Each option as shown, numbered, with whether it is the selected one."""
+        return [
+            (number - 1 == self.selected, f"{number}. {option.label}")
+            for number, option in enumerate(self.options, start=1)
+        ]

@@ -1,0 +1,138 @@
+"""The REPL's keys, as Claude Code's are: Enter sends (a trailing `\\` or Alt+Enter or Ctrl+J
+adds a line), Escape or Ctrl+C stops a run, Ctrl+C twice or Ctrl+D on an empty prompt leaves,
+Shift+Tab steps the permission mode, Ctrl+O shows the last result whole; while a question is
+asked, its number answers it (or Up/Down and Enter; Escape says no). Everything else is
+prompt_toolkit's Emacs-style editing, Up/Down history and Ctrl+R search."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.key_binding.key_bindings import KeyBindingsBase
+from prompt_toolkit.keys import Keys
+
+from .paste import paste_bindings
+
+if TYPE_CHECKING:
+    from .app import ReplApp
+
+
+def key_bindings(repl: ReplApp) -> KeyBindingsBase:
+    return merge_key_bindings(
+        [_typing(repl), _running(repl), _asking(repl), paste_bindings(repl.pastes)]
+    )
+
+
+def _typing(repl: ReplApp) -> KeyBindings:
+    keys = KeyBindings()
+    typing = Condition(lambda: repl.dialog is None)
+
+    @keys.add("enter", filter=typing)
+    def _enter(event: KeyPressEvent) -> None:
+        buffer = repl.buffer
+        if buffer.complete_state is not None and buffer.complete_state.current_completion:
+            buffer.apply_completion(buffer.complete_state.current_completion)
+            return
+        text = buffer.text
+        if text.endswith("\\") and buffer.cursor_position == len(text):
+            buffer.delete_before_cursor()
+            buffer.insert_text("\n")
+            return
+        if not text.strip():
+            return
+        buffer.append_to_history()
+        buffer.reset()
+        repl.take(text)
+
+    @keys.add("escape", "enter", filter=typing)
+    @keys.add("c-j", filter=typing)
+    def _newline(event: KeyPressEvent) -> None:
+        repl.buffer.insert_text("\n")
+
+    @keys.add("c-d", filter=typing & Condition(lambda: not repl.buffer.text))
+    def _leave(event: KeyPressEvent) -> None:
+        repl.exit()
+
+    @keys.add("s-tab")
+    def _mode(event: KeyPressEvent) -> None:
+        repl.cycle_mode()
+
+    @keys.add("c-o", filter=typing)
+    def _expand(event: KeyPressEvent) -> None:
+        repl.expand_last()
+
+    @keys.add("c-c", filter=typing & Condition(lambda: not repl.running))
+    def _ctrl_c(event: KeyPressEvent) -> None:
+        repl.ctrl_c_idle()
+
+    return keys
+
+
+def _running(repl: ReplApp) -> KeyBindings:
+    keys = KeyBindings()
+    running = Condition(lambda: repl.running)
+    completing = Condition(lambda: repl.buffer.complete_state is not None)
+
+    @keys.add("escape", filter=running & ~completing & Condition(lambda: repl.dialog is None))
+    @keys.add("c-c", filter=running)
+    def _interrupt(event: KeyPressEvent) -> None:
+        repl.interrupt()
+
+    return keys
+
+
+def _asking(repl: ReplApp) -> KeyBindings:
+    keys = KeyBindings()
+    asking = Condition(lambda: repl.dialog is not None and not repl.dialog.noting)
+    noting = Condition(lambda: repl.dialog is not None and repl.dialog.noting)
+
+    for digit in "123456789":
+
+        @keys.add(digit, filter=asking)
+        def _number(event: KeyPressEvent, digit: str = digit) -> None:
+            _chose(repl, int(digit) - 1)
+
+    @keys.add("up", filter=asking)
+    def _up(event: KeyPressEvent) -> None:
+        if repl.dialog is not None:
+            repl.dialog.move(-1)
+
+    @keys.add("down", filter=asking)
+    @keys.add("tab", filter=asking)
+    def _down(event: KeyPressEvent) -> None:
+        if repl.dialog is not None:
+            repl.dialog.move(1)
+
+    @keys.add("enter", filter=asking)
+    def _enter(event: KeyPressEvent) -> None:
+        _chose(repl, None)
+
+    @keys.add("escape", filter=asking | noting)
+    def _escape(event: KeyPressEvent) -> None:
+        if repl.dialog is not None:
+            repl.dialog.dismiss()
+            repl.focus_input()
+
+    @keys.add("enter", filter=noting)
+    def _note(event: KeyPressEvent) -> None:
+        if repl.dialog is not None:
+            repl.dialog.give_note(repl.note.text)
+            repl.focus_input()
+
+    @keys.add(Keys.Any, filter=asking)
+    def _swallow(event: KeyPressEvent) -> None:
+        """Keys a question does not take go nowhere (never into the hidden input box)."""
+
+    return keys
+
+
+def _chose(repl: ReplApp, index: int | None) -> None:
+    dialog = repl.dialog
+    if dialog is None:
+        return
+    if dialog.choose(index):
+        repl.focus_input()
+    else:
+        repl.focus_note()

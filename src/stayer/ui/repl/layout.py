@@ -1,0 +1,114 @@
+"""What the REPL's live tail is made of, top to bottom: the view's live text (the streaming
+block, running tools), the prompts queued meanwhile, then either the input box (between two
+rules, `>` before its first line, completions under it) or the question being asked, and the
+footer. Everything above the tail is the terminal's own scrollback; this is all that is ever
+drawn again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Dimension,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    Window,
+)
+from prompt_toolkit.layout.controls import BufferControl
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.styles import Style
+from prompt_toolkit.widgets import SearchToolbar
+
+if TYPE_CHECKING:
+    from .app import ReplApp
+
+INPUT_ROWS = 12
+"""The input box grows with what is typed up to this many rows, then scrolls."""
+
+
+def build_layout(repl: ReplApp) -> Layout:
+    asking = Condition(lambda: repl.dialog is not None)
+    noting = Condition(lambda: repl.dialog is not None and repl.dialog.noting)
+    search = SearchToolbar(ignore_case=True)
+    live = Window(
+        FormattedTextControl(lambda: ANSI(repl.live_text)),
+        dont_extend_height=True,
+        wrap_lines=False,
+    )
+    queued = Window(FormattedTextControl(lambda: _queued(repl)), dont_extend_height=True)
+    typing = Window(
+        BufferControl(repl.buffer, search_buffer_control=search.control),
+        get_line_prefix=lambda line, wrapped: [("class:prompt", "> " if line == 0 and not wrapped else "  ")],
+        wrap_lines=True,
+        height=Dimension(min=1, max=INPUT_ROWS),
+        dont_extend_height=True,
+    )
+    question = Window(
+        FormattedTextControl(lambda: _question(repl), focusable=True),
+        dont_extend_height=True,
+        wrap_lines=True,
+    )
+    note = Window(
+        BufferControl(repl.note),
+        get_line_prefix=lambda line, wrapped: [("class:prompt", "   > ")],
+        height=1,
+    )
+    footer = Window(FormattedTextControl(repl.footer_text), height=1, style="class:footer")
+    rule = Window(char="─", height=1, style="class:rule")
+    body = HSplit(
+        [
+            ConditionalContainer(live, Condition(lambda: bool(repl.live_text))),
+            ConditionalContainer(queued, Condition(lambda: bool(repl.queued_texts))),
+            rule,
+            ConditionalContainer(HSplit([typing, search, CompletionsMenu(max_height=8)]), ~asking),
+            ConditionalContainer(question, asking),
+            ConditionalContainer(note, noting),
+            rule,
+            footer,
+        ]
+    )
+    return Layout(body, focused_element=typing)
+
+
+def _queued(repl: ReplApp) -> StyleAndTextTuples:
+    lines: StyleAndTextTuples = []
+    for text in repl.queued_texts:
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        lines.append(("class:queued", f"  ⎿ queued: {first}\n"))
+    lines.append(("class:queued.hint", "    esc to take back and stop the run"))
+    return lines
+
+
+def _question(repl: ReplApp) -> StyleAndTextTuples:
+    dialog = repl.dialog
+    if dialog is None:
+        return []
+    lines: StyleAndTextTuples = [*ANSI(dialog.heading.rstrip("\n") + "\n").__pt_formatted_text__()]
+    for selected, label in dialog.option_lines():
+        style = "class:option.selected" if selected else "class:option"
+        lines.append((style, f"{'❯' if selected else ' '} {label}\n"))
+    if dialog.noting:
+        lines.append(("class:hint", "  What should the model do instead? (Enter to send, Esc to go back)"))
+    elif dialog.footnote:
+        lines.append(("class:hint", f"  {dialog.footnote}"))
+    return lines
+
+
+def build_style() -> Style:
+    return Style.from_dict(
+        {
+            "prompt": "bold",
+            "rule": "#606060",
+            "footer": "#8a8a8a",
+            "queued": "#8a8a8a italic",
+            "queued.hint": "#606060",
+            "option": "",
+            "option.selected": "#5fafff bold",
+            "hint": "#8a8a8a",
+        }
+    )

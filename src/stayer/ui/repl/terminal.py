@@ -1,0 +1,133 @@
+"""What the REPL does to the terminal beyond drawing its live tail with prompt_toolkit.
+
+- **Frames.** Every write prompt_toolkit flushes is one frame, bracketed as a synchronized
+  update (DEC private mode 2026: a terminal that knows it shows the frame whole, one that does
+  not ignores the brackets), and a commit is one frame too, so the live tail is never seen
+  erased: no flicker.
+- **Commits.** Finished output goes into the terminal's own scrollback exactly once: the live
+  tail is erased, the finished lines are written where it was, and the tail is drawn again
+  under them, all in one write. Nothing above the tail is ever redrawn, so the conversation
+  is the terminal's own history: selectable, searchable, kept after exit.
+- **Resizes.** A terminal that reflows its lines on a narrower width (tmux, VTE, kitty, iTerm2,
+  Windows Terminal) splits every row of the tail longer than the new width, so the tail is
+  taller than prompt_toolkit remembers and erasing it from where it thinks it began would leave
+  its top rows behind as garbage in the scrollback. So on a terminal known to reflow, the
+  erase first goes up by the rows the reflow added, worked out from the rows last drawn. On
+  a terminal not known to reflow (xterm truncates instead) it does not: going up too far
+  would erase finished lines still on screen, which are in no scrollback yet, and losing
+  output is worse than a stray line. `STAYER_TERMINAL_REFLOWS=1` (or `0`) says which it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.data_structures import Point
+from prompt_toolkit.layout.screen import Screen
+from prompt_toolkit.output.vt100 import Vt100_Output
+
+SYNC_BEGIN = "\x1b[?2026h"
+SYNC_END = "\x1b[?2026l"
+
+
+class FramedOutput(Vt100_Output):
+    """prompt_toolkit's terminal output, each flush one synchronized frame; `frame()` holds
+    every flush inside it back into one."""
+
+    _held = 0
+    frames = 0
+    """How many frames were written: the redraw count the flicker benchmark reads."""
+
+    def flush(self) -> None:
+        if self._held or not self._buffer:
+            return
+        self._buffer.insert(0, SYNC_BEGIN)
+        self._buffer.append(SYNC_END)
+        self.frames += 1
+        super().flush()
+
+    @contextmanager
+    def frame(self) -> Iterator[None]:
+        """Everything written inside, prompt_toolkit's own flushes included, as one write."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held:
+                self.flush()
+
+
+def commit(app: Application[object], output: FramedOutput, text: str) -> None:
+    """Write `text` (whole lines, each ending in a newline) into the scrollback above the live
+    tail, once, and draw the tail again under it: one frame."""
+    if not text:
+        return
+    if not app.is_running or app._running_in_terminal:
+        output.write_raw(text.replace("\n", "\r\n"))
+        output.flush()
+        return
+    with output.frame():
+        app.renderer.erase(leave_alternate_screen=False)
+        output.write_raw(text.replace("\n", "\r\n"))
+        app.renderer.reset(leave_alternate_screen=False)
+        app._redraw()
+
+
+_REFLOWING_TERMS = ("xterm-kitty", "xterm-ghostty", "alacritty", "wezterm", "foot", "tmux")
+_REFLOWING_PROGRAMS = ("iTerm.app", "WezTerm", "vscode", "ghostty", "Apple_Terminal", "Hyper")
+_REFLOWING_MARKS = ("TMUX", "VTE_VERSION", "KITTY_WINDOW_ID", "WT_SESSION", "ALACRITTY_WINDOW_ID")
+
+
+def terminal_reflows(env: Mapping[str, str]) -> bool:
+    """Whether this terminal splits long lines when it gets narrower (most do; xterm does
+    not); unknown ones are taken not to (see the module)."""
+    said = env.get("STAYER_TERMINAL_REFLOWS")
+    if said in ("0", "1"):
+        return said == "1"
+    if any(env.get(mark) for mark in _REFLOWING_MARKS):
+        return True
+    term = env.get("TERM", "")
+    return term.startswith(_REFLOWING_TERMS) or env.get("TERM_PROGRAM") in _REFLOWING_PROGRAMS
+
+
+def reflowed_rows(screen: Screen, cursor: Point, width: int) -> int:
+    """How many rows above the cursor the tail drawn as `screen` takes up once a reflowing
+    terminal has split it to `width` columns (the cursor's own row included, when the
+    cursor is past the new width): what the erase must go up by."""
+    rows = 0
+    for y in range(cursor.y):
+        line = screen.data_buffer[y]
+        used = 1 + max((x for x, cell in line.items() if cell.char != " " or cell.style), default=0)
+        rows += max(1, -(-used // width))
+    return rows + cursor.x // max(width, 1)
+
+
+class InlineApplication(Application[None]):
+    """prompt_toolkit's application, its resize erasing the whole tail on a terminal that
+    reflows (see the module)."""
+
+    reflows = False
+
+    def _on_resize(self) -> None:
+        renderer = self.renderer
+        screen = renderer._last_screen
+        output = self.output
+        with _framed(output):
+            if self.reflows and screen is not None:
+                cursor = renderer._cursor_pos
+                extra = reflowed_rows(screen, cursor, output.get_size().columns) - cursor.y
+                if extra > 0:
+                    output.cursor_up(extra)
+            super()._on_resize()
+
+
+@contextmanager
+def _framed(output: object) -> Iterator[None]:
+    if isinstance(output, FramedOutput):
+        with output.frame():
+            yield
+    else:
+        yield
