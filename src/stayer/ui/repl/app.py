@@ -19,9 +19,10 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from msgspec.structs import replace
 from prompt_toolkit.application import in_terminal
@@ -36,29 +37,23 @@ from stayer.events import (
     Continuing,
     Event,
     Finished,
-    MessageDelta,
-    MessageStarted,
-    ModelSwitched,
     PermissionRequested,
-    SessionStarted,
 )
 from stayer.exec.attached import editor_command, run_attached
-from stayer.messages import Usage
-from stayer.permissions import Decision
 from stayer.session.options import QueryOptions
-from stayer.tools.names import EXIT_PLAN_MODE
 from stayer.session.session import Prompt, Session
 
 from .commands import Commands
 from .completion import ReplCompleter
-from .dialogs import Chosen, Dialog, Option
+from .dialogs import Chosen, Dialog, Option, decision_for, kept_rule, permission_dialog
 from .input import ProjectHistory, history_file
 from .keys import key_bindings
 from .layout import build_layout, build_style
 from .paste import Pastes
 from .shell import bang_prompt, run_bang
 from .surface import Totals
-from .terminal import FramedOutput, InlineApplication, commit, terminal_reflows
+from .terminal import InlineApplication, commit, framed_output, terminal_reflows
+from .tracking import Tracker
 from .view import View
 
 MODE_CYCLE = ("default", "acceptEdits", "plan")
@@ -86,19 +81,16 @@ class ReplApp:
         self._first_prompt = prompt
         self._env = dict(env)
         self._cwd = Path(options.cwd or os.getcwd()).resolve()
-        self.output = FramedOutput.from_pty(sys.stdout, term=env.get("TERM"))
+        self.output = framed_output(sys.stdout, env)
         self.view = View(width=self._width, color=wants_color(env))
         self.commands = Commands()
         self.pastes = Pastes()
-        self._totals = Totals()
+        self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
         self._driver_task: asyncio.Task[None] | None = None
         self._dialogs: list[Dialog] = []
         self._queued: list[tuple[Prompt, str]] = []
         """Prompts typed while a run went on and not yet taken (what was sent, what was typed)."""
-        self._running = False
-        self._model = ""
-        self._mode = options.permission_mode or "default"
         self._hint = ""
         self._last_ctrl_c = 0.0
         self._ticker: asyncio.Task[None] | None = None
@@ -135,11 +127,11 @@ class ReplApp:
 
     @property
     def totals(self) -> Totals:
-        return self._totals
+        return self._tracker.totals
 
     @property
     def running(self) -> bool:
-        return self._running
+        return self._tracker.running
 
     def send(self, operation: Operation) -> None:
         self._driving().send(operation)
@@ -166,7 +158,8 @@ class ReplApp:
         await self._start_driver(options)
 
     def exit(self) -> None:
-        if self.app.is_running and not self.app.future.done():
+        future = self.app.future
+        if self.app.is_running and future is not None and not future.done():
             self.app.exit()
 
     # --- running ---
@@ -206,7 +199,7 @@ class ReplApp:
         driver, task = self._driver, self._driver_task
         if driver is None or task is None:
             return
-        if self._running:
+        if self.running:
             driver.interrupt("the session was closed")
         for dialog in self._dialogs:
             dialog.cancel()
@@ -216,7 +209,7 @@ class ReplApp:
         except StayerError as error:
             self.show(self.view.notice(str(error), level="error"))
         self._driver = self._driver_task = None
-        self._running = False
+        self._set_running(False)
 
     def _driving(self) -> Driver:
         if self._driver is None:
@@ -237,7 +230,7 @@ class ReplApp:
             self._prompt(text, typed)
 
     def _prompt(self, text: str, typed: str) -> None:
-        if self._running:
+        if self.running:
             self._queued.append((text, typed))
             self.send(Submit(text))
             self.app.invalidate()
@@ -258,7 +251,7 @@ class ReplApp:
         """Escape or Ctrl+C during a run: stop it now; what was queued for it comes back to
         the input box."""
         driver = self._driver
-        if driver is None or not self._running:
+        if driver is None or not self.running:
             return
         driver.interrupt()
         for dialog in self._dialogs:
@@ -296,8 +289,9 @@ class ReplApp:
         start = self._options.permission_mode
         if start and start not in cycle:
             cycle.append(start)
-        mode = cycle[(cycle.index(self._mode) + 1) % len(cycle)] if self._mode in cycle else "default"
-        self._mode = mode
+        now = self._tracker.mode
+        mode = cycle[(cycle.index(now) + 1) % len(cycle)] if now in cycle else "default"
+        self._tracker.mode = mode
         self.send(SetMode(mode))
         self.app.invalidate()
 
@@ -316,41 +310,15 @@ class ReplApp:
         self.show(chunks)
 
     def _track(self, event: Event) -> None:
-        match event:
-            case SessionStarted(model=model, context_window=window, permission_mode=mode):
-                self._model, self._mode = model, mode
-                self._totals.context_window = window or self._totals.context_window
-            case MessageStarted(usage=usage) | MessageDelta(usage=usage):
-                self._set_running(True)
-                self._note_context(usage)
-            case ModelSwitched(to_model=model):
-                self._model = model
-            case Continuing(reason=Continue.QUEUED_INPUT):
-                self._echo_taken()
-            case Finished():
-                self._finished(event)
-            case _:
-                if not self._running and self._queued:
-                    self._set_running(True)  # a run of its own for what came too late
-                    self._echo_taken()
-
-    def _note_context(self, usage: Usage) -> None:
-        sent = usage.input_tokens + usage.cache_read_input_tokens
-        sent += usage.cache_creation_input_tokens
-        if sent:
-            self._totals.context_tokens = sent
-
-    def _finished(self, event: Finished) -> None:
-        totals = self._totals
-        totals.cost_usd += event.cost_usd
-        totals.input_tokens += event.usage.input_tokens
-        totals.output_tokens += event.usage.output_tokens
-        totals.cache_read_tokens += event.usage.cache_read_input_tokens
-        totals.cache_write_tokens += event.usage.cache_creation_input_tokens
-        totals.runs += 1
-        totals.api_duration_ms += event.duration_api_ms
-        totals.wall_duration_ms += event.duration_ms
-        self._set_running(False)
+        was_running = self._tracker.running
+        self._tracker.take(event)
+        if isinstance(event, Continuing) and event.reason is Continue.QUEUED_INPUT:
+            self._echo_taken()
+        elif not was_running and self._queued and not isinstance(event, Finished):
+            self._tracker.running = True  # a run of its own for what came too late
+            self._echo_taken()
+        if self._tracker.running != was_running:
+            self._running_changed()
 
     def _echo_taken(self) -> None:
         """Queued prompts the run has taken now go into the conversation, where the model
@@ -364,30 +332,18 @@ class ReplApp:
     # --- permission questions ---
 
     async def _question(self, request: PermissionRequested) -> None:
-        rule = request.suggestions[0] if request.suggestions else None
-        options = [Option("Yes")]
-        if rule is not None:
-            options.append(Option(f"Yes, and don't ask again for {rule} in this project"))
-        options.append(Option("No, and tell the model what to do instead", takes_note=True))
-        heading = self.view.describe_call(request.name, request.input).rstrip("\n")
-        heading += "\n" + _question_for(request, self._cwd)
-        dialog = Dialog(heading, options, footnote="Esc to say no")
-        chosen = await self._open(dialog)
-        decision = self._decision(chosen, dialog, rule)
+        shown = self.view.describe_call(request.name, request.input)
+        dialog = permission_dialog(request, shown, self._cwd)
+        decision = decision_for(await self._open(dialog), dialog, kept_rule(request), self._keep)
         if decision is not None and self._driver is not None:
             self._driver.send(Answer(request.tool_use_id, decision))
 
-    def _decision(self, chosen: Chosen, dialog: Dialog, rule: str | None) -> Decision | None:
-        if chosen.index is None:
-            return None  # interrupted: the driver has denied it already
-        if chosen.index == len(dialog.options) - 1:
-            return Decision("deny", chosen.note, by="user")
-        if chosen.index == 1 and rule is not None:
-            try:
-                self.session.add_rule("allow", rule, save=True)
-            except StayerError as error:
-                self.say(f"could not keep the rule: {error}")
-        return Decision("allow", by="user")
+    def _keep(self, rule: str) -> None:
+        """Option 2: the rule in force now and written to the project's local settings."""
+        try:
+            self.session.add_rule("allow", rule, save=True)
+        except StayerError as error:
+            self.say(f"could not keep the rule: {error}")
 
     async def _open(self, dialog: Dialog) -> Chosen:
         self._dialogs.append(dialog)
@@ -429,16 +385,18 @@ class ReplApp:
             self.app.invalidate()
 
     def _set_running(self, running: bool) -> None:
-        if running == self._running:
-            return
-        self._running = running
-        if running and self._ticker is None:
+        if running != self._tracker.running:
+            self._tracker.running = running
+            self._running_changed()
+
+    def _running_changed(self) -> None:
+        if self._tracker.running and self._ticker is None:
             self._ticker = asyncio.create_task(self._tick())
         self.app.invalidate()
 
     async def _tick(self) -> None:
         try:
-            while self._running or self._dialogs:
+            while self._tracker.running or self._dialogs:
                 await asyncio.sleep(TICK_S)
                 self.app.invalidate()
         finally:
@@ -453,8 +411,8 @@ class ReplApp:
     def _failed(self, line: str) -> None:
         self.show(self.view.notice(line, level="error"))
 
-    def _spawn(self, work: object) -> None:
-        task: asyncio.Task[object] = asyncio.ensure_future(work)  # type: ignore[arg-type]
+    def _spawn(self, work: Coroutine[Any, Any, object]) -> None:
+        task: asyncio.Task[object] = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._settled)
 
@@ -468,19 +426,19 @@ class ReplApp:
 
     @property
     def model(self) -> str:
-        return self._model
+        return self._tracker.model
 
     @property
     def mode(self) -> str:
-        return self._mode
+        return self._tracker.mode
 
     @property
     def hint(self) -> str:
         return self._hint
 
     def footer_text(self) -> str:
-        parts = [self._model, self._mode]
-        if self._running:
+        parts = [self.model, self.mode]
+        if self.running:
             parts.append("esc to interrupt")
         if self._hint:
             parts = [self._hint]
@@ -489,19 +447,6 @@ class ReplApp:
     @property
     def queued_texts(self) -> list[str]:
         return [typed for _, typed in self._queued]
-
-
-def _question_for(request: PermissionRequested, cwd: Path) -> str:
-    """The question over the options: what the call does, in a person's words."""
-    if request.name == EXIT_PLAN_MODE:
-        return "Would you like to go ahead with this plan?"
-    path = request.input.get("file_path")
-    if isinstance(path, str) and path:
-        shown = Path(path)
-        with suppress(ValueError):
-            shown = shown.resolve().relative_to(cwd)
-        return f"Do you want to make this change to {shown}?"
-    return "Do you want to proceed?"
 
 
 async def run_repl(options: QueryOptions, prompt: str | None) -> int:

@@ -10,9 +10,15 @@ itself: the app binds the keys to these methods and draws `lines()`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from pathlib import Path
 
 from msgspec import Struct
+
+from stayer.events import PermissionRequested
+from stayer.permissions import Decision
+from stayer.tools.names import EXIT_PLAN_MODE
 
 
 class Option(Struct, frozen=True):
@@ -89,3 +95,49 @@ class Dialog:
             (number - 1 == self.selected, f"{number}. {option.label}")
             for number, option in enumerate(self.options, start=1)
         ]
+
+
+def permission_dialog(request: PermissionRequested, shown: str, cwd: Path) -> Dialog:
+    """The question for a call the policy asks about, as Claude Code puts it: `shown` is
+    what the call will do (the view's description), then the question and three options —
+    yes; yes and keep the rule that allows it (only when the policy suggested one); no, with
+    a note for the model."""
+    options = [Option("Yes")]
+    rule = kept_rule(request)
+    if rule is not None:
+        options.append(Option(f"Yes, and don't ask again for {rule} in this project"))
+    options.append(Option("No, and tell the model what to do instead", takes_note=True))
+    heading = shown.rstrip("\n") + "\n" + _question(request, cwd)
+    return Dialog(heading, options, footnote="Esc to say no")
+
+
+def kept_rule(request: PermissionRequested) -> str | None:
+    """The rule option 2 keeps: the first the policy suggested."""
+    return request.suggestions[0] if request.suggestions else None
+
+
+def decision_for(
+    chosen: Chosen, dialog: Dialog, rule: str | None, keep: Callable[[str], None]
+) -> Decision | None:
+    """The answer a choice in `permission_dialog` gives (None: nobody answered, the driver
+    has denied it already); option 2 calls `keep` with the rule first."""
+    if chosen.index is None:
+        return None
+    if chosen.index == len(dialog.options) - 1:
+        return Decision("deny", chosen.note, by="user")
+    if chosen.index == 1 and rule is not None:
+        keep(rule)
+    return Decision("allow", by="user")
+
+
+def _question(request: PermissionRequested, cwd: Path) -> str:
+    """The question over the options: what the call does, in a person's words."""
+    if request.name == EXIT_PLAN_MODE:
+        return "Would you like to go ahead with this plan?"
+    path = request.input.get("file_path")
+    if isinstance(path, str) and path:
+        shown = Path(path)
+        with suppress(ValueError):
+            shown = shown.resolve().relative_to(cwd)
+        return f"Do you want to make this change to {shown}?"
+    return "Do you want to proceed?"

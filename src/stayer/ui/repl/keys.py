@@ -89,25 +89,11 @@ def _asking(repl: ReplApp) -> KeyBindings:
     noting = Condition(lambda: repl.dialog is not None and repl.dialog.noting)
 
     for digit in "123456789":
-
-        @keys.add(digit, filter=asking)
-        def _number(event: KeyPressEvent, digit: str = digit) -> None:
-            _chose(repl, int(digit) - 1)
-
-    @keys.add("up", filter=asking)
-    def _up(event: KeyPressEvent) -> None:
-        if repl.dialog is not None:
-            repl.dialog.move(-1)
-
-    @keys.add("down", filter=asking)
-    @keys.add("tab", filter=asking)
-    def _down(event: KeyPressEvent) -> None:
-        if repl.dialog is not None:
-            repl.dialog.move(1)
-
-    @keys.add("enter", filter=asking)
-    def _enter(event: KeyPressEvent) -> None:
-        _chose(repl, None)
+        keys.add(digit, filter=asking)(lambda event, index=int(digit) - 1: _chose(repl, index))
+    keys.add("enter", filter=asking)(lambda event: _chose(repl, None))
+    keys.add("up", filter=asking)(lambda event: _move(repl, -1))
+    keys.add("down", filter=asking)(lambda event: _move(repl, 1))
+    keys.add("tab", filter=asking)(lambda event: _move(repl, 1))
 
     @keys.add("escape", filter=asking | noting)
     def _escape(event: KeyPressEvent) -> None:
@@ -126,6 +112,11 @@ def _asking(repl: ReplApp) -> KeyBindings:
         """Keys a question does not take go nowhere (never into the hidden input box)."""
 
     return keys
+
+
+def _move(repl: ReplApp, step: int) -> None:
+    if repl.dialog is not None:
+        repl.dialog.move(step)
 
 
 def _chose(repl: ReplApp, index: int | None) -> None:

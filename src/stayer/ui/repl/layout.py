@@ -27,6 +27,8 @@ from prompt_toolkit.widgets import SearchToolbar
 if TYPE_CHECKING:
     from .app import ReplApp
 
+NOTE_HINT = "What should the model do instead? (Enter to send, Esc to go back)"
+
 INPUT_ROWS = 12
 """The input box grows with what is typed up to this many rows, then scrolls."""
 
@@ -43,7 +45,9 @@ def build_layout(repl: ReplApp) -> Layout:
     queued = Window(FormattedTextControl(lambda: _queued(repl)), dont_extend_height=True)
     typing = Window(
         BufferControl(repl.buffer, search_buffer_control=search.control),
-        get_line_prefix=lambda line, wrapped: [("class:prompt", "> " if line == 0 and not wrapped else "  ")],
+        get_line_prefix=lambda line, wrapped: [
+            ("class:prompt", "> " if line == 0 and not wrapped else "  ")
+        ],
         wrap_lines=True,
         height=Dimension(min=1, max=INPUT_ROWS),
         dont_extend_height=True,
@@ -75,6 +79,11 @@ def build_layout(repl: ReplApp) -> Layout:
     return Layout(body, focused_element=typing)
 
 
+def _prompt_prefix(line: int, wrapped: int) -> StyleAndTextTuples:
+    """`>` before the input's first line, as Claude Code's; its other lines under the text."""
+    return [("class:prompt", "> " if line == 0 and not wrapped else "  ")]
+
+
 def _queued(repl: ReplApp) -> StyleAndTextTuples:
     lines: StyleAndTextTuples = []
     for text in repl.queued_texts:
@@ -93,7 +102,9 @@ def _question(repl: ReplApp) -> StyleAndTextTuples:
         style = "class:option.selected" if selected else "class:option"
         lines.append((style, f"{'❯' if selected else ' '} {label}\n"))
     if dialog.noting:
-        lines.append(("class:hint", "  What should the model do instead? (Enter to send, Esc to go back)"))
+        lines.append(
+            ("class:hint", "  What should the model do instead? (Enter to send, Esc to go back)")
+        )
     elif dialog.footnote:
         lines.append(("class:hint", f"  {dialog.footnote}"))
     return lines

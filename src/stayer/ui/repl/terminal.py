@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any, TextIO
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.data_structures import Point
@@ -60,7 +61,14 @@ class FramedOutput(Vt100_Output):
                 self.flush()
 
 
-def commit(app: Application[object], output: FramedOutput, text: str) -> None:
+def framed_output(stdout: TextIO, env: Mapping[str, str]) -> FramedOutput:
+    """The terminal output for `stdout` (a terminal)."""
+    output = FramedOutput.from_pty(stdout, term=env.get("TERM"))
+    assert isinstance(output, FramedOutput)
+    return output
+
+
+def commit(app: Application[Any], output: FramedOutput, text: str) -> None:
     """Write `text` (whole lines, each ending in a newline) into the scrollback above the live
     tail, once, and draw the tail again under it: one frame."""
     if not text:
