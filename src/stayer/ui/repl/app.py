@@ -46,6 +46,7 @@ from stayer.session.session import Prompt, Session
 from .commands import Commands
 from .completion import ReplCompleter
 from .dialogs import Chosen, Dialog, Option, decision_for, kept_rule, permission_dialog
+from .entry import entered
 from .input import ProjectHistory, history_file
 from .keys import key_bindings
 from .layout import build_layout, build_style
@@ -221,13 +222,14 @@ class ReplApp:
     def take(self, typed: str) -> None:
         """What the person entered: a slash command, a `!` command, or a prompt."""
         text = self.pastes.expand(typed)
-        if text.startswith("/") and not text.startswith("//"):
-            self.show(self.view.user_prompt(typed))
-            self._spawn(self.commands.run(self, text))
-        elif text.startswith("!") and text[1:].strip():
-            self._spawn(self._bang(text[1:].strip()))
-        else:
-            self._prompt(text, typed)
+        match entered(text):
+            case "command":
+                self.show(self.view.user_prompt(typed))
+                self._spawn(self.commands.run(self, text.strip()))
+            case "shell":
+                self._spawn(self._bang(text.strip()[1:].strip()))
+            case "prompt":
+                self._prompt(text, typed)
 
     def _prompt(self, text: str, typed: str) -> None:
         if self.running:
@@ -304,10 +306,8 @@ class ReplApp:
         self._track(event)
         if isinstance(event, PermissionRequested):
             self._spawn(self._question(event))
-        chunks = self.view.feed(event)
-        if isinstance(event, Finished):
-            chunks = [*chunks, *self.view.flush()]
-        self.show(chunks)
+        ended = self.view.flush() if isinstance(event, Finished) else []
+        self.show([*ended, *self.view.feed(event)])
 
     def _track(self, event: Event) -> None:
         was_running = self._tracker.running
@@ -450,8 +450,10 @@ class ReplApp:
 
 
 async def run_repl(options: QueryOptions, prompt: str | None) -> int:
-    """The REPL until the person leaves; the exit status."""
-    repl = ReplApp(options, prompt=prompt, env=os.environ)
-    with suppress(EOFError):
-        return await repl.run()
-    return 0
+    """The REPL until the person leaves; the exit status. On a terminal that cannot move its
+    cursor (`TERM=dumb`) it is written as plain lines (`plain`)."""
+    if os.environ.get("TERM", "") == "dumb":
+        from .plain import PlainRepl
+
+        return await PlainRepl(options, prompt=prompt, env=os.environ).run()
+    return await ReplApp(options, prompt=prompt, env=os.environ).run()
