@@ -1,0 +1,92 @@
+"""What the REPL does to the terminal beyond prompt_toolkit: one synchronized frame per write,
+commits into the scrollback, and a resize that erases the whole tail after a reflow."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from prompt_toolkit.data_structures import Point, Size
+from prompt_toolkit.layout.screen import Char, Screen
+
+from stayer.ui.repl.terminal import (
+    SYNC_BEGIN,
+    SYNC_END,
+    FramedOutput,
+    reflowed_rows,
+    terminal_reflows,
+)
+
+
+def _output() -> tuple[FramedOutput, io.StringIO]:
+    stdout = io.StringIO()
+    return FramedOutput(stdout, lambda: Size(rows=24, columns=80), term="xterm"), stdout
+
+
+def test_each_flush_is_one_synchronized_frame() -> None:
+    output, stdout = _output()
+    output.write("one")
+    output.flush()
+    output.write("two")
+    output.flush()
+    output.flush()  # nothing written: no empty frame
+
+    assert stdout.getvalue() == f"{SYNC_BEGIN}one{SYNC_END}{SYNC_BEGIN}two{SYNC_END}"
+    assert output.frames == 2
+
+
+def test_flushes_inside_a_frame_are_held_into_one_write() -> None:
+    output, stdout = _output()
+    with output.frame():
+        output.write("erase")
+        output.flush()
+        with output.frame():
+            output.write(" print")
+            output.flush()
+        assert stdout.getvalue() == ""  # nothing reaches the terminal half-done
+        output.write(" redraw")
+        output.flush()
+
+    assert stdout.getvalue() == f"{SYNC_BEGIN}erase print redraw{SYNC_END}"
+    assert output.frames == 1
+
+
+def _screen(*rows: str) -> Screen:
+    screen = Screen()
+    for y, row in enumerate(rows):
+        for x, char in enumerate(row):
+            screen.data_buffer[y][x] = Char(char, "")
+    return screen
+
+
+def test_rows_a_narrower_reflowing_terminal_splits_are_counted() -> None:
+    screen = _screen("─" * 100, "> some typed text", "─" * 100, "  footer")
+    cursor = Point(x=17, y=1)  # on the input line, after the text
+
+    assert reflowed_rows(screen, cursor, 100) == 1  # no reflow: as prompt_toolkit thinks
+    # at 40 columns the first rule takes 3 rows; the cursor stays on its (short) row
+    assert reflowed_rows(screen, cursor, 40) == 3
+    # at 10, the rule is 10 rows and the cursor is pushed one row down by its own row's split
+    assert reflowed_rows(screen, cursor, 10) == 11
+
+
+def test_blank_and_styled_cells_count_as_a_terminal_counts_them() -> None:
+    screen = _screen("ab", "", "x")
+    screen.data_buffer[1][30] = Char(" ", "class:rule")  # a styled blank is written
+    assert reflowed_rows(screen, Point(x=0, y=2), 20) == 1 + 2
+
+
+@pytest.mark.parametrize(
+    ("env", "reflows"),
+    [
+        ({"TMUX": "/tmp/tmux-1/default,1,0", "TERM": "screen"}, True),
+        ({"VTE_VERSION": "7600", "TERM": "xterm-256color"}, True),
+        ({"TERM": "xterm-kitty"}, True),
+        ({"TERM_PROGRAM": "iTerm.app", "TERM": "xterm-256color"}, True),
+        ({"TERM": "xterm-256color"}, False),  # plain xterm truncates
+        ({"TERM": "xterm-256color", "STAYER_TERMINAL_REFLOWS": "1"}, True),
+        ({"TMUX": "x", "STAYER_TERMINAL_REFLOWS": "0"}, False),
+    ],
+)
+def test_which_terminals_are_taken_to_reflow(env: dict[str, str], reflows: bool) -> None:
+    assert terminal_reflows(env) is reflows
