@@ -170,21 +170,41 @@ class ReplApp:
         self.show(self.view.notice(f"✻ stayer {__version__} · /help for commands · {self._cwd}"))
         await self._start_driver(self._options)
         loop = asyncio.get_running_loop()
+        ended_by: list[int] = []
         for number in (signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(number, self.exit)
+            loop.add_signal_handler(number, self._ended_by, number, ended_by)
         try:
             await self.app.run_async(pre_run=self._begin)
+        except EOFError:  # the terminal's input closed (it hung up): leave as on Ctrl+D
+            pass
         finally:
             for number in (signal.SIGTERM, signal.SIGHUP):
                 loop.remove_signal_handler(number)
             await self._stop_driver()
             for task in list(self._tasks):
                 task.cancel()
-        return 0
+        return 128 + ended_by[0] if ended_by else 0
+
+    def _ended_by(self, number: int, ended_by: list[int]) -> None:
+        """SIGTERM or SIGHUP: leave as on Ctrl+D (the terminal restored, the session ended),
+        with the exit status a signal gives."""
+        ended_by.append(number)
+        self.exit()
 
     def _begin(self) -> None:
+        """The prompt given on the command line goes once the tail is on screen (a commit
+        before the first frame would leave prompt_toolkit unsure where the tail starts)."""
         if self._first_prompt:
-            self.take(self._first_prompt)
+            self.app.after_render += self._first_frame
+
+    def _first_frame(self, _: object) -> None:
+        self.app.after_render -= self._first_frame
+        if self._first_prompt:
+            prompt, self._first_prompt = self._first_prompt, None
+            self.app.create_background_task(self._take_later(prompt))
+
+    async def _take_later(self, prompt: str) -> None:
+        self.take(prompt)
 
     async def _start_driver(self, options: QueryOptions) -> None:
         driver = await Driver.open(options, self._sink, answers=True, on_error=self._failed)

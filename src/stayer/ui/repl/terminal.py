@@ -41,13 +41,23 @@ class FramedOutput(Vt100_Output):
     frames = 0
     """How many frames were written: the redraw count the flicker benchmark reads."""
 
+    gone = False
+    """The terminal went away (a hangup): what is written after is dropped, not an error."""
+
     def flush(self) -> None:
         if self._held or not self._buffer:
+            return
+        if self.gone:
+            self._buffer.clear()
             return
         self._buffer.insert(0, SYNC_BEGIN)
         self._buffer.append(SYNC_END)
         self.frames += 1
-        super().flush()
+        try:
+            super().flush()
+        except OSError:  # EIO or EPIPE: nobody is there to see it
+            self.gone = True
+            self._buffer.clear()
 
     @contextmanager
     def frame(self) -> Iterator[None]:
