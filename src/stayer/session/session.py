@@ -61,6 +61,7 @@ from .transcript import Loaded, TranscriptWriter
 
 if TYPE_CHECKING:
     from .hook_points import SessionHooks
+    from .rule_edits import RuleEdits, RulesView
 
 Busy = Literal["refuse", "queue"]
 Prompt = str | Sequence[ContentBlock]
@@ -125,6 +126,7 @@ class Session:
         """Clients `set_model` made, closed as the session closes (a child's too: it closes
         only what it shares with nobody)."""
         self._source: StartSource = "startup"
+        self._rule_edits: RuleEdits | None = None
         env = os.environ if options.env is None else options.env
         self._hooks = self._hooks_for(env) if setup.hooks else None
         params = setup.params
@@ -227,6 +229,31 @@ class Session:
         self.setup.permissions.set_mode(parse_mode(mode))
         if self._transcript is not None and self.permission_mode != before:
             self._transcript.event("permission_mode")  # on record though nothing else follows
+
+    def add_rule(self, kind: Literal["allow", "deny", "ask"], rule: str, *, save: bool) -> None:
+        """Add a permission rule (`Bash(npm test:*)`) for every call checked from now on, a
+        running submission's and derived sessions' included, as "yes, and don't ask again"
+        does; with `save`, also to the project's `.stayer/settings.local.json`. Deny rules
+        still win. Raises `ConfigError` in one line for a malformed rule or an unusable file."""
+        self._rules().add(kind, rule, save=save)
+
+    def remove_rule(self, rule: str, *, save: bool) -> bool:
+        """Stop a permission rule applying, whatever its kind, from the next check on; with
+        `save`, also take it out of the project's `.stayer/settings.local.json` (other files
+        that hold it keep it). Whether there was such a rule. Raises `ConfigError` as
+        `add_rule` does."""
+        return self._rules().remove(rule, save=save)
+
+    def rules(self) -> RulesView:
+        """The permission mode and the rules in force now, by kind, with where each came from."""
+        return self._rules().view()
+
+    def _rules(self) -> RuleEdits:
+        if self._rule_edits is None:  # made on first use: most sessions never edit a rule
+            from .rule_edits import RuleEdits
+
+            self._rule_edits = RuleEdits(self.setup)
+        return self._rule_edits
 
     async def set_model(self, model: str) -> None:
         """Answer with `model` (an alias or an id) from the next submission on, as `/model`
