@@ -321,11 +321,14 @@ class Session:
             path = str(self.transcript_path or "")
             runner.base = replace(runner.base, session_id=started.session_id, transcript_path=path)
 
-    async def compact(self, instructions: str | None = None) -> AsyncGenerator[Event, None]:
+    async def compact(
+        self, instructions: str | None = None, *, abort: AbortSignal | None = None
+    ) -> AsyncGenerator[Event, None]:
         """Summarise the conversation now, as `/compact [instructions]` does: `instructions`
         say what the summary should keep in view. Yields the waits (`Retrying`) and the
         `Compacted` (trigger `manual`); the session goes on from the summary, or as it was
-        when none came. Refused (`SessionBusy`) while a prompt runs."""
+        when none came (an `abort`, or `interrupt()`, stops it so). Refused (`SessionBusy`)
+        while a prompt runs."""
         if self._lock.locked():
             raise SessionBusy("a prompt is running; compact once it has finished")
         if not self.history:
@@ -334,6 +337,9 @@ class Session:
 
         async with self._lock:
             params = self._params_for("")
+            if abort is not None:
+                self._abort = abort
+                params = replace(params, abort=abort)
             async with aclosing(compact_now(params, self.history, instructions)) as steps:
                 async for step in steps:
                     if isinstance(step, Summarised):
