@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 import stayer
 from stayer.errors import ConfigError
@@ -207,3 +208,20 @@ async def test_a_child_sees_its_parents_rules_and_every_later_edit_of_them(
         assert [entry.rule for entry in parent.rules().allow] == []
         parent.remove_rule("Bash(curl:*)", save=False)
         assert [entry.rule for entry in before.rules().deny] == ["Read(*.pem)"]
+
+
+async def test_webfetch_may_reach_a_local_host_only_once_an_allow_rule_names_it(
+    tmp_path: Path,
+) -> None:
+    given = options(tmp_path, ScriptedProvider([]))
+    env = {k: v for k, v in (given.env or {}).items() if k != "STAYER_NO_PREAPPROVED_HOSTS"}
+    async with stayer.Session(replace(given, env=env)) as session:
+        context = session.setup.params.tool_context
+        assert context.web_hosts == frozenset()
+        built_in = [entry for entry in session.rules().allow if entry.origin == "built-in"]
+        assert built_in and all(e.rule.startswith("WebFetch(domain:") for e in built_in)
+
+        session.add_rule("allow", "WebFetch(domain:127.0.0.1)", save=False)
+        assert context.web_hosts == frozenset({"127.0.0.1"})  # never a pre-approved site
+        session.remove_rule("WebFetch(domain:127.0.0.1)", save=False)
+        assert context.web_hosts == frozenset()
