@@ -327,8 +327,8 @@ class Session:
         """Summarise the conversation now, as `/compact [instructions]` does: `instructions`
         say what the summary should keep in view. Yields the waits (`Retrying`) and the
         `Compacted` (trigger `manual`); the session goes on from the summary, or as it was
-        when none came (an `abort`, or `interrupt()`, stops it so). Refused (`SessionBusy`)
-        while a prompt runs."""
+        when none came (firing `abort`, or `interrupt()` when `abort` is given, stops it so).
+        Refused (`SessionBusy`) while a prompt runs."""
         if self._lock.locked():
             raise SessionBusy("a prompt is running; compact once it has finished")
         if not self.history:
