@@ -3,17 +3,24 @@
 A front end (headless `-p`, the REPL, stream-json input, ACP, a batch worker) does not drive a
 `Session` itself: it opens a `Driver` with a *sink* (an async callable each event is handed to,
 in order) and sends it *operations*: `Submit` a prompt, `Interrupt` the run, `SetMode`,
-`SetModel`, `Clear`, `Answer` a permission question, `Close`. `run()` carries them out until
-`Close` and returns; every event of every run, and the session's last ones (its SessionEnd
-hooks), reach the sink before it does.
+`SetModel`, `Clear`, `Compact`, `Answer` a permission question, `Close`. `run()` carries them
+out until `Close` and returns; every event of every run, and the session's last ones (its
+SessionEnd hooks), reach the sink before it does.
 
 - One run at a time. A prompt submitted while one runs joins it at its next model call, as
   Claude Code's queued input does (`Session.queue`); one the run ends without taking starts
   the next run.
+- `Clear` and `Compact` sent while a run goes are carried out after it, in the order sent;
+  prompts sent after them wait for a run of their own. `Compact` summarises the conversation
+  (`Session.compact`): its events reach the sink as a run's do, and a compaction that ends
+  without a summary (stopped, the model gave none, nothing to compact) is one line in
+  `errors`. Prompts sent while it goes run once it is done.
 - One abort path: `Interrupt` (or `interrupt()`, safe from a signal handler through
   `call_soon_threadsafe`) stops the running run, which still ends with its `Finished`, even
-  one that has not begun. The driver installs no signal handler: its owner wires signals to
-  `interrupt`. Prompts queued for the interrupted run move to `unsent`; later ones run.
+  one that has not begun, or the running compaction, leaving the conversation as it was. The
+  driver installs no signal handler: its owner wires signals to `interrupt`. Prompts queued
+  for the interrupted run move to `unsent`, and compactions waiting for it are dropped (one
+  line in `errors`); later ones run.
 - Permission questions: with `answers=True`, a call the policy asks about is handed to the
   sink as the run's `PermissionRequested` event and waits for the `Answer` naming its
   tool_use_id; an `Interrupt` or `Close` denies what is still waiting, and after `Close`
@@ -36,7 +43,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.errors import StayerError
-from stayer.events import Event, PermissionRequested
+from stayer.events import Compacted, Event, PermissionRequested
 from stayer.loop.abort import AbortSignal
 from stayer.messages import ContentBlock
 from stayer.permissions import Decision
@@ -76,6 +83,13 @@ class Clear(Struct, frozen=True):
     """Start the conversation over (after the running run, if one is going)."""
 
 
+class Compact(Struct, frozen=True):
+    """Summarise the conversation now, keeping `instructions` in view (`/compact`); after the
+    running run, if one is going."""
+
+    instructions: str | None = None
+
+
 class Answer(Struct, frozen=True):
     """The answer to the permission question asked for `tool_use_id`."""
 
@@ -87,7 +101,9 @@ class Close(Struct, frozen=True):
     """Finish what is running and queued, end the session, and return from `run()`."""
 
 
-Operation = Submit | Interrupt | SetMode | SetModel | Clear | Answer | Close
+Operation = Submit | Interrupt | SetMode | SetModel | Clear | Compact | Answer | Close
+Between = Clear | Compact
+"""What waits for the running run to end before it is carried out."""
 
 
 class Driver:
@@ -103,7 +119,8 @@ class Driver:
         self._run: asyncio.Task[None] | None = None
         self._abort = AbortSignal()
         self._next: list[Prompt] = []
-        self._clear_next = False
+        self._between: list[Between] = []
+        self._compacting = False
         self._closing = False
         self._waiting: dict[str, asyncio.Future[Decision]] = {}
         self.unsent: list[Prompt] = []
@@ -148,6 +165,9 @@ class Driver:
         self.unsent.extend([*self.session.leftover(), *self._next])
         self._next.clear()
         self._deny_waiting(reason)
+        if any(isinstance(waiting, Compact) for waiting in self._between):
+            self._between = [op for op in self._between if not isinstance(op, Compact)]
+            self._failed("the compaction waiting for the run was dropped, as the run was stopped")
 
     async def run(self) -> None:
         """Carry out operations until `Close` and the work before it are done; returns once
@@ -198,7 +218,13 @@ class Driver:
                 if self._idle():
                     await self.session.clear()
                 else:
-                    self._clear_next = True
+                    self._between.append(operation)
+            case Compact():
+                if self._idle():
+                    self._abort = AbortSignal()
+                    self._run = asyncio.create_task(self._runs(operation))
+                else:
+                    self._between.append(operation)
             case Answer(tool_use_id=tool_use_id, decision=decision):
                 waiting = self._waiting.pop(tool_use_id, None)
                 if waiting is not None and not waiting.done():
@@ -212,29 +238,75 @@ class Driver:
     def _submit(self, prompt: Prompt) -> None:
         prompt_blocks(prompt)  # an empty one is one line in `errors`, no run
         if not self._idle():
-            if self._clear_next or not self.session.queue(prompt):
-                self._next.append(prompt)  # after a clear, or its hooks first: a run of its own
+            if self._between or self._compacting or not self.session.queue(prompt):
+                # after a clear or a compaction, or its hooks first: a run of its own
+                self._next.append(prompt)
             return
         self._abort = AbortSignal()  # armed now: an interrupt before the run begins counts
         self._run = asyncio.create_task(self._runs(prompt))
 
-    async def _runs(self, prompt: Prompt) -> None:
-        """Run `prompt`, then the prompts that came too late for it, one run for them all."""
-        following: list[Prompt] = [prompt]
-        while following:
-            try:
-                submission = self.session.submit(_joined(following), abort=self._abort)
-                async with aclosing(submission) as events:
-                    async for event in events:
-                        await self._sink(event)
-            except StayerError as error:
-                self._failed(str(error))
-            if self._clear_next:
-                self._clear_next = False
-                await self.session.clear()
-            following = [*self.session.leftover(), *self._next]
+    async def _runs(self, job: Prompt | Compact) -> None:
+        """Carry out `job`, then the clears and compactions sent meanwhile, then run the
+        prompts that came too late for it, one run for them all, and so on."""
+        following: Prompt | Compact | None = job
+        while following is not None:
+            if isinstance(following, Compact):
+                await self._compact(following.instructions)
+            else:
+                await self._submission(following)
+            await self._between_runs()
+            waiting = [*self.session.leftover(), *self._next]
             self._next.clear()
             self._abort = AbortSignal()
+            following = _joined(waiting) if waiting else None
+
+    async def _submission(self, prompt: Prompt) -> None:
+        try:
+            submission = self.session.submit(prompt, abort=self._abort)
+            async with aclosing(submission) as events:
+                async for event in events:
+                    await self._sink(event)
+        except StayerError as error:
+            self._failed(str(error))
+
+    async def _between_runs(self) -> None:
+        while self._between:
+            operation = self._between.pop(0)
+            try:
+                if isinstance(operation, Clear):
+                    await self.session.clear()
+                else:
+                    self._abort = AbortSignal()
+                    await self._compact(operation.instructions)
+            except StayerError as error:
+                self._failed(str(error))
+
+    async def _compact(self, instructions: str | None) -> None:
+        """Summarise the conversation, its events to the sink; one line in `errors` when it
+        ends without a summary."""
+        if not self.session.history:
+            self._failed("there is nothing to compact yet: the conversation is empty")
+            return
+        compacted = False
+        self._compacting = True
+        try:
+            compaction = self.session.compact(instructions, abort=self._abort)
+            async with aclosing(compaction) as events:
+                async for event in events:
+                    compacted = compacted or isinstance(event, Compacted)
+                    await self._sink(event)
+        except StayerError as error:
+            self._failed(str(error))
+            return
+        finally:
+            self._compacting = False
+        if not compacted:
+            self._failed(
+                "the compaction was stopped; the conversation goes on as it was"
+                if self._abort.aborted
+                else "the conversation was not compacted: no summary came back, so it goes on "
+                "as it was"
+            )
 
     def _failed(self, line: str) -> None:
         self.errors.append(line)

@@ -95,7 +95,7 @@ async def test_a_denial_is_an_error_result_listed_in_the_denials_and_the_loop_go
 
     said = (
         "The user denied permission to use Echo, saying: not on a Friday\n"
-        "Take that into account; do not do the same another way."
+        "Follow that; do not make the same call another way."
     )
     assert echo_events(events)[2:] == [
         PermissionResolved("toolu_echo", "Echo", "deny", "user", said),

@@ -81,7 +81,7 @@ def _checked(name: str, answer: object) -> Decision:
         said = answer.reason.strip()
         text = f"{who} denied permission to use {name}"
         if said:
-            text += f", saying: {said}\nTake that into account; do not do the same another way."
+            text += f", saying: {said}\nFollow that; do not make the same call another way."
         else:
             text += (
                 ". Do not try another way to do the same; take a different approach, or stop "

@@ -38,7 +38,7 @@ from stayer.context.saved_prompt import plain_prompt, save_prompt
 from stayer.events import Compacted, Continue, Event, Retrying, Terminal
 from stayer.messages import AssistantMessage, Message, TextBlock
 
-from .abort import until_aborted
+from .abort import relay, until_aborted
 from .fallback import billed
 from .reattach import Reattached, reread
 from .recovery import WINDOW_EXCEEDED, Finish, Retry, Step, prompt_too_long
@@ -293,21 +293,22 @@ async def _summarise(
     request = summary_request(state.messages, budget_tokens=budget, focus=focus)
     summariser = replace(params, system_prompt=request.system, purpose="compact")
     turn = TurnResult()
+    streaming = stream_turn(
+        summariser,
+        request.messages,
+        (),
+        turn,
+        max_tokens=SUMMARY_MAX_TOKENS,
+        serving=state.serving,  # the model answering the run now summarises it
+    )
     try:
-        async for event in stream_turn(
-            summariser,
-            request.messages,
-            (),
-            turn,
-            max_tokens=SUMMARY_MAX_TOKENS,
-            serving=state.serving,  # the model answering the run now summarises it
-        ):
+        async for event in relay(streaming, params.abort):  # an interrupt stops it at once
             if isinstance(event, Retrying):
                 yield event  # the wait is worth showing; the summary's words are not
     except Exception:  # a summary that failed, whatever broke, leaves the history as it was
         return
     message = turn.message
-    if message is None:
+    if message is None or params.abort.aborted:  # a stopped summary is no summary
         return
     # An empty or declined summary (`refusal`: its words are the model's reason, not a summary)
     # is no summary, and still a call that was paid for.

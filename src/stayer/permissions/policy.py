@@ -1,8 +1,10 @@
-"""The vocabulary of permissions: modes, a decision, the policy in force and its live mode."""
+"""The vocabulary of permissions: modes, a decision, the policy in force and its live mode and
+rules."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal, TypeAlias, cast, get_args
 
@@ -81,14 +83,20 @@ class PermissionPolicy(Struct, frozen=True):
 
 
 class PermissionState:
-    """A session's policy, whose mode is live: it changes during the session (an accepted plan
-    leaves plan mode; a front end may switch it), and every check reads it as it is now.
-    Mutable on purpose, and the only mutable thing here."""
+    """A session's policy, whose mode and rules are live: they change during the session (an
+    accepted plan leaves plan mode; a front end may switch the mode, or add and remove rules),
+    and every check reads the policy as it is now. Mutable on purpose, and the only mutable
+    thing here. The policy itself stays a frozen value, replaced whole at each change.
 
-    __slots__ = ("policy",)
+    States that `follow` this one (a child session's) get each later rule edit too, so a rule
+    removed here stops applying there at once, and a deny rule added here applies there."""
+
+    __slots__ = ("__weakref__", "_followers", "_watchers", "policy")
 
     def __init__(self, policy: PermissionPolicy) -> None:
         self.policy = policy
+        self._followers: weakref.WeakSet[PermissionState] = weakref.WeakSet()
+        self._watchers: list[Callable[[PermissionPolicy], None]] = []
 
     @property
     def mode(self) -> PermissionMode:
@@ -100,3 +108,47 @@ class PermissionState:
             return
         after = self.policy.mode if mode == "plan" else self.policy.after_plan
         self.policy = replace(self.policy, mode=mode, after_plan=after)
+
+    def watch_rules(self, watcher: Callable[[PermissionPolicy], None]) -> None:
+        """Call `watcher` with the new policy after each change of the rules (what is derived
+        from the rules, such as the files searches leave out, is kept in step by it)."""
+        self._watchers.append(watcher)
+
+    def follow(self, follower: PermissionState) -> None:
+        """Hand every later rule edit of this state to `follower` as well (it is held weakly:
+        a child that is gone is forgotten)."""
+        self._followers.add(follower)
+
+    def add_rule(self, kind: Behavior, rule: Rule) -> bool:
+        """Put `rule` among the `kind` rules for every later check (deny rules win over the
+        others wherever they are, as always); False when it was there already."""
+        held = _rules_of(self.policy, kind)
+        added = rule not in held
+        if added:
+            self._change(replace(self.policy, **{kind: (*held, rule)}))
+        for follower in list(self._followers):
+            follower.add_rule(kind, rule)
+        return added
+
+    def remove_rule(self, rule: Rule) -> tuple[Behavior, ...]:
+        """Take `rule` out of every kind that holds it, for every later check; the kinds it
+        was taken from (none: it was not in force here)."""
+        kinds = tuple(kind for kind in _KINDS if rule in _rules_of(self.policy, kind))
+        if kinds:
+            changes = {k: tuple(r for r in _rules_of(self.policy, k) if r != rule) for k in kinds}
+            self._change(replace(self.policy, **changes))
+        for follower in list(self._followers):
+            follower.remove_rule(rule)
+        return kinds
+
+    def _change(self, policy: PermissionPolicy) -> None:
+        self.policy = policy
+        for watcher in self._watchers:
+            watcher(policy)
+
+
+_KINDS: tuple[Behavior, ...] = get_args(Behavior)
+
+
+def _rules_of(policy: PermissionPolicy, kind: Behavior) -> tuple[Rule, ...]:
+    return {"allow": policy.allow, "deny": policy.deny, "ask": policy.ask}[kind]

@@ -24,6 +24,7 @@ from stayer.permissions import (
     Decision,
     PermissionPolicy,
     PermissionState,
+    Rule,
     domain_pattern,
     parse_mode,
 )
@@ -37,7 +38,7 @@ from .limits import run_limits
 from .options import QueryOptions
 from .paths import session_folder
 from .permission_check import permission_check
-from .resolve import Resolved, betas, with_preapproved
+from .resolve import Resolved, betas, denied_reads, with_preapproved
 from .system_prompt import Render
 
 if TYPE_CHECKING:
@@ -70,8 +71,10 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         permissions = PermissionState(with_preapproved(policy, env))
     system, budget = resolved.system, resolved.token_budget
     limits = run_limits(options, env, ceiling=choice.max_output_tokens)
-    tool_context = _tool_context(options, env, cwd, resolved.session_id, policy)
-    tool_context.denied_reads = resolved.denied_reads
+    tool_context = _tool_context(options, env, cwd, resolved.session_id)
+    fit = _rules_fitter(resolved, tools, tool_context)
+    fit(permissions.policy)  # a child's rules are its parent's as they are now
+    permissions.watch_rules(fit)
     params = LoopParams(
         provider=resolved.provider,
         model=choice.model,
@@ -198,27 +201,38 @@ def _decider(given: Decide | None, state: PermissionState) -> Decide | None:
 
 
 def _tool_context(
-    options: QueryOptions,
-    env: Mapping[str, str],
-    cwd: Path,
-    session_id: str,
-    policy: PermissionPolicy,
+    options: QueryOptions, env: Mapping[str, str], cwd: Path, session_id: str
 ) -> ToolContext:
     """What the tools see; oversized results are saved with the session, so nowhere when the
-    session is not kept. WebFetch may reach a local address only for a host the user's own
-    allow rules name exactly (the pre-approved sites are not in `policy`)."""
+    session is not kept."""
     session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
-    return ToolContext(
-        cwd=cwd, env=dict(env), session_dir=session_dir, web_hosts=_named_hosts(policy)
-    )
+    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir)
 
 
-def _named_hosts(policy: PermissionPolicy) -> frozenset[str]:
+def _rules_fitter(
+    resolved: Resolved, tools: Toolbox, ctx: ToolContext
+) -> Callable[[PermissionPolicy], None]:
+    """What keeps the tool context's view of the rules in step with the rules in force, at the
+    start and after each rule a person adds or removes: the files deny rules keep searches out
+    of, and the hosts WebFetch may reach at a local address, only those the user's own allow
+    rules name exactly (never a pre-approved site's)."""
+    cwd, extra = resolved.cwd, resolved.options.extra_tools
+    preapproved = set(with_preapproved(PermissionPolicy(), resolved.env).allow)
+    preapproved -= set(resolved.policy.allow)
+
+    def fit(policy: PermissionPolicy) -> None:
+        ctx.denied_reads = denied_reads(policy, tools, cwd, extra)
+        ctx.web_hosts = _named_hosts(tuple(r for r in policy.allow if r not in preapproved))
+
+    return fit
+
+
+def _named_hosts(allow: tuple[Rule, ...]) -> frozenset[str]:
     """The hosts allow rules name exactly (``WebFetch(domain:127.0.0.1)``, not a pattern): the
     only ones WebFetch may reach at a loopback, private or other non-public address."""
     hosts = (
         domain_pattern(rule.specifier)
-        for rule in policy.allow
+        for rule in allow
         if rule.specifier is not None and rule.specifier.startswith("domain:")
     )
     return frozenset(host for host in hosts if not any(char in host for char in "*?["))

@@ -5,8 +5,10 @@ client and its connection pool, the caller's decider, the settings, the sandbox 
 working directories. It has its own conversation, id, system prompt, tool set and tool context
 (files read, todos, background shells), and a permission state of its own that cannot exceed
 its parent's: its mode is the one asked for only when that allows no more than the parent's
-mode at the moment of deriving, and the rules are the parent's. It keeps no transcript unless
-asked, and never closes what it shares.
+mode at the moment of deriving, and the rules are the parent's as they are then. Rules the
+parent gains or loses later (a person's "don't ask again", a rule removed in `/permissions`)
+reach the child at once, and the child cannot remove a deny or ask rule its parent holds. It
+keeps no transcript unless asked, and never closes what it shares.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ from msgspec.structs import replace
 
 from stayer.context.memory import Memory
 from stayer.errors import ConfigError
-from stayer.permissions import PermissionMode, PermissionPolicy, PermissionState, parse_mode
+from stayer.permissions import (
+    Behavior,
+    PermissionMode,
+    PermissionPolicy,
+    PermissionState,
+    Rule,
+    parse_mode,
+)
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Tool
 
@@ -45,16 +54,30 @@ refuses; neither is below the other, so each keeps only itself."""
 class BoundedPermissionState(PermissionState):
     """A child's live permission state: a switch to a mode looser than its ceiling (its
     parent's mode when it was derived) keeps the ceiling instead, whoever asks for it (a front
-    end, an accepted plan)."""
+    end, an accepted plan); it follows its parent's rule edits, and refuses to drop a deny or
+    ask rule the parent still holds."""
 
-    __slots__ = ("ceiling",)
+    __slots__ = ("ceiling", "parent")
 
-    def __init__(self, policy: PermissionPolicy, ceiling: PermissionMode) -> None:
+    def __init__(
+        self, policy: PermissionPolicy, ceiling: PermissionMode, parent: PermissionState
+    ) -> None:
         super().__init__(policy)
         self.ceiling = ceiling
+        self.parent = parent
+        parent.follow(self)
 
     def set_mode(self, mode: PermissionMode) -> None:
         super().set_mode(mode if mode in _NO_LOOSER[self.ceiling] else self.ceiling)
+
+    def remove_rule(self, rule: Rule) -> tuple[Behavior, ...]:
+        held = self.parent.policy
+        if rule in held.deny or rule in held.ask:
+            raise ConfigError(
+                f"{rule} is a rule of the session this one was derived from; a derived session "
+                "cannot drop it (remove it from that session instead)"
+            )
+        return super().remove_rule(rule)
 
 
 def derived_setup(
@@ -106,7 +129,7 @@ def derived_setup(
         system=_system(resolved, system_prompt),
         choice=_choice(resolved, model),
     )
-    return assemble(child, permissions=BoundedPermissionState(policy, ceiling))
+    return assemble(child, permissions=BoundedPermissionState(policy, ceiling, parent.permissions))
 
 
 def _bounded(asked: str | None, ceiling: PermissionMode) -> PermissionMode:

@@ -58,7 +58,6 @@ class Resolved(Struct, frozen=True, kw_only=True):
     """Whether the session made the client (and closes it), or the caller gave it."""
     fallbacks: tuple[FallbackModel, ...]
     system: SystemPrompt
-    denied_reads: tuple[str, ...]
     sandbox: Sandbox | None
 
     @property
@@ -117,7 +116,6 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         owns_provider=owns,
         fallbacks=fallbacks,
         system=system,
-        denied_reads=denied_reads(policy, tools, cwd, options.extra_tools),
         # last: nothing after it may fail and leave its private /tmp behind
         sandbox=session_sandbox(options, env, cwd=cwd, directories=policy.directories),
     )

@@ -61,6 +61,7 @@ from .transcript import Loaded, TranscriptWriter
 
 if TYPE_CHECKING:
     from .hook_points import SessionHooks
+    from .rule_edits import RuleEdits, RulesView
 
 Busy = Literal["refuse", "queue"]
 Prompt = str | Sequence[ContentBlock]
@@ -125,6 +126,7 @@ class Session:
         """Clients `set_model` made, closed as the session closes (a child's too: it closes
         only what it shares with nobody)."""
         self._source: StartSource = "startup"
+        self._rule_edits: RuleEdits | None = None
         env = os.environ if options.env is None else options.env
         self._hooks = self._hooks_for(env) if setup.hooks else None
         params = setup.params
@@ -228,6 +230,31 @@ class Session:
         if self._transcript is not None and self.permission_mode != before:
             self._transcript.event("permission_mode")  # on record though nothing else follows
 
+    def add_rule(self, kind: Literal["allow", "deny", "ask"], rule: str, *, save: bool) -> None:
+        """Add a permission rule (`Bash(npm test:*)`) for every call checked from now on, a
+        running submission's and derived sessions' included, as "yes, and don't ask again"
+        does; with `save`, also to the project's `.stayer/settings.local.json`. Deny rules
+        still win. Raises `ConfigError` in one line for a malformed rule or an unusable file."""
+        self._rules().add(kind, rule, save=save)
+
+    def remove_rule(self, rule: str, *, save: bool) -> bool:
+        """Stop a permission rule applying, whatever its kind, from the next check on; with
+        `save`, also take it out of the project's `.stayer/settings.local.json` (other files
+        that hold it keep it). Whether there was such a rule. Raises `ConfigError` as
+        `add_rule` does."""
+        return self._rules().remove(rule, save=save)
+
+    def rules(self) -> RulesView:
+        """The permission mode and the rules in force now, by kind, with where each came from."""
+        return self._rules().view()
+
+    def _rules(self) -> RuleEdits:
+        if self._rule_edits is None:  # made on first use: most sessions never edit a rule
+            from .rule_edits import RuleEdits
+
+            self._rule_edits = RuleEdits(self.setup)
+        return self._rule_edits
+
     async def set_model(self, model: str) -> None:
         """Answer with `model` (an alias or an id) from the next submission on, as `/model`
         does: through this session's client when its provider serves the model, else a new
@@ -294,11 +321,14 @@ class Session:
             path = str(self.transcript_path or "")
             runner.base = replace(runner.base, session_id=started.session_id, transcript_path=path)
 
-    async def compact(self, instructions: str | None = None) -> AsyncGenerator[Event, None]:
+    async def compact(
+        self, instructions: str | None = None, *, abort: AbortSignal | None = None
+    ) -> AsyncGenerator[Event, None]:
         """Summarise the conversation now, as `/compact [instructions]` does: `instructions`
         say what the summary should keep in view. Yields the waits (`Retrying`) and the
         `Compacted` (trigger `manual`); the session goes on from the summary, or as it was
-        when none came. Refused (`SessionBusy`) while a prompt runs."""
+        when none came (firing `abort`, or `interrupt()` when `abort` is given, stops it so).
+        Refused (`SessionBusy`) while a prompt runs."""
         if self._lock.locked():
             raise SessionBusy("a prompt is running; compact once it has finished")
         if not self.history:
@@ -307,6 +337,9 @@ class Session:
 
         async with self._lock:
             params = self._params_for("")
+            if abort is not None:
+                self._abort = abort
+                params = replace(params, abort=abort)
             async with aclosing(compact_now(params, self.history, instructions)) as steps:
                 async for step in steps:
                     if isinstance(step, Summarised):

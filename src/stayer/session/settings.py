@@ -124,13 +124,14 @@ def _anchored(rules: Sequence[SourceRule]) -> tuple[SourceRule, ...]:
     """The rules with `/path` specifiers made absolute from their settings file's folder (each
     parses: the loader refused the files whose rules do not)."""
     return tuple(
-        replace(rule, text=_placed(Rule.parse(rule.text), rule.root) or rule.text) for rule in rules
+        replace(rule, text=placed_rule(Rule.parse(rule.text), rule.root) or rule.text)
+        for rule in rules
     )
 
 
-def _placed(rule: Rule, root: Path) -> str | None:
+def placed_rule(rule: Rule, root: Path) -> str | None:
     """`Tool(/path)` as `Tool(//<root>/path)` (Claude Code's absolute form); None if the rule
-    needs no change."""
+    needs no change. `root` is the folder the rule's settings folder sits in."""
     spec = rule.specifier
     if rule.tool not in PATH_RULE_TOOLS or spec is None or not spec.startswith("/"):
         return None
