@@ -3,8 +3,8 @@
 A front end (headless `-p`, the REPL, stream-json input, ACP, a batch worker) does not drive a
 `Session` itself: it opens a `Driver` with a *sink* (an async callable each event is handed to,
 in order) and sends it *operations*: `Submit` a prompt, `Interrupt` the run, `SetMode`,
-`SetModel`, `Clear`, `Answer` a permission question, `Close`. `run()` carries them out until
-`Close` and returns; every event of every run, and the session's last ones (its SessionEnd
+`SetModel`, `Clear`, `Compact`, `Answer` a permission question, `Close`. `run()` carries them
+out until `Close` and returns; every event of every run, and the session's last ones (its SessionEnd
 hooks), reach the sink before it does.
 
 - One run at a time. A prompt submitted while one runs joins it at its next model call, as
@@ -76,6 +76,13 @@ class Clear(Struct, frozen=True):
     """Start the conversation over (after the running run, if one is going)."""
 
 
+class Compact(Struct, frozen=True):
+    """Summarise the conversation now (`Session.compact`), its events to the sink; refused in
+    one line while a run is going."""
+
+    instructions: str | None = None
+
+
 class Answer(Struct, frozen=True):
     """The answer to the permission question asked for `tool_use_id`."""
 
@@ -87,7 +94,7 @@ class Close(Struct, frozen=True):
     """Finish what is running and queued, end the session, and return from `run()`."""
 
 
-Operation = Submit | Interrupt | SetMode | SetModel | Clear | Answer | Close
+Operation = Submit | Interrupt | SetMode | SetModel | Clear | Compact | Answer | Close
 
 
 class Driver:
@@ -199,6 +206,10 @@ class Driver:
                     await self.session.clear()
                 else:
                     self._clear_next = True
+            case Compact(instructions=instructions):
+                async with aclosing(self.session.compact(instructions)) as events:
+                    async for event in events:
+                        await self._sink(event)
             case Answer(tool_use_id=tool_use_id, decision=decision):
                 waiting = self._waiting.pop(tool_use_id, None)
                 if waiting is not None and not waiting.done():
