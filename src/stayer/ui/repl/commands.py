@@ -14,7 +14,7 @@ closest known one suggested.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 
 from stayer.errors import ConfigError, StayerError
@@ -46,7 +46,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Up, Down", "earlier messages (this project's)"),
     ("Ctrl+R", "search earlier messages"),
     ("Tab", "complete a /command or an @path"),
-    ("Esc, Ctrl+C", "stop the agent"),
+    ("Esc, Ctrl+C", "stop the agent; Esc also takes back a queued message"),
     ("Ctrl+C twice, Ctrl+D", "leave (on an empty prompt)"),
     ("Shift+Tab", "switch permission mode: default, acceptEdits, plan"),
     ("Ctrl+O", "show the last tool result in full"),
@@ -60,12 +60,14 @@ async def _help(repl: Repl, argument: str) -> None:
     table = RUNNING.get(None)
     commands = table.commands() if table is not None else list(BUILT_IN)
     usage = [(_usage(command), command.summary) for command in commands]
-    width = max(len(left) for left, _ in (*usage, *KEYS))
-    lines = ["Commands:"]
-    lines += [f"  {left:<{width}}  {summary}" for left, summary in usage]
-    lines += ["", "Keys:"]
-    lines += [f"  {left:<{width}}  {meaning}" for left, meaning in KEYS]
+    lines = ["Commands:", *_columns(usage), "", "Keys:", *_columns(KEYS)]
     repl.say("\n".join(lines))
+
+
+def _columns(rows: Sequence[tuple[str, str]], most: int = 24) -> list[str]:
+    """Two columns, the second aligned unless the first is longer than `most` characters."""
+    width = min(max(len(left) for left, _ in rows), most)
+    return [f"  {left:<{width}}  {right}" for left, right in rows]
 
 
 def _usage(command: Command) -> str:

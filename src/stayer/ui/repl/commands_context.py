@@ -11,6 +11,7 @@ gave for the last request, when there has been one, is shown beside them.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from msgspec import Struct
 
@@ -76,7 +77,8 @@ def breakdown(session: Session, window: int) -> Breakdown:
     memory_tokens = text_tokens(memory_text) if memory_text in params.system_prompt else 0
     files: tuple[tuple[str, int], ...] = ()
     if memory is not None and memory_tokens:
-        files = tuple((str(file.path), text_tokens(file.text)) for file in memory.files)
+        cwd = Path(session.setup.started.cwd)
+        files = tuple((shown_path(file.path, cwd), text_tokens(file.text)) for file in memory.files)
     used = (
         Part("System prompt", system - memory_tokens, "█"),
         Part("Memory files", memory_tokens, "▓"),
@@ -93,6 +95,14 @@ def breakdown(session: Session, window: int) -> Breakdown:
     compact_at = limit if params.compaction.auto else None
     model = session.setup.started.model
     return Breakdown(model, window, parts, files, tool_count, compact_at, overflow)
+
+
+def shown_path(path: Path, cwd: Path) -> str:
+    """`path` as short as it reads plainly: from the working directory, or from home (`~`)."""
+    for base, prefix in ((cwd, "."), (Path.home(), "~")):
+        if path.is_relative_to(base):
+            return f"{prefix}/{path.relative_to(base)}"
+    return str(path)
 
 
 def _tools_tokens(params: LoopParams) -> int:

@@ -84,6 +84,8 @@ def model_choices(session: Session) -> list[tuple[str, str]]:
                 using = choice.plan_model is not None
             else:
                 using = choice.plan_model is None and model == choice.model
+            if alias == PLAN_ALIAS:
+                model = f"{alias_model('opus', env)} in plan mode, else {model}"
             offered.append((alias, f"{alias:<9} {model}" + ("  (current)" if using else "")))
     elif choice.provider == "openai":
         gpt = MODEL_TABLE["gpt"]
