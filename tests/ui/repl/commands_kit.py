@@ -27,7 +27,7 @@ class RecordingRepl:
         totals: Totals | None = None,
         running: bool = False,
         picks: Sequence[int | None] = (),
-        on_edit: Callable[[Path], None] | None = None,
+        on_edit: Callable[[Path], object] | None = None,
     ) -> None:
         self._session = session
         self._totals = totals or Totals()
@@ -88,9 +88,7 @@ def options(server: FakeModelServer, cwd: Path, **more: Any) -> QueryOptions:
 
 
 @asynccontextmanager
-async def opened(
-    server: FakeModelServer, cwd: Path, **more: Any
-) -> AsyncIterator[Session]:
+async def opened(server: FakeModelServer, cwd: Path, **more: Any) -> AsyncIterator[Session]:
     """A real session, closed after the test."""
     session = await Session.open(options(server, cwd, **more))
     try:

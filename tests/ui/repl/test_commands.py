@@ -62,9 +62,7 @@ async def test_an_added_command_runs_with_the_text_after_its_name(tmp_path: Path
     with FakeModelServer() as server:
         async with opened(server, tmp_path) as session:
             repl = RecordingRepl(session)
-            assert await run(repl, "  /review   the   diff  ", table) == [
-                "review got 'the   diff'"
-            ]
+            assert await run(repl, "  /review   the   diff  ", table) == ["review got 'the   diff'"]
             assert await run(repl, "/rv", table) == ["review got ''"]
             assert await run(repl, "/reveiw x", table) == [
                 "Unknown command /reveiw; did you mean /review?"

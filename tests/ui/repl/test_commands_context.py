@@ -39,7 +39,7 @@ async def test_context_shows_each_part_and_they_add_up_to_the_window(tmp_path: P
     assert len(lines[1]) == BAR_CELLS
     rows = {m.group(2): m for line in lines[2:] if (m := ROW.match(line))}
     assert list(rows) == [
-        "System prompt", f"Memory files", f"Tools ({len(session.setup.params.tools.specs)})",
+        "System prompt", "Memory files", f"Tools ({len(session.setup.params.tools.specs)})",
         "Messages", "Free space", "Reserved",
     ]  # fmt: skip
     # each part's own mark is in the bar in proportion, and the exact tokens add up

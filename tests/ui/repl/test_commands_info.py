@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from stayer._version import __version__
@@ -53,7 +52,7 @@ def test_numbers_are_written_short() -> None:
 async def test_status_names_the_session_model_mode_and_files(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".git").mkdir()  # a repository, as memory files are looked for
     (project / "STAYER.md").write_text("Run the tests with make test.\n")
     (project / ".stayer").mkdir()
     (project / ".stayer" / "settings.json").write_text('{"permissions": {"allow": ["Read"]}}')

@@ -125,9 +125,7 @@ async def test_resume_offers_the_other_saved_sessions_of_this_folder(tmp_path: P
     with FakeModelServer() as server:
         async with opened(server, tmp_path) as alone:
             repl = RecordingRepl(alone)
-            assert await run(repl, "/resume") == [
-                "No other saved session to resume in this folder"
-            ]
+            assert await run(repl, "/resume") == ["No other saved session to resume in this folder"]
         server.enqueue(reply("It is in src/auth/login.py."))
         async with opened(server, tmp_path) as first:
             async for _ in first.submit("where is   the\nlogin handler?"):

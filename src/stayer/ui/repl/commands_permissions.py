@@ -68,20 +68,19 @@ def listing(session: Session) -> str:
     policy = session.setup.permissions.policy
     written = session.setup.resolved.policy if session.setup.resolved else None
     lines = [f"Permission mode: {policy.mode} (Shift+Tab switches)"]
-    sites = 0
+    sites = {str(rule) for rule in policy.allow if _preapproved(rule)}
     for kind in KINDS:
         rules: list[str] = []
         for rule in getattr(policy, kind):
             if kind == "allow" and _preapproved(rule) and not _written(rule, written):
-                sites += 1
-                continue
+                continue  # the session's own list: one line below says what it is
             if str(rule) not in rules:
                 rules.append(str(rule))
         lines.append(f"{kind.capitalize()}:")
         lines += [f"  {rule}" for rule in rules] or ["  none"]
     if sites:
         lines.append(
-            f"WebFetch also reaches {sites} documentation sites without asking "
+            f"WebFetch also reaches {len(sites)} documentation sites without asking "
             "(STAYER_NO_PREAPPROVED_HOSTS=1 turns that off)"
         )
     lines.append("Change: /permissions allow|ask|deny RULE, /permissions remove RULE")
