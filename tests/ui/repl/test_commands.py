@@ -64,6 +64,13 @@ async def test_an_added_command_runs_with_the_text_after_its_name(tmp_path: Path
             repl = RecordingRepl(session)
             assert await run(repl, "  /review   the   diff  ", table) == ["review got 'the   diff'"]
             assert await run(repl, "/rv", table) == ["review got ''"]
+            assert await run(repl, "/review\nthe first line\nand more ", table) == [
+                "review got 'the first line\\nand more'"
+            ]
+            assert await run(repl, "/review\tx", table) == ["review got 'x'"]
+            assert await run(repl, "/ review", table) == [
+                "A slash starts a command: /help lists them"
+            ]
             assert await run(repl, "/reveiw x", table) == [
                 "Unknown command /reveiw; did you mean /review?"
             ]

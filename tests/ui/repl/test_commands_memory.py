@@ -122,3 +122,15 @@ async def test_init_asks_the_model_to_write_a_starter_stayer_md(tmp_path: Path) 
     assert "The project also has AGENTS.md" in first.prompt
     assert "exists already" not in first.prompt
     assert "STAYER.md exists already: read it first, then improve it" in second.prompt
+
+
+async def test_memory_says_so_when_the_name_is_taken_by_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "STAYER.md").mkdir()
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path) as session:
+            repl = RecordingRepl(session)
+            assert await run(repl, "/memory") == [
+                f"/memory: {tmp_path / 'STAYER.md'} is not a file; move it away, or edit the "
+                "file you mean"
+            ]
+    assert repl.edited == []

@@ -152,7 +152,8 @@ class Commands:
     async def run(self, repl: Repl, line: str) -> None:
         """Carry out `line` (`/name` and what follows it): an unknown name, or one that may not
         run while a run is going, is one line for the person instead."""
-        name, _, rest = line.strip().removeprefix("/").partition(" ")
+        body = line.strip().removeprefix("/")
+        name, *rest = [""] if body[:1].isspace() else body.split(maxsplit=1) or [""]
         command = self.find(name)
         if command is None:
             repl.say(self._unknown(name))
@@ -165,7 +166,7 @@ class Commands:
             return
         token = RUNNING.set(self)
         try:
-            await command.handler(repl, rest.strip())
+            await command.handler(repl, rest[0].strip() if rest else "")
         except StayerError as error:  # what the person asked could not be done: say why
             repl.say(f"/{command.name}: {error}")
         finally:

@@ -94,6 +94,10 @@ def _create(path: Path) -> bool:
         with path.open("x", encoding="utf-8"):
             return True
     except FileExistsError:
+        if not path.is_file():
+            raise ConfigError(
+                f"{path} is not a file; move it away, or edit the file you mean"
+            ) from None
         return False
     except OSError as error:
         raise ConfigError(f"cannot create {path}: {error.strerror or error}") from None
