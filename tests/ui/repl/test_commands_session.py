@@ -93,6 +93,7 @@ async def test_model_with_a_name_asks_the_driver_to_switch(tmp_path: Path) -> No
 async def test_model_offers_the_aliases_and_the_providers_list(tmp_path: Path) -> None:
     with FakeModelServer() as server:
         env = {**server.env(), "STAYER_CONFIG_DIR": str(tmp_path / "config")}
+        # a fresh list, so the session fetches none of its own meanwhile
         listed = (
             Listed("claude-opus-5-5", 1.0),
             Listed("claude-opus-5-6-preview", 3.0),
@@ -115,10 +116,18 @@ async def test_model_offers_the_aliases_and_the_providers_list(tmp_path: Path) -
 async def test_model_on_an_openai_server_offers_its_model(tmp_path: Path) -> None:
     with FakeModelServer() as server:
         env = server.env("openai")
+        config = {**env, "STAYER_CONFIG_DIR": str(tmp_path / "config")}
+        listed = (Listed("gpt-4.1", 1.0), Listed("gpt-5.5", 2.0), Listed("gpt-5.5-mini", 3.0))
+        # a fresh list, so the session fetches none of its own meanwhile
+        write_cache(
+            cache_path(list_endpoint("openai", config), config), Listing(time.time(), listed)
+        )
         async with opened(server, tmp_path, env=env, model="openai:gpt-4.1") as session:
             repl = RecordingRepl(session, picks=[0])
             assert await run(repl, "/model") == ["Switching to gpt-5.5 from the next prompt on"]
-    assert repl.picked == [("Model (now gpt-4.1)", ["gpt-5.5"])]
+    assert repl.picked == [
+        ("Model (now gpt-4.1)", ["gpt-5.5", "gpt-5.5-mini", "gpt-4.1  (current)"])
+    ]
 
 
 async def test_resume_offers_the_other_saved_sessions_of_this_folder(tmp_path: Path) -> None:
