@@ -59,7 +59,8 @@ async def test_permissions_explains_itself_for_what_it_cannot_read(tmp_path: Pat
         async with opened(server, tmp_path) as session:
             before = session.setup.permissions.policy
             repl = RecordingRepl(session)
-            for line in ("/permissions grant Bash", "/permissions allow", "/permissions remove "):
+            lines = ("/permissions grant Bash", "/permissions allow", "/permissions remove\t ")
+            for line in lines:
                 assert await run(repl, line) == [USAGE]
             assert session.setup.permissions.policy == before
 
@@ -86,7 +87,9 @@ async def test_an_allow_rule_added_applies_at_once_and_is_saved(tmp_path: Path) 
             saved = json.loads((tmp_path / ".stayer" / "settings.local.json").read_text())
             assert saved["permissions"]["allow"] == ["Bash(touch made.txt)"]
             assert await run(repl, "/permissions remove Bash(touch made.txt)") == [
-                "Removed Bash(touch made.txt): it no longer applies"
+                "Removed Bash(touch made.txt): it no longer applies (nor is it in "
+                ".stayer/settings.local.json; another settings file that lists it still does "
+                "for later sessions)"
             ]
             assert await run(repl, "/permissions remove Bash(touch made.txt)") == [
                 "No rule Bash(touch made.txt) to remove; /permissions lists the rules in force"

@@ -46,15 +46,18 @@ async def _permissions(repl: Repl, argument: str) -> None:
     if not argument:
         repl.say(listing(repl.session))
         return
-    verb, _, rule = argument.partition(" ")
-    verb, rule = verb.lower(), rule.strip()
+    verb, *rest = argument.split(maxsplit=1)
+    verb, rule = verb.lower(), rest[0].strip() if rest else ""
     if verb not in (*KINDS, "remove") or not rule:
         repl.say(USAGE)
         return
     edits = _rule_edits(repl.session)
     if verb == "remove":
         if edits.remove_rule(rule, save=True):
-            repl.say(f"Removed {rule}: it no longer applies")
+            repl.say(
+                f"Removed {rule}: it no longer applies (nor is it in {SAVED_IN}; another "
+                "settings file that lists it still does for later sessions)"
+            )
         else:
             repl.say(f"No rule {rule} to remove; /permissions lists the rules in force")
         return
