@@ -134,3 +134,15 @@ async def test_memory_says_so_when_the_name_is_taken_by_a_folder(tmp_path: Path)
                 "file you mean"
             ]
     assert repl.edited == []
+
+
+async def test_memory_says_so_when_the_file_is_a_loop_of_links(tmp_path: Path) -> None:
+    (tmp_path / "STAYER.md").symlink_to(tmp_path / "STAYER.md")
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path) as session:
+            repl = RecordingRepl(session)
+            assert await run(repl, "/memory") == [
+                f"/memory: {tmp_path / 'STAYER.md'} is a link that leads nowhere; remove it or "
+                "fix it"
+            ]
+    assert repl.edited == []

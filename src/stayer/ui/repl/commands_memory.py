@@ -75,7 +75,10 @@ async def _memory(repl: Repl, argument: str) -> None:
         path, boundary = user_memory(_env(session)), None
     else:
         path, boundary = project_memory(_cwd(session)), project_top(_cwd(session))
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a loop of symlinks (RuntimeError before Python 3.13)
+        raise ConfigError(f"{path} is a link that leads nowhere; remove it or fix it") from None
     if boundary is not None and not real.is_relative_to(boundary.resolve()):
         raise ConfigError(f"{path} leads out of the project, to {real}; open it yourself")
     created = _create(path)
