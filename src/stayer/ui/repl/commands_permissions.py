@@ -8,7 +8,7 @@ rule that does not parse is the session's one line. Deny still wins over any all
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, cast, get_args
+from typing import Literal, cast, get_args
 
 from stayer.permissions import PermissionPolicy, Rule
 from stayer.session.session import Session
@@ -29,19 +29,6 @@ USAGE = (
 )
 
 
-class RuleEdits(Protocol):
-    """What the session offers for changing its rules while it runs."""
-
-    def add_rule(self, kind: RuleKind, rule: str, *, save: bool) -> None: ...
-
-    def remove_rule(self, rule: str, *, save: bool) -> bool: ...
-
-
-def _rule_edits(session: Session) -> RuleEdits:
-    # The session's rule edits are typed here by what this command needs of them.
-    return cast(RuleEdits, session)
-
-
 async def _permissions(repl: Repl, argument: str) -> None:
     if not argument:
         repl.say(listing(repl.session))
@@ -51,7 +38,7 @@ async def _permissions(repl: Repl, argument: str) -> None:
     if verb not in (*KINDS, "remove") or not rule:
         repl.say(USAGE)
         return
-    edits = _rule_edits(repl.session)
+    edits = repl.session
     if verb == "remove":
         if edits.remove_rule(rule, save=True):
             repl.say(
