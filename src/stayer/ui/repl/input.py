@@ -1,0 +1,111 @@
+"""The prompt history of one project, kept across sessions: what Up/Down and Ctrl+R walk.
+
+Each project (working directory) has one file, `<config root>/history/<project slug>.jsonl`,
+one JSON string per line, newest last. A line is a whole entry, so a prompt of many lines or a
+large paste comes back as it was typed. Several stayer processes may share the file: each
+entry is appended with one `write` on a descriptor opened with O_APPEND, so entries never
+interleave, and a line that is torn (a process killed mid-write) or garbled is skipped when
+read, never fatal. Only the newest `MAX_ENTRIES` are loaded, read from the end of the file, so
+a history that has grown for years costs no more to open than a young one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import msgspec
+from prompt_toolkit.history import History
+
+from stayer.session.paths import config_root, project_slug
+
+MAX_ENTRIES = 1_000
+"""How many entries a session loads (the newest)."""
+
+_BLOCK = 65_536
+_decode = msgspec.json.Decoder(str)
+
+
+def history_file(cwd: Path, env: Mapping[str, str]) -> Path:
+    """Where the prompts typed in `cwd` are kept (beside, not among, its transcripts)."""
+    return config_root(env) / "history" / f"{project_slug(cwd)}.jsonl"
+
+
+class ProjectHistory(History):
+    """prompt_toolkit history over one project's file (see the module)."""
+
+    def __init__(self, path: Path, *, max_entries: int = MAX_ENTRIES) -> None:
+        super().__init__()
+        self.path = path
+        self.max_entries = max_entries
+
+    def load_history_strings(self) -> Iterable[str]:
+        """The newest entries first, at most `max_entries`; a missing or unreadable file is an
+        empty history."""
+        count = 0
+        try:
+            for line in _lines_from_end(self.path):
+                entry = _entry(line)
+                if entry is None:
+                    continue
+                yield entry
+                count += 1
+                if count >= self.max_entries:
+                    return
+        except OSError:
+            return
+
+    def store_string(self, string: str) -> None:
+        """Append one entry as one line; a history that cannot be written is not worth
+        stopping the session for, so failures are dropped."""
+        line = msgspec.json.encode(string) + b"\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError:
+            return
+        try:
+            # A line torn by a process that died mid-write has no newline: start afresh, so
+            # only that entry is lost, not this one too.
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+            os.write(fd, line)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _entry(line: bytes) -> str | None:
+    """The entry a line holds; None for a blank, torn or garbled line."""
+    if not line.strip():
+        return None
+    try:
+        return _decode.decode(line)
+    except msgspec.DecodeError:
+        return None
+
+
+def _lines_from_end(path: Path) -> Iterator[bytes]:
+    """The file's lines, last first, read backwards a block at a time."""
+    with path.open("rb") as file:
+        position = file.seek(0, os.SEEK_END)
+        rest = b""
+        while position > 0:
+            step = min(_BLOCK, position)
+            position -= step
+            file.seek(position)
+            rest = file.read(step) + rest
+            *complete, rest = _split_keep_first(rest)
+            yield from reversed(complete)
+        if rest:
+            yield rest
+
+
+def _split_keep_first(data: bytes) -> list[bytes]:
+    """`data` split at newlines, the (maybe partial) first piece moved to the end, so the
+    caller can keep it for the next block: [whole lines..., first piece]."""
+    pieces = data.split(b"\n")
+    return [*pieces[1:], pieces[0]]
