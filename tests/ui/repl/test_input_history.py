@@ -9,10 +9,14 @@ import json
 import multiprocessing
 from pathlib import Path
 
+from prompt_toolkit import PromptSession
 from prompt_toolkit.history import History
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
 
 from stayer.session.paths import project_slug
 from stayer.ui.repl.input import MAX_ENTRIES, ProjectHistory, history_file
+from stayer.ui.repl.paste import Pastes, paste_bindings
 
 
 def loaded(history: History) -> list[str]:
@@ -118,3 +122,30 @@ def test_two_processes_appending_at_once_lose_and_mangle_nothing(tmp_path: Path)
     for tag in ("a", "b"):
         mine = [entry for entry in got if entry.startswith(f"{tag} ")]
         assert mine == [f"{tag} {index}\n" + tag * 5_000 for index in range(200)]
+
+
+def test_a_prompt_with_a_large_paste_is_recalled_whole_in_a_later_session(
+    tmp_path: Path,
+) -> None:
+    """Through a real prompt session: the buffer holds the placeholder, the history the paste."""
+    path = tmp_path / "history.jsonl"
+    pastes = Pastes()
+    big = "\n".join(f"line {n}\twith tab" for n in range(500))
+
+    async def type_and_paste() -> str:
+        with create_pipe_input() as pipe:
+            session: PromptSession[str] = PromptSession(
+                input=pipe,
+                output=DummyOutput(),
+                history=ProjectHistory(path, expand=pastes.expand),
+                key_bindings=paste_bindings(pastes),
+            )
+            text = "look: \x1b[200~" + big.replace("\n", "\r") + "\x1b[201~\r"
+            sending = asyncio.get_running_loop().run_in_executor(None, pipe.send_text, text)
+            typed = await session.prompt_async()
+            await sending
+            return typed
+
+    assert asyncio.run(type_and_paste()) == "look: [pasted 500 lines]"
+    pastes.clear()  # a later session knows nothing of this one's pastes
+    assert loaded(ProjectHistory(path)) == [f"look: {big}"]

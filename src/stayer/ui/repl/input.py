@@ -7,12 +7,17 @@ entry is appended with one `write` on a descriptor opened with O_APPEND, so entr
 interleave, and a line that is torn (a process killed mid-write) or garbled is skipped when
 read, never fatal. Only the newest `MAX_ENTRIES` are loaded, read from the end of the file, so
 a history that has grown for years costs no more to open than a young one.
+
+An entry is kept as it was sent: given `expand` (`Pastes.expand`), the placeholders of large
+pastes are replaced by the pastes before the entry is stored, so a prompt recalled in a later
+session, when those pastes are long forgotten, is still whole. prompt_toolkit's buffer adds its
+text to the history after its accept handler has run, so the pastes must outlive that handler.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import msgspec
@@ -35,10 +40,21 @@ def history_file(cwd: Path, env: Mapping[str, str]) -> Path:
 class ProjectHistory(History):
     """prompt_toolkit history over one project's file (see the module)."""
 
-    def __init__(self, path: Path, *, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_entries: int = MAX_ENTRIES,
+        expand: Callable[[str], str] | None = None,
+    ) -> None:
         super().__init__()
         self.path = path
         self.max_entries = max_entries
+        self._expand = expand
+
+    def append_string(self, string: str) -> None:
+        """Add an entry, its paste placeholders expanded (see the module)."""
+        super().append_string(self._expand(string) if self._expand else string)
 
     def load_history_strings(self) -> Iterable[str]:
         """The newest entries first, at most `max_entries`; a missing or unreadable file is an
