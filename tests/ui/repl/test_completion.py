@@ -18,6 +18,7 @@ from stayer.ui.repl.completion import (
     PathMatcher,
     ReplCompleter,
     fuzzy_matches,
+    list_paths,
     mention,
 )
 
@@ -173,3 +174,10 @@ def test_matching_key_by_key_gives_what_matching_afresh_gives() -> None:
         assert matcher.matches(query, paths) == fuzzy_matches(query, paths), query
     fresh = (*paths, "apm.txt")  # a new listing is searched whole
     assert matcher.matches("apm", fresh)[0] == "apm.txt"
+
+
+def test_a_listing_cut_short_offers_what_it_got_and_no_broken_path(project: Path) -> None:
+    paths = list_paths(project, dict(os.environ), max_bytes=40)
+    assert paths  # some of the tree
+    for path in paths:
+        assert (project / path).exists(), path

@@ -149,3 +149,10 @@ def test_a_prompt_with_a_large_paste_is_recalled_whole_in_a_later_session(
     assert asyncio.run(type_and_paste()) == "look: [pasted 500 lines]"
     pastes.clear()  # a later session knows nothing of this one's pastes
     assert loaded(ProjectHistory(path)) == [f"look: {big}"]
+
+
+def test_loading_stops_at_the_byte_cap(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(f"{i:03} " + "z" * 95) + "\n" for i in range(100)))
+    got = loaded(ProjectHistory(path, max_bytes=1_000))  # each line is 102 bytes
+    assert [entry[:3] for entry in got] == [f"{i:03}" for i in range(91, 100)]

@@ -99,21 +99,25 @@ class FileIndex:
                 self._on_update()
 
 
-def list_paths(root: Path, env: Mapping[str, str]) -> tuple[str, ...] | None:
+def list_paths(
+    root: Path, env: Mapping[str, str], *, max_bytes: int = LIST_MAX_BYTES
+) -> tuple[str, ...] | None:
     """The files under `root` ripgrep does not ignore and the folders holding them, relative,
-    shortest first; None when rg is missing or failed."""
+    shortest first (as many as were listed in time and room); None when rg is missing or
+    failed."""
     rg = find_ripgrep()
     if rg is None:
         return None
     argv = [str(rg), "--files", "--hidden", "--no-messages", "--no-config"]
     for name in VCS_DIRECTORIES:
         argv += ["--glob", f"!{name}"]
-    (result,) = run_probes(
-        [argv], cwd=root, env=env, timeout_s=LIST_TIMEOUT_S, max_bytes=LIST_MAX_BYTES
-    )
-    if result.exit_code not in (0, 1, 2) or (result.exit_code == 2 and not result.stdout):
+    (result,) = run_probes([argv], cwd=root, env=env, timeout_s=LIST_TIMEOUT_S, max_bytes=max_bytes)
+    if result.exit_code not in (0, 1) and not result.stdout:
         return None
-    files = [line.removeprefix("./") for line in result.stdout.splitlines() if line]
+    lines = result.stdout.split("\n")
+    # the last piece is empty after a whole listing, a cut path after one stopped short (too
+    # long, too slow: a home folder); what was listed is still worth offering
+    files = [line.removeprefix("./") for line in lines[:-1] if line]
     folders = {f"{parent}/" for path in files for parent in _parents(path)}
     return tuple(sorted([*files, *folders], key=lambda path: (len(path), path)))
 

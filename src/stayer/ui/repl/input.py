@@ -5,8 +5,9 @@ one JSON string per line, newest last. A line is a whole entry, so a prompt of m
 large paste comes back as it was typed. Several stayer processes may share the file: each
 entry is appended with one `write` on a descriptor opened with O_APPEND, so entries never
 interleave, and a line that is torn (a process killed mid-write) or garbled is skipped when
-read, never fatal. Only the newest `MAX_ENTRIES` are loaded, read from the end of the file, so
-a history that has grown for years costs no more to open than a young one.
+read, never fatal. Only the newest `MAX_ENTRIES` are loaded, read from the end of the file (and
+no more than `MAX_LOAD_BYTES` of it), so a history that has grown for years costs no more to
+open than a young one.
 
 An entry is kept as it was sent: given `expand` (`Pastes.expand`), the placeholders of large
 pastes are replaced by the pastes before the entry is stored, so a prompt recalled in a later
@@ -27,6 +28,8 @@ from stayer.session.paths import config_root, project_slug
 
 MAX_ENTRIES = 1_000
 """How many entries a session loads (the newest)."""
+MAX_LOAD_BYTES = 32 * 1024 * 1024
+"""And how much of the file at most: a thousand large pastes should not slow the start."""
 
 _BLOCK = 65_536
 _decode = msgspec.json.Decoder(str)
@@ -45,11 +48,13 @@ class ProjectHistory(History):
         path: Path,
         *,
         max_entries: int = MAX_ENTRIES,
+        max_bytes: int = MAX_LOAD_BYTES,
         expand: Callable[[str], str] | None = None,
     ) -> None:
         super().__init__()
         self.path = path
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self._expand = expand
 
     def append_string(self, string: str) -> None:
@@ -57,17 +62,17 @@ class ProjectHistory(History):
         super().append_string(self._expand(string) if self._expand else string)
 
     def load_history_strings(self) -> Iterable[str]:
-        """The newest entries first, at most `max_entries`; a missing or unreadable file is an
-        empty history."""
-        count = 0
+        """The newest entries first, at most `max_entries` of them from the last `max_bytes` of
+        the file; a missing or unreadable file is an empty history."""
+        count = size = 0
         try:
             for line in _lines_from_end(self.path):
-                entry = _entry(line)
-                if entry is None:
-                    continue
-                yield entry
-                count += 1
-                if count >= self.max_entries:
+                size += len(line) + 1
+                entry = _entry(line) if size <= self.max_bytes else None
+                if entry is not None:
+                    yield entry
+                    count += 1
+                if count >= self.max_entries or size > self.max_bytes:
                     return
         except OSError:
             return
