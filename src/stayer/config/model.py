@@ -83,6 +83,8 @@ class StatusLineSetting(_Keys, frozen=True, kw_only=True, rename="camel"):
     type: Literal["command"]
     command: Annotated[str, Meta(min_length=1)]
     padding: Annotated[int, Meta(ge=0, le=100)] = 0
+    refresh_interval: Annotated[float, Meta(ge=1)] | None = None
+    """Seconds: also run this often, for a line that shows the time or the like."""
 
 
 class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):

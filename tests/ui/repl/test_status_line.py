@@ -146,6 +146,23 @@ async def test_a_new_trigger_cancels_the_run_in_flight(tmp_path: Path) -> None:
     await line.close()
 
 
+async def test_with_a_refresh_interval_it_runs_again_by_itself(tmp_path: Path) -> None:
+    count = tmp_path / "count"
+    command = f"echo x >> {count}; wc -l < {count}"
+    setting = StatusLineSetting(type="command", command=command, refresh_interval=1)
+    changed = asyncio.Event()
+    line = StatusLine(setting, cwd=tmp_path, env=dict(os.environ), debounce_s=0.0,
+                      on_change=changed.set)  # fmt: skip
+    line.trigger(session_json(tmp_path), 80)
+    await asyncio.wait_for(changed.wait(), 10)
+    assert line.text.strip() == "1"
+    changed.clear()
+    await asyncio.wait_for(changed.wait(), 10)  # nothing asked: the interval ran it
+    assert line.text.strip() == "2"
+    await line.close()
+    assert line.runs == 2
+
+
 def write_settings(tmp_path: Path, content: object) -> tuple[Path, dict[str, str]]:
     project = tmp_path / "project"
     (project / ".stayer").mkdir(parents=True)
@@ -160,7 +177,7 @@ def test_the_setting_is_read_in_claude_codes_form(tmp_path: Path) -> None:
         "refreshInterval": 5}})  # fmt: skip
     loaded = load_settings(project, env)
     assert loaded.settings.status_line == StatusLineSetting(
-        type="command", command="~/.claude/statusline.sh", padding=2
+        type="command", command="~/.claude/statusline.sh", padding=2, refresh_interval=5
     )
     assert loaded.warnings == ()
 

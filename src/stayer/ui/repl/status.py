@@ -10,7 +10,8 @@ cost and the context used; the queue, "esc to interrupt" and the mode stay longe
 JSON on stdin (`StatusInput`, the fields of Claude Code's that stayer knows) and `COLUMNS` in its
 environment, and the first line it prints is shown, colours kept but every other escape
 sequence (cursor movement, screen clearing, titles, links) taken out. Runs are debounced (300
-ms) and a new one cancels the one in flight; a command that fails, prints nothing, or takes
+ms) and a new one cancels the one in flight; with `refreshInterval` the command also runs that
+many seconds after the last run; a command that fails, prints nothing, or takes
 longer than 5 s shows nothing, and never holds up or breaks the REPL.
 """
 
@@ -269,6 +270,7 @@ class StatusLine:
         self._debounce_s = debounce_s
         self._timeout_s = timeout_s
         self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self.text = ""
         """The line to show (ANSI colours kept, padding applied); empty shows nothing."""
         self.runs = 0
@@ -281,11 +283,15 @@ class StatusLine:
         flight; safe to call on every event."""
         if self._task is not None:
             self._task.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
         self.finished.clear()
         self._task = asyncio.get_running_loop().create_task(self._run(status, columns))
 
     async def close(self) -> None:
         """Stop a pending or running command (the REPL is ending)."""
+        if self._timer is not None:
+            self._timer.cancel()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -302,6 +308,11 @@ class StatusLine:
             line = ""
         self.runs += 1
         self.finished.set()
+        interval = self.setting.refresh_interval
+        if interval is not None:
+            self._timer = asyncio.get_running_loop().call_later(
+                interval, self.trigger, status, columns
+            )
         if line != self.text:
             self.text = line
             if self._on_change is not None:
