@@ -58,7 +58,7 @@ async def test_interrupting_stops_the_command_and_what_it_started_at_once(
 ) -> None:
     abort = AbortSignal()
     marker, child_pid = tmp_path / "started", tmp_path / "child.pid"
-    command = f"sleep 300 & echo $! > {child_pid}; touch {marker}; wait"
+    command = f"echo before; sleep 300 & echo $! > {child_pid}; touch {marker}; wait"
     running = asyncio.create_task(run_bang(command, cwd=tmp_path, env=base_env(), abort=abort))
     while not marker.exists():  # the command says it has started
         await asyncio.sleep(0.01)
@@ -68,6 +68,7 @@ async def test_interrupting_stops_the_command_and_what_it_started_at_once(
     result = await running
     assert time.monotonic() - began < 3
     assert result.interrupted and result.exit_code == 130
+    assert result.stdout == "before\n"  # what it printed until then is kept
     pid = int(child_pid.read_text())
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
 

@@ -15,12 +15,13 @@ and `<bash-stderr>`. The model answers it as it does any prompt (Claude Code doe
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from pathlib import Path
 
 from msgspec import Struct
 
-from stayer.exec import Captured, Sandbox, cut_streams, run_command
+from stayer.exec import Captured, Sandbox, Spool, cut_streams, run_command
 from stayer.exec.child_env import child_env
 from stayer.loop.abort import AbortSignal, until_aborted
 from stayer.tools.builtin.bash import (
@@ -57,14 +58,18 @@ async def run_bang(
     abort: AbortSignal,
     sandbox: Sandbox | None = None,
 ) -> BangResult:
-    """Run `command` with bash in `cwd` and wait for it, its timeout, or `abort`.
+    """Run `command` with bash in `cwd` and wait for it, its timeout, or `abort` (what it
+    printed until then is kept).
 
-    `env` is the session's environment (credentials are taken out here). A command that cannot
+    `env` is the command's whole environment, as the session's tools get it (stayer's
+    credentials are taken out here). A command that cannot
     start (a missing `cwd`) is a result with exit code 127 and the reason on stderr.
     """
     limit = _setting(env, "BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT_CHARS)
     limit = max(MIN_OUTPUT_CHARS, min(limit, MAX_OUTPUT_CHARS_CEILING))
     timeout_s = _setting(env, "BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS) / 1000
+    # what it printed before an interrupt, kept as it arrives (the start of each stream)
+    spools = Spool(io.StringIO(), limit), Spool(io.StringIO(), limit)
     try:
         result = await until_aborted(
             run_command(
@@ -73,6 +78,7 @@ async def run_bang(
                 env={**_NON_INTERACTIVE, **child_env(env)},
                 timeout_s=timeout_s,
                 max_output_chars=limit,
+                spools=spools,
                 sandbox=sandbox,
             ),
             abort,
@@ -81,7 +87,10 @@ async def run_bang(
         why = f"Could not start bash in {cwd}: {error.strerror or error}"
         return BangResult(command=command, stdout="", stderr=why, exit_code=127)
     if result is None:
-        return BangResult(command=command, stdout="", stderr="", exit_code=130, interrupted=True)
+        stdout, stderr = _fit(_spooled(spools[0]), _spooled(spools[1]), limit)
+        return BangResult(
+            command=command, stdout=stdout, stderr=stderr, exit_code=130, interrupted=True
+        )
     stdout, stderr = _fit(result.stdout_capture, result.stderr_capture, limit)
     return BangResult(
         command=command,
@@ -92,6 +101,11 @@ async def run_bang(
         timed_out=result.timed_out,
         timeout_s=timeout_s,
     )
+
+
+def _spooled(spool: Spool) -> Captured:
+    assert isinstance(spool.file, io.StringIO)
+    return Captured(spool.file.getvalue(), omitted=spool.dropped)
 
 
 def bang_prompt(result: BangResult) -> str:
