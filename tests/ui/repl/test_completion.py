@@ -181,3 +181,12 @@ def test_a_listing_cut_short_offers_what_it_got_and_no_broken_path(project: Path
     assert paths  # some of the tree
     for path in paths:
         assert (project / path).exists(), path
+
+
+async def test_completing_while_typing_gives_the_same_from_a_thread(project: Path) -> None:
+    completer = ReplCompleter(lambda: COMMANDS, listed(project))
+    for text in ("read @mai", "/co", "plain"):
+        document = Document(text, len(text))
+        event = CompleteEvent(text_inserted=True)
+        found = [c async for c in completer.get_completions_async(document, event)]
+        assert found == list(completer.get_completions(document, event)), text

@@ -7,19 +7,21 @@ Paths are the project's files and the folders that hold them, as ripgrep lists t
 (`rg --files --hidden`: what .gitignore and .ignore leave, version-control folders left out).
 The listing runs in a thread and is kept; it is refreshed, again in a thread, at most every
 `REFRESH_S` seconds when a completion asks for it, so typing never waits for a walk of the
-tree. A query matches a path when its characters appear in the path in order (case is
-ignored); paths holding the query as one piece come first, then the shortest. A path with a
-space is offered quoted: `@"my notes/todo.md"`.
+tree; searching it runs in a thread too when prompt_toolkit completes while typing
+(`get_completions_async`). A query matches a path when its characters appear in the path in
+order (case is ignored); paths holding the query as one piece come first, then the shortest. A
+path with a space is offered quoted: `@"my notes/todo.md"`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -150,9 +152,14 @@ class PathMatcher:
         self._folded: list[str] = []
         self._query: str | None = None
         self._matched: list[int] = []
+        self._lock = threading.Lock()  # searches from threads, one after another
 
     def matches(self, query: str, paths: Sequence[str], *, limit: int = MAX_SHOWN) -> list[str]:
         """As `fuzzy_matches`."""
+        with self._lock:
+            return self._matches(query, paths, limit)
+
+    def _matches(self, query: str, paths: Sequence[str], limit: int) -> list[str]:
         if paths is not self._paths:
             self._paths, self._folded, self._query = paths, [p.casefold() for p in paths], None
         folded_query = query.casefold()
@@ -193,6 +200,20 @@ class ReplCompleter(Completer):
         found = _MENTION.search(before)
         if found is not None and self._files is not None:
             yield from self._path_completions(found["query"])
+
+    async def get_completions_async(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> AsyncGenerator[Completion, None]:
+        """As `get_completions`, a path search done in a thread, so the keys typed meanwhile
+        are not held up by a large listing."""
+        before = document.text_before_cursor
+        found = _MENTION.search(before)
+        if _COMMAND.match(before) is None and found is not None and self._files is not None:
+            paths = await asyncio.to_thread(list, self._path_completions(found["query"]))
+        else:
+            paths = list(self.get_completions(document, complete_event))
+        for completion in paths:
+            yield completion
 
     def _command_completions(self, query: str) -> Iterator[Completion]:
         summaries = dict(self._commands())
