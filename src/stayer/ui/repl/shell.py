@@ -62,8 +62,8 @@ async def run_bang(
     printed until then is kept).
 
     `env` is the command's whole environment, as the session's tools get it (stayer's
-    credentials are taken out here). A command that cannot
-    start (a missing `cwd`) is a result with exit code 127 and the reason on stderr.
+    credentials are taken out here). A command that cannot start (a missing `cwd`) is a result
+    with exit code 127 and the reason on stderr.
     """
     limit = _setting(env, "BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT_CHARS)
     limit = max(MIN_OUTPUT_CHARS, min(limit, MAX_OUTPUT_CHARS_CEILING))
