@@ -58,8 +58,8 @@ async def run_bang(
     abort: AbortSignal,
     sandbox: Sandbox | None = None,
 ) -> BangResult:
-    """Run `command` with bash in `cwd` and wait for it, its timeout, or `abort` (what it
-    printed until then is kept).
+    """Run `command` (what follows the `!`) with bash in `cwd` and wait for it, its timeout,
+    or `abort` (what it printed until then is kept).
 
     `env` is the command's whole environment, as the session's tools get it (stayer's
     credentials are taken out here). A command that cannot start (a missing `cwd`) is a result
