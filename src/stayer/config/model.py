@@ -5,10 +5,10 @@ Claude Code's: `permissions` (`allow`, `ask`, `deny`, `defaultMode`, `additional
 `disableBypassPermissionsMode`), `hooks` (run by `stayer.hooks`), `env` and `model`.
 stayer's: `autoCompactWindow` and `autoCompactPercent` (what `--autocompact` and
 `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set), `doneWhen` (`--done-when`) and `readClaudeSettings`
-(false: leave `.claude/` files unread).
+(false: leave `.claude/` files unread). Claude Code's `statusLine` is read for the REPL's footer.
 
 Keys we do not know are ignored: Claude Code has many stayer has no use for
-(`statusLine`, `outputStyle`, `enabledPlugins`, …), and a project set up for it must load
+(`outputStyle`, `enabledPlugins`, …), and a project set up for it must load
 unchanged. A key we know with a value of the wrong type is an error. Values are checked
 strictly (JSON's own types: `"30"` is not a number, `"true"` not a boolean), since a settings
 file is written by hand and a silent coercion would hide the mistake.
@@ -29,12 +29,15 @@ ModeName = Literal["default", "manual", "acceptEdits", "plan", "bypassPermission
 
 HookType = Literal["command", "prompt", "agent", "http"]
 
-UNGUARDED_KEYS = frozenset({"model", "env", "autoCompactWindow", "autoCompactPercent"})
+UNGUARDED_KEYS = frozenset(
+    {"model", "env", "autoCompactWindow", "autoCompactPercent", "statusLine"}
+)
 """Top-level keys whose bad value is only dropped, with a warning: without it the run uses
 another model, the inherited environment (settings `env` never decides which settings files
-are read) or the model's own compaction threshold, none of which lets a call through that
-would otherwise be stopped. Every other key (`permissions`, `hooks`, `readClaudeSettings`,
-`doneWhen`, and any added later) fails closed: a bad value makes its file unusable."""
+are read), the model's own compaction threshold or the REPL's own footer, none of which lets
+a call through that would otherwise be stopped. Every other key (`permissions`, `hooks`,
+`readClaudeSettings`, `doneWhen`, and any added later) fails closed: a bad value makes its file
+unusable."""
 
 
 class _Keys(Struct, frozen=True, kw_only=True, rename="camel"):
@@ -74,6 +77,16 @@ class Permissions(_Keys, frozen=True, kw_only=True, rename="camel"):
     disable_bypass_permissions_mode: Literal["disable"] | None = None
 
 
+class StatusLineSetting(_Keys, frozen=True, kw_only=True, rename="camel"):
+    """The REPL's footer replaced by a command's output (Claude Code's `statusLine`)."""
+
+    type: Literal["command"]
+    command: Annotated[str, Meta(min_length=1)]
+    padding: Annotated[int, Meta(ge=0, le=100)] = 0
+    refresh_interval: Annotated[float, Meta(ge=1)] | None = None
+    """Seconds: also run this often, for a line that shows the time or the like."""
+
+
 class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     """One settings file's content, or several merged (see `sources`)."""
 
@@ -87,3 +100,4 @@ class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     auto_compact_percent: Annotated[int, Meta(ge=1, le=100)] | None = None
     done_when: Annotated[str, Meta(min_length=1)] | None = None
     read_claude_settings: bool | None = None
+    status_line: StatusLineSetting | None = None

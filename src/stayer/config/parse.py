@@ -122,7 +122,9 @@ def _converted(
         problems.append(Problem(origin, line, column, what, minor))
         if not minor:
             return None, problems
-        if not _drop(data, path):  # cannot happen for the keys that guard nothing; fail closed
+        # `env` loses only its bad entry; any other such key (an object like `statusLine`
+        # too: half of one is no use) is dropped whole
+        if not _drop(data, path if path[0] == "env" else path[:1]):  # fail closed (cannot be)
             what = "what is left after dropping the bad values is not valid settings"
             problems.append(Problem(origin, 1, 1, what, False))
             return None, problems

@@ -354,6 +354,7 @@ _SCALARS = (
     "auto_compact_percent",
     "done_when",
     "read_claude_settings",
+    "status_line",
 )
 _PERMISSION_SCALARS = ("default_mode", "disable_bypass_permissions_mode")
 
