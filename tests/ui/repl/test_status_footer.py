@@ -34,7 +34,7 @@ def test_a_wide_footer_shows_everything_the_right_side_against_the_edge() -> Non
         " ⏵⏵ accept edits on (shift+tab to cycle) · esc to interrupt · 2 queued"
     )
     assert shown.endswith("claude-sonnet-4-5 · 12% context · $0.0123 · ↑11.5k ↓2.3k")
-    assert ("class:footer.mode.acceptEdits", "⏵⏵ accept edits on") in line
+    assert ("class:footer.mode.acceptedits", "⏵⏵ accept edits on") in line
 
 
 def test_each_mode_as_claude_code_shows_it_and_nothing_for_the_default() -> None:

@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -27,31 +27,37 @@ from typing import Any
 from msgspec.structs import replace
 from prompt_toolkit.application import in_terminal
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
 from prompt_toolkit.input import create_input
 
 from stayer._version import __version__
 from stayer.driver import Answer, Close, Driver, Operation, SetMode, Submit
 from stayer.errors import StayerError
 from stayer.events import (
+    Compacted,
     Continue,
     Continuing,
     Event,
     Finished,
+    MessageCompleted,
     PermissionRequested,
+    SessionStarted,
 )
 from stayer.exec.attached import editor_command, run_attached
+from stayer.loop.abort import AbortSignal
 from stayer.session.options import QueryOptions
 from stayer.session.session import Prompt, Session
 
 from .commands import Commands
-from .completion import ReplCompleter
+from .completion import FileIndex, ReplCompleter
 from .dialogs import Chosen, Dialog, Option, decision_for, kept_rule, permission_dialog
 from .entry import entered
 from .input import ProjectHistory, history_file
 from .keys import key_bindings
 from .layout import build_layout, build_style
 from .paste import Pastes
-from .shell import bang_prompt, run_bang
+from .shell import BangResult, bang_prompt, run_bang
+from .status import StatusLine, footer, status_input
 from .surface import Totals
 from .terminal import InlineApplication, commit, framed_output, terminal_reflows
 from .tracking import Tracker
@@ -95,11 +101,15 @@ class ReplApp:
         self._hint = ""
         self._last_ctrl_c = 0.0
         self._ticker: asyncio.Task[None] | None = None
+        self._bang_abort: AbortSignal | None = None
+        self._status_line: StatusLine | None = None
         self._tasks: set[asyncio.Task[object]] = set()
         self.buffer = Buffer(
             multiline=True,
-            history=ProjectHistory(history_file(self._cwd, self._env)),
-            completer=ReplCompleter(self._cwd, self._command_names),
+            history=ProjectHistory(history_file(self._cwd, self._env), expand=self.pastes.expand),
+            completer=ReplCompleter(
+                self._command_names, FileIndex(self._cwd, self._env, on_update=self._redraw)
+            ),
             complete_while_typing=True,
         )
         self.note = Buffer(multiline=False)
@@ -132,7 +142,7 @@ class ReplApp:
 
     @property
     def running(self) -> bool:
-        return self._tracker.running
+        return self._tracker.running or self._bang_abort is not None
 
     def send(self, operation: Operation) -> None:
         self._driving().send(operation)
@@ -214,7 +224,9 @@ class ReplApp:
             self.show(self.view.notice(warning, level="warning"))
         if session.history:
             self.show(self.view.replay(session.history))
+        self._status_line = _status_line(session, self._cwd, self._redraw)
         self._driver_task = asyncio.create_task(driver.run())
+        self._status_changed()
 
     async def _stop_driver(self) -> None:
         driver, task = self._driver, self._driver_task
@@ -225,6 +237,9 @@ class ReplApp:
         for dialog in self._dialogs:
             dialog.cancel()
         driver.send(Close())
+        if self._status_line is not None:
+            await self._status_line.close()
+            self._status_line = None
         try:
             await task
         except StayerError as error:
@@ -242,6 +257,7 @@ class ReplApp:
     def take(self, typed: str) -> None:
         """What the person entered: a slash command, a `!` command, or a prompt."""
         text = self.pastes.expand(typed)
+        self.pastes.clear()
         match entered(text):
             case "command":
                 self.show(self.view.user_prompt(typed))
@@ -251,29 +267,40 @@ class ReplApp:
             case "prompt":
                 self._prompt(text, typed)
 
-    def _prompt(self, text: str, typed: str) -> None:
+    def _prompt(self, text: str, typed: str, *, echo: bool = True) -> None:
         if self.running:
             self._queued.append((text, typed))
             self.send(Submit(text))
             self.app.invalidate()
             return
-        self.show(self.view.user_prompt(typed))
+        if echo:
+            self.show(self.view.user_prompt(typed))
         self._set_running(True)
         self.send(Submit(text))
 
     async def _bang(self, command: str) -> None:
+        """`!command`: run it here, show what it printed, and give both to the model (which
+        answers it, as Claude Code's does since 2.1.186)."""
         self.show(self.view.user_prompt(f"!{command}"))
-        driver = self._driving()
-        result = await run_bang(command, cwd=self._cwd, env=self._env)
-        self.show(self.view.notice(result.shown() if hasattr(result, "shown") else ""))
-        if self._driver is driver:
-            self._prompt(bang_prompt(result), f"!{command}")
+        driver, abort = self._driving(), AbortSignal()
+        self._bang_abort = abort
+        self._running_changed()
+        try:
+            result = await run_bang(command, cwd=self._cwd, env=self._env, abort=abort)
+        finally:
+            self._bang_abort = None
+            self._running_changed()
+        self.show(self.view.notice(_bang_shown(result)))
+        if self._driver is driver and not result.interrupted:
+            self._prompt(bang_prompt(result), f"!{command}", echo=False)
 
     def interrupt(self) -> None:
         """Escape or Ctrl+C during a run: stop it now; what was queued for it comes back to
         the input box."""
+        if self._bang_abort is not None:
+            self._bang_abort.abort("interrupted by the user")
         driver = self._driver
-        if driver is None or not self.running:
+        if driver is None or not self._tracker.running:
             return
         driver.interrupt()
         for dialog in self._dialogs:
@@ -315,6 +342,7 @@ class ReplApp:
         mode = cycle[(cycle.index(now) + 1) % len(cycle)] if now in cycle else "default"
         self._tracker.mode = mode
         self.send(SetMode(mode))
+        self._status_changed()
         self.app.invalidate()
 
     def expand_last(self) -> None:
@@ -332,6 +360,8 @@ class ReplApp:
     def _track(self, event: Event) -> None:
         was_running = self._tracker.running
         self._tracker.take(event)
+        if isinstance(event, SessionStarted | MessageCompleted | Compacted | Finished):
+            self._status_changed()
         if isinstance(event, Continuing) and event.reason is Continue.QUEUED_INPUT:
             self._echo_taken()
         elif not was_running and self._queued and not isinstance(event, Finished):
@@ -410,13 +440,13 @@ class ReplApp:
             self._running_changed()
 
     def _running_changed(self) -> None:
-        if self._tracker.running and self._ticker is None:
+        if self.running and self._ticker is None:
             self._ticker = asyncio.create_task(self._tick())
         self.app.invalidate()
 
     async def _tick(self) -> None:
         try:
-            while self._tracker.running or self._dialogs:
+            while self.running or self._dialogs:
                 await asyncio.sleep(TICK_S)
                 self.app.invalidate()
         finally:
@@ -456,17 +486,67 @@ class ReplApp:
     def hint(self) -> str:
         return self._hint
 
-    def footer_text(self) -> str:
-        parts = [self.model, self.mode]
-        if self.running:
-            parts.append("esc to interrupt")
+    def footer_text(self) -> StyleAndTextTuples:
+        """The footer: a hint when there is one, else the statusLine command's line when
+        settings give one, else model, context, cost, mode and what Escape does now."""
+        width = self._width()
         if self._hint:
-            parts = [self._hint]
-        return "  " + " · ".join(part for part in parts if part)
+            return [("class:hint", f"  {self._hint}")]
+        if self._status_line is not None and self._status_line.text:
+            return ANSI(self._status_line.text).__pt_formatted_text__()
+        return footer(
+            model=self.model,
+            totals=self.totals,
+            mode=self.mode,
+            running=self.running,
+            queued=len(self._queued),
+            width=width,
+        )
+
+    def _status_changed(self) -> None:
+        """Run the statusLine command again (it debounces), on what Claude Code runs it on."""
+        line, driver = self._status_line, self._driver
+        if line is None or driver is None:
+            return
+        session = driver.session
+        status = status_input(
+            session_id=session.session_id,
+            cwd=self._cwd,
+            project_dir=self._cwd,
+            transcript_path=session.transcript_path,
+            model_id=self.model,
+            model_name=self.model,
+            totals=self.totals,
+            version=__version__,
+        )
+        line.trigger(status, self._width())
+
+    def _redraw(self) -> None:
+        """Draw the tail again soon (safe from another thread)."""
+        self.app.invalidate()
 
     @property
     def queued_texts(self) -> list[str]:
         return [typed for _, typed in self._queued]
+
+
+def _status_line(session: Session, cwd: Path, redraw: Callable[[], None]) -> StatusLine | None:
+    """The `statusLine` command the settings give, if any (it replaces the footer)."""
+    resolved = session.setup.resolved
+    merged = resolved.settled.loaded.merged if resolved is not None else None
+    if resolved is None or merged is None or merged.status_line is None:
+        return None
+    return StatusLine(merged.status_line, cwd=cwd, env=resolved.env, on_change=redraw)
+
+
+def _bang_shown(result: BangResult) -> str:
+    """What a `!command` printed, as shown under it."""
+    said = "\n".join(part for part in (result.stdout.rstrip(), result.stderr.rstrip()) if part)
+    if result.interrupted:
+        said += "\n(interrupted)"
+    elif result.exit_code:
+        said += f"\n(exit status {result.exit_code})"
+    return said.strip("\n") or "(no output)"
 
 
 async def run_repl(options: QueryOptions, prompt: str | None) -> int:

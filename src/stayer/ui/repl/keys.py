@@ -13,6 +13,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bin
 from prompt_toolkit.key_binding.key_bindings import KeyBindingsBase
 from prompt_toolkit.keys import Keys
 
+from .entry import entered
 from .paste import paste_bindings
 
 if TYPE_CHECKING:
@@ -32,9 +33,11 @@ def _typing(repl: ReplApp) -> KeyBindings:
     @keys.add("enter", filter=typing)
     def _enter(event: KeyPressEvent) -> None:
         buffer = repl.buffer
-        if buffer.complete_state is not None and buffer.complete_state.current_completion:
-            buffer.apply_completion(buffer.complete_state.current_completion)
-            return
+        state = buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            buffer.apply_completion(state.current_completion)
+            if entered(buffer.text) != "command":  # a path chosen: go on typing
+                return
         text = buffer.text
         if text.endswith("\\") and buffer.cursor_position == len(text):
             buffer.delete_before_cursor()

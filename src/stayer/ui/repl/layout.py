@@ -121,5 +121,17 @@ def build_style() -> Style:
             "option": "",
             "option.selected": "#5fafff bold",
             "hint": "#8a8a8a",
+            "footer.hint": "#8a8a8a",
+            "footer.separator": "#606060",
+            "footer.model": "#8a8a8a",
+            "footer.cost": "#8a8a8a",
+            "footer.tokens": "#8a8a8a",
+            "footer.context": "#8a8a8a",
+            "footer.context.full": "#d7875f",
+            "footer.queued": "#d7af5f",
+            "footer.mode.acceptedits": "#af87ff",
+            "footer.mode.plan": "#5fafaf",
+            "footer.mode.bypasspermissions": "#ff5f5f bold",
+            "footer.mode.dontask": "#d7875f",
         }
     )

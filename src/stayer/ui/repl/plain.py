@@ -27,13 +27,13 @@ from stayer.driver import Answer, Close, Driver, Operation, Submit
 from stayer.errors import StayerError
 from stayer.events import Event, Finished, PermissionRequested
 from stayer.exec.attached import editor_command, run_attached
+from stayer.loop.abort import AbortSignal
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
 
 from .commands import Commands
 from .dialogs import Dialog, decision_for, kept_rule, permission_dialog
 from .entry import entered
-from .paste import Pastes
 from .shell import bang_prompt, run_bang
 from .surface import Totals
 from .tracking import Tracker
@@ -164,10 +164,11 @@ class PlainRepl:
             case "command":
                 await self.commands.run(self, text)
             case "shell":
-                result = await run_bang(text[1:].strip(), cwd=self._cwd, env=self._env)
+                command = text.strip()[1:].strip()
+                result = await run_bang(command, cwd=self._cwd, env=self._env, abort=AbortSignal())
                 self.send(Submit(bang_prompt(result)))
             case "prompt":
-                self.send(Submit(Pastes().expand(text)))
+                self.send(Submit(text))
 
     async def _wait_idle(self) -> None:
         leaving = asyncio.ensure_future(self._leaving.wait())

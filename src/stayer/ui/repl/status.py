@@ -76,7 +76,7 @@ def _parts(model: str, totals: Totals, mode: str, running: bool, queued: int) ->
     parts: list[_Part] = []
     label = MODE_LABELS.get(mode)
     if label is not None:
-        parts.append(_Part(label, f"class:footer.mode.{mode}", 8))
+        parts.append(_Part(label, f"class:footer.mode.{mode.lower()}", 8))
         parts.append(_Part(CYCLE_HINT, "class:footer.hint", 1, joiner=" "))
     if running:
         parts.append(_Part("esc to interrupt", "class:footer.hint", 7))
