@@ -1,0 +1,82 @@
+"""Rich renderables turned into terminal lines: ANSI text when colour is on, plain text when it
+is off, every line at most the given width in cells.
+
+The view builds what it shows from rich objects (Markdown, Text, Syntax) and needs it as lines
+it can count: the app prints committed lines once and redraws the live ones, so each line's
+height must be exactly one row. Trailing blanks are dropped (they would be copied with the text
+from the scrollback) unless they carry a background, as a code block's padding does.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from rich.color import ColorSystem
+from rich.console import Console, RenderableType
+from rich.segment import Segment
+from rich.style import Style
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class Painter:
+    """Renders rich objects to lines for a terminal `width` cells wide, in colour or not."""
+
+    def __init__(self, width: int, *, color: bool, truecolor: bool = True) -> None:
+        self.width = max(width, 1)
+        self.color = color
+        self._system = ColorSystem.TRUECOLOR if truecolor else ColorSystem.STANDARD
+        self._console = Console(
+            file=io.StringIO(),
+            width=self.width,
+            force_terminal=color,
+            color_system=("truecolor" if truecolor else "standard") if color else None,
+            no_color=not color,
+            legacy_windows=False,
+            highlight=False,
+            emoji=False,
+            markup=False,
+        )
+
+    def lines(self, renderable: RenderableType) -> list[str]:
+        """`renderable` as lines (no newlines in them), without blank lines around it."""
+        rendered = self._console.render_lines(
+            renderable, self._console.options.update_width(self.width), pad=False
+        )
+        lines = [self._line(segments) for segments in rendered]
+        while lines and not lines[-1]:
+            lines.pop()
+        while lines and not lines[0]:
+            lines.pop(0)
+        return lines
+
+    def _line(self, segments: list[Segment]) -> str:
+        kept = [segment for segment in segments if not segment.control]
+        while kept and not _shows(kept[-1]):
+            kept.pop()
+        if kept and not _has_background(kept[-1].style):
+            last = kept[-1]
+            kept[-1] = Segment(last.text.rstrip(), last.style)
+        if not self.color:
+            return "".join(segment.text for segment in kept)
+        return "".join(
+            segment.style.render(segment.text, color_system=self._system)
+            if segment.style
+            else segment.text
+            for segment in kept
+        )
+
+
+def _shows(segment: Segment) -> bool:
+    """Whether a segment leaves a mark: text, or blanks with a background colour."""
+    return bool(segment.text.strip()) or (bool(segment.text) and _has_background(segment.style))
+
+
+def _has_background(style: Style | None) -> bool:
+    return style is not None and style.bgcolor is not None
+
+
+def plain(text: str) -> str:
+    """`text` without its colour codes (what a person reads)."""
+    return _SGR.sub("", text)
