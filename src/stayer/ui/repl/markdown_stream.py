@@ -1,0 +1,139 @@
+"""Streamed markdown cut into blocks that can be shown for good as soon as they are complete.
+
+Text arrives from the model a few characters at a time. A block (a paragraph, a heading, a run
+of list items, a fenced code block, a table, a quote, a rule) is complete once something after
+it shows it cannot grow any more: a blank line ends a paragraph, a closing fence ends a code
+block (blank lines inside it do not), a line of another kind ends the block before it. The view
+prints a complete block once, into the scrollback, and keeps only the block still growing (and
+the line still being written) on screen to redraw.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+BlockKind = Literal["paragraph", "heading", "list", "code", "table", "quote", "rule"]
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
+_LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)])(\s|$)")
+_RULE = re.compile(r"^ {0,3}([-*_])(\s*\1){2,}\s*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
+_TABLE_ROW = re.compile(r"^ {0,3}\|")
+_QUOTE = re.compile(r"^ {0,3}>")
+
+
+class MarkdownStream:
+    """Takes text as it streams and hands back each block once it is complete."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._kind: BlockKind | None = None
+        self._fence = ""
+        self._blank_in_list = False
+        self._partial = ""
+
+    def feed(self, text: str) -> list[str]:
+        """Add streamed text; the blocks it completed, as markdown source, in order."""
+        done: list[str] = []
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            done.extend(self._line(line))
+        return done
+
+    def pending(self) -> str:
+        """The block still growing and the line being written, as markdown source."""
+        lines = [*self._lines, self._partial] if self._partial else self._lines
+        return "\n".join(lines).strip("\n")
+
+    @property
+    def kind(self) -> BlockKind | None:
+        """What the growing block is, if one has begun."""
+        return self._kind
+
+    def close(self) -> list[str]:
+        """The stream ended: what is left, as a final block (none if only blanks are left)."""
+        if self._partial:
+            self._lines.append(self._partial)
+            self._partial = ""
+        return self._finish()
+
+    def _finish(self) -> list[str]:
+        source = "\n".join(self._lines).strip("\n")
+        self._lines, self._kind, self._fence, self._blank_in_list = [], None, "", False
+        return [source] if source.strip() else []
+
+    def _start(self, kind: BlockKind, line: str) -> list[str]:
+        done = self._finish()
+        self._kind = kind
+        self._lines = [line]
+        return done
+
+    def _line(self, line: str) -> list[str]:
+        if self._kind == "code":
+            return self._code_line(line)
+        if not line.strip():
+            return self._blank(line)
+        if self._kind == "list" and self._continues_list(line):
+            self._blank_in_list = False
+            self._lines.append(line)
+            return []
+        return self._new_line(line)
+
+    def _code_line(self, line: str) -> list[str]:
+        self._lines.append(line)
+        stripped = line.strip()
+        closes = stripped.startswith(self._fence) and not stripped.strip(self._fence[0])
+        return self._finish() if closes else []
+
+    def _blank(self, line: str) -> list[str]:
+        if self._kind == "list":  # a list may go on after a blank line (a loose list)
+            self._blank_in_list = True
+            self._lines.append(line)
+            return []
+        return self._finish()
+
+    def _continues_list(self, line: str) -> bool:
+        if _LIST_ITEM.match(line) or line.startswith(("  ", "\t")):
+            return True
+        return not self._blank_in_list and not _starts_block(line)  # a lazy continuation
+
+    def _new_line(self, line: str) -> list[str]:
+        fence = _FENCE.match(line)
+        if fence:
+            done = self._start("code", line)
+            self._fence = fence.group(1)
+            return done
+        if self._kind == "paragraph" and _SETEXT.match(line):
+            self._lines.append(line)  # the paragraph was a heading, underlined
+            return self._finish()
+        if _HEADING.match(line) or _RULE.match(line):
+            kind: BlockKind = "heading" if _HEADING.match(line) else "rule"
+            return self._start(kind, line) + self._finish()
+        kind = _kind_of(line)
+        if kind == self._kind and kind != "heading":
+            self._lines.append(line)
+            return []
+        return self._start(kind, line)
+
+
+def _kind_of(line: str) -> BlockKind:
+    if _LIST_ITEM.match(line):
+        return "list"
+    if _TABLE_ROW.match(line):
+        return "table"
+    if _QUOTE.match(line):
+        return "quote"
+    return "paragraph"
+
+
+def _starts_block(line: str) -> bool:
+    return bool(
+        _FENCE.match(line)
+        or _HEADING.match(line)
+        or _RULE.match(line)
+        or _TABLE_ROW.match(line)
+        or _QUOTE.match(line)
+    )
