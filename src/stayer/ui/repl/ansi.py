@@ -4,18 +4,21 @@ is off, every line at most the given width in cells.
 The view builds what it shows from rich objects (Markdown, Text, Syntax) and needs it as lines
 it can count: the app prints committed lines once and redraws the live ones, so each line's
 height must be exactly one row. Trailing blanks are dropped (they would be copied with the text
-from the scrollback) unless they carry a background, as a code block's padding does.
+from the scrollback, and a line filling the width is the first to be garbled when the terminal
+narrows), so code blocks are drawn on the terminal's own background.
 """
 
 from __future__ import annotations
 
 import io
 import re
+from typing import ClassVar
 
 from rich.color import ColorSystem
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType, RenderResult
+from rich.markdown import CodeBlock, Heading, Markdown
 from rich.segment import Segment
-from rich.style import Style
+from rich.syntax import Syntax
 
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -53,9 +56,9 @@ class Painter:
 
     def _line(self, segments: list[Segment]) -> str:
         kept = [segment for segment in segments if not segment.control]
-        while kept and not _shows(kept[-1]):
+        while kept and not kept[-1].text.strip():
             kept.pop()
-        if kept and not _has_background(kept[-1].style):
+        if kept:
             last = kept[-1]
             kept[-1] = Segment(last.text.rstrip(), last.style)
         if not self.color:
@@ -68,15 +71,43 @@ class Painter:
         )
 
 
-def _shows(segment: Segment) -> bool:
-    """Whether a segment leaves a mark: text, or blanks with a background colour."""
-    return bool(segment.text.strip()) or (bool(segment.text) and _has_background(segment.style))
-
-
-def _has_background(style: Style | None) -> bool:
-    return style is not None and style.bgcolor is not None
-
-
 def plain(text: str) -> str:
     """`text` without its colour codes (what a person reads)."""
     return _SGR.sub("", text)
+
+
+class _LeftHeading(Heading):
+    """A heading set flush left, as a terminal reader expects (rich centres the first level)."""
+
+    LEVEL_ALIGN: ClassVar[dict[str, JustifyMethod]] = dict.fromkeys(
+        ("h1", "h2", "h3", "h4", "h5", "h6"), "left"
+    )
+
+
+class _PlainCodeBlock(CodeBlock):
+    """Highlighted code on the terminal's background, indented, with no padding rows."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        yield Syntax(
+            code,
+            self.lexer_name,
+            theme=self.theme,
+            word_wrap=True,
+            background_color="default",
+            padding=(0, 0, 0, 2),
+        )
+
+
+class _Markdown(Markdown):
+    elements: ClassVar = {
+        **Markdown.elements,
+        "heading_open": _LeftHeading,
+        "fence": _PlainCodeBlock,
+        "code_block": _PlainCodeBlock,
+    }
+
+
+def markdown(source: str) -> Markdown:
+    """`source` as rich Markdown, links shown as their text and address (no OSC 8 links)."""
+    return _Markdown(source, hyperlinks=False)

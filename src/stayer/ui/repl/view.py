@@ -66,7 +66,7 @@ from stayer.messages import (
 )
 from stayer.ui.live_output import RunningOutput, safe
 
-from .ansi import Painter
+from .ansi import Painter, markdown
 from .diffs import Change, Reader, change_of, diff_texts, file_argument, read_text
 from .markdown_stream import MarkdownStream
 from .notices import Notice, NoticeEvent, finished_line, notice_of
@@ -326,7 +326,7 @@ class View:
     def _markdown_rows(self, source: str) -> list[str]:
         if not source.strip():
             return []
-        return self._rows([Markdown(source, hyperlinks=False)])
+        return self._rows([markdown(source)])
 
     def _commit_block(self, source: str) -> list[str]:
         rows = self._markdown_rows(source)[self._text_committed :]
