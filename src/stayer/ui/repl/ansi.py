@@ -19,6 +19,8 @@ from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType,
 from rich.markdown import CodeBlock, Heading, Markdown
 from rich.segment import Segment
 from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
 
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -111,3 +113,12 @@ class _Markdown(Markdown):
 def markdown(source: str) -> Markdown:
     """`source` as rich Markdown, links shown as their text and address (no OSC 8 links)."""
     return _Markdown(source, hyperlinks=False)
+
+
+def hang(prefix: Text, body: RenderableType) -> Table:
+    """`body` after `prefix`, its wrapped lines indented by the prefix's width."""
+    grid = Table.grid(padding=0)
+    grid.add_column(width=prefix.cell_len, no_wrap=True)
+    grid.add_column()
+    grid.add_row(prefix, body)
+    return grid

@@ -14,10 +14,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from msgspec import Struct
+from rich.table import Table
 from rich.text import Text
 
 from stayer.messages import JSON
 from stayer.tools import names
+from stayer.ui.live_output import safe
+
+from .ansi import hang
 
 Reader = Callable[[Path], str | None]
 """Gives a file's text, or None when it cannot (missing, unreadable, too large, not text)."""
@@ -119,10 +123,10 @@ def counts(change: Change) -> tuple[int, int]:
     return added, removed
 
 
-def diff_texts(change: Change) -> list[Text]:
+def diff_texts(change: Change) -> list[Text | Table]:
     """The change as numbered diff lines: removals red, additions green, context plain, a
     dim "⋮" between hunks."""
-    shown: list[Text] = []
+    shown: list[Text | Table] = []
     old_line = new_line = 0
     for line in _diff(change):
         if line.startswith(("---", "+++")):
@@ -157,7 +161,6 @@ def _hunk_start(header: str) -> tuple[int, int]:
     return int(old[1:].split(",")[0] or 0), int(new[1:].split(",")[0] or 0)
 
 
-def _numbered(number: int, sign: str, body: str, style: str) -> Text:
-    text = Text(f"{max(number, 1):>5} {sign} ", style=style or "dim")
-    text.append(body, style=style)
-    return text
+def _numbered(number: int, sign: str, body: str, style: str) -> Table:
+    number_column = Text(f"{max(number, 1):>5} {sign} ", style=style or "dim")
+    return hang(number_column, Text(safe(body), style=style))

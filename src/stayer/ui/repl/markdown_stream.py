@@ -48,6 +48,17 @@ class MarkdownStream:
         lines = [*self._lines, self._partial] if self._partial else self._lines
         return "\n".join(lines).strip("\n")
 
+    def pending_shown(self) -> str:
+        """`pending()` with an emphasis or inline code left open closed, so a half-streamed
+        `**bold` is drawn bold at once rather than as asterisks that vanish later."""
+        source = self.pending()
+        if self._kind == "code" or not source:
+            return source
+        for marker in ("`", "**"):
+            if source.count(marker) % 2:
+                source = source.rstrip() + marker
+        return source
+
     @property
     def kind(self) -> BlockKind | None:
         """What the growing block is, if one has begun."""

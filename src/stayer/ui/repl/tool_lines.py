@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+from rich.table import Table
 from rich.text import Text
 
 from stayer.events import ToolStatus
@@ -19,6 +20,7 @@ from stayer.messages import JSON
 from stayer.tools import names
 from stayer.ui.live_output import safe
 
+from .ansi import hang
 from .diffs import Change, counts, diff_texts
 
 SHORT_RESULT_LINES = 3
@@ -106,12 +108,12 @@ def status_mark(status: ToolStatus) -> Text:
 
 
 def result_texts(
-    text: str, status: ToolStatus, *, change: Change | None, limit: int | None
-) -> list[Text]:
+    text: str, status: ToolStatus, *, change: Change | None, limit: int | None, cwd: str | None
+) -> list[Table]:
     """The result under a call, `limit` lines at most (None: all): a diff for a file change
     that went through, else the result's own lines (red for an error)."""
     if change is not None and status == "completed":
-        return _change_texts(change, limit)
+        return _change_texts(change, limit, cwd)
     style = {"completed": "", "failed": "red", "denied": "yellow"}[status]
     lines = [safe(line) for line in text.rstrip("\n").splitlines()] or ["(no output)"]
     return _under(
@@ -121,9 +123,10 @@ def result_texts(
     )
 
 
-def _change_texts(change: Change, limit: int | None) -> list[Text]:
+def _change_texts(change: Change, limit: int | None, cwd: str | None) -> list[Table]:
     added, removed = counts(change)
-    head = Text(f"{'Updated' if change.before else 'Wrote'} {change.path} with ")
+    path = relative(change.path, cwd)
+    head = Text(f"{'Updated' if change.before else 'Wrote'} {path} with ")
     head.append(f"{added} addition" + ("" if added == 1 else "s"))
     head.append(f" and {removed} removal" + ("" if removed == 1 else "s"))
     diff = diff_texts(change)
@@ -131,21 +134,20 @@ def _change_texts(change: Change, limit: int | None) -> list[Text]:
     return _under([head, *diff], cut, more_style="dim")
 
 
-def _under(lines: Sequence[Text], limit: int | None, *, more_style: str) -> list[Text]:
+def _under(lines: Sequence[Text | Table], limit: int | None, *, more_style: str) -> list[Table]:
     """`lines` hung under a call: the first after "  ⎿  ", the rest indented to match, and a
-    count of what was left out."""
-    shown = list(lines if limit is None else lines[:limit])
+    count of what was left out; a line too long for the width wraps under itself."""
+    shown: list[Text | Table] = list(lines if limit is None else lines[:limit])
     left = len(lines) - len(shown)
     if left:
         shown.append(Text(f"… +{left} lines {EXPAND_HINT}", style=more_style))
-    hung: list[Text] = []
-    for index, line in enumerate(shown):
-        prefix = Text(RESULT_PREFIX if index == 0 else INDENT, style="dim")
-        hung.append(Text.assemble(prefix, line))
-    return hung
+    return [
+        hang(Text(RESULT_PREFIX if index == 0 else INDENT, style="dim"), line)
+        for index, line in enumerate(shown)
+    ]
 
 
-def todo_texts(todos: Sequence[JSON]) -> list[Text]:
+def todo_texts(todos: Sequence[JSON]) -> list[Table]:
     """A todo list, one task a line, marked by status (done ones struck through)."""
     lines: list[Text] = []
     for todo in todos:

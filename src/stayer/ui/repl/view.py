@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal, assert_never
 
 from msgspec import Struct
-from rich.markdown import Markdown
+from rich.console import RenderableType
 from rich.text import Text
 
 from stayer.events import (
@@ -66,7 +66,7 @@ from stayer.messages import (
 )
 from stayer.ui.live_output import RunningOutput, safe
 
-from .ansi import Painter, markdown
+from .ansi import Painter, hang, markdown
 from .diffs import Change, Reader, change_of, diff_texts, file_argument, read_text
 from .markdown_stream import MarkdownStream
 from .notices import Notice, NoticeEvent, finished_line, notice_of
@@ -155,7 +155,7 @@ class View:
             self._painter = Painter(width, color=self._color, truecolor=self._truecolor)
         return self._painter
 
-    def _rows(self, texts: Sequence[Text | Markdown]) -> list[str]:
+    def _rows(self, texts: Sequence[RenderableType]) -> list[str]:
         painter = self._paint()
         return [row for text in texts for row in painter.lines(text)]
 
@@ -218,7 +218,7 @@ class View:
         if self._thinking is not None:
             groups.append(self._thinking_rows())
         if self._text is not None:
-            rows = self._markdown_rows(self._text.pending())[self._text_committed :]
+            rows = self._markdown_rows(self._text.pending_shown())[self._text_committed :]
             if rows:
                 groups.append(rows)
         if self._calls:
@@ -258,7 +258,7 @@ class View:
         if len(lines) > PROMPT_LINES:
             shown.append(f"… +{len(lines) - PROMPT_LINES} lines")
         texts = [
-            Text(("> " if index == 0 else "  ") + line, style="bold")
+            hang(Text("> " if index == 0 else "  ", style="bold"), Text(line, style="bold"))
             for index, line in enumerate(shown)
         ]
         return self._item(self._rows(texts))
@@ -275,7 +275,7 @@ class View:
         if done is None:
             return self._say(Notice("No tool call has finished yet."))
         head = call_text(done.name, done.input, self._cwd, status_mark(done.status))
-        body = result_texts(done.text, done.status, change=done.change, limit=None)
+        body = result_texts(done.text, done.status, change=done.change, limit=None, cwd=self._cwd)
         return self._item(self._rows([head, *body]))
 
     def describe_call(self, name: str, input: Mapping[str, JSON]) -> str:
@@ -285,7 +285,7 @@ class View:
         path = file_argument(name, input)
         if path is not None:
             change = change_of(name, input, self._read(self._resolve(path)))
-            body: list[Text] = diff_texts(change) if change is not None else []
+            body: list[RenderableType] = [*diff_texts(change)] if change is not None else []
         else:
             body = _describe_input(input)
         return "\n".join(self._rows([head, *body]))
@@ -340,7 +340,7 @@ class View:
         """Print the head of a block taller than the live budget, keeping its last rows live."""
         if self._text is None:
             return []
-        rows = self._markdown_rows(self._text.pending())
+        rows = self._markdown_rows(self._text.pending_shown())
         if len(rows) - self._text_committed <= self._live_rows:
             return []
         cut = len(rows) - KEPT_LIVE_ROWS
@@ -430,7 +430,11 @@ class View:
             body = todo_texts(todos)
         else:
             body = result_texts(
-                event.result.text, event.status, change=change, limit=SHORT_RESULT_LINES
+                event.result.text,
+                event.status,
+                change=change,
+                limit=SHORT_RESULT_LINES,
+                cwd=self._cwd,
             )
         return self._item(self._rows([head, *body]))
 
@@ -520,7 +524,9 @@ class View:
         change = change_of(name, tool_input, None) if status == "completed" else None
         self._last = _Done(name, tool_input, status, result.text, change)
         head = call_text(name, tool_input, self._cwd, status_mark(status))
-        body = result_texts(result.text, status, change=change, limit=SHORT_RESULT_LINES)
+        body = result_texts(
+            result.text, status, change=change, limit=SHORT_RESULT_LINES, cwd=self._cwd
+        )
         return self._item(self._rows([head, *body]))
 
     def _resolve(self, path: str) -> Path:
@@ -534,9 +540,9 @@ def safe_text(text: str) -> str:
     return "\n".join(safe(line) for line in text.split("\n"))
 
 
-def _describe_input(tool_input: Mapping[str, JSON]) -> list[Text]:
+def _describe_input(tool_input: Mapping[str, JSON]) -> list[RenderableType]:
     """A call's input, one argument a line: a command in full, the rest cut short."""
-    texts: list[Text] = []
+    texts: list[RenderableType] = []
     for key, value in tool_input.items():
         if isinstance(value, str) and key == "command":
             texts += [Text("  " + safe(line), style="bold") for line in value.splitlines()]
