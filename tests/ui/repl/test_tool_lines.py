@@ -137,3 +137,8 @@ def test_a_todo_list_marks_each_task_by_status() -> None:
         {"content": "test", "status": "pending"},
     ]
     assert _lines(todo_texts(todos)) == ["  ⎿  ☒ read", "     ◐ write", "     ☐ test"]
+
+
+def test_a_write_read_after_it_landed_shows_the_content_as_new() -> None:
+    write = {"file_path": "f", "content": "a\n"}
+    assert change_of("Write", write, "a\n") == Change("f", "", "a\n")

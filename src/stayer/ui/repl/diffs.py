@@ -68,7 +68,10 @@ def change_of(name: str, tool_input: Mapping[str, JSON], before: str | None) -> 
     if path is None:
         return None
     if name == names.WRITE:
-        return Change(path, before or "", _text(tool_input, "content"))
+        content = _text(tool_input, "content")
+        if before == content:  # read after the write landed: what was there is not known
+            before = None
+        return Change(path, before or "", content)
     if name == names.EDIT:
         return _edit(path, tool_input, before)
     return _notebook(path, tool_input, before)
