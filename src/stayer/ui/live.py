@@ -48,8 +48,7 @@ from stayer.events import (
 from stayer.messages import JSON
 
 from .live_output import RunningOutput
-from .wording import RECOVERIES as _RECOVERIES
-from .wording import compacted_note, hook_line
+from .wording import RECOVERIES, compacted_note, hook_line
 
 _SUBJECT_FIELDS = ("command", "file_path", "pattern", "path", "url")
 MAX_RESULT_LINES = 6
@@ -213,7 +212,7 @@ class LiveView(Struct):
                 self._write(self._style(_compacted(event), "33"))
             case Continuing(reason=reason) if reason is not Continue.NEXT_TURN:
                 self._newline()
-                self._write(self._style(f"  ↻ {_RECOVERIES[reason]}\n", "33"))
+                self._write(self._style(f"  ↻ {RECOVERIES[reason]}\n", "33"))
             case HookRan(outcome=outcome) if outcome != "success":
                 self._newline()
                 note = hook_line(event).removeprefix("stayer: ")
