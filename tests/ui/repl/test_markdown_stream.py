@@ -109,3 +109,32 @@ def test_what_is_shown_of_the_pending_block_closes_open_emphasis() -> None:
     code = MarkdownStream()
     code.feed("```\nx = `a")
     assert code.pending_shown() == "```\nx = `a"
+
+
+def test_a_tall_code_block_is_cut_into_blocks_that_render_alone() -> None:
+    stream = MarkdownStream()
+    stream.feed("```py\na\nb\nc\nd\ne\n")
+    assert stream.split(2) == "```py\na\nb\nc\n```"
+    assert stream.feed("```\n") == ["```py\nd\ne\n```"]
+
+
+def test_a_list_is_cut_only_before_an_item() -> None:
+    stream = MarkdownStream()
+    stream.feed("- a\n- b\n  more b\n  and more\n- c\n")
+    assert stream.split(2) == "- a"
+    assert stream.close() == ["- b\n  more b\n  and more\n- c"]
+    table = MarkdownStream()
+    table.feed("| a |\n|---|\n| 1 |\n| 2 |\n")
+    assert table.split(1) is None
+
+
+def test_a_paragraph_is_cut_where_the_caller_says() -> None:
+    stream = MarkdownStream()
+    stream.feed("one two three fo")
+    assert stream.in_paragraph
+    assert stream.split_at(len("one two")) == "one two"
+    assert stream.pending() == "three fo"
+    assert stream.feed("ur.\n\n") == ["three four."]
+    heading = MarkdownStream()
+    heading.feed("# Head")
+    assert not heading.in_paragraph and heading.split_at(2) is None

@@ -414,3 +414,22 @@ def test_feed_is_one_match_over_the_events_ending_in_assert_never() -> None:
     last = statements[0].cases[-1].body[0]
     assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
     assert isinstance(last.value.func, ast.Name) and last.value.func.id == "assert_never"
+
+
+def test_a_long_one_line_paragraph_prints_its_head_early_wrapped_as_the_whole_would_be() -> None:
+    words = " ".join(f"word{n}" for n in range(400))
+    paragraph = f"{words} with **bold words** and a [link](https://example.com) at the end."
+    for width in (40, 120):
+        whole, _ = make(width)
+        expected = lines(whole.replay([AssistantMessage((TextBlock(paragraph),))]))
+        view, _ = make(width, live_rows=16)
+        out: list[str] = []
+        view.feed(BlockStarted(0, "text"))
+        printed_early = 0
+        for start in range(0, len(paragraph), 7):
+            out += view.feed(TextDelta(0, paragraph[start : start + 7]))
+            assert len(view.live().splitlines()) <= 20  # about the budget, never the whole
+            printed_early = len(lines(out))
+        assert printed_early > len(expected) - 20
+        out += view.feed(BlockCompleted(0, TextBlock(paragraph)))
+        assert lines(out) == expected, width

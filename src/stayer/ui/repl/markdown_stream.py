@@ -22,6 +22,7 @@ _RULE = re.compile(r"^ {0,3}([-*_])(\s*\1){2,}\s*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _TABLE_ROW = re.compile(r"^ {0,3}\|")
 _QUOTE = re.compile(r"^ {0,3}>")
+_SPLITTABLE = ("paragraph", "list", "code", "quote")
 
 
 class MarkdownStream:
@@ -58,6 +59,51 @@ class MarkdownStream:
             if source.count(marker) % 2:
                 source = source.rstrip() + marker
         return source
+
+    def split(self, keep: int) -> str | None:
+        """Cut the growing block in two when it can be, so its head can be printed for good:
+        the head as markdown that renders on its own (a code block's head gets a closing fence,
+        its tail the opening one again), and all but the last `keep` complete lines of it.
+        None when the block is too short or of a kind that cannot be cut (a table, whose rows
+        need its header)."""
+        cut = len(self._lines) - keep
+        if self._kind == "list":  # only before an item, so no item is torn from its marker
+            while cut > 0 and not _LIST_ITEM.match(self._lines[cut]):
+                cut -= 1
+        if cut <= (1 if self._kind == "code" else 0) or self._kind not in _SPLITTABLE:
+            return None
+        head, tail = self._lines[:cut], self._lines[cut:]
+        if self._kind == "code":
+            opening = head[0]
+            head = [*head, opening.strip()[0] * len(self._fence)]
+            tail = [opening, *tail]
+        self._lines = tail
+        self._blank_in_list = False
+        return "\n".join(head).strip("\n")
+
+    def split_at(self, offset: int) -> str | None:
+        """Cut a growing paragraph at `offset` into its pending text (a word boundary the
+        caller found, where its rendering wraps anyway): the head, to be printed for good, is
+        returned and the rest goes on growing. None for any other kind of block."""
+        if not self.in_paragraph:
+            return None
+        whole = "\n".join([*self._lines, self._partial])
+        head, rest = whole[:offset], whole[offset:].lstrip(" \n")
+        parts = rest.split("\n")
+        self._lines, self._partial = parts[:-1], parts[-1]
+        self._kind = "paragraph" if self._lines else None
+        return head.strip("\n")
+
+    @property
+    def in_paragraph(self) -> bool:
+        """Whether the growing block is a paragraph (or a line of one being written)."""
+        if self._kind is not None or not self._partial:
+            return self._kind == "paragraph"
+        return _kind_of(self._partial) == "paragraph" and not _starts_block(self._partial)
+
+    def pending_lines(self) -> list[str]:
+        """The growing block's lines, the one being written last (for measuring it)."""
+        return [*self._lines, self._partial] if self._partial else list(self._lines)
 
     @property
     def kind(self) -> BlockKind | None:

@@ -14,6 +14,7 @@ with the conversation, so drawing the live tail costs the same after a thousand 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Literal, assert_never
 
 from msgspec import Struct
+from rich.cells import cell_len
 from rich.console import RenderableType
 from rich.text import Text
 
@@ -66,7 +68,7 @@ from stayer.messages import (
 )
 from stayer.ui.live_output import RunningOutput, safe
 
-from .ansi import Painter, hang, markdown
+from .ansi import Painter, hang, markdown, plain
 from .diffs import Change, Reader, change_of, diff_texts, file_argument, read_text
 from .markdown_stream import MarkdownStream
 from .notices import Notice, NoticeEvent, finished_line, notice_of
@@ -83,9 +85,10 @@ LIVE_ROWS = 16
 """How tall a streaming block may grow on screen before its first lines are printed for good
 (two thirds of a 24-row terminal)."""
 KEPT_LIVE_ROWS = 4
-"""Rows of such a block that stay live when its head is printed (its last lines may still
-change as text arrives)."""
+"""Source lines of such a block that stay live when its head is printed (the last ones may
+still change as text arrives)."""
 NESTED_LINES = 3
+_WORD = re.compile(r"\S+")
 SPINNER = "·✢✳✶✻✽✻✶✳✢"
 PROMPT_LINES = 40
 
@@ -140,7 +143,9 @@ class View:
         self._read = read
         self._painter: Painter | None = None
         self._text: MarkdownStream | None = None
-        self._text_committed = 0
+        self._text_continues = False
+        """The growing block's head is printed already (it goes on right under it)."""
+        self._rendered: tuple[str, int, list[str]] = ("", 0, [])
         self._thinking: _Thinking | None = None
         self._calls: dict[str, _Running] = {}
         self._flushed: set[str] = set()
@@ -218,14 +223,14 @@ class View:
         if self._thinking is not None:
             groups.append(self._thinking_rows())
         if self._text is not None:
-            rows = self._markdown_rows(self._text.pending_shown())[self._text_committed :]
+            rows = self._live_markdown()
             if rows:
                 groups.append(rows)
         if self._calls:
             groups.append([row for call in self._calls.values() for row in self._call_rows(call)])
         if not groups:
             return ""
-        lines = [""] if self._printed and not self._text_committed else []
+        lines = [""] if self._printed and not self._text_continues else []
         for index, group in enumerate(groups):
             lines.extend(([""] if index else []) + group)
         return "\n".join(lines)
@@ -310,7 +315,7 @@ class View:
         """A note on how the run goes on, after the text before it (a hook's may come while
         text streams, and leaves it be; a withdrawn answer's live part is void)."""
         if isinstance(event, Withdrawn):
-            self._text, self._thinking, self._text_committed = None, None, 0
+            self._text, self._thinking, self._text_continues = None, None, False
         if isinstance(event, HookRan):
             return self._notice_event(event)
         return self._end_thinking() + self._end_text() + self._notice_event(event)
@@ -328,28 +333,61 @@ class View:
             return []
         return self._rows([markdown(source)])
 
+    def _live_markdown(self) -> list[str]:
+        """The growing block, rendered once per change of text or width."""
+        assert self._text is not None
+        source, width = self._text.pending_shown(), self._paint().width
+        if self._rendered[:2] != (source, width):
+            self._rendered = (source, width, self._markdown_rows(source))
+        return self._rendered[2]
+
     def _commit_block(self, source: str) -> list[str]:
-        rows = self._markdown_rows(source)[self._text_committed :]
-        started = self._text_committed > 0
-        self._text_committed = 0
-        if started:  # its head is printed already, the gap before it too
+        rows = self._markdown_rows(source)
+        continues, self._text_continues = self._text_continues, False
+        if continues:  # its head is printed already, and the gap before it
             return ["".join(row + "\n" for row in rows)] if rows else []
         return self._item(rows)
 
     def _commit_tall_head(self) -> list[str]:
-        """Print the head of a block taller than the live budget, keeping its last rows live."""
-        if self._text is None:
+        """Print the head of a block grown taller than the live budget, keeping its last
+        lines live; measured from its source, so a long block is never rendered whole again
+        and again as it grows."""
+        if self._text is None or self._tall(self._text.pending_lines()) <= self._live_rows:
             return []
-        rows = self._markdown_rows(self._text.pending_shown())
-        if len(rows) - self._text_committed <= self._live_rows:
+        head = self._text.split(KEPT_LIVE_ROWS)
+        if head is None and self._text.in_paragraph:
+            head = self._paragraph_head(self._text)
+        if head is None:
             return []
-        cut = len(rows) - KEPT_LIVE_ROWS
-        head = rows[self._text_committed : cut]
-        started = self._text_committed > 0
-        self._text_committed = cut
-        if started:
-            return ["".join(row + "\n" for row in head)]
-        return self._item(head)
+        out = self._commit_block(head)
+        self._text_continues = True
+        return out
+
+    def _paragraph_head(self, stream: MarkdownStream) -> str | None:
+        """Cut a paragraph of few, long source lines where its rendering wraps, all but its
+        last rows before the cut, so the head renders to exactly the rows it had and the
+        rest starts a row of its own; None where no such cut is sure (the words of a row do
+        not match the source's, as with a link, or the cut would split an emphasis)."""
+        source = "\n".join(stream.pending_lines())
+        rows = [plain(row) for row in self._markdown_rows(source)]
+        kept = len(rows) - KEPT_LIVE_ROWS
+        if kept <= 0:
+            return None
+        words = sum(len(row.split()) for row in rows[:kept])
+        ends = [match.end() for match in _WORD.finditer(source)]
+        if words == 0 or words >= len(ends):
+            return None
+        head = source[: ends[words - 1]]
+        if head.count("**") % 2 or head.count("`") % 2:
+            return None
+        if [plain(row) for row in self._markdown_rows(head)] != rows[:kept]:
+            return None
+        return stream.split_at(ends[words - 1])
+
+    def _tall(self, lines: list[str]) -> int:
+        """About how many rows `lines` of markdown take (each wraps at the width)."""
+        width = self._paint().width
+        return sum(max(1, -(-cell_len(line) // width)) for line in lines)
 
     def _end_text(self) -> list[str]:
         if self._text is None:
@@ -358,7 +396,7 @@ class View:
         out: list[str] = []
         for source in stream.close():
             out += self._commit_block(source)
-        self._text_committed = 0
+        self._text_continues = False
         return out
 
     def _thinking_delta(self, thinking: str) -> list[str]:
