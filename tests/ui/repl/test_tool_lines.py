@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -128,6 +129,9 @@ def test_reading_a_file_never_fails(tmp_path: Path) -> None:
     assert read_text(tmp_path / "bin") is None
     assert read_text(tmp_path / "missing") is None
     assert read_text(tmp_path) is None
+    os.mkfifo(tmp_path / "pipe")  # opening it would wait for a writer forever
+    assert read_text(tmp_path / "pipe") is None
+    assert read_text(Path("/dev/zero")) is None
 
 
 def test_a_todo_list_marks_each_task_by_status() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -41,6 +42,8 @@ class Change(Struct, frozen=True):
 def read_text(path: Path) -> str | None:
     """The file's text, or None for anything that is not a readable text file of fair size."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None  # a pipe or a device would block or never end
         with path.open("rb") as file:
             data = file.read(MAX_READ_BYTES + 1)
     except (OSError, ValueError):
