@@ -433,3 +433,13 @@ def test_a_long_one_line_paragraph_prints_its_head_early_wrapped_as_the_whole_wo
         assert printed_early > len(expected) - 20
         out += view.feed(BlockCompleted(0, TextBlock(paragraph)))
         assert lines(out) == expected, width
+
+
+def test_a_huge_pasted_prompt_is_echoed_cut_short() -> None:
+    view, _ = make(40)
+    pasted = "\n".join(f"line {n}" for n in range(5000))
+    shown = lines(view.user_prompt(pasted))
+    assert shown[0] == "> line 0" and len(shown) == 41
+    assert shown[-1] == "  … +4960 lines"
+    one_line = lines(view.user_prompt("x" * 100_000))
+    assert len(one_line) == 42 and one_line[-1] == "  … (cut here)"  # a gap, 40 rows, the cut

@@ -119,6 +119,6 @@ def hang(prefix: Text, body: RenderableType) -> Table:
     """`body` after `prefix`, its wrapped lines indented by the prefix's width."""
     grid = Table.grid(padding=0)
     grid.add_column(width=prefix.cell_len, no_wrap=True)
-    grid.add_column()
+    grid.add_column(overflow="fold")  # a word longer than the row is broken, not lost
     grid.add_row(prefix, body)
     return grid

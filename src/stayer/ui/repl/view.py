@@ -91,6 +91,7 @@ NESTED_LINES = 3
 _WORD = re.compile(r"\S+")
 SPINNER = "·✢✳✶✻✽✻✶✳✢"
 PROMPT_LINES = 40
+"""Rows of a prompt echoed into the scrollback (a long paste is cut, the count said)."""
 
 
 class _Running(Struct):
@@ -258,15 +259,17 @@ class View:
 
     def user_prompt(self, text: str) -> list[str]:
         """The person's prompt as it goes into the scrollback: "> " and the text, bold."""
-        lines = safe(text.rstrip("\n")).split("\n") if text.strip() else [""]
-        shown = lines[:PROMPT_LINES]
-        if len(lines) > PROMPT_LINES:
-            shown.append(f"… +{len(lines) - PROMPT_LINES} lines")
+        lines = safe_text(text.rstrip("\n")).split("\n") if text.strip() else [""]
         texts = [
             hang(Text("> " if index == 0 else "  ", style="bold"), Text(line, style="bold"))
-            for index, line in enumerate(shown)
+            for index, line in enumerate(lines[: PROMPT_LINES + 1])
         ]
-        return self._item(self._rows(texts))
+        rows = self._rows(texts)
+        if len(rows) > PROMPT_LINES or len(lines) > PROMPT_LINES + 1:
+            left = len(lines) - PROMPT_LINES
+            more = f"  … +{left} lines" if left > 0 else "  … (cut here)"
+            rows = [*rows[:PROMPT_LINES], *self._rows([Text(more, style="dim")])]
+        return self._item(rows)
 
     def notice(
         self, text: str, *, level: Literal["info", "warning", "error"] = "info"
