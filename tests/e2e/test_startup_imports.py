@@ -159,6 +159,7 @@ STARTUP = frozenset(
         "stayer.ui.live",
         "stayer.ui.live_output",
         "stayer.ui.stream_json",
+        "stayer.ui.wording",
     }
 )
 """The stayer modules a plain `stayer -p` may import before its first request."""

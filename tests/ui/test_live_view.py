@@ -30,10 +30,10 @@ async def test_a_recovery_is_shown_as_it_happens(tmp_path: Path) -> None:
 
 
 def test_every_recovery_has_words_for_the_person_watching() -> None:
-    from stayer.ui.live import _RECOVERIES
+    from stayer.ui.wording import RECOVERIES
 
-    assert set(_RECOVERIES) == set(Continue)
-    assert all(_RECOVERIES[reason] for reason in Continue if reason is not Continue.NEXT_TURN)
+    assert set(RECOVERIES) == set(Continue)
+    assert all(RECOVERIES[reason] for reason in Continue if reason is not Continue.NEXT_TURN)
 
 
 async def test_a_switch_to_a_fallback_model_is_shown(tmp_path: Path) -> None:

@@ -21,6 +21,15 @@ EXIT_PLAN_MODE = "ExitPlanMode"
 WEB_FETCH = "WebFetch"
 """The tool the pre-approved documentation sites are allowed for (`preapproved`)."""
 
+BASH = "Bash"
+EDIT = "Edit"
+WRITE = "Write"
+NOTEBOOK_EDIT = "NotebookEdit"
+GREP = "Grep"
+GLOB = "Glob"
+"""Tools the REPL shows each in its own way (a command's first line, a diff of the file, a
+search's pattern and place)."""
+
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep"})
 """Tools whose permission-rule specifiers are paths: Claude Code's Read and Edit, and the file
 tools a rule names directly (MultiEdit is Claude Code's, named in settings written for it)."""

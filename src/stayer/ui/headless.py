@@ -28,8 +28,9 @@ from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
 from .closed_output import EXIT_READER_GONE, GuardedOutput, watch_reader
-from .live import LiveView, hook_line
+from .live import LiveView
 from .stream_json import Line, StreamJsonWriter, dumps
+from .wording import hook_line
 
 OutputFormat = Literal["text", "json", "stream-json"]
 

@@ -46,7 +46,8 @@ def test_the_check_finds_a_name_spelt_as_a_string_or_a_rule(tmp_path: Path) -> N
 
 
 def test_every_named_tool_is_a_built_in_that_takes_its_name_from_there() -> None:
-    single = {names.READ, names.TODO_WRITE, names.EXIT_PLAN_MODE, names.WEB_FETCH}
+    single = {names.READ, names.TODO_WRITE, names.EXIT_PLAN_MODE, names.WEB_FETCH, names.BASH}
+    single |= {names.EDIT, names.WRITE, names.NOTEBOOK_EDIT, names.GREP, names.GLOB}
     assert single <= BUILTIN_NAMES
     assert single <= {tool.name for tool in builtin_tools()}
 

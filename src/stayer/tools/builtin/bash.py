@@ -39,6 +39,7 @@ from stayer.exec import (
     shell_syntax,
 )
 from stayer.exec.git_calls import repository_of
+from stayer.tools import names
 from stayer.tools.base import (
     MAX_RESULT_CHARS,
     Tool,
@@ -97,7 +98,7 @@ class BashInput(ToolInput):
 class BashTool(Tool[BashInput]):
     """Runs a command with ``bash -c`` in a persistent working directory."""
 
-    name = "Bash"
+    name = names.BASH
     input_model = BashInput
     subject_kind = "command"
     # Output is cut once, here, to BASH_MAX_OUTPUT_LENGTH with a marker counting what was left

@@ -13,6 +13,7 @@ from pathlib import Path
 from msgspec import Struct
 from pydantic import Field
 
+from stayer.tools import names
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     ToolInput,
@@ -61,7 +62,7 @@ class _Edit(Struct, frozen=True):
 class EditTool(Tool[EditInput]):
     """Replaces exact text in a file, once or everywhere."""
 
-    name = "Edit"
+    name = names.EDIT
     input_model = EditInput
     subject_kind = "path"
     description = (

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from stayer.tools import names
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import VCS_DIRECTORIES, ToolInput, newest_first, ripgrep
 from stayer.tools.builtin.grep import excluded_globs
@@ -42,7 +43,7 @@ class GlobInput(ToolInput):
 class GlobTool(Tool[GlobInput]):
     """Lists files matching a glob, most recently modified first."""
 
-    name = "Glob"
+    name = names.GLOB
     input_model = GlobInput
     subject_kind = "path"
     read_only = True

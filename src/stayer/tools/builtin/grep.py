@@ -16,6 +16,7 @@ from pydantic import Field
 
 from stayer.exec import CommandResult
 from stayer.exec.globs import glob_literal
+from stayer.tools import names
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     VCS_DIRECTORIES,
@@ -128,7 +129,7 @@ class _Window(Struct, frozen=True):
 class GrepTool(Tool[GrepInput]):
     """Searches file contents with ripgrep."""
 
-    name = "Grep"
+    name = names.GREP
     input_model = GrepInput
     subject_kind = "path"
     read_only = True

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from stayer.tools import names
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput, plural, require_fresh_read, save_text
 from stayer.tools.builtin.textfile import load_text
@@ -55,7 +56,7 @@ class NotebookEditInput(ToolInput):
 class NotebookEditTool(Tool[NotebookEditInput]):
     """Changes one cell of a notebook the model has read."""
 
-    name = "NotebookEdit"
+    name = names.NOTEBOOK_EDIT
     writes_under = "Edit"
     input_model = NotebookEditInput
     subject_kind = "path"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from stayer.tools import names
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import (
     ToolInput,
@@ -38,7 +39,7 @@ class WriteInput(ToolInput):
 class WriteTool(Tool[WriteInput]):
     """Writes a whole file, refusing to clobber what the model has not seen."""
 
-    name = "Write"
+    name = names.WRITE
     writes_under = "Edit"
     input_model = WriteInput
     subject_kind = "path"

@@ -1,0 +1,52 @@
+"""What a person reads about how a run goes on: the wording the demo's live view and the REPL
+share (a recovery the loop made, a hook that stopped something, a history that was shrunk), so
+both say the same thing in the same words."""
+
+from __future__ import annotations
+
+from stayer.events import Compacted, Continue, HookRan
+
+RECOVERIES: dict[Continue, str] = {
+    Continue.MAX_OUTPUT_TOKENS_ESCALATE: "cut off by the output limit: asking again, allowing more",
+    Continue.MAX_OUTPUT_TOKENS_RECOVERY: "cut off by the output limit: asking the model to go on",
+    Continue.MALFORMED_TOOL_USE_RETRY: "the reply promised a tool call it never made: asking again",
+    Continue.EMPTY_RESPONSE_NUDGE: "the reply was empty: asking the model to go on",
+    Continue.EMPTY_RESPONSE_RESEND: "the reply was empty again: sending the request once more",
+    Continue.COLLAPSE_DRAIN_RETRY: "the context is too long: clearing old tool output",
+    Continue.REACTIVE_COMPACT_RETRY: "the context is too long: summarising the conversation",
+    Continue.STOP_HOOK_BLOCKING: "a check before stopping failed: the model goes on",
+    Continue.TOKEN_BUDGET_CONTINUATION: "the token budget is not spent: the model goes on",
+    Continue.REPEATED_FAILURE_NUDGE: "the same call keeps failing: asking for another approach",
+    Continue.TRUNCATED_RESPONSE_RECOVERY: (
+        "the stream broke off: keeping the text above, the model goes on"
+    ),
+    Continue.PROMPT_AS_FILE: "the message is too long to send: saved to a file, sending its start",
+    Continue.REFUSAL_RETRY: "the model declined to answer: asking the fallback model",
+    Continue.QUEUED_INPUT: "going on with the message queued meanwhile",
+    Continue.NEXT_TURN: "",
+}
+"""What a person watching sees when the loop recovers instead of stopping (nothing for an
+ordinary next turn)."""
+
+
+def hook_line(event: HookRan) -> str:
+    """What a person sees of a hook that blocked, failed or timed out."""
+    how = {"blocked": "blocked", "error": "failed", "timeout": "timed out"}.get(event.outcome, "")
+    said = event.message.strip().replace("\n", " ")
+    return f"stayer: {event.hook_name} hook `{event.command}` {how}: {said}"
+
+
+def compacted_note(event: Compacted) -> str:
+    """How the history was shrunk, and what the summariser could not see (one line, no
+    newline)."""
+    how = {
+        "summary": "summarised the conversation",
+        "cleared_tool_results": "cleared old tool output",
+        "saved_prompt": "saved the long message to a file and sent its beginning",
+    }[event.method]
+    note = f"{how}: about {event.tokens_before:,} → {event.tokens_after:,} tokens"
+    if event.left_out:
+        note += f" ({event.left_out:,} oldest messages were too many for the summary to see)"
+    if event.reattached:
+        note += f"; {', '.join(event.reattached)}"
+    return note
