@@ -61,7 +61,7 @@ from .status import StatusLine, footer, status_input
 from .surface import Totals
 from .terminal import InlineApplication, commit, framed_output, terminal_reflows
 from .tracking import Tracker
-from .view import View
+from .view import LIVE_ROWS, View
 
 MODE_CYCLE = ("default", "acceptEdits", "plan")
 """What Shift+Tab steps through, as Claude Code's does (a session started in another mode has
@@ -72,6 +72,10 @@ TICK_S = 0.1
 time); nothing is drawn while the REPL waits for the person."""
 
 DOUBLE_PRESS_S = 1.0
+
+TAIL_CHROME_ROWS = 10
+"""Rows of the tail that are not the view's live text: the rules, the input box, the footer,
+a queued line or two; the live text gets what is left of the screen, up to `LIVE_ROWS`."""
 """Ctrl+C twice within this on an empty prompt exits."""
 
 
@@ -89,7 +93,14 @@ class ReplApp:
         self._env = dict(env)
         self._cwd = Path(options.cwd or os.getcwd()).resolve()
         self.output = framed_output(sys.stdout, env)
-        self.view = View(width=self._width, color=wants_color(env))
+        rows = self.output.get_size().rows
+        self.view = View(
+            width=self._width,
+            color=wants_color(env),
+            live_rows=min(LIVE_ROWS, max(rows - TAIL_CHROME_ROWS, 6)),
+            truecolor=env.get("COLORTERM", "") in ("truecolor", "24bit"),
+            cwd=str(self._cwd),
+        )
         self.commands = Commands()
         self.pastes = Pastes()
         self._tracker = Tracker(options.permission_mode or "default")
