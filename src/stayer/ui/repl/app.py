@@ -162,7 +162,8 @@ class ReplApp:
         self.show(self.view.notice(text))
 
     async def pick(self, title: str, choices: Sequence[str]) -> int | None:
-        dialog = Dialog(title, [Option(choice) for choice in choices], dismiss_is_last=False)
+        options = [Option(choice) for choice in choices]
+        dialog = Dialog(title, options, footnote="Esc to cancel", dismiss_is_last=False)
         return (await self._open(dialog)).index
 
     async def edit(self, path: Path) -> None:
@@ -235,6 +236,9 @@ class ReplApp:
             self.show(self.view.notice(warning, level="warning"))
         if session.history:
             self.show(self.view.replay(session.history))
+        started = session.setup.started
+        self._tracker.totals.context_window = started.context_window
+        self._tracker.mode = session.permission_mode
         self._status_line = _status_line(session, self._cwd, self._redraw)
         self._driver_task = asyncio.create_task(driver.run())
         self._status_changed()
@@ -487,6 +491,11 @@ class ReplApp:
 
     @property
     def model(self) -> str:
+        """The model answering now (a fallback's while it serves), else the session's."""
+        if self._tracker.running and self._tracker.model:
+            return self._tracker.model
+        if self._driver is not None:
+            return self._driver.session.setup.started.model
         return self._tracker.model
 
     @property
