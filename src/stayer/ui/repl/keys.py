@@ -6,27 +6,23 @@ prompt_toolkit's Emacs-style editing, Up/Down history and Ctrl+R search."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_bindings import KeyBindingsBase
 from prompt_toolkit.keys import Keys
 
+from .controls import Controls
 from .entry import entered
 from .paste import paste_bindings
 
-if TYPE_CHECKING:
-    from .app import ReplApp
 
-
-def key_bindings(repl: ReplApp) -> KeyBindingsBase:
+def key_bindings(repl: Controls) -> KeyBindingsBase:
     return merge_key_bindings(
         [_typing(repl), _running(repl), _asking(repl), paste_bindings(repl.pastes)]
     )
 
 
-def _typing(repl: ReplApp) -> KeyBindings:
+def _typing(repl: Controls) -> KeyBindings:
     keys = KeyBindings()
     typing = Condition(lambda: repl.dialog is None)
 
@@ -73,7 +69,7 @@ def _typing(repl: ReplApp) -> KeyBindings:
     return keys
 
 
-def _running(repl: ReplApp) -> KeyBindings:
+def _running(repl: Controls) -> KeyBindings:
     keys = KeyBindings()
     running = Condition(lambda: repl.running)
     completing = Condition(lambda: repl.buffer.complete_state is not None)
@@ -86,7 +82,7 @@ def _running(repl: ReplApp) -> KeyBindings:
     return keys
 
 
-def _asking(repl: ReplApp) -> KeyBindings:
+def _asking(repl: Controls) -> KeyBindings:
     keys = KeyBindings()
     asking = Condition(lambda: repl.dialog is not None and not repl.dialog.noting)
     noting = Condition(lambda: repl.dialog is not None and repl.dialog.noting)
@@ -117,12 +113,12 @@ def _asking(repl: ReplApp) -> KeyBindings:
     return keys
 
 
-def _move(repl: ReplApp, step: int) -> None:
+def _move(repl: Controls, step: int) -> None:
     if repl.dialog is not None:
         repl.dialog.move(step)
 
 
-def _chose(repl: ReplApp, index: int | None) -> None:
+def _chose(repl: Controls, index: int | None) -> None:
     dialog = repl.dialog
     if dialog is None:
         return

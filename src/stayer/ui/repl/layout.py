@@ -7,8 +7,6 @@ drawn again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
 from prompt_toolkit.layout import (
@@ -24,8 +22,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import SearchToolbar
 
-if TYPE_CHECKING:
-    from .app import ReplApp
+from .controls import Controls
 
 NOTE_HINT = "What should the model do instead? (Enter to send, Esc to go back)"
 
@@ -33,7 +30,7 @@ INPUT_ROWS = 12
 """The input box grows with what is typed up to this many rows, then scrolls."""
 
 
-def build_layout(repl: ReplApp) -> Layout:
+def build_layout(repl: Controls) -> Layout:
     asking = Condition(lambda: repl.dialog is not None)
     noting = Condition(lambda: repl.dialog is not None and repl.dialog.noting)
     search = SearchToolbar(ignore_case=True)
@@ -84,7 +81,7 @@ def _prompt_prefix(line: int, wrapped: int) -> StyleAndTextTuples:
     return [("class:prompt", "> " if line == 0 and not wrapped else "  ")]
 
 
-def _queued(repl: ReplApp) -> StyleAndTextTuples:
+def _queued(repl: Controls) -> StyleAndTextTuples:
     lines: StyleAndTextTuples = []
     for text in repl.queued_texts:
         first = text.strip().splitlines()[0] if text.strip() else ""
@@ -93,7 +90,7 @@ def _queued(repl: ReplApp) -> StyleAndTextTuples:
     return lines
 
 
-def _question(repl: ReplApp) -> StyleAndTextTuples:
+def _question(repl: Controls) -> StyleAndTextTuples:
     dialog = repl.dialog
     if dialog is None:
         return []
