@@ -195,6 +195,11 @@ class Driver:
                 await asyncio.gather(self._run, return_exceptions=True)
             await self.session.aclose()
 
+    @property
+    def busy(self) -> bool:
+        """Whether a run or a compaction is going (an `Interrupt` would stop it)."""
+        return not self._idle()
+
     def _idle(self) -> bool:
         return self._run is None or self._run.done()
 

@@ -225,3 +225,47 @@ async def test_webfetch_may_reach_a_local_host_only_once_an_allow_rule_names_it(
         assert context.web_hosts == frozenset({"127.0.0.1"})  # never a pre-approved site
         session.remove_rule("WebFetch(domain:127.0.0.1)", save=False)
         assert context.web_hosts == frozenset()
+
+
+async def test_the_repls_kept_rules_allow_no_more_than_the_question_said(tmp_path: Path) -> None:
+    """Option 2 of the REPL's question keeps the rule `kept_rule` gives: a file tool's is held
+    to the project, a command's matches that command only (its `*` is literal)."""
+    from stayer.ui.repl.dialogs import kept_rule
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    model = ScriptedProvider(
+        [
+            tool_call("Write", {"file_path": "first.txt", "content": "1"}, id="w1"),
+            tool_call("Bash", {"command": "rm -f build/*.o"}, id="b1"),
+            tool_call("Write", {"file_path": "second.txt", "content": "2"}, id="w2"),
+            tool_call("Write", {"file_path": str(outside / "x.txt"), "content": "3"}, id="w3"),
+            tool_call("Bash", {"command": "rm -f build/ -r x.o"}, id="b2"),
+            text("done"),
+        ]
+    )
+    asked: list[str] = []
+    holder: list[stayer.Session] = []
+
+    async def decide(request: PermissionRequested) -> Decision:
+        asked.append(request.tool_use_id)
+        rule = kept_rule(request)
+        if request.tool_use_id in ("w1", "b1") and rule is not None:
+            holder[0].add_rule("allow", rule, save=True)  # "yes, and don't ask again"
+            return Decision("allow")
+        return Decision("deny", "no")
+
+    async with stayer.Session(options(tmp_path, model, can_use_tool=decide)) as session:
+        holder.append(session)
+        events = await submit(session)
+        saved = json.loads((session.setup.params.tool_context.cwd / LOCAL).read_text())
+
+    assert saved["permissions"]["allow"] == ["Write(/**)", "Bash(rm -f build/[*].o)"]
+    assert asked == ["w1", "b1", "w3", "b2"]  # second.txt in the project went unasked
+    assert outcomes(events) == [
+        ("Write", "completed"),
+        ("Bash", "completed"),
+        ("Write", "completed"),
+        ("Write", "denied"),
+        ("Bash", "denied"),
+    ]

@@ -38,11 +38,24 @@ def local_settings_path(project: Path) -> Path:
     return project / LOCAL_SETTINGS
 
 
+def _inside(path: Path, project: Path) -> Path:
+    """`path`, when it (a link followed) stays in the project: a cloned repository could
+    make `.stayer` or the file a link to the user's own settings, and a rule meant for this
+    project would then hold for every one."""
+    target = Path(os.path.realpath(path))
+    if not target.is_relative_to(os.path.realpath(project)):
+        raise ConfigError(
+            f"{path} leads to {target}, outside the project; stayer does not write rules "
+            "there (remove the link to keep this project's rules in it)"
+        )
+    return path
+
+
 def add_local_rule(project: Path, kind: RuleKind, rule: str, *, same: Same | None = None) -> bool:
     """Add `rule` to the `kind` list of the project's local settings, creating the file and
     its folder when missing; False when the file lists it there already (nothing written).
     Raises `ConfigError` in one line when the file cannot be read, understood or written."""
-    path = local_settings_path(project)
+    path = _inside(local_settings_path(project), project)
     data = _read(path)
     permissions = _permissions(data, path)
     listed = _listed(permissions, kind, path)
@@ -59,7 +72,7 @@ def remove_local_rule(project: Path, rule: str, *, same: Same | None = None) -> 
     """Take `rule` out of every permission list of the project's local settings; False when
     it is in none of them, or there is no file (nothing written). Raises `ConfigError` as
     `add_local_rule` does."""
-    path = local_settings_path(project)
+    path = _inside(local_settings_path(project), project)
     data = _read(path)
     if not data:
         return False

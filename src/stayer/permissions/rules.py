@@ -123,6 +123,13 @@ class Rule(Struct, frozen=True):
         return os.path.normpath(glob_literal(str(cwd)) + "/" + pattern)
 
 
+def command_literal(command: str) -> str:
+    """A command line as a rule specifier that matches just itself: a command rule is an
+    fnmatch pattern, so the `*`, `?` and `[` a command holds are put in brackets (a rule
+    suggested for `rm -f build/*.o` must not allow `rm -f build/ -r ~ x.o`)."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in command)
+
+
 def domain_pattern(specifier: str) -> str:
     """A domain rule's host pattern in the form a domain subject has: lower case, without a
     trailing dot or an IPv6 literal's brackets, an address in its standard form, and a

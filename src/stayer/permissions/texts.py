@@ -16,7 +16,7 @@ from stayer.tools.base import SubjectKind
 from .matching import rule_path
 from .policy import Decision, PermissionPolicy
 from .protected import Place
-from .rules import Rule
+from .rules import Rule, command_literal
 
 _CARRY_ON = "Carry on with the tools you may use; if this one is essential, stop and say so"
 
@@ -66,7 +66,7 @@ def unattended(
     """A call no rule or mode allows: it asks; unanswered, it says which flag would allow it."""
     specific = None
     if subject is not None and kind == "command":
-        specific = f"{tool}({subject.strip()})"
+        specific = f"{tool}({command_literal(subject.strip())})"
     elif subject is not None and kind == "domain":
         specific = f"{tool}(domain:{subject.lower()})"
     return Decision(
@@ -214,7 +214,7 @@ def protected(
 def protected_command(tool: str, line: str, path: str, place: Place, cwd: Path) -> Decision:
     """A command that writes a protected place asks in every mode, as a file tool's write
     does; the rule it suggests names exactly this command line."""
-    named = f"{tool}({line})"
+    named = f"{tool}({command_literal(line)})"
     shown = _short(path, cwd)
     if place.part == path:  # a destination known only when the command runs
         what = f"{shown}, which may be a protected place: {place.why}"

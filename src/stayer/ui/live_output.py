@@ -22,7 +22,7 @@ SHOWN_LINES = 5
 
 PREFIX = "  ⎿  "
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C1 too: 8-bit CSI and OSC
 
 
 class _Call(Struct):

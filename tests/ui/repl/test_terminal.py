@@ -90,3 +90,17 @@ def test_blank_and_styled_cells_count_as_a_terminal_counts_them() -> None:
 )
 def test_which_terminals_are_taken_to_reflow(env: dict[str, str], reflows: bool) -> None:
     assert terminal_reflows(env) is reflows
+
+
+def test_only_colour_and_style_reach_the_terminal() -> None:
+    """A file name, model text or command output cannot move the cursor, set the title, write
+    the clipboard or open a link: every escape but SGR goes, C1 and \\x01/\\x02 included."""
+    from stayer.ui.repl.terminal import printable
+
+    hostile = (
+        "a\x1b[1;31mred\x1b[0m b\x01\x1b]2;PWNED\x1b\\\x02c \x9d2;C1TITLE\x9c d\x9b2J "
+        "e\x1b]52;c;aGk=\x07f\x1b[2Jg\x1b7h\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ "
+        "i\tj\nk\x1bPdcs\x1b\\l\x7fm"
+    )
+    assert printable(hostile) == "a\x1b[1;31mred\x1b[0m bc 2;C1TITLE d2J efghlink i\tj\nklm"
+    assert printable(hostile, styled=False) == "ared bc 2;C1TITLE d2J efghlink i\tj\nklm"

@@ -94,19 +94,42 @@ def test_a_file_that_cannot_be_understood_is_left_alone(
     assert path.read_text() == text
 
 
-def test_a_link_is_followed_so_the_file_it_points_to_is_the_one_changed(tmp_path: Path) -> None:
-    real = tmp_path / "shared.json"
+def test_a_link_inside_the_project_is_followed(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    real = project / "config" / "shared.json"
+    real.parent.mkdir(parents=True)
     real.write_text('{"model": "opus"}')
-    path = local_settings_path(tmp_path / "project")
+    path = local_settings_path(project)
     path.parent.mkdir(parents=True)
     path.symlink_to(real)
 
-    add_local_rule(tmp_path / "project", "deny", "WebFetch")
+    add_local_rule(project, "deny", "WebFetch")
     assert path.is_symlink()
     assert json.loads(real.read_text()) == {
         "model": "opus",
         "permissions": {"deny": ["WebFetch"]},
     }
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_a_link_out_of_the_project_is_not_written_through(tmp_path: Path, linked: str) -> None:
+    """A cloned repository could point `.stayer` (or the file) at the user's own settings:
+    a rule kept for this project would then hold in every one."""
+    project, outside = tmp_path / "project", tmp_path / "home" / ".stayer"
+    outside.mkdir(parents=True)
+    (outside / "settings.local.json").write_text('{"model": "opus"}')
+    project.mkdir()
+    if linked == "folder":
+        (project / ".stayer").symlink_to(outside)
+    else:
+        (project / ".stayer").mkdir()
+        local_settings_path(project).symlink_to(outside / "settings.local.json")
+
+    with pytest.raises(ConfigError, match=r"outside the project; stayer does not write rules"):
+        add_local_rule(project, "allow", "Bash")
+    with pytest.raises(ConfigError, match=r"outside the project"):
+        remove_local_rule(project, "Bash")
+    assert json.loads((outside / "settings.local.json").read_text()) == {"model": "opus"}
 
 
 def test_a_file_that_cannot_be_written_is_one_line_and_changes_nothing(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from stayer.loop.state import ToolCall
 from stayer.permissions import Decision, PermissionMode
+from stayer.permissions.rules import command_literal
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session.options import QueryOptions
 from stayer.session.setup import prepare
@@ -188,7 +189,8 @@ async def test_a_command_that_writes_a_protected_place_asks_in_every_mode(
     assert decision.behavior == "ask"
     assert decision.question == "protected"
     assert "always needs the user's approval, even in bypassPermissions mode" in decision.reason
-    assert decision.suggestions == (f"Bash({command.strip()})",)
+    # exactly this command: its `*`, `?` and `[` bracketed, so the rule matches nothing else
+    assert decision.suggestions == (f"Bash({command_literal(command.strip())})",)
 
 
 async def test_the_denial_names_what_is_written_and_what_protects_it(repo: Path) -> None:

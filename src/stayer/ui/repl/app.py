@@ -29,9 +29,10 @@ from prompt_toolkit.application import in_terminal
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
 from prompt_toolkit.input import create_input
+from prompt_toolkit.output import ColorDepth
 
 from stayer._version import __version__
-from stayer.driver import Answer, Close, Driver, Operation, SetMode, Submit
+from stayer.driver import Answer, Close, Compact, Driver, Operation, SetMode, Submit
 from stayer.errors import StayerError
 from stayer.events import (
     Compacted,
@@ -59,7 +60,7 @@ from .paste import Pastes
 from .shell import BangResult, bang_prompt, run_bang
 from .status import StatusLine, footer, status_input
 from .surface import Totals
-from .terminal import InlineApplication, commit, framed_output, terminal_reflows
+from .terminal import InlineApplication, commit, framed_output, printable, terminal_reflows
 from .tracking import Tracker
 from .view import LIVE_ROWS, View
 
@@ -113,6 +114,7 @@ class ReplApp:
         self._last_ctrl_c = 0.0
         self._ticker: asyncio.Task[None] | None = None
         self._bang_abort: AbortSignal | None = None
+        self._leaving_because = "the person left stayer"
         self._status_line: StatusLine | None = None
         self._tasks: set[asyncio.Task[object]] = set()
         self.buffer = Buffer(
@@ -130,7 +132,8 @@ class ReplApp:
             style=build_style(),
             full_screen=False,
             mouse_support=False,
-            erase_when_done=False,
+            erase_when_done=True,
+            color_depth=None if wants_color(env) else ColorDepth.DEPTH_1_BIT,
             output=self.output,
             input=create_input(sys.stdin),
         )
@@ -153,10 +156,14 @@ class ReplApp:
 
     @property
     def running(self) -> bool:
-        return self._tracker.running or self._bang_abort is not None
+        driver = self._driver
+        busy = driver is not None and driver.busy
+        return self._tracker.running or busy or self._bang_abort is not None
 
     def send(self, operation: Operation) -> None:
         self._driving().send(operation)
+        if isinstance(operation, Compact):
+            self._running_changed()  # Escape stops it; the footer says so
 
     def say(self, text: str) -> None:
         self.show(self.view.notice(text))
@@ -211,6 +218,7 @@ class ReplApp:
         """SIGTERM or SIGHUP: leave as on Ctrl+D (the terminal restored, the session ended),
         with the exit status a signal gives."""
         ended_by.append(number)
+        self._leaving_because = f"stayer was stopped ({signal.Signals(number).name})"
         self.exit()
 
     def _begin(self) -> None:
@@ -248,7 +256,7 @@ class ReplApp:
         if driver is None or task is None:
             return
         if self.running:
-            driver.interrupt("the session was closed")
+            driver.interrupt(self._leaving_because)
         for dialog in self._dialogs:
             dialog.cancel()
         driver.send(Close())
@@ -301,7 +309,14 @@ class ReplApp:
         self._bang_abort = abort
         self._running_changed()
         try:
-            result = await run_bang(command, cwd=self._cwd, env=self._env, abort=abort)
+            resolved = driver.session.setup.resolved
+            result = await run_bang(
+                command,
+                cwd=self._cwd,
+                env=resolved.env if resolved is not None else self._env,
+                abort=abort,
+                sandbox=resolved.sandbox if resolved is not None else None,
+            )
         finally:
             self._bang_abort = None
             self._running_changed()
@@ -315,7 +330,7 @@ class ReplApp:
         if self._bang_abort is not None:
             self._bang_abort.abort("interrupted by the user")
         driver = self._driver
-        if driver is None or not self._tracker.running:
+        if driver is None or not (self._tracker.running or driver.busy):
             return
         driver.interrupt()
         for dialog in self._dialogs:
@@ -353,7 +368,7 @@ class ReplApp:
         start = self._options.permission_mode
         if start and start not in cycle:
             cycle.append(start)
-        now = self._tracker.mode
+        now = self.mode
         mode = cycle[(cycle.index(now) + 1) % len(cycle)] if now in cycle else "default"
         self._tracker.mode = mode
         self.send(SetMode(mode))
@@ -439,7 +454,7 @@ class ReplApp:
     # --- drawing ---
 
     def _refresh_live(self, _: object) -> None:
-        self.live_text = self.view.live()
+        self.live_text = printable(self.view.live())
 
     def show(self, chunks: Sequence[str]) -> None:
         """Finished output into the scrollback, once; the live tail redrawn under it."""
@@ -455,15 +470,19 @@ class ReplApp:
             self._running_changed()
 
     def _running_changed(self) -> None:
-        if self.running and self._ticker is None:
+        if self._ticker is None:
             self._ticker = asyncio.create_task(self._tick())
         self.app.invalidate()
 
     async def _tick(self) -> None:
+        """Draw the tail again while something in it moves; stops a few ticks after nothing
+        does (an operation just sent may not have begun yet)."""
+        still = 0
         try:
-            while self.running or self._dialogs:
+            while still < 3:
                 await asyncio.sleep(TICK_S)
                 self.app.invalidate()
+                still = 0 if self.running or self._dialogs else still + 1
         finally:
             self._ticker = None
 
@@ -500,6 +519,9 @@ class ReplApp:
 
     @property
     def mode(self) -> str:
+        """The session's permission mode now (an accepted plan changes it too)."""
+        if self._driver is not None:
+            return self._driver.session.permission_mode
         return self._tracker.mode
 
     @property
@@ -513,7 +535,7 @@ class ReplApp:
         if self._hint:
             return [("class:hint", f"  {self._hint}")]
         if self._status_line is not None and self._status_line.text:
-            return ANSI(self._status_line.text).__pt_formatted_text__()
+            return ANSI(printable(self._status_line.text)).__pt_formatted_text__()
         return footer(
             model=self.model,
             totals=self.totals,

@@ -18,7 +18,7 @@ from msgspec import Struct
 
 from stayer.events import PermissionRequested
 from stayer.permissions import Decision
-from stayer.tools.names import EXIT_PLAN_MODE
+from stayer.tools.names import EXIT_PLAN_MODE, PATH_RULE_TOOLS
 
 
 class Option(Struct, frozen=True):
@@ -112,8 +112,13 @@ def permission_dialog(request: PermissionRequested, shown: str, cwd: Path) -> Di
 
 
 def kept_rule(request: PermissionRequested) -> str | None:
-    """The rule option 2 keeps: the first the policy suggested."""
-    return request.suggestions[0] if request.suggestions else None
+    """The rule option 2 keeps: the first the policy suggested, a file tool's bare name held
+    to the project (`Edit` alone would allow editing any file on the machine; `Edit(/**)`
+    allows the project's, the place the option's words promise)."""
+    if not request.suggestions:
+        return None
+    rule = request.suggestions[0]
+    return f"{rule}(/**)" if rule in PATH_RULE_TOOLS else rule
 
 
 def decision_for(

@@ -23,6 +23,7 @@ from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import SearchToolbar
 
 from .controls import Controls
+from .terminal import printable
 
 NOTE_HINT = "What should the model do instead? (Enter to send, Esc to go back)"
 
@@ -94,7 +95,8 @@ def _question(repl: Controls) -> StyleAndTextTuples:
     dialog = repl.dialog
     if dialog is None:
         return []
-    lines: StyleAndTextTuples = [*ANSI(dialog.heading.rstrip("\n") + "\n").__pt_formatted_text__()]
+    heading = ANSI(printable(dialog.heading.rstrip("\n")) + "\n")
+    lines: StyleAndTextTuples = [*heading.__pt_formatted_text__()]
     for selected, label in dialog.option_lines():
         style = "class:option.selected" if selected else "class:option"
         lines.append((style, f"{'❯' if selected else ' '} {label}\n"))

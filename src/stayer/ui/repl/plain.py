@@ -36,6 +36,7 @@ from .dialogs import Dialog, decision_for, kept_rule, permission_dialog
 from .entry import entered
 from .shell import bang_prompt, run_bang
 from .surface import Totals
+from .terminal import printable
 from .tracking import Tracker
 from .view import View
 
@@ -255,7 +256,7 @@ class PlainRepl:
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     def _write(self, chunks: Sequence[str]) -> None:
-        text = "".join(chunks)
+        text = printable("".join(chunks), styled=False)
         if text:
             sys.stdout.write(text)
             sys.stdout.flush()

@@ -8,6 +8,12 @@
   tail is erased, the finished lines are written where it was, and the tail is drawn again
   under them, all in one write. Nothing above the tail is ever redrawn, so the conversation
   is the terminal's own history: selectable, searchable, kept after exit.
+- **Only colour reaches the terminal.** Everything the REPL writes as styled text (what it
+  commits, the live tail, a question's heading, a statusLine) passes `printable` last: colour
+  and style sequences (SGR) stay, every other escape sequence and control character goes, C1
+  included. A file name, a model's text or a command's output can then never move the cursor,
+  set the title, write the clipboard (OSC 52) or hide a link, whatever the layer that should
+  have cleaned it missed.
 - **Resizes.** A terminal that reflows its lines on a narrower width (tmux, VTE, kitty, iTerm2,
   Windows Terminal) splits every row of the tail longer than the new width, so the tail is
   taller than prompt_toolkit remembers and erasing it from where it thinks it began would leave
@@ -20,6 +26,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -30,7 +37,20 @@ from prompt_toolkit.layout.screen import Screen
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 SYNC_BEGIN = "\x1b[?2026h"
+_SGR = r"\x1b\[[0-9;:]*m"
+_UNPRINTABLE = re.compile(
+    _SGR + r"|(\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f])"
+)
+"""An SGR sequence (kept), or anything else a terminal would act on: CSI, OSC, DCS/SOS/PM/APC
+strings, other escapes, and C0 (but newline and tab), DEL and C1 characters (removed)."""
 SYNC_END = "\x1b[?2026l"
+
+
+def printable(text: str, *, styled: bool = True) -> str:
+    """`text` with only its colour and style sequences left (see the module); with `styled`
+    False, not even those (a terminal that cannot take any)."""
+    return _UNPRINTABLE.sub(lambda m: "" if m.group(1) or not styled else m.group(0), text)
 
 
 class FramedOutput(Vt100_Output):
@@ -81,6 +101,7 @@ def framed_output(stdout: TextIO, env: Mapping[str, str]) -> FramedOutput:
 def commit(app: Application[Any], output: FramedOutput, text: str) -> None:
     """Write `text` (whole lines, each ending in a newline) into the scrollback above the live
     tail, once, and draw the tail again under it: one frame."""
+    text = printable(text)
     if not text:
         return
     if not app.is_running or app._running_in_terminal:
