@@ -74,6 +74,11 @@ time); nothing is drawn while the REPL waits for the person."""
 
 DOUBLE_PRESS_S = 1.0
 
+ARM_S = 0.4
+"""A question takes no answer (a number, Enter) until it has been on screen this long, and
+this long after the last key typed into the input box: keys typed ahead or mid-sentence, meant
+for the input box, go there and must not approve a call nobody has read."""
+
 TAIL_CHROME_ROWS = 10
 """Rows of the tail that are not the view's live text: the rules, the input box, the footer,
 a queued line or two; the live text gets what is left of the screen, up to `LIVE_ROWS`."""
@@ -126,6 +131,8 @@ class ReplApp:
             complete_while_typing=True,
         )
         self.note = Buffer(multiline=False)
+        self._typed_at = 0.0
+        self.buffer.on_text_changed += self._typing
         self.app = InlineApplication(
             layout=build_layout(self),
             key_bindings=key_bindings(self),
@@ -143,6 +150,7 @@ class ReplApp:
         self.live_text = ""
         """The view's live text, taken once per frame (the layout reads it twice)."""
         self.app.before_render += self._refresh_live
+        self.app.after_render += self._drawn
 
     # --- the surface commands act through (surface.Repl) ---
 
@@ -427,7 +435,7 @@ class ReplApp:
 
     async def _open(self, dialog: Dialog) -> Chosen:
         self._dialogs.append(dialog)
-        self.app.invalidate()
+        self._running_changed()  # the ticker draws it and arms it
         try:
             return await dialog.answer
         finally:
@@ -452,6 +460,24 @@ class ReplApp:
         self.app.invalidate()
 
     # --- drawing ---
+
+    @property
+    def dialog_ready(self) -> bool:
+        """Whether the question on screen takes an answer now: drawn `ARM_S` ago, its note
+        line closed, and nothing typed into the input box for as long."""
+        dialog = self.dialog
+        if dialog is None or dialog.noting or dialog.shown_at is None:
+            return False
+        now = time.monotonic()
+        return now - max(dialog.shown_at, self._typed_at) >= ARM_S
+
+    def _typing(self, _: object) -> None:
+        self._typed_at = time.monotonic()
+
+    def _drawn(self, _: object) -> None:
+        dialog = self.dialog
+        if dialog is not None and dialog.shown_at is None:
+            dialog.shown_at = time.monotonic()
 
     def _refresh_live(self, _: object) -> None:
         self.live_text = printable(self.view.live())

@@ -27,6 +27,10 @@ class Controls(Protocol):
         """The question on screen now."""
 
     @property
+    def dialog_ready(self) -> bool:
+        """Whether the question takes an answer now (see the app's `ARM_S`)."""
+
+    @property
     def running(self) -> bool:
         """Whether a run (or a `!command`) is going: Escape and Ctrl+C stop it."""
 

@@ -48,6 +48,8 @@ class Dialog:
         self.options = tuple(options)
         self.footnote = footnote
         self.selected = 0
+        self.shown_at: float | None = None
+        """When the dialog was first on screen (the app sets it after drawing it)."""
         self.noting = False
         """Whether the note line is open (the option chosen takes a note)."""
         self._dismiss_is_last = dismiss_is_last

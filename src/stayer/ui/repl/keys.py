@@ -9,7 +9,6 @@ from __future__ import annotations
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_bindings import KeyBindingsBase
-from prompt_toolkit.keys import Keys
 
 from .controls import Controls
 from .entry import entered
@@ -24,7 +23,8 @@ def key_bindings(repl: Controls) -> KeyBindingsBase:
 
 def _typing(repl: Controls) -> KeyBindings:
     keys = KeyBindings()
-    typing = Condition(lambda: repl.dialog is None)
+    # the input box takes keys unless a question is ready for its answer or its note is open
+    typing = Condition(lambda: not repl.dialog_ready) & ~_noting(repl)
 
     @keys.add("enter", filter=typing)
     def _enter(event: KeyPressEvent) -> None:
@@ -85,14 +85,15 @@ def _running(repl: Controls) -> KeyBindings:
 def _asking(repl: Controls) -> KeyBindings:
     keys = KeyBindings()
     asking = Condition(lambda: repl.dialog is not None and not repl.dialog.noting)
-    noting = Condition(lambda: repl.dialog is not None and repl.dialog.noting)
+    ready = Condition(lambda: repl.dialog_ready)
+    noting = _noting(repl)
 
     for digit in "123456789":
-        keys.add(digit, filter=asking)(lambda event, index=int(digit) - 1: _chose(repl, index))
-    keys.add("enter", filter=asking)(lambda event: _chose(repl, None))
-    keys.add("up", filter=asking)(lambda event: _move(repl, -1))
-    keys.add("down", filter=asking)(lambda event: _move(repl, 1))
-    keys.add("tab", filter=asking)(lambda event: _move(repl, 1))
+        keys.add(digit, filter=ready)(lambda event, index=int(digit) - 1: _chose(repl, index))
+    keys.add("enter", filter=ready)(lambda event: _chose(repl, None))
+    keys.add("up", filter=ready)(lambda event: _move(repl, -1))
+    keys.add("down", filter=ready)(lambda event: _move(repl, 1))
+    keys.add("tab", filter=ready)(lambda event: _move(repl, 1))
 
     @keys.add("escape", filter=asking | noting)
     def _escape(event: KeyPressEvent) -> None:
@@ -106,11 +107,11 @@ def _asking(repl: Controls) -> KeyBindings:
             repl.dialog.give_note(repl.note.text)
             repl.focus_input()
 
-    @keys.add(Keys.Any, filter=asking)
-    def _swallow(event: KeyPressEvent) -> None:
-        """Keys a question does not take go nowhere (never into the hidden input box)."""
-
     return keys
+
+
+def _noting(repl: Controls) -> Condition:
+    return Condition(lambda: repl.dialog is not None and repl.dialog.noting)
 
 
 def _move(repl: Controls, step: int) -> None:

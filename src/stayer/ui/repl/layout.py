@@ -66,10 +66,9 @@ def build_layout(repl: Controls) -> Layout:
         [
             ConditionalContainer(live, Condition(lambda: bool(repl.live_text))),
             ConditionalContainer(queued, Condition(lambda: bool(repl.queued_texts))),
+            ConditionalContainer(HSplit([question, ConditionalContainer(note, noting)]), asking),
             rule,
-            ConditionalContainer(HSplit([typing, search, CompletionsMenu(max_height=8)]), ~asking),
-            ConditionalContainer(question, asking),
-            ConditionalContainer(note, noting),
+            HSplit([typing, search, CompletionsMenu(max_height=8)]),
             rule,
             footer,
         ]
