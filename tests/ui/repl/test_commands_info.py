@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stayer._version import __version__
-from stayer.ui.repl.commands_info import duration, money, tokens
+from stayer.ui.repl.figures import duration, money, tokens
 from stayer.ui.repl.surface import Totals
 from tests.fakes.model_server import FakeModelServer
 from tests.ui.repl.commands_kit import RecordingRepl, opened, run

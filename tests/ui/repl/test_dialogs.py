@@ -12,7 +12,6 @@ from stayer.ui.repl.dialogs import (
     Dialog,
     Option,
     decision_for,
-    kept_rule,
     permission_dialog,
 )
 
@@ -25,7 +24,7 @@ def _asked(
 
 def _answer(dialog: Dialog, request: PermissionRequested, kept: list[str]) -> Decision | None:
     assert dialog.answer.done()
-    return decision_for(dialog.answer.result(), dialog, kept_rule(request), kept.append)
+    return decision_for(dialog.answer.result(), dialog, request, kept.append)
 
 
 async def test_the_permission_question_offers_what_claude_code_offers(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_to_text
 from prompt_toolkit.utils import get_cwidth
 
-from stayer.ui.repl.status import footer, format_cost, format_tokens
+from stayer.ui.repl.status import footer
 from stayer.ui.repl.surface import Totals
 
 TOTALS = Totals(
@@ -77,10 +77,3 @@ def test_a_full_context_is_styled_as_a_warning() -> None:
     nearly = Totals(context_tokens=170_000, context_window=200_000)
     line = footer(model="m", totals=nearly, mode="default", running=False, queued=0, width=80)
     assert ("class:footer.context.full", "85% context") in line
-
-
-def test_numbers_are_short() -> None:
-    assert [format_tokens(n) for n in (0, 999, 1_000, 12_345, 1_000_000, 2_500_000)] == [
-        "0", "999", "1k", "12.3k", "1M", "2.5M"]  # fmt: skip
-    assert [format_cost(c) for c in (0.0, 0.01234, 1.5, 12.345)] == [
-        "$0.0000", "$0.0123", "$1.50", "$12.35"]  # fmt: skip

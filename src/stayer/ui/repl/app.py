@@ -51,7 +51,7 @@ from stayer.session.session import Prompt, Session
 
 from .commands import Commands
 from .completion import FileIndex, ReplCompleter
-from .dialogs import Chosen, Dialog, Option, decision_for, kept_rule, permission_dialog
+from .dialogs import Chosen, Dialog, Option, decision_for, keeper, permission_dialog
 from .entry import entered
 from .input import ProjectHistory, history_file
 from .keys import key_bindings
@@ -422,16 +422,11 @@ class ReplApp:
     async def _question(self, request: PermissionRequested) -> None:
         shown = self.view.describe_call(request.name, request.input)
         dialog = permission_dialog(request, shown, self._cwd)
-        decision = decision_for(await self._open(dialog), dialog, kept_rule(request), self._keep)
+        decision = decision_for(
+            await self._open(dialog), dialog, request, keeper(self.session, self.say)
+        )
         if decision is not None and self._driver is not None:
             self._driver.send(Answer(request.tool_use_id, decision))
-
-    def _keep(self, rule: str) -> None:
-        """Option 2: the rule in force now and written to the project's local settings."""
-        try:
-            self.session.add_rule("allow", rule, save=True)
-        except StayerError as error:
-            self.say(f"could not keep the rule: {error}")
 
     async def _open(self, dialog: Dialog) -> Chosen:
         self._dialogs.append(dialog)

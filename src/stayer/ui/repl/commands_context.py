@@ -22,7 +22,7 @@ from stayer.loop.state import LoopParams
 from stayer.session.session import Session
 
 from .commands_entry import Command
-from .commands_info import tokens
+from .figures import tokens
 from .surface import Repl
 
 BAR_CELLS = 40

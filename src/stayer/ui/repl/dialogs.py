@@ -16,8 +16,10 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from stayer.errors import StayerError
 from stayer.events import PermissionRequested
 from stayer.permissions import Decision
+from stayer.session.session import Session
 from stayer.tools.names import EXIT_PLAN_MODE, PATH_RULE_TOOLS
 
 
@@ -124,17 +126,31 @@ def kept_rule(request: PermissionRequested) -> str | None:
 
 
 def decision_for(
-    chosen: Chosen, dialog: Dialog, rule: str | None, keep: Callable[[str], None]
+    chosen: Chosen, dialog: Dialog, request: PermissionRequested, keep: Callable[[str], None]
 ) -> Decision | None:
     """The answer a choice in `permission_dialog` gives (None: nobody answered, the driver
-    has denied it already); option 2 calls `keep` with the rule first."""
+    has denied it already); option 2 calls `keep` with `kept_rule` first."""
     if chosen.index is None:
         return None
     if chosen.index == len(dialog.options) - 1:
         return Decision("deny", chosen.note, by="user")
+    rule = kept_rule(request)
     if chosen.index == 1 and rule is not None:
         keep(rule)
     return Decision("allow", by="user")
+
+
+def keeper(session: Session, say: Callable[[str], None]) -> Callable[[str], None]:
+    """Option 2's action: the rule in force at once and written to the project's local
+    settings; a rule that cannot be kept is one line (the call is still allowed once)."""
+
+    def keep(rule: str) -> None:
+        try:
+            session.add_rule("allow", rule, save=True)
+        except StayerError as error:
+            say(f"could not keep the rule: {error}")
+
+    return keep
 
 
 def _question(request: PermissionRequested, cwd: Path) -> str:

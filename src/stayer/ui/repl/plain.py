@@ -32,7 +32,7 @@ from stayer.session.options import QueryOptions
 from stayer.session.session import Session
 
 from .commands import Commands
-from .dialogs import Dialog, decision_for, kept_rule, permission_dialog
+from .dialogs import Dialog, decision_for, keeper, permission_dialog
 from .entry import entered
 from .shell import bang_prompt, run_bang
 from .surface import Totals
@@ -241,15 +241,9 @@ class PlainRepl:
             note = await self._ask_line("What should the model do instead? ")
             dialog.give_note(note or "")
         chosen = await dialog.answer
-        decision = decision_for(chosen, dialog, kept_rule(request), self._keep)
+        decision = decision_for(chosen, dialog, request, keeper(self.session, self.say))
         if decision is not None and self._driver is not None:
             self._driver.send(Answer(request.tool_use_id, decision))
-
-    def _keep(self, rule: str) -> None:
-        try:
-            self.session.add_rule("allow", rule, save=True)
-        except StayerError as error:
-            self.say(f"could not keep the rule: {error}")
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

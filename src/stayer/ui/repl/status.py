@@ -32,6 +32,7 @@ from prompt_toolkit.utils import get_cwidth
 from stayer.config.model import StatusLineSetting
 from stayer.exec import run_command
 from stayer.exec.child_env import child_env
+from stayer.ui.repl.figures import money, tokens
 from stayer.ui.repl.surface import Totals
 
 MODE_LABELS = {
@@ -89,10 +90,10 @@ def _parts(model: str, totals: Totals, mode: str, running: bool, queued: int) ->
         style = "class:footer.context.full" if used >= 80 else "class:footer.context"
         parts.append(_Part(f"{used}% context", style, 5, side=1))
     if totals.cost_usd > 0:
-        parts.append(_Part(format_cost(totals.cost_usd), "class:footer.cost", 4, side=1))
+        parts.append(_Part(money(totals.cost_usd), "class:footer.cost", 4, side=1))
     tokens_in = totals.input_tokens + totals.cache_read_tokens + totals.cache_write_tokens
     if tokens_in or totals.output_tokens:
-        text = f"↑{format_tokens(tokens_in)} ↓{format_tokens(totals.output_tokens)}"
+        text = f"↑{tokens(tokens_in)} ↓{tokens(totals.output_tokens)}"
         parts.append(_Part(text, "class:footer.tokens", 2, side=1))
     return parts
 
@@ -123,20 +124,6 @@ def _join(out: StyleAndTextTuples, parts: list[_Part]) -> None:
         if index:
             out.append(("class:footer.separator", part.joiner))
         out.append((part.style, part.text))
-
-
-def format_cost(usd: float) -> str:
-    """A cost as the footer shows it: cents when it is a dollar or more, else finer."""
-    return f"${usd:.2f}" if usd >= 1 else f"${usd:.4f}"
-
-
-def format_tokens(count: int) -> str:
-    """A token count, short: 950, 12.3k, 1.2M."""
-    if count < 1000:
-        return str(count)
-    if count < 1_000_000:
-        return f"{count / 1000:.1f}k".replace(".0k", "k")
-    return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 
 
 # --- the statusLine command -------------------------------------------------------------
