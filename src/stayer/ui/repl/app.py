@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 from msgspec.structs import replace
 from prompt_toolkit.application import in_terminal
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import create_input
 from prompt_toolkit.output import ColorDepth
 
@@ -53,12 +53,13 @@ from .commands import Commands
 from .completion import FileIndex, ReplCompleter
 from .dialogs import Chosen, Dialog, Option, decision_for, keeper, permission_dialog
 from .entry import entered
+from .footer import Footer
 from .input import ProjectHistory, history_file
 from .keys import key_bindings
 from .layout import build_layout, build_style
 from .paste import Pastes
-from .shell import BangResult, bang_prompt, run_bang
-from .status import StatusLine, footer, status_input
+from .questions import Questions
+from .shell import bang_prompt, run_bang, shown
 from .surface import Totals
 from .terminal import InlineApplication, commit, framed_output, printable, terminal_reflows
 from .tracking import Tracker
@@ -74,10 +75,6 @@ time); nothing is drawn while the REPL waits for the person."""
 
 DOUBLE_PRESS_S = 1.0
 
-ARM_S = 0.4
-"""A question takes no answer (a number, Enter) until it has been on screen this long, and
-this long after the last key typed into the input box: keys typed ahead or mid-sentence, meant
-for the input box, go there and must not approve a call nobody has read."""
 
 TAIL_CHROME_ROWS = 10
 """Rows of the tail that are not the view's live text: the rules, the input box, the footer,
@@ -112,15 +109,14 @@ class ReplApp:
         self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
         self._driver_task: asyncio.Task[None] | None = None
-        self._dialogs: list[Dialog] = []
+        self.questions = Questions()
         self._queued: list[tuple[Prompt, str]] = []
         """Prompts typed while a run went on and not yet taken (what was sent, what was typed)."""
-        self._hint = ""
+        self.footer = Footer(self._redraw)
         self._last_ctrl_c = 0.0
         self._ticker: asyncio.Task[None] | None = None
         self._bang_abort: AbortSignal | None = None
         self._leaving_because = "the person left stayer"
-        self._status_line: StatusLine | None = None
         self._tasks: set[asyncio.Task[object]] = set()
         self.buffer = Buffer(
             multiline=True,
@@ -131,8 +127,7 @@ class ReplApp:
             complete_while_typing=True,
         )
         self.note = Buffer(multiline=False)
-        self._typed_at = 0.0
-        self.buffer.on_text_changed += self._typing
+        self.buffer.on_text_changed += lambda _: self.questions.typed()
         self.app = InlineApplication(
             layout=build_layout(self),
             key_bindings=key_bindings(self),
@@ -150,7 +145,7 @@ class ReplApp:
         self.live_text = ""
         """The view's live text, taken once per frame (the layout reads it twice)."""
         self.app.before_render += self._refresh_live
-        self.app.after_render += self._drawn
+        self.app.after_render += lambda _: self.questions.drawn()
 
     # --- the surface commands act through (surface.Repl) ---
 
@@ -255,7 +250,7 @@ class ReplApp:
         started = session.setup.started
         self._tracker.totals.context_window = started.context_window
         self._tracker.mode = session.permission_mode
-        self._status_line = _status_line(session, self._cwd, self._redraw)
+        self.footer.attach(session, self._cwd)
         self._driver_task = asyncio.create_task(driver.run())
         self._status_changed()
 
@@ -265,12 +260,9 @@ class ReplApp:
             return
         if self.running:
             driver.interrupt(self._leaving_because)
-        for dialog in self._dialogs:
-            dialog.cancel()
+        self.questions.cancel_all()
         driver.send(Close())
-        if self._status_line is not None:
-            await self._status_line.close()
-            self._status_line = None
+        await self.footer.detach()
         try:
             await task
         except StayerError as error:
@@ -328,7 +320,7 @@ class ReplApp:
         finally:
             self._bang_abort = None
             self._running_changed()
-        self.show(self.view.notice(_bang_shown(result)))
+        self.show(self.view.notice(shown(result)))
         if self._driver is driver and not result.interrupted:
             self._prompt(bang_prompt(result), f"!{command}", echo=False)
 
@@ -341,8 +333,7 @@ class ReplApp:
         if driver is None or not (self._tracker.running or driver.busy):
             return
         driver.interrupt()
-        for dialog in self._dialogs:
-            dialog.cancel()
+        self.questions.cancel_all()
         back = [typed for _, typed in self._queued]
         self._queued.clear()
         driver.unsent.clear()
@@ -361,14 +352,7 @@ class ReplApp:
             self.exit()
             return
         self._last_ctrl_c = now
-        self._hint = "Press Ctrl-C again to exit"
-        self._spawn(self._clear_hint(now))
-
-    async def _clear_hint(self, since: float) -> None:
-        await asyncio.sleep(DOUBLE_PRESS_S)
-        if self._last_ctrl_c == since:
-            self._hint = ""
-            self.app.invalidate()
+        self.footer.hint("Press Ctrl-C again to exit")
 
     def cycle_mode(self) -> None:
         """Shift+Tab: the next permission mode, for the running run's next calls too."""
@@ -429,21 +413,19 @@ class ReplApp:
             self._driver.send(Answer(request.tool_use_id, decision))
 
     async def _open(self, dialog: Dialog) -> Chosen:
-        self._dialogs.append(dialog)
+        asking = asyncio.ensure_future(self.questions.ask(dialog))
         self._running_changed()  # the ticker draws it and arms it
         try:
-            return await dialog.answer
+            return await asking
         finally:
-            self._dialogs.remove(dialog)
             self.note.reset()
-            if not self._dialogs:
+            if not self.questions:
                 self.focus_input()
             self.app.invalidate()
 
     @property
     def dialog(self) -> Dialog | None:
-        """The question on screen now (the first asked)."""
-        return self._dialogs[0] if self._dialogs else None
+        return self.questions.current
 
     def focus_input(self) -> None:
         with suppress(ValueError):
@@ -458,21 +440,7 @@ class ReplApp:
 
     @property
     def dialog_ready(self) -> bool:
-        """Whether the question on screen takes an answer now: drawn `ARM_S` ago, its note
-        line closed, and nothing typed into the input box for as long."""
-        dialog = self.dialog
-        if dialog is None or dialog.noting or dialog.shown_at is None:
-            return False
-        now = time.monotonic()
-        return now - max(dialog.shown_at, self._typed_at) >= ARM_S
-
-    def _typing(self, _: object) -> None:
-        self._typed_at = time.monotonic()
-
-    def _drawn(self, _: object) -> None:
-        dialog = self.dialog
-        if dialog is not None and dialog.shown_at is None:
-            dialog.shown_at = time.monotonic()
+        return self.questions.ready
 
     def _refresh_live(self, _: object) -> None:
         self.live_text = printable(self.view.live())
@@ -503,7 +471,7 @@ class ReplApp:
             while still < 3:
                 await asyncio.sleep(TICK_S)
                 self.app.invalidate()
-                still = 0 if self.running or self._dialogs else still + 1
+                still = 0 if self.running or self.questions else still + 1
         finally:
             self._ticker = None
 
@@ -545,44 +513,20 @@ class ReplApp:
             return self._driver.session.permission_mode
         return self._tracker.mode
 
-    @property
-    def hint(self) -> str:
-        return self._hint
-
     def footer_text(self) -> StyleAndTextTuples:
-        """The footer: a hint when there is one, else the statusLine command's line when
-        settings give one, else model, context, cost, mode and what Escape does now."""
-        width = self._width()
-        if self._hint:
-            return [("class:hint", f"  {self._hint}")]
-        if self._status_line is not None and self._status_line.text:
-            return ANSI(printable(self._status_line.text)).__pt_formatted_text__()
-        return footer(
+        return self.footer.text(
             model=self.model,
             totals=self.totals,
             mode=self.mode,
             running=self.running,
             queued=len(self._queued),
-            width=width,
+            width=self._width(),
         )
 
     def _status_changed(self) -> None:
-        """Run the statusLine command again (it debounces), on what Claude Code runs it on."""
-        line, driver = self._status_line, self._driver
-        if line is None or driver is None:
-            return
-        session = driver.session
-        status = status_input(
-            session_id=session.session_id,
-            cwd=self._cwd,
-            project_dir=self._cwd,
-            transcript_path=session.transcript_path,
-            model_id=self.model,
-            model_name=self.model,
-            totals=self.totals,
-            version=__version__,
-        )
-        line.trigger(status, self._width())
+        if self._driver is not None:
+            session = self._driver.session
+            self.footer.changed(session, self._cwd, self.model, self.totals, self._width())
 
     def _redraw(self) -> None:
         """Draw the tail again soon (safe from another thread)."""
@@ -591,25 +535,6 @@ class ReplApp:
     @property
     def queued_texts(self) -> list[str]:
         return [typed for _, typed in self._queued]
-
-
-def _status_line(session: Session, cwd: Path, redraw: Callable[[], None]) -> StatusLine | None:
-    """The `statusLine` command the settings give, if any (it replaces the footer)."""
-    resolved = session.setup.resolved
-    merged = resolved.settled.loaded.merged if resolved is not None else None
-    if resolved is None or merged is None or merged.status_line is None:
-        return None
-    return StatusLine(merged.status_line, cwd=cwd, env=resolved.env, on_change=redraw)
-
-
-def _bang_shown(result: BangResult) -> str:
-    """What a `!command` printed, as shown under it."""
-    said = "\n".join(part for part in (result.stdout.rstrip(), result.stderr.rstrip()) if part)
-    if result.interrupted:
-        said += "\n(interrupted)"
-    elif result.exit_code:
-        said += f"\n(exit status {result.exit_code})"
-    return said.strip("\n") or "(no output)"
 
 
 async def run_repl(options: QueryOptions, prompt: str | None) -> int:

@@ -121,6 +121,16 @@ def bang_prompt(result: BangResult) -> str:
     )
 
 
+def shown(result: BangResult) -> str:
+    """What a `!command` printed, as shown under it."""
+    said = "\n".join(part for part in (result.stdout.rstrip(), result.stderr.rstrip()) if part)
+    if result.interrupted:
+        said += "\n(interrupted)"
+    elif result.exit_code:
+        said += f"\n(exit status {result.exit_code})"
+    return said.strip("\n") or "(no output)"
+
+
 def _ending(result: BangResult) -> str:
     if result.timed_out:
         return f"Command timed out after {result.timeout_s:g} s and was stopped."
