@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.model_server import FakeModelServer
-from tests.tty.harness import Pane, opened
-
-OpenPane = Callable[..., AbstractContextManager[Pane]]
+from tests.tty.harness import OpenPane, Pane, opened
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -50,10 +50,13 @@ WAIT_S = 6.0
 budget."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_EXITED = re.compile(r"^EXITED (\d+)$", re.M)
-_TTY = re.compile(r"^TTY (.*)$", re.M)
+# Not anchored to the start of a line: a terminal left raw does not return the carriage.
+_EXITED = re.compile(r"EXITED (\d+)")
+_TTY = re.compile(r"TTY ([-a-z ]+)")
 
 Check = Callable[[str], bool]
+OpenPane = Callable[..., AbstractContextManager["Pane"]]
+"""The `open_pane` fixture: `open_pane(*args, cols=, rows=, plain=, env=, repo=)`."""
 
 
 class Exited(Struct, frozen=True):
