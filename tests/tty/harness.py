@@ -17,6 +17,7 @@ Python traceback on its standard error.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import secrets
@@ -156,9 +157,11 @@ class Pane:
 
     # --- looking ---
 
-    def screen(self) -> str:
-        """What the pane shows now, one line per row, trailing blanks trimmed."""
-        return _trimmed(self._tmux("capture-pane", "-p", "-t", "main"))
+    def screen(self, *, joined: bool = False) -> str:
+        """What the pane shows now, one line per row (`joined`: lines the terminal wrapped
+        joined again), trailing blanks trimmed."""
+        join = ("-J",) if joined else ()
+        return _trimmed(self._tmux("capture-pane", "-p", *join, "-t", "main"))
 
     def scrollback(self) -> str:
         """Everything the terminal holds, its history and the screen, lines the terminal
@@ -314,3 +317,45 @@ def opened(
         pane.close()
         if "Traceback (most recent call last)" in pane.stderr:
             pytest.fail(f"stayer left a traceback on standard error:\n{pane.stderr}")
+
+
+SCREENS = Path(__file__).parent / "screens"
+UPDATE_SCREENS = "STAYER_UPDATE_SCREENS"
+
+_VOLATILE = (
+    (re.compile(r"stayer \d+\.\d+\.\d+\S*"), "stayer <version>"),
+    (re.compile(r"\$\d+(?:\.\d+)?"), "<cost>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|m)\b"), "<time>"),
+    (re.compile(r"\b\d+\.\d+\b"), "<number>"),
+)
+
+
+def normalized(screen: str, pane: Pane) -> str:
+    """`screen` with what differs from run to run (the repository's path, the version, times,
+    costs) as placeholders."""
+    text = screen.replace(str(pane.repo), "<repo>")
+    for pattern, placeholder in _VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text + "\n"
+
+
+def assert_screen(name: str, pane: Pane) -> None:
+    """The pane's screen (lines joined, volatile parts as placeholders) is the one kept in
+    `screens/NAME.txt`; with STAYER_UPDATE_SCREENS=1 in the environment, it is kept there."""
+    shown = normalized(pane.screen(joined=True), pane)
+    kept = SCREENS / f"{name}.txt"
+    if os.environ.get(UPDATE_SCREENS) == "1":
+        kept.write_text(shown, encoding="utf-8")
+        return
+    assert kept.exists(), f"no screen kept as {kept}; run with {UPDATE_SCREENS}=1 to keep one"
+    expected = kept.read_text(encoding="utf-8")
+    if shown != expected:
+        diff = "\n".join(
+            difflib.unified_diff(
+                expected.splitlines(), shown.splitlines(), "kept", "shown", lineterm=""
+            )
+        )
+        raise AssertionError(
+            f"the screen differs from {kept.name} (if the change is meant, run the test with "
+            f"{UPDATE_SCREENS}=1 and review the diff of tests/tty/screens):\n{diff}"
+        )
