@@ -5,6 +5,7 @@ keeps the rule in the project's local settings."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -90,19 +91,22 @@ def test_dont_ask_again_keeps_the_rule_in_local_settings(
     server: FakeModelServer, pane: Pane
 ) -> None:
     server.enqueue(
-        reply(ToolCall("toolu_1", "Bash", {"command": "touch first.txt"})),
+        reply(ToolCall("toolu_1", "Bash", {"command": "touch made.txt"})),
         reply("First done."),
-        reply(ToolCall("toolu_2", "Bash", {"command": "touch second.txt"})),
+        reply(ToolCall("toolu_2", "Bash", {"command": "touch made.txt"})),
         reply("Second done, unasked."),
     )
     pane.submit("make a file")
-    pane.wait_for(asking)
+    screen = pane.wait_for(asking)
+    named = re.search(r"2\. Yes, and don't ask again for (.+) in this project", screen)
+    assert named is not None, screen
     pane.send("2")
     pane.wait_for(lambda s: "First done." in s and idle(s))
     local = pane.repo / ".stayer" / "settings.local.json"
     allowed = json.loads(local.read_text(encoding="utf-8"))["permissions"]["allow"]
-    assert any(rule.startswith("Bash(touch") for rule in allowed), allowed
-    pane.submit("make another")  # the rule applies at once: no second question
+    assert named.group(1) in allowed, allowed
+    (pane.repo / "made.txt").unlink()
+    pane.submit("make it again")  # the rule applies at once: no second question
     screen = pane.wait_for(lambda s: "Second done, unasked." in s and idle(s))
-    assert not asking(screen)
-    assert (pane.repo / "first.txt").exists() and (pane.repo / "second.txt").exists()
+    assert "Do you want to" not in screen.split("make it again")[-1]
+    assert (pane.repo / "made.txt").exists()

@@ -5,15 +5,44 @@ diff to review; `STAYER_UPDATE_SCREENS=1` keeps the new screens."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import Text, ToolCall, anthropic_stream, reply
-from tests.tty.harness import OpenPane, asking, assert_screen, idle, needs_tmux, running
+from tests.tty.harness import (
+    OpenPane,
+    Pane,
+    asking,
+    assert_screen,
+    idle,
+    make_repo,
+    needs_tmux,
+    opened,
+    running,
+)
 
 pytestmark = [needs_tmux, pytest.mark.timeout(30)]
 
 COLS, ROWS = 80, 16
+
+
+@pytest.fixture
+def open_pane(server: FakeModelServer, tmp_path: Path) -> Iterator[OpenPane]:
+    """Panes on a repository at a short path (`/tmp/stayer-screen-*/repo`), so the welcome
+    line naming it fits the pane on one row, as the kept screens have it."""
+    with tempfile.TemporaryDirectory(prefix="stayer-screen-") as short:
+        repo = make_repo(Path(short) / "repo")
+
+        def start(*args: str, **options: Any) -> AbstractContextManager[Pane]:
+            return opened(tmp_path, server, *args, repo=repo, **options)
+
+        yield start
 
 
 def test_running(server: FakeModelServer, open_pane: OpenPane) -> None:
