@@ -46,7 +46,7 @@ needs_tmux = pytest.mark.skipif(
 POLL_S = 0.02
 """How often `wait_for` looks at the screen."""
 
-WAIT_S = 6.0
+WAIT_S = 10.0
 """How long `wait_for` waits unless told: far past what any step takes, well inside a test's
 budget."""
 
