@@ -127,6 +127,7 @@ class Pane:
             "new-session", "-d", "-s", "main", "-x", str(cols), "-y", str(rows),
             "-c", str(repo), f"sh {shlex.quote(str(script))}",
         )  # fmt: skip
+        self._socket_path = Path(self.show("#{socket_path}"))
 
     def _script(self, args: Sequence[str]) -> str:
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(self._env.items()))
@@ -243,9 +244,11 @@ class Pane:
         self._tmux("resize-window", "-t", "main", "-x", str(cols), "-y", str(rows))
 
     def close(self) -> None:
-        """Kill the tmux server (and so stayer, if it still runs)."""
+        """Kill the tmux server (and so stayer, if it still runs), and remove its socket
+        (a killed server leaves it behind)."""
         with suppress(AssertionError):  # already gone
             self._tmux("kill-server")
+        self._socket_path.unlink(missing_ok=True)
 
 
 def _is_rule(line: str) -> bool:
