@@ -124,12 +124,11 @@ class FrameClock(TimedServer):
 
     async def handle(self, request: RecordedRequest, receive: Receive, send: Send) -> None:
         async def clocked(message: Any) -> None:
-            await send(message)
             body = message.get("body") if message.get("type") == "http.response.body" else None
-            if body:
-                now = time.perf_counter()
+            if body:  # noted as it is handed to the socket, before the client can have it
                 with self._clock_lock:
-                    self._sent.append((now, body))
+                    self._sent.append((time.perf_counter(), body))
+            await send(message)
 
         await super().handle(request, receive, clocked)
 
@@ -381,7 +380,8 @@ def _guarded(key: str, server: FrameClock, samples: Samples, measure: Callable[[
     except (PtyTimeout, AssertionError, StopIteration) as error:
         samples.miss(key)
         server.drop_queued()
-        progress(f"  {key}: missed ({str(error).splitlines()[0]})")
+        said = (str(error) or type(error).__name__).splitlines()[0]
+        progress(f"  {key}: missed ({said})")
 
 
 def _one_round(server: FrameClock, workdir: Path, config: Config, samples: Samples) -> None:
