@@ -11,8 +11,9 @@ test's own; the model variables point at the fake; TERM is xterm-256color (NO_CO
 a test asks for plain output).
 
 Waiting is polling the screen (`wait_for`): what the screen shows is the signal a person
-waits on. Closing the pane kills its tmux server and fails the test when stayer left a
-Python traceback on its standard error.
+waits on. Closing the pane fails the test when stayer left a Python traceback on its standard
+error, then kills its tmux server (the terminal going away, which stayer must survive quietly
+too: `test_repl_exit`) and waits for stayer to end.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from msgspec import Struct
 
 from tests.e2e.cli import clean_env
 from tests.fakes.model_server import FakeModelServer
+from tests.unit.tools.helpers import is_running
 
 TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(
@@ -243,6 +245,17 @@ class Pane:
         """The window made `cols` by `rows`, as a person dragging its corner would."""
         self._tmux("resize-window", "-t", "main", "-x", str(cols), "-y", str(rows))
 
+    def wait_gone(self, timeout: float = 5.0) -> bool:
+        """Whether stayer has ended (waiting up to `timeout` for it to)."""
+        if not self.pid_path.exists():
+            return True  # it never started
+        deadline = time.monotonic() + timeout
+        while is_running(self.pid):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(POLL_S)
+        return True
+
     def close(self) -> None:
         """Kill the tmux server (and so stayer, if it still runs), and remove its socket
         (a killed server leaves it behind)."""
@@ -317,9 +330,11 @@ def opened(
     try:
         yield pane
     finally:
+        left = pane.stderr  # what closing the terminal makes it say is another test's matter
         pane.close()
-        if "Traceback (most recent call last)" in pane.stderr:
-            pytest.fail(f"stayer left a traceback on standard error:\n{pane.stderr}")
+        pane.wait_gone()
+        if "Traceback (most recent call last)" in left:
+            pytest.fail(f"stayer left a traceback on standard error:\n{left}")
 
 
 SCREENS = Path(__file__).parent / "screens"
