@@ -21,8 +21,9 @@ on the same clock. So:
   session's own `TranscriptWriter`, shown by the REPL as history): flat is the target.
 * **CPU idle**: the process's CPU time (/proc) over `--idle-s` seconds at an empty prompt.
 
-Two need the screen as a terminal shows it: whether the input box is back after Escape or
-Ctrl+C (a run held mid-stream), and whether a slash command (`/cost`) has answered. Those run
+Some need the screen as a terminal shows it: whether the input box is back once a run's answer
+has come (the process's first run, then its second), or after Escape or Ctrl+C (a run held
+mid-stream), and whether a slash command (`/cost`) has answered. Those run
 in a tmux pane (`tests.tty.harness`) polled as fast as `capture-pane` answers; the key's
 moment is when `send-keys` returned, so each figure includes up to one poll (its median is
 reported as the resolution).
@@ -76,6 +77,7 @@ MEASURES = (
     Measure("tool", "a running tool shown", "ms", 50, "82-97 ms"),
     Measure("permission", "a permission prompt shown", "ms", 100, "~0.5 s"),
     Measure("first_end", "first answer at the socket -> prompt back", "ms", 50, "-"),
+    Measure("next_end", "next answer at the socket -> prompt back", "ms", 50, "-"),
     Measure("escape", "Escape -> back at the prompt", "ms", 50, "80-130 ms"),
     Measure("ctrl_c", "Ctrl+C -> back at the prompt", "ms", 50, "55-62 ms"),
     Measure("slash", "/cost answered", "ms", 100, "~0.36 s"),
@@ -316,12 +318,12 @@ def _polled(pane: Pane, check: Callable[[str], bool], samples: Samples) -> float
     raise PtyTimeout("the screen never showed what was waited for")
 
 
-def _first_run_end(server: FrameClock, pane: Pane, samples: Samples) -> float:
-    """A process's first run: its answer's last frame at the socket to the input box back."""
+def _run_end(server: FrameClock, pane: Pane, samples: Samples, answer: str) -> float:
+    """A run's answer: its last frame at the socket to the input box back."""
     _fresh(server)
-    server.enqueue(reply("Warm and ready."))
-    pane.submit("warm up")
-    back = _polled(pane, lambda screen: "Warm and ready." in screen and idle(screen), samples)
+    server.enqueue(reply(answer))
+    pane.submit("answer briefly")
+    back = _polled(pane, lambda screen: answer in screen and idle(screen), samples)
     return (back - server.sent_at(b"message_stop")) * MS
 
 
@@ -356,7 +358,8 @@ def _tmux_run(server: FrameClock, workdir: Path, samples: Samples) -> None:
     pane = Pane(place.repo, place.env, (), cols=120, rows=40, workdir=panes)
     try:
         pane.wait_idle(timeout=30)
-        samples.add("first_end", [_first_run_end(server, pane, samples)])
+        samples.add("first_end", [_run_end(server, pane, samples, "Warm and ready.")])
+        samples.add("next_end", [_run_end(server, pane, samples, "Second answer here.")])
         for key, name in (("Escape", "escape"), ("C-c", "ctrl_c")):
             samples.add(name, [_interrupt_once(server, pane, key, samples)])
         _fresh(server)
