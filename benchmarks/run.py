@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.run [--runs 10] [--turns 100] [--turn-runs 3] [--warmup 1]
                                        [--no-floor] [--imports | --imports-only]
                                        [--recovery] [--compaction] [--session-turns]
+                                       [--repl]
                                        [--json PATH]
 
 Runs are interleaved (stayer, floor, stayer, floor, ...) so a burst of load on a shared machine
@@ -17,7 +18,8 @@ the recovery tree costs a fault-free turn; compaction of a 150k-token history), 
 `--session-turns` the harness's time per turn at turns 1, 100 and 1,000 of one Session after a
 150k-token history; they run after the rest with their own defaults and tables (see
 `benchmarks.recovery`, `benchmarks.compaction`, `benchmarks.session_turns`, which also run
-alone with more options).
+alone with more options). `--repl` adds the REPL's latencies at a terminal (token to screen,
+tools and questions shown, interrupts, keystroke echo, idle CPU; see `benchmarks.repl_latency`).
 The exit status is 1 when stayer's median misses a target, so a script can notice.
 """
 
@@ -31,7 +33,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks import compaction, imports, machine, recovery, session_turns
+from benchmarks import compaction, imports, machine, recovery, repl_latency, session_turns
 from benchmarks.measure import (
     DEFAULT_VENV,
     StartupRun,
@@ -148,6 +150,7 @@ class Config:
         "also turns 1, 100 and 1,000 of a session after a 150k-token history "
         "(benchmarks.session_turns)",
     )
+    repl: bool = option(False, "also the REPL's latencies at a terminal (benchmarks.repl_latency)")
     venv: Path = option(
         DEFAULT_VENV,
         "environment whose bin/stayer and bin/python to run (default: .venv, which holds the "
@@ -336,13 +339,15 @@ IN_PROCESS: tuple[tuple[str, str, Benchmark[Any, Any]], ...] = (
     ("recovery", "recovery machinery, in-process", recovery.BENCHMARK),
     ("compaction", "compaction", compaction.BENCHMARK),
     ("session_turns", "turns deep into a long session", session_turns.BENCHMARK),
+    ("repl", "the REPL at a terminal", repl_latency.BENCHMARK),
 )
-"""The in-process benchmarks `--recovery`, `--compaction` and `--session-turns` add."""
+"""The benchmarks `--recovery`, `--compaction`, `--session-turns` and `--repl` add after the
+main table (`--repl` runs stayer processes of its own; the others run in this process)."""
 
 
 def _in_process(args: Config) -> dict[str, Any]:
-    """The in-process benchmarks asked for, with their default settings (and `--turns` for
-    the recovery machinery's), each table printed after the main one; their JSON parts."""
+    """The added benchmarks asked for, with their default settings (and `--turns` for the
+    recovery machinery's), each table printed after the main one; their JSON parts."""
     parts: dict[str, Any] = {}
     for name, what, benchmark in IN_PROCESS:
         if not getattr(args, name):

@@ -1,0 +1,78 @@
+"""A person uses the slash commands at the prompt: /cost tells what the session used, /clear
+starts a new conversation in the same process, /compact summarizes the conversation so far,
+/model switches the model from the next prompt on, /exit leaves (in test_repl_exit)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import reply
+from tests.tty.harness import Pane, idle, needs_tmux
+
+pytestmark = [needs_tmux, pytest.mark.timeout(30)]
+
+needs_commands = pytest.mark.xfail(
+    strict=False, reason="needs the slash commands (ui/repl/commands.py, wt-commands)"
+)
+
+
+def _chat(server: FakeModelServer, pane: Pane) -> None:
+    server.enqueue(reply("The capital of France is Paris."))
+    pane.submit("what is the capital of France")
+    pane.wait_for(lambda s: "Paris." in s and idle(s))
+
+
+def _after(screen: str, marker: str) -> str:
+    """What the screen shows below the last line holding `marker`."""
+    return screen[screen.rindex(marker) + len(marker) :]
+
+
+@needs_commands
+def test_cost_tells_money_and_tokens(server: FakeModelServer, pane: Pane) -> None:
+    _chat(server, pane)
+    pane.submit("/cost")
+    screen = pane.wait_for(lambda s: "/cost" in s and bool(re.search(r"\$\d", _after(s, "/cost"))))
+    assert idle(screen)
+    assert len(server.requests) == 1  # told from what the session counted, no model call
+
+
+@needs_commands
+def test_clear_starts_a_new_conversation(server: FakeModelServer, pane: Pane) -> None:
+    _chat(server, pane)
+    pane.submit("/clear")
+    pane.wait_idle()
+    server.enqueue(reply("A fresh start."))
+    pane.submit("hello again")
+    pane.wait_for(lambda s: "A fresh start." in s and idle(s))
+    fresh = server.requests[-1].messages
+    assert len(fresh) == 1 and "Paris" not in str(fresh) and "hello again" in str(fresh)
+
+
+@needs_commands
+def test_compact_summarizes_the_conversation(server: FakeModelServer, pane: Pane) -> None:
+    _chat(server, pane)
+    server.enqueue(reply("Summary: the person asked for the capital of France; it is Paris."))
+    pane.submit("/compact")
+    server.wait_for_requests(2)
+    pane.wait_idle()
+    server.enqueue(reply("Yes, Paris."))
+    pane.submit("was it Paris")
+    pane.wait_for(lambda s: "Yes, Paris." in s and idle(s))
+    after = server.requests[-1].messages
+    assert "Summary: the person asked for the capital of France" in str(after)
+    assert "The capital of France is Paris." not in str(after)
+
+
+@needs_commands
+def test_model_switches_from_the_next_prompt(server: FakeModelServer, pane: Pane) -> None:
+    _chat(server, pane)
+    pane.submit("/model claude-haiku-5-5")
+    pane.wait_idle()
+    server.enqueue(reply("Answered by another model."))
+    pane.submit("who answers now")
+    screen = pane.wait_for(lambda s: "Answered by another model." in s and idle(s))
+    assert server.requests[-1].model == "claude-haiku-5-5"
+    assert "claude-haiku-5-5" in screen  # the footer names the model in use
