@@ -171,6 +171,10 @@ class Pane:
         wrapped joined again."""
         return _trimmed(self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main"))
 
+    def scrollback_unjoined(self) -> str:
+        """The scrollback as the terminal holds it, a line it wrapped as several rows."""
+        return _trimmed(self._tmux("capture-pane", "-p", "-S", "-", "-t", "main"))
+
     def show(self, fmt: str) -> str:
         """A tmux format about the pane (`#{alternate_on}`, `#{pane_width}`)."""
         return self._tmux("display-message", "-p", "-t", "main", fmt).strip()
@@ -241,6 +245,14 @@ class Pane:
         self._tmux("load-buffer", "-b", "pasted", str(source))
         self._tmux("paste-buffer", "-p", "-d", "-b", "pasted", "-t", "main")
 
+    def record(self) -> Path:
+        """From now on, every byte the program writes to the terminal is appended to the file
+        returned (tmux pipe-pane: the raw output, before the terminal acts on it)."""
+        path = self.stderr_path.with_name(f"output-{secrets.token_hex(4)}.bin")
+        path.touch()
+        self._tmux("pipe-pane", "-o", "-t", "main", f"cat >> {shlex.quote(str(path))}")
+        return path
+
     def resize(self, cols: int, rows: int) -> None:
         """The window made `cols` by `rows`, as a person dragging its corner would."""
         self._tmux("resize-window", "-t", "main", "-x", str(cols), "-y", str(rows))
@@ -292,9 +304,14 @@ def running(screen: str) -> bool:
 
 
 def asking(screen: str) -> bool:
-    """A permission question is in place of the input box, its options numbered."""
-    box = "\n".join(tail(screen)[0])
-    return "Do you want to" in box and "1. Yes" in box
+    """A permission question is open above the input box, its options numbered, and takes an
+    answer now: its footnote shows once it does (after 0.4 s on screen with no typing)."""
+    lines = screen.splitlines()
+    rules = [index for index, line in enumerate(lines) if _is_rule(line)]
+    if len(rules) < 2:
+        return False
+    above = "\n".join(lines[: rules[-2]])
+    return all(words in above for words in ("Do you want to", "1. Yes", "Esc to say no"))
 
 
 def _trimmed(text: str) -> str:

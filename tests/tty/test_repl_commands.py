@@ -14,10 +14,6 @@ from tests.tty.harness import Pane, idle, needs_tmux
 
 pytestmark = [needs_tmux, pytest.mark.timeout(30)]
 
-needs_commands = pytest.mark.xfail(
-    strict=False, reason="needs the slash commands (ui/repl/commands.py, wt-commands)"
-)
-
 
 def _chat(server: FakeModelServer, pane: Pane) -> None:
     server.enqueue(reply("The capital of France is Paris."))
@@ -30,7 +26,6 @@ def _after(screen: str, marker: str) -> str:
     return screen[screen.rindex(marker) + len(marker) :]
 
 
-@needs_commands
 def test_cost_tells_money_and_tokens(server: FakeModelServer, pane: Pane) -> None:
     _chat(server, pane)
     pane.submit("/cost")
@@ -39,7 +34,6 @@ def test_cost_tells_money_and_tokens(server: FakeModelServer, pane: Pane) -> Non
     assert len(server.requests) == 1  # told from what the session counted, no model call
 
 
-@needs_commands
 def test_clear_starts_a_new_conversation(server: FakeModelServer, pane: Pane) -> None:
     _chat(server, pane)
     pane.submit("/clear")
@@ -51,7 +45,6 @@ def test_clear_starts_a_new_conversation(server: FakeModelServer, pane: Pane) ->
     assert len(fresh) == 1 and "Paris" not in str(fresh) and "hello again" in str(fresh)
 
 
-@needs_commands
 def test_compact_summarizes_the_conversation(server: FakeModelServer, pane: Pane) -> None:
     _chat(server, pane)
     server.enqueue(reply("Summary: the person asked for the capital of France; it is Paris."))
@@ -66,7 +59,6 @@ def test_compact_summarizes_the_conversation(server: FakeModelServer, pane: Pane
     assert "The capital of France is Paris." not in str(after)
 
 
-@needs_commands
 def test_model_switches_from_the_next_prompt(server: FakeModelServer, pane: Pane) -> None:
     _chat(server, pane)
     pane.submit("/model claude-haiku-5-5")

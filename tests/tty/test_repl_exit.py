@@ -68,11 +68,6 @@ def test_a_signal_restores_the_terminal(
     assert exited.status in (0, 128 + number), exited
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app bug on this branch's base (4e5495c, fixed on main 8248377): the last redraw "
-    "writes to a terminal that is gone, FramedOutput.flush raises EIO, a traceback on exit",
-)
 def test_closing_the_terminal_ends_stayer_quietly(server: FakeModelServer, pane: Pane) -> None:
     """The window closed under stayer: it ends, and says nothing of it on standard error."""
     _chat(server, pane)

@@ -22,7 +22,6 @@ def _large_text() -> str:
     return text
 
 
-@pytest.mark.xfail(strict=False, reason="needs the paste handling (ui/repl/paste.py, wt-input)")
 def test_a_100_kb_paste_arrives_whole(server: FakeModelServer, pane: Pane) -> None:
     text = _large_text()
     server.enqueue(reply("Got the whole log."))

@@ -82,11 +82,6 @@ def test_escape_at_a_question_says_no(server: FakeModelServer, pane: Pane) -> No
     assert denied.get("is_error") is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs Session.add_rule (wt-session): without it option 2 fails in the app and "
-    "the question is never answered",
-)
 def test_dont_ask_again_keeps_the_rule_in_local_settings(
     server: FakeModelServer, pane: Pane
 ) -> None:

@@ -30,11 +30,6 @@ from tests.tty.harness import (
 pytestmark = [
     needs_tmux,
     pytest.mark.timeout(30),
-    pytest.mark.xfail(
-        strict=False,
-        reason="the kept screens are main's REPL (8248377: its real view and footer); the "
-        "stand-in view and footer of this branch draw differently",
-    ),
 ]
 
 COLS, ROWS = 80, 16

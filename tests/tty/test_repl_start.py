@@ -20,12 +20,6 @@ pytestmark = pytest.mark.timeout(30)
 
 
 @needs_tmux
-@pytest.mark.xfail(
-    strict=True,
-    reason="app bug (ui/repl/app.py): the prompt given is shown from pre_run, whose commit "
-    "redraws before prompt_toolkit has asked for the cursor position, so run_async fails "
-    "(`assert self._cursor_pos.y == 0` in Renderer.request_absolute_cursor_position), exit 1",
-)
 def test_a_prompt_given_is_sent_at_once(server: FakeModelServer, open_pane: OpenPane) -> None:
     server.enqueue(reply("Hello, you asked at start."))
     with open_pane("greet me from the command line") as pane:
@@ -62,7 +56,6 @@ def test_continue_sends_the_last_conversation_on(
 
 
 @needs_tmux
-@pytest.mark.xfail(strict=False, reason="needs the view's replay of a history (wt-view)")
 def test_continue_shows_the_last_conversation(server: FakeModelServer, open_pane: OpenPane) -> None:
     _first_conversation(server, open_pane)
     with open_pane("--continue") as pane:

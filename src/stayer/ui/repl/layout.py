@@ -103,7 +103,7 @@ def _question(repl: Controls) -> StyleAndTextTuples:
         lines.append(
             ("class:hint", "  What should the model do instead? (Enter to send, Esc to go back)")
         )
-    elif dialog.footnote:
+    elif dialog.footnote and repl.dialog_ready:  # shown once a key would answer it
         lines.append(("class:hint", f"  {dialog.footnote}"))
     return lines
 

@@ -4,7 +4,8 @@ name one, the person's own `statusLine` command in its place.
 `footer` builds the line from what the REPL knows (model, context used, cost, tokens,
 permission mode, whether a run is going, messages queued) and fits it to the width by leaving
 out the least important parts first: the Shift+Tab hint, then the token counts, the model, the
-cost and the context used; the queue, "esc to interrupt" and the mode stay longest.
+cost and the context used, the queue, the mode; "esc to interrupt" stays longest (how to
+stop is what a person must always see).
 
 `StatusLine` runs a `statusLine` setting as Claude Code does: its command gets the session as
 JSON on stdin (`StatusInput`, the fields of Claude Code's that stayer knows) and `COLUMNS` in its
@@ -80,7 +81,7 @@ def _parts(model: str, totals: Totals, mode: str, running: bool, queued: int) ->
         parts.append(_Part(label, f"class:footer.mode.{mode.lower()}", 8))
         parts.append(_Part(CYCLE_HINT, "class:footer.hint", 1, joiner=" "))
     if running:
-        parts.append(_Part("esc to interrupt", "class:footer.hint", 7))
+        parts.append(_Part("esc to interrupt", "class:footer.hint", 9))  # kept last: how to stop
     if queued:
         parts.append(_Part(f"{queued} queued", "class:footer.queued", 6))
     if model:

@@ -1,0 +1,115 @@
+"""Terminals as people have them, and keys typed at the wrong moment: a question that appears
+while someone types takes none of their keys as an answer; NO_COLOR writes no colour;
+TERM=dumb writes no escape sequence at all; 40 columns wrap cleanly."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import ToolCall, reply
+from tests.tty.harness import OpenPane, Pane, asking, idle, needs_tmux
+
+pytestmark = [needs_tmux, pytest.mark.timeout(40)]
+
+_SGR = re.compile(rb"\x1b\[([0-9;:]*)m")
+
+
+def _colours(raw: bytes) -> list[bytes]:
+    """The SGR sequences in `raw` that set a colour (30-49, 90-107, 38/48 extended)."""
+    found = []
+    for match in _SGR.finditer(raw):
+        params = [p for p in re.split(rb"[;:]", match.group(1)) if p]
+        if any(30 <= int(p) <= 49 or 90 <= int(p) <= 107 for p in params if p.isdigit()):
+            found.append(match.group(0))
+    return found
+
+
+def test_keys_typed_as_a_question_appears_do_not_answer_it(
+    server: FakeModelServer, pane: Pane
+) -> None:
+    """Someone typing "2" (and Enter) just as the question comes up is writing a message,
+    not choosing "don't ask again": the keys go to the input box, the call waits."""
+    server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": "touch made.txt"})))
+    pane.submit("make a file")
+    while "Do you want to" not in pane.screen():
+        pane.type("2")
+    pane.type("2")  # right after it is drawn, before it takes answers
+    screen = pane.wait_for(asking)
+
+    assert not (pane.repo / "made.txt").exists()
+    assert not (pane.repo / ".stayer" / "settings.local.json").exists()
+    box = screen.splitlines()[
+        [i for i, line in enumerate(screen.splitlines()) if "─" * 10 in line][-2] + 1
+    ]
+    assert box.startswith("> 2")  # the keys are in the input box, kept
+
+    server.enqueue(reply("All right, I will not."))
+    pane.send("Escape")  # now Escape says no
+    pane.wait_for(lambda s: "All right, I will not." in s and idle(s))
+    assert not (pane.repo / "made.txt").exists()
+    assert server.requests[-1].messages[-1]["content"][0]["is_error"] is True  # type: ignore[index]
+
+
+def test_no_color_writes_no_colour(server: FakeModelServer, open_pane: OpenPane) -> None:
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "echo hi"})),
+        reply("Some **bold** words and `code`:\n\n```python\nprint('x')\n```\n\n- a list item"),
+    )
+    with open_pane("--permission-mode", "acceptEdits", env={"NO_COLOR": "1"}) as pane:
+        raw = pane.record()
+        pane.wait_idle()
+        pane.submit("show me colours")
+        pane.wait_for(lambda s: "a list item" in s and idle(s))
+        pane.send("BTab")  # the mode shown in the footer, which is coloured otherwise
+        pane.wait_for("plan mode on")
+        written = raw.read_bytes()
+
+    assert b"a list item" in written
+    assert _colours(written) == []
+
+
+def test_a_dumb_terminal_gets_no_escape_sequence(
+    server: FakeModelServer, open_pane: OpenPane
+) -> None:
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "touch made.txt"})),
+        reply("Done: **made** the file."),
+    )
+    with open_pane(env={"TERM": "dumb"}) as pane:
+        raw = pane.record()
+        pane.wait_for(lambda s: s.endswith(">"))
+        pane.submit("make a file")
+        pane.wait_for("Answer 1-3:")
+        pane.submit("1")
+        pane.wait_for("Done: made the file.")
+        pane.send("C-d")
+        assert pane.wait_exit().status == 0
+        written = raw.read_bytes()
+
+    assert (pane.repo / "made.txt").exists()
+    assert b"Do you want to proceed?" in written
+    assert b"\x1b" not in written and not re.search(
+        rb"[\x80-\x9f]", written.decode().encode("latin-1", "ignore")
+    )
+
+
+def test_forty_columns_wrap_cleanly(server: FakeModelServer, open_pane: OpenPane) -> None:
+    """At 40 columns every line stayer writes fits: nothing is left to the terminal to wrap
+    (which would break a line mid-word and garble it on a resize)."""
+    words = " ".join(f"word{i}" for i in range(60))
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "echo " + "x" * 90})),
+        reply(f"# A heading that is rather long for forty columns\n\n{words}\n\n- {words}"),
+    )
+    with open_pane("--dangerously-skip-permissions", cols=40, rows=24) as pane:
+        pane.wait_idle()
+        pane.submit("wrap it")
+        pane.wait_for(lambda s: idle(s) and pane.scrollback().count("word59") == 2)
+        joined, rows = pane.scrollback().splitlines(), pane.scrollback_unjoined().splitlines()
+        shown = pane.scrollback()
+    assert [line for line in joined if line not in rows] == []
+
+    assert all(f"word{i}" in shown.split() or f"word{i}" in shown for i in range(60))
