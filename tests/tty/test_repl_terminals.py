@@ -50,7 +50,7 @@ def test_keys_typed_as_a_question_appears_do_not_answer_it(
     pane.send("Escape")  # now Escape says no
     pane.wait_for(lambda s: "All right, I will not." in s and idle(s))
     assert not (pane.repo / "made.txt").exists()
-    assert server.requests[-1].messages[-1]["content"][0]["is_error"] is True  # type: ignore[index]
+    assert server.requests[-1].messages[-1]["content"][0]["is_error"] is True
 
 
 def test_no_color_writes_no_colour(server: FakeModelServer, open_pane: OpenPane) -> None:
