@@ -15,6 +15,7 @@ in `surface`.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import signal
 import sys
@@ -46,6 +47,9 @@ from stayer.events import (
 )
 from stayer.exec.attached import editor_command, run_attached
 from stayer.loop.abort import AbortSignal
+from stayer.messages import Usage
+from stayer.permissions import Decision
+from stayer.providers.prices import listed_cost
 from stayer.session.options import QueryOptions
 from stayer.session.session import Prompt, Session
 
@@ -68,6 +72,9 @@ from .view import LIVE_ROWS, View
 MODE_CYCLE = ("default", "acceptEdits", "plan")
 """What Shift+Tab steps through, as Claude Code's does (a session started in another mode has
 it in the cycle too, after these)."""
+
+WARM_MODULES = ("rich.markdown", "rich.syntax", "genai_prices")
+"""Loaded in a thread as the REPL opens (see `ReplApp._warm`)."""
 
 TICK_S = 0.1
 """How often the live tail is drawn again while something in it moves (spinners, elapsed
@@ -140,8 +147,10 @@ class ReplApp:
             input=create_input(sys.stdin),
         )
         self.app.reflows = terminal_reflows(env)
-        self.app.ttimeoutlen = 0.02  # a lone Escape is an interrupt, not the start of Alt+key
-        self.app.timeoutlen = 0.02
+        # a lone Escape is an interrupt, not the start of Alt+Enter or of a key's sequence:
+        # waited for this long (a terminal sends a sequence's bytes together)
+        self.app.ttimeoutlen = 0.015
+        self.app.timeoutlen = 0.015
         self.live_text = ""
         """The view's live text, taken once per frame (the layout reads it twice)."""
         self.app.before_render += self._refresh_live
@@ -224,9 +233,18 @@ class ReplApp:
         self._leaving_because = f"stayer was stopped ({signal.Signals(number).name})"
         self.exit()
 
+    async def _warm(self) -> None:
+        """Load now, off the event loop, what the first answer would otherwise load on it:
+        markdown and syntax rendering, and the price tables (genai-prices alone takes about
+        0.4 s, a stall in the middle of the first streamed answer)."""
+        for module in WARM_MODULES:
+            await asyncio.to_thread(importlib.import_module, module)
+        await asyncio.to_thread(listed_cost, self.model, "anthropic", Usage(1, 1))  # the table
+
     def _begin(self) -> None:
         """The prompt given on the command line goes once the tail is on screen (a commit
         before the first frame would leave prompt_toolkit unsure where the tail starts)."""
+        self._spawn(self._warm())
         if self._first_prompt:
             self.app.after_render += self._first_frame
 
@@ -404,13 +422,17 @@ class ReplApp:
     # --- permission questions ---
 
     async def _question(self, request: PermissionRequested) -> None:
-        shown = self.view.describe_call(request.name, request.input)
-        dialog = permission_dialog(request, shown, self._cwd)
-        decision = decision_for(
-            await self._open(dialog), dialog, request, keeper(self.session, self.say)
-        )
-        if decision is not None and self._driver is not None:
-            self._driver.send(Answer(request.tool_use_id, decision))
+        """Ask, and answer the driver; a question that fails to be asked or answered is a
+        denial, never a call left waiting."""
+        decision: Decision | None = Decision("deny", "the question could not be put", by="user")
+        try:
+            shown = self.view.describe_call(request.name, request.input)
+            dialog = permission_dialog(request, shown, self._cwd)
+            chosen = await self._open(dialog)
+            decision = decision_for(chosen, dialog, request, keeper(self.session, self.say))
+        finally:
+            if decision is not None and self._driver is not None:
+                self._driver.send(Answer(request.tool_use_id, decision))
 
     async def _open(self, dialog: Dialog) -> Chosen:
         asking = asyncio.ensure_future(self.questions.ask(dialog))
