@@ -9,8 +9,8 @@ import re
 import pytest
 
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import ToolCall, reply
-from tests.tty.harness import OpenPane, Pane, asking, idle, needs_tmux
+from tests.fakes.sse import ToolCall, anthropic_text, reply
+from tests.tty.harness import OpenPane, Pane, asking, idle, needs_tmux, running
 
 pytestmark = [needs_tmux, pytest.mark.timeout(40)]
 
@@ -113,3 +113,26 @@ def test_forty_columns_wrap_cleanly(server: FakeModelServer, open_pane: OpenPane
     assert [line for line in joined if line not in rows] == []
 
     assert all(f"word{i}" in shown.split() or f"word{i}" in shown for i in range(60))
+
+
+def test_alt_enter_adds_a_line_and_a_lone_escape_interrupts(
+    server: FakeModelServer, pane: Pane
+) -> None:
+    """Alt+Enter arrives as Escape and Enter together: it adds a line to the message being
+    typed, even while a run goes; a lone Escape interrupts that run, at once."""
+    held = anthropic_text("Thinking it over at some length. " * 20).paused(at=6)
+    server.enqueue(held)
+    pane.submit("a question")
+    pane.wait_for("Thinking it over")
+    pane.type("first line")
+    pane.send("M-Enter")
+    pane.type("second line")
+    screen = pane.wait_for("second line")
+    assert "first line" in screen and running(screen)  # still going: Alt+Enter did not stop it
+    lines = screen.splitlines()
+    top_rule = [i for i, line in enumerate(lines) if line.startswith("─" * 10)][-2]
+    assert lines[top_rule + 1 : top_rule + 3] == ["> first line", "  second line"]
+
+    pane.send("Escape")
+    pane.wait_for(lambda s: not running(s))
+    server.resume()

@@ -7,15 +7,30 @@ prompt_toolkit's Emacs-style editing, Up/Down history and Ctrl+R search."""
 from __future__ import annotations
 
 from prompt_toolkit.filters import Condition
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_bindings import KeyBindingsBase
+from prompt_toolkit.keys import Keys
 
 from .controls import Controls
 from .entry import entered
 from .paste import paste_bindings
 
+NEW_LINE_KEYS = ("\x1b\r", "\x1b[13;2u", "\x1b[27;2;13~", "\x1b[13;3u", "\x1b[27;3;13~")
+"""What terminals send for Alt+Enter and Shift+Enter (plain, CSI u, xterm's modifyOtherKeys):
+read as Ctrl+J, the new-line key. prompt_toolkit reads the last two as Enter, and the first as
+Escape then Enter, which an Escape that interrupts at once would take for an interrupt."""
+
+
+def read_new_line_keys() -> None:
+    """Teach prompt_toolkit's input parser `NEW_LINE_KEYS` (its table is global; these
+    sequences mean nothing else)."""
+    for sequence in NEW_LINE_KEYS:
+        ANSI_SEQUENCES[sequence] = Keys.ControlJ
+
 
 def key_bindings(repl: Controls) -> KeyBindingsBase:
+    read_new_line_keys()
     return merge_key_bindings(
         [_typing(repl), _running(repl), _asking(repl), paste_bindings(repl.pastes)]
     )
@@ -45,8 +60,7 @@ def _typing(repl: Controls) -> KeyBindings:
         buffer.reset()
         repl.take(text)
 
-    @keys.add("escape", "enter", filter=typing)
-    @keys.add("c-j", filter=typing)
+    @keys.add("c-j", filter=typing)  # also Alt+Enter and Shift+Enter: see `NEW_LINE_KEYS`
     def _newline(event: KeyPressEvent) -> None:
         repl.buffer.insert_text("\n")
 
@@ -74,7 +88,10 @@ def _running(repl: Controls) -> KeyBindings:
     running = Condition(lambda: repl.running)
     completing = Condition(lambda: repl.buffer.complete_state is not None)
 
-    @keys.add("escape", filter=running & ~completing & Condition(lambda: repl.dialog is None))
+    # eager: Escape acts at once, not after waiting to see whether Alt+<key> was meant
+    @keys.add(
+        "escape", filter=running & ~completing & Condition(lambda: repl.dialog is None), eager=True
+    )
     @keys.add("c-c", filter=running)
     def _interrupt(event: KeyPressEvent) -> None:
         repl.interrupt()
@@ -95,7 +112,7 @@ def _asking(repl: Controls) -> KeyBindings:
     keys.add("down", filter=ready)(lambda event: _move(repl, 1))
     keys.add("tab", filter=ready)(lambda event: _move(repl, 1))
 
-    @keys.add("escape", filter=asking | noting)
+    @keys.add("escape", filter=asking | noting, eager=True)
     def _escape(event: KeyPressEvent) -> None:
         if repl.dialog is not None:
             repl.dialog.dismiss()
