@@ -196,6 +196,12 @@ class Driver:
             await self.session.aclose()
 
     @property
+    def waiting(self) -> tuple[Prompt, ...]:
+        """Prompts sent during a run and not taken yet: those queued to join it at its next
+        model call (`Session.queued`), then those that wait for a run of their own."""
+        return (*self.session.queued, *self._next)
+
+    @property
     def busy(self) -> bool:
         """Whether a run or a compaction is going (an `Interrupt` would stop it)."""
         return not self._idle()

@@ -37,8 +37,6 @@ from stayer.driver import Answer, Close, Compact, Driver, Operation, SetMode, Su
 from stayer.errors import StayerError
 from stayer.events import (
     Compacted,
-    Continue,
-    Continuing,
     Event,
     Finished,
     MessageCompleted,
@@ -123,14 +121,14 @@ class ReplApp:
         self._last_ctrl_c = 0.0
         self._ticker: asyncio.Task[None] | None = None
         self._bang_abort: AbortSignal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._leaving_because = "the person left stayer"
         self._tasks: set[asyncio.Task[object]] = set()
+        self._files = FileIndex(self._cwd, self._env, on_update=self._paths_listed)
         self.buffer = Buffer(
             multiline=True,
             history=ProjectHistory(history_file(self._cwd, self._env), expand=self.pastes.expand),
-            completer=ReplCompleter(
-                self._command_names, FileIndex(self._cwd, self._env, on_update=self._redraw)
-            ),
+            completer=ReplCompleter(self._command_names, self._files),
             complete_while_typing=True,
         )
         self.note = Buffer(multiline=False)
@@ -208,6 +206,7 @@ class ReplApp:
 
     async def run(self) -> int:
         """Open the session, take input until the person leaves, then end the session."""
+        self._loop = asyncio.get_running_loop()
         self.show(self.view.notice(f"✻ stayer {__version__} · /help for commands · {self._cwd}"))
         await self._start_driver(self._options)
         loop = asyncio.get_running_loop()
@@ -245,6 +244,7 @@ class ReplApp:
         """The prompt given on the command line goes once the tail is on screen (a commit
         before the first frame would leave prompt_toolkit unsure where the tail starts)."""
         self._spawn(self._warm())
+        self._files.refresh()  # listed by the time someone types `@`
         if self._first_prompt:
             self.app.after_render += self._first_frame
 
@@ -402,18 +402,19 @@ class ReplApp:
         self._tracker.take(event)
         if isinstance(event, SessionStarted | MessageCompleted | Compacted | Finished):
             self._status_changed()
-        if isinstance(event, Continuing) and event.reason is Continue.QUEUED_INPUT:
-            self._echo_taken()
-        elif not was_running and self._queued and not isinstance(event, Finished):
+        if not was_running and self._queued and not isinstance(event, Finished):
             self._tracker.running = True  # a run of its own for what came too late
-            self._echo_taken()
+        self._echo_taken()
         if self._tracker.running != was_running:
             self._running_changed()
 
     def _echo_taken(self) -> None:
-        """Queued prompts the run has taken now go into the conversation, where the model
-        read them."""
-        waiting = self._driver.session.queued if self._driver is not None else ()
+        """Queued prompts a run has taken now go into the conversation, where the model read
+        them (no event says when one joins a tool round's results: the driver's waiting list
+        does)."""
+        if not self._queued:
+            return
+        waiting = self._driver.waiting if self._driver is not None else ()
         taken = [pair for pair in self._queued if not any(pair[0] is q for q in waiting)]
         self._queued = [pair for pair in self._queued if pair not in taken]
         for _, typed in taken:
@@ -549,6 +550,17 @@ class ReplApp:
         if self._driver is not None:
             session = self._driver.session
             self.footer.changed(session, self._cwd, self.model, self.totals, self._width())
+
+    def _paths_listed(self) -> None:
+        """The project's paths are listed (in a thread): an `@path` being completed is
+        completed again with them."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._complete_again)
+
+    def _complete_again(self) -> None:
+        if self.buffer.complete_state is None and "@" in self.buffer.document.text_before_cursor:
+            self.buffer.start_completion(select_first=False)
 
     def _redraw(self) -> None:
         """Draw the tail again soon (safe from another thread)."""

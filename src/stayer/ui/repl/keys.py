@@ -64,6 +64,8 @@ def _typing(repl: Controls) -> KeyBindings:
     def _newline(event: KeyPressEvent) -> None:
         repl.buffer.insert_text("\n")
 
+    keys.add("tab", filter=typing)(lambda event: _complete(repl))
+
     @keys.add("c-d", filter=typing & Condition(lambda: not repl.buffer.text))
     def _leave(event: KeyPressEvent) -> None:
         repl.exit()
@@ -81,6 +83,15 @@ def _typing(repl: Controls) -> KeyBindings:
         repl.ctrl_c_idle()
 
     return keys
+
+
+def _complete(repl: Controls) -> None:
+    """Tab: the next completion (the first, when none is chosen yet)."""
+    buffer = repl.buffer
+    if buffer.complete_state is not None:
+        buffer.complete_next()
+    else:
+        buffer.start_completion(select_first=True)
 
 
 def _running(repl: Controls) -> KeyBindings:

@@ -42,7 +42,7 @@ def build_layout(repl: Controls) -> Layout:
     )
     queued = Window(FormattedTextControl(lambda: _queued(repl)), dont_extend_height=True)
     typing = Window(
-        BufferControl(repl.buffer, search_buffer_control=search.control),
+        BufferControl(repl.buffer, search_buffer_control=search.control, preview_search=True),
         get_line_prefix=lambda line, wrapped: [
             ("class:prompt", "> " if line == 0 and not wrapped else "  ")
         ],
