@@ -152,6 +152,12 @@ class Driver:
         holder.append(driver)
         return driver
 
+    def submit(self, prompt: Prompt) -> None:
+        """What `Submit(prompt)` does, done now rather than in turn (from the event loop's
+        thread): a front end learns at once whether the prompt waits (`waiting`) or began a
+        run. Raises `StayerError` for an empty prompt."""
+        self._submit(prompt)
+
     def send(self, operation: Operation) -> None:
         """Put `operation` in the inbox (from the event loop's thread)."""
         self._inbox.put_nowait(operation)

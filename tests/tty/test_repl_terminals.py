@@ -136,3 +136,48 @@ def test_alt_enter_adds_a_line_and_a_lone_escape_interrupts(
     pane.send("Escape")
     pane.wait_for(lambda s: not running(s))
     server.resume()
+
+
+def test_a_question_waits_while_the_input_box_has_text(server: FakeModelServer, pane: Pane) -> None:
+    """A message half-typed when the question comes is set aside and comes back after; keys
+    typed into the box while the question is open are a message too: no number, Enter or
+    arrow answers until the box is empty again."""
+    server.enqueue(reply(ToolCall("toolu_1", "Bash", {"command": "touch made.txt"})))
+    pane.submit("make a file")
+    pane.type("and then fix step")  # before the question is drawn, or as it is
+    pane.wait_for("Do you want to proceed?")
+    pane.type(" 2")
+    screen = pane.wait_for("clear the input box (Ctrl+U)")  # armed, but the box has text
+    pane.send("Enter")
+    pane.send("Up", "Up", "Enter")
+    pane.type("1")
+    screen = pane.wait_for("Do you want to proceed?")
+    assert not (pane.repo / "made.txt").exists()
+    assert not (pane.repo / ".stayer").exists(), list((pane.repo / ".stayer").rglob("*"))
+
+    server.enqueue(reply("Made it."))
+    pane.send("C-u")
+    pane.wait_for(asking)  # empty box: the question takes its answer
+    pane.type("1")
+    screen = pane.wait_for(lambda s: "Made it." in s and idle(s))
+    assert (pane.repo / "made.txt").exists()
+    lines = screen.splitlines()
+    top_rule = [i for i, line in enumerate(lines) if line.startswith("─" * 10)][-2]
+    assert lines[top_rule + 1].startswith("> ")  # what was set aside is back in the box
+    assert "and then fix step" in "\n".join(lines[top_rule + 1 :])
+
+
+def test_alt_editing_during_a_run_does_not_interrupt_it(
+    server: FakeModelServer, pane: Pane
+) -> None:
+    held = anthropic_text("Working through it slowly. " * 20)
+    server.enqueue(held.paused(at=held.index_of("slowly")))
+    pane.submit("a question")
+    pane.wait_for("Working through")
+    pane.type("two words")
+    pane.send("M-b")  # back a word
+    pane.send("M-BSpace")  # delete the word before
+    screen = pane.wait_for(lambda s: running(s) and "> words" in s)
+    assert running(screen)
+    server.resume()
+    pane.wait_for(lambda s: idle(s))

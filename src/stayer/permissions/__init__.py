@@ -46,7 +46,7 @@ from .policy import (
 )
 from .protected import Place, Writes, protected_places, rule_names, unknown_place
 from .reach import Confinement, Places, outside_reads, sandbox_refusal
-from .rules import Rule, domain_pattern, parse_rules
+from .rules import Rule, command_literal, domain_pattern, parse_rules
 from .texts import (
     asked_by_rule,
     dont_ask,
@@ -319,7 +319,8 @@ def _protected_line(
     exactly this command line lets it through (a pattern was not written with that place in
     mind, as `Edit(**)` is not for `.git/config`)."""
     exact = line.strip()
-    if any(rule.names(tool) and rule.specifier == exact for rule in policy.allow):
+    named = (exact, command_literal(exact))  # as written, or as the question suggested it
+    if any(rule.names(tool) and rule.specifier in named for rule in policy.allow):
         return Decision("allow")
     return protected_command(tool, exact, hit[0], hit[1], cwd)
 

@@ -12,6 +12,7 @@ from stayer.ui.repl.dialogs import (
     Dialog,
     Option,
     decision_for,
+    kept_rule,
     permission_dialog,
 )
 
@@ -108,3 +109,27 @@ async def test_a_picker_dismissed_chooses_nothing_and_wraps_around() -> None:
     assert picker.selected == 1
     picker.dismiss()
     assert picker.answer.result() == Chosen(None)
+
+
+async def test_dont_ask_again_is_offered_only_for_a_rule_no_wider_than_its_words() -> None:
+    """ "Don't ask again for X in this project": a bare Bash or WebFetch rule would allow every
+    command or site, so it is not offered; a file-writing tool's is held to the project; a
+    suggestion that is not one rule is not offered."""
+    cases = {
+        ("Bash", ("Bash",)): None,  # a command whose reads cannot be told
+        ("WebFetch", ("WebFetch",)): None,  # a URL with no host
+        ("Grep", ("Grep",)): None,  # reading somewhere unknown: Grep(/**) would not cover it
+        ("Edit", ("Edit",)): "Edit(/**)",
+        ("NotebookEdit", ("NotebookEdit",)): "NotebookEdit(/**)",
+        ("Bash", ("Bash(make [*])", "Bash")): "Bash(make [*])",
+        ("Bash", ('Bash(echo ")" done)',)): None,  # does not read as one rule
+        ("WebFetch", ("WebFetch(domain:example.com)", "WebFetch")): "WebFetch(domain:example.com)",
+    }
+    for (tool, suggestions), kept in cases.items():
+        request = _asked(tool, suggestions)
+        assert kept_rule(request) == kept, (tool, suggestions)
+    dialog = permission_dialog(_asked("Bash", ("Bash",)), "", Path("/"))
+    assert [label for _, label in dialog.option_lines()] == [
+        "1. Yes",
+        "2. No, and tell the model what to do instead",
+    ]

@@ -104,3 +104,24 @@ def test_only_colour_and_style_reach_the_terminal() -> None:
     )
     assert printable(hostile) == "a\x1b[1;31mred\x1b[0m bc 2;C1TITLE d2J efghlink i\tj\nklm"
     assert printable(hostile, styled=False) == "ared bc 2;C1TITLE d2J efghlink i\tj\nklm"
+
+
+def test_style_that_hides_text_and_bidi_overrides_do_not_reach_the_terminal() -> None:
+    from stayer.ui.repl.terminal import printable
+
+    named = "x\x1b[8mHIDDEN\x1b[0m \x1b[1;8;31mbold red\x1b[m \x1b[5mblink\x1b[m \u202eevil.txt"
+    assert printable(named) == "xHIDDEN\x1b[0m \x1b[1;31mbold red\x1b[m blink\x1b[m evil.txt"
+    # a colour's own numbers are kept, whatever they are (8 and 5 here are not attributes)
+    assert printable("\x1b[38;2;8;5;6mc\x1b[48;5;8md") == "\x1b[38;2;8;5;6mc\x1b[48;5;8md"
+
+
+def test_a_tall_question_shows_its_start_and_its_end() -> None:
+    from stayer.ui.repl.layout import _fitted
+
+    heading = "\n".join([*(f"line {n}" for n in range(60)), "Do you want to proceed?"])
+    shown = _fitted(heading, 10).split("\n")
+    assert len(shown) == 10
+    assert shown[:4] == ["line 0", "line 1", "line 2", "line 3"]
+    assert shown[4] == "  … 52 lines not shown: ctrl+o prints the whole call above"
+    assert shown[-1] == "Do you want to proceed?" and shown[-2] == "line 59"
+    assert _fitted("short\nquestion?", 10) == "short\nquestion?"

@@ -268,3 +268,17 @@ async def test_a_command_into_a_repository_found_by_its_layout_asks(
         decision = await bash(repo, command)
         assert decision.behavior == "ask", command
         assert "store/ is protected (it is a git directory" in decision.reason
+
+
+async def test_the_suggested_rule_for_a_protected_command_lets_that_command_through(
+    repo: Path,
+) -> None:
+    """The rule a protected command's question suggests (its `*` bracketed, so it matches that
+    command only) is one the exact-command check takes."""
+    command = "cp build/*.cfg .git/config"
+    asked = await bash(repo, command)
+    assert asked.behavior == "ask" and asked.suggestions == ("Bash(cp build/[*].cfg .git/config)",)
+    allowed = await bash(repo, command, allowed=asked.suggestions)
+    assert allowed.behavior == "allow"
+    other = await bash(repo, "cp build/x.cfg .git/config", allowed=asked.suggestions)
+    assert other.behavior == "ask"

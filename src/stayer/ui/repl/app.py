@@ -61,7 +61,7 @@ from .keys import key_bindings
 from .layout import build_layout, build_style
 from .paste import Pastes
 from .questions import Questions
-from .shell import bang_prompt, run_bang, shown
+from .shell import bang_prompt, run_in_session, shown
 from .surface import Totals
 from .terminal import InlineApplication, commit, framed_output, printable, terminal_reflows
 from .tracking import Tracker
@@ -101,6 +101,7 @@ class ReplApp:
         self._env = dict(env)
         self._cwd = Path(options.cwd or os.getcwd()).resolve()
         self.output = framed_output(sys.stdout, env)
+        self._colour = wants_color(env)
         rows = self.output.get_size().rows
         self.view = View(
             width=self._width,
@@ -122,6 +123,8 @@ class ReplApp:
         self._ticker: asyncio.Task[None] | None = None
         self._bang_abort: AbortSignal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._set_aside = ""
+        """A message half-typed when a question came, put back once it is answered."""
         self._leaving_because = "the person left stayer"
         self._tasks: set[asyncio.Task[object]] = set()
         self._files = FileIndex(self._cwd, self._env, on_update=self._paths_listed)
@@ -153,6 +156,11 @@ class ReplApp:
         """The view's live text, taken once per frame (the layout reads it twice)."""
         self.app.before_render += self._refresh_live
         self.app.after_render += lambda _: self.questions.drawn()
+        # a key that a question did not take (it was not ready) counts as typing: the next
+        # may answer only 0.4 s later (Enter sending a message, then Up Up Enter, is history)
+        self._key_was_ready = False
+        self.app.key_processor.before_key_press += self._before_key
+        self.app.key_processor.after_key_press += self._after_key
 
     # --- the surface commands act through (surface.Repl) ---
 
@@ -309,10 +317,20 @@ class ReplApp:
                 self._prompt(text, typed)
 
     def _prompt(self, text: str, typed: str, *, echo: bool = True) -> None:
+        driver = self._driving()
         if self.running:
-            self._queued.append((text, typed))
-            self.send(Submit(text))
-            self.app.invalidate()
+            try:
+                driver.submit(text)  # at once: whether it waits is known before any event
+            except StayerError as error:
+                self._failed(str(error))
+                return
+            if any(text is waiting for waiting in driver.waiting):
+                self._queued.append((text, typed))
+                self.app.invalidate()
+                return
+            if echo:  # the driver was idle (a `!command` ran): the prompt began a run
+                self.show(self.view.user_prompt(typed))
+            self._set_running(True)
             return
         if echo:
             self.show(self.view.user_prompt(typed))
@@ -327,14 +345,7 @@ class ReplApp:
         self._bang_abort = abort
         self._running_changed()
         try:
-            resolved = driver.session.setup.resolved
-            result = await run_bang(
-                command,
-                cwd=self._cwd,
-                env=resolved.env if resolved is not None else self._env,
-                abort=abort,
-                sandbox=resolved.sandbox if resolved is not None else None,
-            )
+            result = await run_in_session(command, driver.session, cwd=self._cwd, abort=abort)
         finally:
             self._bang_abort = None
             self._running_changed()
@@ -385,6 +396,11 @@ class ReplApp:
         self._status_changed()
         self.app.invalidate()
 
+    def show_question(self) -> None:
+        dialog = self.dialog
+        if dialog is not None:
+            self.show([dialog.heading.rstrip("\n") + "\n"])
+
     def expand_last(self) -> None:
         self.show(self.view.expand_last())
 
@@ -416,7 +432,7 @@ class ReplApp:
             return
         waiting = self._driver.waiting if self._driver is not None else ()
         taken = [pair for pair in self._queued if not any(pair[0] is q for q in waiting)]
-        self._queued = [pair for pair in self._queued if pair not in taken]
+        self._queued = [pair for pair in self._queued if all(pair is not t for t in taken)]
         for _, typed in taken:
             self.show(self.view.user_prompt(typed))
 
@@ -436,6 +452,11 @@ class ReplApp:
                 self._driver.send(Answer(request.tool_use_id, decision))
 
     async def _open(self, dialog: Dialog) -> Chosen:
+        """Ask `dialog`. A message half-typed in the input box is set aside meanwhile and put
+        back after the last question: a question takes an answer only while the box is empty."""
+        if not self.questions and self.buffer.text:
+            self._set_aside = self.buffer.text
+            self.buffer.reset()
         asking = asyncio.ensure_future(self.questions.ask(dialog))
         self._running_changed()  # the ticker draws it and arms it
         try:
@@ -444,7 +465,22 @@ class ReplApp:
             self.note.reset()
             if not self.questions:
                 self.focus_input()
+                kept, self._set_aside = self._set_aside, ""
+                self._put_back(kept)
             self.app.invalidate()
+
+    def _before_key(self, _: object) -> None:
+        self._key_was_ready = self.dialog_ready
+
+    def _after_key(self, _: object) -> None:
+        if self.dialog is not None and not self._key_was_ready:
+            self.questions.typed()
+
+    def _put_back(self, kept: str) -> None:
+        if kept:
+            typed = self.buffer.text
+            self.buffer.text = f"{kept}\n{typed}" if typed else kept
+            self.buffer.cursor_position = len(self.buffer.text)
 
     @property
     def dialog(self) -> Dialog | None:
@@ -463,16 +499,28 @@ class ReplApp:
 
     @property
     def dialog_ready(self) -> bool:
-        return self.questions.ready
+        """A question takes its answer: on screen long enough, no key for as long (see
+        `questions`), and the input box empty (keys typed into it are a message)."""
+        return self.questions.ready and not self.buffer.text
+
+    @property
+    def dialog_hint(self) -> str:
+        """The line under the question's options: how to answer, once a key would."""
+        dialog = self.dialog
+        if dialog is None or dialog.noting:
+            return ""
+        if self.questions.ready and self.buffer.text:
+            return "To answer, clear the input box (Ctrl+U) · Esc to say no"
+        return dialog.footnote if self.dialog_ready else ""
 
     def _refresh_live(self, _: object) -> None:
-        self.live_text = printable(self.view.live())
+        self.live_text = printable(self.view.live(), styled=self._colour)
 
     def show(self, chunks: Sequence[str]) -> None:
         """Finished output into the scrollback, once; the live tail redrawn under it."""
         text = "".join(chunks)
         if text:
-            commit(self.app, self.output, text)
+            commit(self.app, self.output, text, styled=self._colour)
         elif self.app.is_running:
             self.app.invalidate()
 

@@ -31,6 +31,10 @@ class Controls(Protocol):
         """Whether the question takes an answer now (see the app's `ARM_S`)."""
 
     @property
+    def dialog_hint(self) -> str:
+        """The line under the question's options (how to answer, once a key would)."""
+
+    @property
     def running(self) -> bool:
         """Whether a run (or a `!command`) is going: Escape and Ctrl+C stop it."""
 
@@ -50,6 +54,9 @@ class Controls(Protocol):
     def cycle_mode(self) -> None: ...
 
     def expand_last(self) -> None: ...
+
+    def show_question(self) -> None:
+        """Print the whole of the question on screen above the tail (a tall one is cut)."""
 
     def exit(self) -> None: ...
 

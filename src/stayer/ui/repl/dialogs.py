@@ -20,7 +20,8 @@ from stayer.errors import StayerError
 from stayer.events import PermissionRequested
 from stayer.permissions import Decision
 from stayer.session.session import Session
-from stayer.tools.names import EXIT_PLAN_MODE, PATH_RULE_TOOLS
+from stayer.session.settings import rule_problem
+from stayer.tools.names import EXIT_PLAN_MODE
 
 
 class Option(Struct, frozen=True):
@@ -115,14 +116,25 @@ def permission_dialog(request: PermissionRequested, shown: str, cwd: Path) -> Di
     return Dialog(heading, options, footnote="Esc to say no")
 
 
+WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+"""File tools whose bare rule the REPL keeps as `Tool(/**)`, the project's files."""
+
+
 def kept_rule(request: PermissionRequested) -> str | None:
-    """The rule option 2 keeps: the first the policy suggested, a file tool's bare name held
-    to the project (`Edit` alone would allow editing any file on the machine; `Edit(/**)`
-    allows the project's, the place the option's words promise)."""
+    """The rule option 2 keeps, or None when there is none it may offer: the first the policy
+    suggested, if it allows no more than the option's words ("in this project") promise.
+    A file-writing tool's bare name is held to the project (`Edit(/**)`; `Edit` alone would
+    allow any file on the machine); any other bare name (`Bash` for a command whose reads
+    cannot be told, `WebFetch` for a URL with no host) would allow everything, so it is not
+    offered, nor is a suggestion that does not read as one rule."""
     if not request.suggestions:
         return None
     rule = request.suggestions[0]
-    return f"{rule}(/**)" if rule in PATH_RULE_TOOLS else rule
+    if "(" not in rule:
+        if rule not in WRITE_TOOLS:
+            return None
+        rule = f"{rule}(/**)"
+    return None if rule_problem(rule) else rule
 
 
 def decision_for(

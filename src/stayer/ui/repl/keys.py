@@ -18,8 +18,8 @@ from .paste import paste_bindings
 
 NEW_LINE_KEYS = ("\x1b\r", "\x1b[13;2u", "\x1b[27;2;13~", "\x1b[13;3u", "\x1b[27;3;13~")
 """What terminals send for Alt+Enter and Shift+Enter (plain, CSI u, xterm's modifyOtherKeys):
-read as Ctrl+J, the new-line key. prompt_toolkit reads the last two as Enter, and the first as
-Escape then Enter, which an Escape that interrupts at once would take for an interrupt."""
+read as Ctrl+J, the new-line key (prompt_toolkit reads modifyOtherKeys' as Enter, which sent
+the message)."""
 
 
 def read_new_line_keys() -> None:
@@ -99,10 +99,9 @@ def _running(repl: Controls) -> KeyBindings:
     running = Condition(lambda: repl.running)
     completing = Condition(lambda: repl.buffer.complete_state is not None)
 
-    # eager: Escape acts at once, not after waiting to see whether Alt+<key> was meant
-    @keys.add(
-        "escape", filter=running & ~completing & Condition(lambda: repl.dialog is None), eager=True
-    )
+    # not eager: Alt+<key> (Escape then the key) is editing, never an interrupt; the wait to
+    # tell them apart is the app's `timeoutlen`
+    @keys.add("escape", filter=running & ~completing & Condition(lambda: repl.dialog is None))
     @keys.add("c-c", filter=running)
     def _interrupt(event: KeyPressEvent) -> None:
         repl.interrupt()
@@ -123,11 +122,13 @@ def _asking(repl: Controls) -> KeyBindings:
     keys.add("down", filter=ready)(lambda event: _move(repl, 1))
     keys.add("tab", filter=ready)(lambda event: _move(repl, 1))
 
-    @keys.add("escape", filter=asking | noting, eager=True)
+    @keys.add("escape", filter=(asking | noting) & ~_completing(repl))
     def _escape(event: KeyPressEvent) -> None:
         if repl.dialog is not None:
             repl.dialog.dismiss()
             repl.focus_input()
+
+    keys.add("c-o", filter=asking)(lambda event: repl.show_question())
 
     @keys.add("enter", filter=noting)
     def _note(event: KeyPressEvent) -> None:
@@ -136,6 +137,10 @@ def _asking(repl: Controls) -> KeyBindings:
             repl.focus_input()
 
     return keys
+
+
+def _completing(repl: Controls) -> Condition:
+    return Condition(lambda: repl.buffer.complete_state is not None)
 
 
 def _noting(repl: Controls) -> Condition:

@@ -7,6 +7,7 @@ drawn again.
 
 from __future__ import annotations
 
+from prompt_toolkit.application import get_app
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
 from prompt_toolkit.layout import (
@@ -94,7 +95,9 @@ def _question(repl: Controls) -> StyleAndTextTuples:
     dialog = repl.dialog
     if dialog is None:
         return []
-    heading = ANSI(printable(dialog.heading.rstrip("\n")) + "\n")
+    rows = get_app().output.get_size().rows
+    shown = _fitted(dialog.heading.rstrip("\n"), max(rows - len(dialog.options) - 8, 6))
+    heading = ANSI(printable(shown) + "\n")
     lines: StyleAndTextTuples = [*heading.__pt_formatted_text__()]
     for selected, label in dialog.option_lines():
         style = "class:option.selected" if selected else "class:option"
@@ -103,9 +106,23 @@ def _question(repl: Controls) -> StyleAndTextTuples:
         lines.append(
             ("class:hint", "  What should the model do instead? (Enter to send, Esc to go back)")
         )
-    elif dialog.footnote and repl.dialog_ready:  # shown once a key would answer it
-        lines.append(("class:hint", f"  {dialog.footnote}"))
+    elif repl.dialog_hint:  # shown once a key would answer it
+        lines.append(("class:hint", f"  {repl.dialog_hint}"))
     return lines
+
+
+def _fitted(heading: str, rows: int) -> str:
+    """`heading` in at most `rows` lines: its start and its end (the question is its last
+    line), the middle left out and said so. The whole of it is one key away (Ctrl+O prints
+    it above), so nothing is approved unseen."""
+    lines = heading.split("\n")
+    if len(lines) <= rows:
+        return heading
+    tail = rows // 2
+    head = rows - tail - 1
+    left_out = len(lines) - head - tail
+    note = f"  … {left_out} lines not shown: ctrl+o prints the whole call above"
+    return "\n".join([*lines[:head], note, *lines[-tail:]])
 
 
 def build_style() -> Style:

@@ -34,7 +34,7 @@ from stayer.session.session import Session
 from .commands import Commands
 from .dialogs import Dialog, decision_for, keeper, permission_dialog
 from .entry import entered
-from .shell import bang_prompt, run_bang
+from .shell import bang_prompt, run_in_session
 from .surface import Totals
 from .terminal import printable
 from .tracking import Tracker
@@ -64,6 +64,17 @@ class LineReader:
         *lines, self._pending = self._pending.split(b"\n")
         for line in lines:
             self._lines.put_nowait(line.decode("utf-8", errors="replace").rstrip("\r"))
+
+    def drain(self) -> list[str]:
+        """The lines typed and not read yet, taken."""
+        lines: list[str] = []
+        while not self._lines.empty():
+            line = self._lines.get_nowait()
+            if line is None:  # end of input stays for the next reader
+                self._lines.put_nowait(None)
+                break
+            lines.append(line)
+        return lines
 
     def close(self) -> None:
         asyncio.get_running_loop().remove_reader(self._fd)
@@ -166,7 +177,8 @@ class PlainRepl:
                 await self.commands.run(self, text)
             case "shell":
                 command = text.strip()[1:].strip()
-                result = await run_bang(command, cwd=self._cwd, env=self._env, abort=AbortSignal())
+                abort = AbortSignal()
+                result = await run_in_session(command, self.session, cwd=self._cwd, abort=abort)
                 self.send(Submit(bang_prompt(result)))
             case "prompt":
                 self.send(Submit(text))
@@ -234,6 +246,9 @@ class PlainRepl:
         self._spawn(self._answer(request, dialog))
 
     async def _answer(self, request: PermissionRequested, dialog: Dialog) -> None:
+        """The typed answer. Lines typed before the question was written are messages, not
+        answers: they are sent after it (as queued messages are)."""
+        early = self._reader.drain() if self._reader is not None else []
         answer = await self._ask_line(f"Answer 1-{len(dialog.options)}: ")
         number = answer.strip() if answer is not None else ""
         index = int(number) - 1 if number.isdigit() else len(dialog.options) - 1
@@ -244,6 +259,9 @@ class PlainRepl:
         decision = decision_for(chosen, dialog, request, keeper(self.session, self.say))
         if decision is not None and self._driver is not None:
             self._driver.send(Answer(request.tool_use_id, decision))
+        for line in early:
+            if line.strip():
+                await self._take(line)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

@@ -16,6 +16,7 @@ and `<bash-stderr>`. The model answers it as it does any prompt (Claude Code doe
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from msgspec import Struct
 from stayer.exec import Captured, Sandbox, Spool, cut_streams, run_command
 from stayer.exec.child_env import child_env
 from stayer.loop.abort import AbortSignal, until_aborted
+from stayer.session.session import Session
 from stayer.tools.builtin.bash import (
     DEFAULT_MAX_OUTPUT_CHARS,
     DEFAULT_TIMEOUT_MS,
@@ -106,6 +108,21 @@ async def run_bang(
 def _spooled(spool: Spool) -> Captured:
     assert isinstance(spool.file, io.StringIO)
     return Captured(spool.file.getvalue(), omitted=spool.dropped)
+
+
+async def run_in_session(
+    command: str, session: Session, *, cwd: Path, abort: AbortSignal
+) -> BangResult:
+    """`run_bang` as the session's own tools run commands: its settings' environment, and its
+    sandbox when it has one."""
+    resolved = session.setup.resolved
+    return await run_bang(
+        command,
+        cwd=cwd,
+        env=resolved.env if resolved is not None else os.environ,
+        abort=abort,
+        sandbox=resolved.sandbox if resolved is not None else None,
+    )
 
 
 def bang_prompt(result: BangResult) -> str:

@@ -47,10 +47,43 @@ strings, other escapes, and C0 (but newline and tab), DEL and C1 characters (rem
 SYNC_END = "\x1b[?2026l"
 
 
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Direction overrides and isolates: they reorder what is shown (a file name read backwards)."""
+
+_HIDING = frozenset({5, 6, 8})
+"""SGR attributes that hide or distract rather than style: blink (5, 6) and conceal (8)."""
+
+
 def printable(text: str, *, styled: bool = True) -> str:
-    """`text` with only its colour and style sequences left (see the module); with `styled`
-    False, not even those (a terminal that cannot take any)."""
-    return _UNPRINTABLE.sub(lambda m: "" if m.group(1) or not styled else m.group(0), text)
+    """`text` with only its colour and style sequences left (see the module), and no bidi
+    override; with `styled` False, not even those (a terminal that cannot take any, or a
+    person who asked for no colour)."""
+
+    def kept(match: re.Match[str]) -> str:
+        if match.group(1) or not styled:
+            return ""
+        return _style(match.group(0))
+
+    return _BIDI.sub("", _UNPRINTABLE.sub(kept, text))
+
+
+def _style(sgr: str) -> str:
+    """An SGR sequence without the attributes that hide text (`_HIDING`); a colour's own
+    numbers (`38;2;r;g;b`, `38;5;n`) are kept whatever they are."""
+    params = sgr[2:-1].replace(":", ";").split(";")
+    out: list[str] = []
+    index = 0
+    while index < len(params):
+        param = params[index]
+        if param in ("38", "48", "58") and index + 1 < len(params):
+            width = 3 if params[index + 1] == "5" else 5
+            out.extend(params[index : index + width])
+            index += width
+            continue
+        if not (param.isdigit() and int(param) in _HIDING):
+            out.append(param)
+        index += 1
+    return f"\x1b[{';'.join(out)}m" if out or not params else ""
 
 
 class FramedOutput(Vt100_Output):
@@ -98,10 +131,10 @@ def framed_output(stdout: TextIO, env: Mapping[str, str]) -> FramedOutput:
     return output
 
 
-def commit(app: Application[Any], output: FramedOutput, text: str) -> None:
+def commit(app: Application[Any], output: FramedOutput, text: str, *, styled: bool = True) -> None:
     """Write `text` (whole lines, each ending in a newline) into the scrollback above the live
     tail, once, and draw the tail again under it: one frame."""
-    text = printable(text)
+    text = printable(text, styled=styled)
     if not text:
         return
     if not app.is_running or app._running_in_terminal:
