@@ -104,6 +104,7 @@ def test_tab_completes_a_command_and_a_path(tmp_path: Path, open_pane: OpenPane)
     with open_pane() as pane:
         pane.wait_idle()
         pane.type("/comp")
+        pane.wait_for("/compact  summarise")  # the menu a person sees, then Tab
         pane.send("Tab")
         pane.wait_for(lambda s: _box(s)[0].startswith("> /compact"))
         pane.send("C-u")
