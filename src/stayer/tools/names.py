@@ -34,6 +34,11 @@ PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit
 """Tools whose permission-rule specifiers are paths: Claude Code's Read and Edit, and the file
 tools a rule names directly (MultiEdit is Claude Code's, named in settings written for it)."""
 
+WRITING_TOOLS = frozenset({EDIT, WRITE, NOTEBOOK_EDIT, "MultiEdit"})
+"""The file tools that write (MultiEdit is Claude Code's, named in settings written for it):
+a bare rule of one would allow writing any file on the machine, so a rule kept from a
+question is held to the project (`Edit(/**)`)."""
+
 READS_UNDER = {"Bash": READ, "Glob": READ, "Grep": READ}
 """The built-ins whose reads the Read rules judge (each one's `reads_under`), known before the
 tools load: a run with a deny rule on reading needs them for its first request, and loading

@@ -21,7 +21,7 @@ from stayer.events import PermissionRequested
 from stayer.permissions import Decision
 from stayer.session.session import Session
 from stayer.session.settings import rule_problem
-from stayer.tools.names import EXIT_PLAN_MODE
+from stayer.tools.names import EXIT_PLAN_MODE, WRITING_TOOLS
 
 
 class Option(Struct, frozen=True):
@@ -116,10 +116,6 @@ def permission_dialog(request: PermissionRequested, shown: str, cwd: Path) -> Di
     return Dialog(heading, options, footnote="Esc to say no")
 
 
-WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-"""File tools whose bare rule the REPL keeps as `Tool(/**)`, the project's files."""
-
-
 def kept_rule(request: PermissionRequested) -> str | None:
     """The rule option 2 keeps, or None when there is none it may offer: the first the policy
     suggested, if it allows no more than the option's words ("in this project") promise.
@@ -131,7 +127,7 @@ def kept_rule(request: PermissionRequested) -> str | None:
         return None
     rule = request.suggestions[0]
     if "(" not in rule:
-        if rule not in WRITE_TOOLS:
+        if rule not in WRITING_TOOLS:
             return None
         rule = f"{rule}(/**)"
     return None if rule_problem(rule) else rule
