@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
-from tests.tty.harness import Pane, idle, needs_tmux
+from tests.tty.harness import Pane, idle, needs_tmux, tail
 
 pytestmark = [needs_tmux, pytest.mark.timeout(30)]
 
@@ -62,7 +62,8 @@ def test_compact_summarizes_the_conversation(server: FakeModelServer, pane: Pane
 def test_model_switches_from_the_next_prompt(server: FakeModelServer, pane: Pane) -> None:
     _chat(server, pane)
     pane.submit("/model claude-haiku-5-5")
-    pane.wait_idle()
+    # the footer names the new model at once, no key pressed
+    pane.wait_for(lambda s: idle(s) and "claude-haiku-5-5" in "\n".join(tail(s)[1]))
     server.enqueue(reply("Answered by another model."))
     pane.submit("who answers now")
     screen = pane.wait_for(lambda s: "Answered by another model." in s and idle(s))

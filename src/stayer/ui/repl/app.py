@@ -33,7 +33,17 @@ from prompt_toolkit.input import create_input
 from prompt_toolkit.output import ColorDepth
 
 from stayer._version import __version__
-from stayer.driver import Answer, Close, Compact, Driver, Operation, SetMode, Submit
+from stayer.driver import (
+    Answer,
+    Clear,
+    Close,
+    Compact,
+    Driver,
+    Operation,
+    SetMode,
+    SetModel,
+    Submit,
+)
 from stayer.errors import StayerError
 from stayer.events import (
     Compacted,
@@ -180,8 +190,10 @@ class ReplApp:
 
     def send(self, operation: Operation) -> None:
         self._driving().send(operation)
-        if isinstance(operation, Compact):
-            self._running_changed()  # Escape stops it; the footer says so
+        if isinstance(operation, Compact | SetModel | Clear):
+            # the footer shows what the driver does with it, a moment from now (and for
+            # a compaction, that Escape stops it)
+            self._running_changed()
 
     def say(self, text: str) -> None:
         self.show(self.view.notice(text))
