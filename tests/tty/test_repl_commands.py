@@ -63,7 +63,7 @@ def test_model_switches_from_the_next_prompt(server: FakeModelServer, pane: Pane
     _chat(server, pane)
     pane.submit("/model claude-haiku-5-5")
     # the footer names the new model at once, no key pressed
-    pane.wait_for(lambda s: idle(s) and "claude-haiku-5-5" in "\n".join(tail(s)[1]))
+    pane.wait_for(lambda s: idle(s) and "claude-haiku-5-5" in "\n".join(tail(s)[1]), timeout=3)
     server.enqueue(reply("Answered by another model."))
     pane.submit("who answers now")
     screen = pane.wait_for(lambda s: "Answered by another model." in s and idle(s))

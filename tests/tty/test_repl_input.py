@@ -118,11 +118,30 @@ def test_tab_completes_a_command_and_a_path(tmp_path: Path, open_pane: OpenPane)
 def test_a_status_line_command_replaces_the_footer(
     tmp_path: Path, server: FakeModelServer, open_pane: OpenPane
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
-    (repo / ".stayer").mkdir()
-    command = 'read -r line; echo "STATUS $(echo "$line" | grep -o \'\\"session_id\\"\' | head -1)"'
+    config = tmp_path / "home" / ".stayer-config"  # the user's own settings (the harness's)
+    config.mkdir(parents=True)
+    # the command reads the session JSON on stdin and shows a field of it
+    command = "grep -o '\"session_id\"' | head -1 | sed 's/^/STATUS /'"
     settings = {"statusLine": {"type": "command", "command": command}}
-    (repo / ".stayer" / "settings.json").write_text(json.dumps(settings))
+    (config / "settings.json").write_text(json.dumps(settings))
     with open_pane() as pane:
         screen = pane.wait_for('STATUS "session_id"')
         assert tail(screen)[1] == ['STATUS "session_id"']  # in the footer's place
+
+
+def test_a_projects_status_line_is_not_run(tmp_path: Path, open_pane: OpenPane) -> None:
+    """A cloned repository's settings must not run a command as stayer opens there."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".claude").mkdir()
+    marker = tmp_path / "ran"
+    settings = {"statusLine": {"type": "command", "command": f"touch {marker}; echo PWNED"}}
+    (repo / ".claude" / "settings.json").write_text(json.dumps(settings))
+    with open_pane() as pane:
+        screen = pane.wait_for("statusLine in")
+        shown = " ".join(pane.screen().split())  # the view wraps the line itself
+        assert "is not run: a project's settings could run any command" in shown
+        pane.wait_idle()
+        pane.submit("/cost")  # a statusLine runs after the session starts: give it the time
+        pane.wait_for("Cost")
+        assert "PWNED" not in pane.screen() and "PWNED" not in screen
+    assert not marker.exists()

@@ -35,13 +35,11 @@ from prompt_toolkit.output import ColorDepth
 from stayer._version import __version__
 from stayer.driver import (
     Answer,
-    Clear,
     Close,
     Compact,
     Driver,
     Operation,
     SetMode,
-    SetModel,
     Submit,
 )
 from stayer.errors import StayerError
@@ -190,10 +188,8 @@ class ReplApp:
 
     def send(self, operation: Operation) -> None:
         self._driving().send(operation)
-        if isinstance(operation, Compact | SetModel | Clear):
-            # the footer shows what the driver does with it, a moment from now (and for
-            # a compaction, that Escape stops it)
-            self._running_changed()
+        if isinstance(operation, Compact):
+            self._running_changed()  # Escape stops it; the footer says so
 
     def say(self, text: str) -> None:
         self.show(self.view.notice(text))
@@ -288,7 +284,9 @@ class ReplApp:
         started = session.setup.started
         self._tracker.totals.context_window = started.context_window
         self._tracker.mode = session.permission_mode
-        self.footer.attach(session, self._cwd)
+        refused = self.footer.attach(session, self._cwd)
+        if refused is not None:
+            self.show(self.view.notice(refused, level="warning"))
         self._driver_task = asyncio.create_task(driver.run())
         self._status_changed()
 

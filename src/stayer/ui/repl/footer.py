@@ -42,15 +42,33 @@ class Footer:
         self._hint, self._hint_timer = "", None
         self._redraw()
 
-    def attach(self, session: Session, cwd: Path) -> None:
-        """Take `session`'s `statusLine` setting, if it has one."""
+    def attach(self, session: Session, cwd: Path) -> str | None:
+        """Take `session`'s `statusLine` setting, if it has one; what to warn of, if any.
+
+        Only the user's own settings and `--settings` may name the command: a project's
+        files come with the repository, and a cloned one would run its command the moment
+        stayer opens there, with no one asked. Such a setting is not run, and said so."""
         resolved = session.setup.resolved
-        merged = resolved.settled.loaded.merged if resolved is not None else None
-        if resolved is None or merged is None or merged.status_line is None:
-            self._line = None
-            return
-        setting = merged.status_line
-        self._line = StatusLine(setting, cwd=cwd, env=resolved.env, on_change=self._redraw)
+        self._line = None
+        if resolved is None:
+            return None
+        trusted, refused = None, []
+        for source in resolved.settled.loaded.sources:
+            setting = source.settings.status_line if source.settings is not None else None
+            if setting is None:
+                continue
+            if source.level in ("user", "flag"):
+                trusted = setting
+            else:
+                refused.append(source.origin)
+        if trusted is not None:
+            self._line = StatusLine(trusted, cwd=cwd, env=resolved.env, on_change=self._redraw)
+        if not refused:
+            return None
+        return (
+            f"statusLine in {', '.join(refused)} is not run: a project's settings could run "
+            "any command as stayer opens; set it in your own ~/.stayer/settings.json"
+        )
 
     async def detach(self) -> None:
         """Stop the statusLine command (the session is closing)."""
