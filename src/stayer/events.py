@@ -160,6 +160,26 @@ StreamEvent: TypeAlias = (
 ToolStatus: TypeAlias = Literal["completed", "failed", "denied"]
 
 
+McpState = Literal["connected", "failed", "pending", "needs-approval", "disabled"]
+"""Where an MCP server stands: its tools are offered (connected), it could not start or died
+for good (failed, with why), it is still starting or restarting (pending), it is a project's
+server nobody approved and was not started (needs-approval), or settings turned it off."""
+
+
+class McpServerStatus(Struct, frozen=True):
+    """Where one MCP server stands: in the init line for every server, and as an event each
+    time it changes while the session runs. `error` says in one line why it failed;
+    `tools` is how many tools it offers while connected."""
+
+    name: str
+    status: McpState
+    error: str | None = None
+    tools: int = 0
+    scope: str = ""
+    """Where it was configured: `flag`, `user`, `project`, `local` or `mcpjson`."""
+    type: Literal["mcp_server_status"] = "mcp_server_status"
+
+
 class SessionStarted(Struct, frozen=True):
     """A run began: who answers, with which tools, where, under which permission mode.
 
@@ -181,6 +201,11 @@ class SessionStarted(Struct, frozen=True):
     memory_notes: tuple[str, ...] = ()
     settings_files: tuple[str, ...] = ()
     settings_warnings: tuple[str, ...] = ()
+    mcp_servers: tuple[McpServerStatus, ...] = ()
+    """Every MCP server configured, as it stood when the session started (most are still
+    `pending`: no model call waits for them unless asked to)."""
+    tool_tokens: int = 0
+    """About how many tokens the tool definitions sent with each request cost."""
     type: Literal["session_started"] = "session_started"
 
 
@@ -454,6 +479,7 @@ LoopEvent: TypeAlias = (
     | Continuing
     | Compacted
     | HookRan
+    | McpServerStatus
     | Finished
 )
 

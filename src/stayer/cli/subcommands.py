@@ -1,5 +1,5 @@
-"""The subcommands: `stayer demo` and `stayer permissions check`, each with its own words and
-its own `--help`.
+"""The subcommands: `stayer demo`, `stayer permissions check` and `stayer mcp ...`, each with
+its own words and its own `--help`.
 
 A subcommand is named by the first word of the command line only, so `stayer -p permissions`
 (or any flag first) still sends the word to the model as a prompt. A subcommand never falls
@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from stayer.errors import ConfigError
 
-SUBCOMMANDS = ("demo", "permissions")
+SUBCOMMANDS = ("demo", "permissions", "mcp")
 EXIT_USAGE = 2
 
 PERMISSIONS_HELP = """usage: stayer permissions check [...]
@@ -39,7 +39,21 @@ def subcommand(argv: Sequence[str]) -> int | None:
         return None
     if argv[0] == "demo":
         return _demo_command(argv[1:])
+    if argv[0] == "mcp":
+        return _mcp_command(argv[1:])
     return _permissions_command(argv[1:])
+
+
+def _mcp_command(argv: Sequence[str]) -> int:
+    """`stayer mcp serve` offers stayer's tools as an MCP server; the other words manage the
+    servers of the settings (`list`, `get`, `add`, `add-json`, `remove`, `approve`)."""
+    if argv and argv[0] == "serve":
+        from .mcp_serve import run_serve
+
+        return run_serve(argv[1:])
+    from .mcp_manage import run_manage
+
+    return run_manage(argv)
 
 
 class _Parser(argparse.ArgumentParser):

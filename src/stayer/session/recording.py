@@ -17,6 +17,7 @@ from stayer.events import (
     Event,
     Finished,
     HookRan,
+    McpServerStatus,
     MessageCompleted,
     MessageDelta,
     MessageStarted,
@@ -72,7 +73,7 @@ def record(writer: TranscriptWriter, event: Event) -> None:
             | SessionStarted() | RequestStarted() | Retrying() | Withdrawn() | PartialKept()
             | ToolCallStarted() | ToolCallProgress() | PermissionRequested()
             | PermissionResolved() | ToolResultsAppended() | Continuing() | HookRan()
-            | SubagentEvent() | MessageStarted() | BlockStarted() | TextDelta()
+            | McpServerStatus() | SubagentEvent() | MessageStarted() | BlockStarted() | TextDelta()
             | ThinkingDelta() | ToolInputDelta() | BlockCompleted() | MessageDelta()
             | MessageCompleted()
         ):  # fmt: skip

@@ -341,19 +341,39 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(problems)
 
 
+class ToolSource(Protocol):
+    """Tools that come and go while a session runs (an MCP server's, once it is up).
+
+    The toolbox asks at each model call, so a tool that joins is offered from the next call on.
+    `specs` are the tools the model is shown now; `tools` are those a call may reach now, by
+    name, which may hold more than `specs` (a tool whose schema is deferred until the model
+    searches for it is still callable)."""
+
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    def tools(self) -> Mapping[str, Tool[Any]]: ...
+
+
 class Toolbox:
     """The tools of one run: their specs at once, their implementations on first use.
 
     The model must see every tool's spec in the first request, but the implementations (and
     pydantic, which their input models need) can wait until the model actually calls one. Start-up
-    then costs only the specs.
+    then costs only the specs. `sources` add tools that change while the session runs; they are
+    asked afresh each time `specs` or `tools()` is read.
     """
 
-    def __init__(self, specs: Sequence[ToolSpec], load: Callable[[], Sequence[Tool[Any]]]) -> None:
-        self.specs = tuple(specs)
+    def __init__(
+        self,
+        specs: Sequence[ToolSpec],
+        load: Callable[[], Sequence[Tool[Any]]],
+        sources: Sequence[ToolSource] = (),
+    ) -> None:
+        self._specs = tuple(specs)
         self._load = load
         self._tools: dict[str, Tool[Any]] | None = None
         self._lock = threading.Lock()
+        self.sources = tuple(sources)
 
     @classmethod
     def of(cls, tools: Sequence[Tool[Any]]) -> Toolbox:
@@ -367,7 +387,21 @@ class Toolbox:
             return self
         made = tuple(tools)
         load = self._load
-        return Toolbox((*self.specs, *(tool.spec() for tool in made)), lambda: (*load(), *made))
+        specs = (*self._specs, *(tool.spec() for tool in made))
+        return Toolbox(specs, lambda: (*load(), *made), self.sources)
+
+    def with_source(self, source: ToolSource) -> Toolbox:
+        """This toolbox with the tools of `source` after its own, as they are at each call."""
+        box = Toolbox(self._specs, self._load, (*self.sources, source))
+        box._tools = self._tools
+        return box
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The tools the model is shown now: the fixed ones, then each source's."""
+        if not self.sources:
+            return self._specs
+        return (*self._specs, *(spec for source in self.sources for spec in source.specs()))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -375,11 +409,18 @@ class Toolbox:
         return tuple(spec.name for spec in self.specs)
 
     def tools(self) -> dict[str, Tool[Any]]:
-        """The implementations by name, loading them the first time."""
+        """The implementations by name, loading the fixed ones the first time; a source's
+        tool never shadows a fixed one."""
         with self._lock:
             if self._tools is None:
                 self._tools = {tool.name: tool for tool in self._load()}
-            return self._tools
+            fixed = self._tools
+        if not self.sources:
+            return fixed
+        found: dict[str, Tool[Any]] = {}
+        for source in self.sources:
+            found.update(source.tools())
+        return {**found, **fixed}
 
     @property
     def loaded(self) -> bool:

@@ -44,3 +44,13 @@ READS_UNDER = {"Bash": READ, "Glob": READ, "Grep": READ}
 tools load: a run with a deny rule on reading needs them for its first request, and loading
 every tool (and pydantic) for that cost a settings file 150 ms. A test checks it against the
 tools themselves."""
+
+TOOL_SEARCH = "ToolSearch"
+"""The tool that loads the full definitions of MCP tools sent only by name (deferred)."""
+
+LIST_MCP_RESOURCES = "ListMcpResources"
+READ_MCP_RESOURCE = "ReadMcpResource"
+"""The tools that list and read MCP servers' resources (Claude Code's names)."""
+
+MCP_PREFIX = "mcp__"
+"""How every MCP server tool's name begins: `mcp__<server>__<tool>`."""

@@ -24,6 +24,7 @@ from stayer.events import (
     Event,
     Finished,
     HookRan,
+    McpServerStatus,
     MessageCompleted,
     MessageDelta,
     MessageStarted,
@@ -48,7 +49,7 @@ from stayer.events import (
 from stayer.messages import JSON
 
 from .live_output import RunningOutput
-from .wording import RECOVERIES, compacted_note, hook_line
+from .wording import RECOVERIES, compacted_note, hook_line, mcp_line
 
 _SUBJECT_FIELDS = ("command", "file_path", "pattern", "path", "url")
 MAX_RESULT_LINES = 6
@@ -79,6 +80,10 @@ def _terminal_width(out: TextIO) -> Callable[[], int]:
             return 80
 
     return width
+
+
+_Note = Retrying | ModelSwitched | Withdrawn | Compacted | Continuing | HookRan | McpServerStatus
+"""The events `_note` says a line about."""
 
 
 class LiveView(Struct):
@@ -163,7 +168,13 @@ class LiveView(Struct):
             case ToolCallStarted() | ToolCallFinished() | ToolResultsAppended():
                 self._tool_event(event)
             case (
-                Retrying() | ModelSwitched() | Withdrawn() | Compacted() | Continuing() | HookRan()
+                Retrying()
+                | ModelSwitched()
+                | Withdrawn()
+                | Compacted()
+                | Continuing()
+                | HookRan()
+                | McpServerStatus()
             ):
                 self._note(event)
             case SubagentEvent():
@@ -191,9 +202,7 @@ class LiveView(Struct):
             case _ as unreachable:
                 assert_never(unreachable)
 
-    def _note(
-        self, event: Retrying | ModelSwitched | Withdrawn | Compacted | Continuing | HookRan
-    ) -> None:
+    def _note(self, event: _Note) -> None:
         """A line in yellow (dim for a discarded answer) about how the run goes on."""
         match event:
             case Retrying(attempt=attempt, max_retries=limit, delay_s=delay, error=error):
@@ -217,6 +226,11 @@ class LiveView(Struct):
                 self._newline()
                 note = hook_line(event).removeprefix("stayer: ")
                 self._write(self._style(f"  ⚑ {note}\n", "33"))
+            case McpServerStatus():
+                line = mcp_line(event)
+                if line is not None:
+                    self._newline()
+                    self._write(self._style(f"  ⚠ {line}\n", "33"))
             case Continuing() | HookRan():
                 pass  # the next turn after tools, and a hook that did its job, say nothing
             case _ as unreachable:
@@ -295,6 +309,7 @@ def _nested_line(wrapped: SubagentEvent, depth: int) -> str | None:
             | Continuing()
             | Compacted()
             | HookRan()
+            | McpServerStatus()
             | Finished()
         ):
             return None

@@ -99,6 +99,7 @@ from stayer.events import (
     Event,
     Finished,
     HookRan,
+    McpServerStatus,
     MessageCompleted,
     MessageDelta,
     MessageStarted,
@@ -229,15 +230,15 @@ class StreamJsonWriter(Struct):
                 return self._tool_call_lines(event)
             case SubagentEvent():
                 return self._nested_lines(event)
-            case RequestStarted():
-                return []
-            case PermissionRequested() | PermissionResolved():
+            case RequestStarted() | PermissionRequested() | PermissionResolved():
                 # Claude Code's stream-json has no line for these: its prompts are control
                 # requests (`can_use_tool`) under --permission-prompt-tool stdio.
                 return []
             case HookRan():
                 lines = self._hook_lines(event) if self.include_hooks else []
                 return [*lines, *hook_failed_lines(event, self._frame)]
+            case McpServerStatus():
+                return [self._frame("system", subtype="mcp_server_status", **mcp_entry(event))]
             case _:
                 assert_never(event)
 
@@ -392,7 +393,7 @@ class StreamJsonWriter(Struct):
             subtype="init",
             cwd=event.cwd,
             tools=list(event.tools),
-            mcp_servers=[],
+            mcp_servers=[mcp_entry(server) for server in event.mcp_servers],
             model=event.model,
             permissionMode=event.permission_mode,
             slash_commands=[],
@@ -638,3 +639,16 @@ def _shrink(value: Any, limit: int) -> Any:
         cut = len(value) - limit
         return value[:limit] + f"\n[... {cut} characters cut to fit the output line limit]"
     return value
+
+
+def mcp_entry(server: McpServerStatus) -> Line:
+    """An MCP server in the init line's `mcp_servers` (Claude Code's `name` and `status`), with
+    why it failed and how many tools it offers."""
+    entry: Line = {"name": server.name, "status": server.status}
+    if server.error is not None:
+        entry["error"] = server.error
+    if server.status == "connected":
+        entry["tools"] = server.tools
+    if server.scope:
+        entry["scope"] = server.scope
+    return entry

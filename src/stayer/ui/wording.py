@@ -4,7 +4,7 @@ both say the same thing in the same words."""
 
 from __future__ import annotations
 
-from stayer.events import Compacted, Continue, HookRan
+from stayer.events import Compacted, Continue, HookRan, McpServerStatus
 
 RECOVERIES: dict[Continue, str] = {
     Continue.MAX_OUTPUT_TOKENS_ESCALATE: "cut off by the output limit: asking again, allowing more",
@@ -50,3 +50,18 @@ def compacted_note(event: Compacted) -> str:
     if event.reattached:
         note += f"; {', '.join(event.reattached)}"
     return note
+
+
+def mcp_line(event: McpServerStatus) -> str | None:
+    """One line on an MCP server that changed, or None when there is nothing a person needs to
+    read (it is starting, or came up as expected)."""
+    match event.status:
+        case "failed":
+            return f"MCP server {event.name} failed: {event.error or 'no reason given'}"
+        case "needs-approval":
+            return (
+                f"MCP server {event.name} (from the project's .mcp.json) was not started: "
+                "approve it with `stayer mcp approve " + event.name + "`"
+            )
+        case "connected" | "pending" | "disabled":
+            return None

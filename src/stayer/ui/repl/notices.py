@@ -14,6 +14,7 @@ from stayer.events import (
     Continuing,
     Finished,
     HookRan,
+    McpServerStatus,
     ModelSwitched,
     PartialKept,
     PermissionResolved,
@@ -22,7 +23,7 @@ from stayer.events import (
     Withdrawn,
 )
 from stayer.ui.live_output import safe
-from stayer.ui.wording import RECOVERIES, compacted_note, hook_line
+from stayer.ui.wording import RECOVERIES, compacted_note, hook_line, mcp_line
 
 Level = Literal["info", "warning", "error"]
 NoticeEvent = (
@@ -34,6 +35,7 @@ NoticeEvent = (
     | Continuing
     | HookRan
     | PermissionResolved
+    | McpServerStatus
 )
 
 
@@ -70,6 +72,9 @@ def notice_of(event: NoticeEvent) -> Notice | None:
             return Notice(f"⚑ {_one_line(hook_line(event).removeprefix('stayer: '))}", "warning")
         case PermissionResolved():
             return _denial(event)
+        case McpServerStatus():
+            line = mcp_line(event)
+            return None if line is None else Notice(_one_line(line), "warning")
         case _ as unreachable:
             assert_never(unreachable)
 

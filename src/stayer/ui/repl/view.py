@@ -34,6 +34,7 @@ from stayer.events import (
     Event,
     Finished,
     HookRan,
+    McpServerStatus,
     MessageCompleted,
     MessageDelta,
     MessageStarted,
@@ -199,6 +200,7 @@ class View:
                 | Continuing()
                 | Withdrawn()
                 | HookRan()
+                | McpServerStatus()
             ):
                 return self._run_note(event)
             case ToolCallStarted() | ToolCallProgress() | ToolCallFinished() | SubagentEvent():
@@ -319,7 +321,7 @@ class View:
         text streams, and leaves it be; a withdrawn answer's live part is void)."""
         if isinstance(event, Withdrawn):
             self._text, self._thinking, self._text_continues = None, None, False
-        if isinstance(event, HookRan):
+        if isinstance(event, HookRan | McpServerStatus):
             return self._notice_event(event)
         return self._end_thinking() + self._end_text() + self._notice_event(event)
 
