@@ -1,10 +1,13 @@
 """The catalog decides which MCP tool definitions the model sees: all of them while they are
 cheap, names behind ToolSearch once they would take too much of the window, never an
-always-load tool's, never a hidden tool's; and what that costs or saves."""
+always-load tool's, never a hidden tool's; and what that costs or saves.
+
+The tools standing in for a server's here are plain ones (the catalog is under test, not the
+MCP client); each brings its own JSON Schema, as an MCP tool does."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +16,69 @@ import pytest
 from stayer.errors import ConfigError
 from stayer.mcp.catalog import McpCatalog, ToolSearchMode, parse_tool_search
 from stayer.mcp.tokens import spec_tokens
-from stayer.messages import ToolSpec
-from stayer.tools.base import Tool, Toolbox, ToolContext
-from stayer.tools.names import TOOL_SEARCH
+from stayer.messages import JSON, ToolSpec
+from stayer.tools.base import Tool, Toolbox, ToolContext, ToolOutput
+from stayer.tools.names import MCP_PREFIX, TOOL_SEARCH
 
-from .catalog_tools import ServerTool, many_tools, mcp_name
+
+class ServerTool(Tool[Mapping[str, JSON]]):
+    """A tool with its own name, description and schema; a call answers with its input."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        schema: Mapping[str, JSON] | None = None,
+        *,
+        always_load: bool = False,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.schema: Mapping[str, JSON] = schema or {"type": "object", "properties": {}}
+        self.always_load = always_load
+        self.specs_made = 0
+
+    @property
+    def input_schema(self) -> Mapping[str, JSON]:
+        return self.schema
+
+    def parse_input(self, raw: Mapping[str, JSON]) -> Mapping[str, JSON]:
+        return dict(raw)
+
+    def spec(self) -> ToolSpec:
+        self.specs_made += 1
+        return super().spec()
+
+    async def call(self, tool_input: Mapping[str, JSON], ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(f"{self.name} ran with {dict(tool_input)}")
+
+
+def mcp_name(server: str, tool: str) -> str:
+    return f"{MCP_PREFIX}{server}__{tool}"
+
+
+def many_tools(count: int, *, server: str = "big") -> tuple[ServerTool, ...]:
+    """`count` tools with schemas of a realistic size (a few hundred tokens each)."""
+    return tuple(
+        ServerTool(
+            mcp_name(server, f"op_{index:03}"),
+            f"Operation number {index} of the {server} server.\nIt takes a few options.",
+            _schema(index),
+        )
+        for index in range(count)
+    )
+
+
+def _schema(index: int) -> dict[str, Any]:
+    properties = {
+        f"option_{n}": {
+            "type": "string",
+            "description": f"Option {n} of operation {index}, which changes how it behaves.",
+        }
+        for n in range(8)
+    }
+    return {"type": "object", "properties": properties, "required": ["option_0"]}
+
 
 WINDOW = 200_000
 

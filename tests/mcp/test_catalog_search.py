@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from stayer.mcp.catalog import McpCatalog, parse_tool_search, used_mcp_tools
 from stayer.mcp.tool_search import loaded_names, summary
@@ -19,10 +20,12 @@ from stayer.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.tools.base import Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
 from stayer.tools.names import TOOL_SEARCH
+from tests.fakes.loop_harness import finished, make_params, results_in, run
 
-from .catalog_tools import ServerTool, many_tools, mcp_name
+from .test_catalog import ServerTool, many_tools, mcp_name
 
 WEATHER = ServerTool(
     mcp_name("sky", "forecast"),
@@ -188,3 +191,30 @@ def test_a_resumed_conversation_names_the_tools_it_called_and_loaded() -> None:
     ]
 
     assert used_mcp_tools(messages) == {TIME.name, CONVERT.name, WEATHER.name}
+
+
+async def test_through_the_loop_a_search_shows_the_schema_at_the_next_model_call(
+    source: McpCatalog, tmp_path: Path
+) -> None:
+    model = ScriptedProvider(
+        [
+            tool_call(TOOL_SEARCH, {"query": f"select:{WEATHER.name}"}),
+            tool_call(WEATHER.name, {"city": "Oslo"}),
+            text("done"),
+        ]
+    )
+    params = make_params(model, [ServerTool("Builtin", "A built-in tool.")], tmp_path)
+    params = replace(params, tools=params.tools.with_source(source))
+
+    events = await run(params)
+
+    shown = [[spec.name for spec in request.tools] for request in model.requests]
+    assert shown == [
+        ["Builtin", TOOL_SEARCH],
+        ["Builtin", WEATHER.name, TOOL_SEARCH],
+        ["Builtin", WEATHER.name, TOOL_SEARCH],
+    ]
+    assert WEATHER.spec() in model.requests[1].tools
+    result = results_in(finished(events).messages[-2])[0]
+    assert result.text == f"{WEATHER.name} ran with {{'city': 'Oslo'}}"
+    assert used_mcp_tools(finished(events).messages) == {WEATHER.name}
