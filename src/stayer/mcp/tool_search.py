@@ -20,7 +20,14 @@ from typing import Annotated, Any, Protocol
 import msgspec
 
 from stayer.messages import JSON, ToolSpec
-from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolInputError, ToolOutput
+from stayer.tools.base import (
+    MAX_RESULT_CHARS,
+    Tool,
+    ToolContext,
+    ToolFailure,
+    ToolInputError,
+    ToolOutput,
+)
 from stayer.tools.names import MCP_PREFIX, TOOL_SEARCH
 
 from .tokens import schema_json
@@ -94,7 +101,7 @@ class ToolSearch(Tool[ToolSearchInput]):
     name = TOOL_SEARCH
     description = _PURPOSE
     read_only = True
-    max_result_chars = 100_000  # five big schemas must come back whole, not as a saved file
+    max_result_chars = MAX_RESULT_CHARS  # five big schemas come back whole, not as a saved file
 
     def __init__(self, catalog: Deferred) -> None:
         self._catalog = catalog
