@@ -30,6 +30,8 @@ class InProcessServer:
         self._config = config
         self._tools = tools
         self.down: str | None = None
+        self.gone_during_next: str | None = None
+        """Set: the next request fails with this line, as a server that died during it."""
         self.calls: list[tuple[str, dict[str, Any], float | None]] = []
 
     @property
@@ -68,6 +70,9 @@ class InProcessServer:
     def _check(self) -> None:
         if self.down is not None:
             raise McpUnavailable(self.down)
+        if self.gone_during_next is not None:
+            line, self.gone_during_next = self.gone_during_next, None
+            raise McpUnavailable(line)
 
 
 def config(name: str = "demo", **options: Any) -> McpServerConfig:

@@ -15,18 +15,27 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from stayer.events import McpState
 from stayer.messages import JSON, TextBlock, ToolResultContent
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput
 from stayer.tools.names import LIST_MCP_RESOURCES, READ_MCP_RESOURCE
 
 from .results import resource_text
-from .tools import McpUnavailable, ServerHandle
+from .tools import McpUnavailable, ServerHandle, one_line
 
 if TYPE_CHECKING:
     from mcp.types import Resource
 
 Servers = Callable[[], Sequence[ServerHandle]]
+
+_STATE_WORDS: dict[McpState, str] = {
+    "connected": "is connected",
+    "failed": "failed",
+    "pending": "is not connected yet",
+    "needs-approval": "was not started: it needs approval",
+    "disabled": "is disabled",
+}
 
 
 class ListInput(ToolInput):
@@ -49,14 +58,22 @@ def _offering(servers: Servers) -> list[ServerHandle]:
 
 
 def _find(servers: Servers, name: str) -> ServerHandle:
-    """The server named `name` that offers resources, or a one-line failure naming those that do."""
-    offering = _offering(servers)
+    """The server named `name` that offers resources, or a one-line failure saying why not and
+    naming those that do."""
+    every = servers()
+    offering = [server for server in every if server.offers_resources]
     for server in offering:
         if server.config.name == name:
             return server
     names = ", ".join(repr(server.config.name) for server in offering)
     known = f"servers that do: {names}" if names else "no connected server offers any"
-    raise ToolFailure(f"No MCP server named {name!r} offers resources; {known}.")
+    status = next((s.status for s in every if s.config.name == name), None)
+    if status is None:
+        raise ToolFailure(f"No MCP server named {name!r} offers resources; {known}.")
+    if status.status != "connected":
+        why = f" ({status.error})" if status.error else ""
+        raise ToolFailure(f"MCP server {name!r} {_STATE_WORDS[status.status]}{why}; {known}.")
+    raise ToolFailure(f"MCP server {name!r} offers no resources; {known}.")
 
 
 def _refused(server: ServerHandle, exc: Exception) -> ToolFailure:
@@ -64,7 +81,7 @@ def _refused(server: ServerHandle, exc: Exception) -> ToolFailure:
     from mcp import MCPError
 
     if isinstance(exc, MCPError):
-        return ToolFailure(f"MCP server {server.config.name!r} refused: {exc.message}")
+        return ToolFailure(f"MCP server {server.config.name!r} refused: {one_line(exc.message)}")
     return ToolFailure(str(exc))
 
 

@@ -161,7 +161,7 @@ class McpTool(Tool[dict[str, Any]]):
         except MCPError as exc:
             raise ToolFailure(
                 f"MCP server {self.server_name!r} refused the call to {self.tool_name!r}: "
-                f"{_one_line(exc.message)}"
+                f"{one_line(exc.message)}"
             ) from None
         return to_output(result)
 
@@ -196,11 +196,12 @@ def _validator(schema: Mapping[str, Any]) -> Any:
 
 def _problem(error: Any) -> str:
     where = ".".join(str(part) for part in error.absolute_path) or "input"
-    message = _one_line(str(error.message))
+    message = one_line(str(error.message))
     if len(message) > _MAX_PROBLEM_CHARS:
         message = message[: _MAX_PROBLEM_CHARS - 3] + "..."
     return f"{where}: {message}"
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """`text` with its line breaks and runs of spaces made single spaces."""
     return " ".join(text.split())
