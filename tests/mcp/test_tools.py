@@ -5,6 +5,8 @@ against real SDK servers connected in-process."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from stayer.mcp.tools import (
     McpUnavailable,
     ServerHandle,
     result_chars,
+    server_tools,
 )
 from stayer.messages import TextBlock
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
@@ -266,3 +269,37 @@ async def test_the_tool_runs_through_the_executor_beside_others_when_read_only(
     results = results_in(model.requests[1].messages[-1])
     assert [result.text for result in results] == ["1", "2"]
     assert [call[1] for call in handle.calls] == [{"a": 1, "b": 0}, {"a": 1, "b": 1}]
+
+
+def named_server(answer: str) -> MCPServer:
+    server = MCPServer("named")
+
+    @server.tool(name="t")
+    def whoami() -> str:
+        return answer
+
+    return server
+
+
+async def test_every_servers_tools_get_names_no_two_alike_and_call_their_own_server(
+    tmp_path: Path,
+) -> None:
+    async with (
+        connected(named_server("first"), "a.b") as first,
+        connected(named_server("second"), "a_b") as second,
+    ):
+        made = server_tools([first, second], max_result_chars=4_000)
+        outputs = [await each.call({}, ctx(tmp_path)) for each in made]
+    assert made[0].name == "mcp__a_b__t"
+    assert made[1].name == "mcp__a_b__t_98090cd0"
+    assert [each.max_result_chars for each in made] == [4_000, 4_000]
+    assert [output.content for output in outputs] == [(TextBlock("first"),), (TextBlock("second"),)]
+
+
+def test_importing_the_mcp_tools_loads_neither_the_sdk_nor_jsonschema() -> None:
+    code = (
+        "import sys, stayer.mcp.tools, stayer.mcp.results, stayer.mcp.naming\n"
+        "print(sorted(m for m in ('mcp', 'mcp_types', 'jsonschema') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from stayer.mcp.naming import MAX_NAME_CHARS, split_name, tool_name
+from stayer.mcp.naming import MAX_NAME_CHARS, split_name, tool_name, unique_names
 
 _ALLOWED = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -45,3 +45,11 @@ def test_split_name_gives_back_server_and_tool() -> None:
 def test_split_name_refuses_what_is_no_mcp_tool_name() -> None:
     for name in ("Read", "mcp__", "mcp__time", "mcp__time__", "mcp____tool", "mcp_time__x"):
         assert split_name(name) is None, name
+
+
+def test_names_that_clean_alike_are_kept_apart_by_a_hash() -> None:
+    names = unique_names([("a.b", "t"), ("a_b", "t"), ("x", "get.it"), ("x", "get_it")])
+    assert names[0] == "mcp__a_b__t" and names[2] == "mcp__x__get_it"
+    assert names[1].startswith("mcp__a_b__t_") and names[3].startswith("mcp__x__get_it_")
+    assert len(set(names)) == 4
+    assert names == unique_names([("a.b", "t"), ("a_b", "t"), ("x", "get.it"), ("x", "get_it")])

@@ -17,7 +17,7 @@ the model its start and end, as for every tool that does not bound its own resul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stayer.config.mcp_servers import McpServerConfig
@@ -33,7 +33,7 @@ from stayer.tools.base import (
     ToolOutput,
 )
 
-from .naming import tool_name
+from .naming import tool_name, unique_names
 from .results import to_output
 
 if TYPE_CHECKING:
@@ -110,12 +110,13 @@ class McpTool(Tool[dict[str, Any]]):
         definition: McpToolDef,
         *,
         max_result_chars: int = DEFAULT_OUTPUT_TOKENS * CHARS_PER_TOKEN,
+        name: str | None = None,
     ) -> None:
         config = server.config
         self._server = server
         self.server_name = config.name
         self.tool_name = definition.name
-        self.name = tool_name(config.name, definition.name)
+        self.name = name or tool_name(config.name, definition.name)
         self.description = _description(config.name, definition.description)
         self._schema = _object_schema(definition.input_schema)
         self._validator: Any = None
@@ -164,6 +165,16 @@ class McpTool(Tool[dict[str, Any]]):
                 f"{one_line(exc.message)}"
             ) from None
         return to_output(result)
+
+
+def server_tools(servers: Sequence[ServerHandle], *, max_result_chars: int) -> tuple[McpTool, ...]:
+    """A tool for each tool the `servers` list now, in order, no two with one name."""
+    listed = [(server, definition) for server in servers for definition in server.tool_defs]
+    names = unique_names((server.config.name, definition.name) for server, definition in listed)
+    return tuple(
+        McpTool(server, definition, max_result_chars=max_result_chars, name=name)
+        for (server, definition), name in zip(listed, names, strict=True)
+    )
 
 
 def _description(server: str, given: str | None) -> str:
