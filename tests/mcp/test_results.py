@@ -176,3 +176,19 @@ async def test_is_error_marks_the_result_an_error(tmp_path: Path) -> None:
 
 async def test_an_empty_result_says_so(tmp_path: Path) -> None:
     assert await content_of([], tmp_path) == (TextBlock(NOTHING_TEXT),)
+
+
+async def test_an_image_whose_data_is_not_base64_becomes_a_note(tmp_path: Path) -> None:
+    blocks: list[ContentBlock] = [ImageContent(data="not base64!", mime_type="image/png")]
+    assert await content_of(blocks, tmp_path) == (
+        TextBlock("[an image (image/png) left out: its data is not valid base64]"),
+    )
+
+
+async def test_a_large_image_that_cannot_be_decoded_becomes_a_note(tmp_path: Path) -> None:
+    broken = b"\x89PNG\r\n\x1a\n" + bytes(4_000_000)  # a PNG's signature, then nothing sound
+    blocks: list[ContentBlock] = [ImageContent(data=b64(broken), mime_type="image/png")]
+    assert await content_of(blocks, tmp_path) == (
+        TextBlock("[an image (4000 kB) left out: too large to send, and it could not be made "
+                  "smaller]"),
+    )  # fmt: skip
