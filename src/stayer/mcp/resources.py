@@ -82,7 +82,7 @@ def _refused(server: ServerHandle, exc: Exception) -> ToolFailure:
 
     if isinstance(exc, MCPError):
         return ToolFailure(f"MCP server {server.config.name!r} refused: {one_line(exc.message)}")
-    return ToolFailure(str(exc))
+    return ToolFailure(one_line(str(exc)))
 
 
 def _failures() -> tuple[type[Exception], ...]:
@@ -102,7 +102,7 @@ class ListMcpResourcesTool(Tool[ListInput]):
     description = (
         "Lists the resources (files, records, documents) that connected MCP servers offer to "
         "read, with each one's server, URI, name, type and description. Give `server` to list "
-        "only that server's. Read one with ReadMcpResource."
+        f"only that server's. Read one with {READ_MCP_RESOURCE}."
     )
 
     def __init__(self, servers: Servers) -> None:
@@ -160,8 +160,8 @@ class ReadMcpResourceTool(Tool[ReadInput]):
     subject_kind = "none"
     description = (
         "Reads one resource of a connected MCP server, by its server and URI (as "
-        "ListMcpResources lists them). Text comes back as text; binary contents are described, "
-        "not shown."
+        f"{LIST_MCP_RESOURCES} lists them). Text comes back as text; binary contents are "
+        "described, not shown."
     )
 
     def __init__(self, servers: Servers) -> None:
