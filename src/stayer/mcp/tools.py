@@ -1,0 +1,218 @@
+"""One MCP server tool as a stayer tool (`McpTool`), and the server handle it calls through.
+
+The tool brings the server's own name (made safe, `naming`), description and JSON Schema; its
+input is checked against that schema here, with `jsonschema` (which the `mcp` SDK depends on),
+so the model gets one line of what is wrong before anything reaches the server.
+
+What a server says of its tools is a hint from a program, not a fact: `readOnlyHint` makes a
+tool read-only (asked less, run beside others) only when the user configured or approved the
+server (`McpServerConfig.trusted`); otherwise the tool stays what every tool is by default,
+one that may change things. MCP tools have no path or command for permission rules to judge,
+so rules judge them as a whole tool (`mcp__server`, `mcp__server__tool`).
+
+Results are held to `MAX_MCP_OUTPUT_TOKENS` (Claude Code's variable, 25,000 tokens unless set)
+and not bounded here: the executor saves a longer one whole to the session's folder and shows
+the model its start and end, as for every tool that does not bound its own results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from stayer.config.mcp_servers import McpServerConfig
+from stayer.events import McpServerStatus
+from stayer.messages import JSON
+from stayer.tools.base import (
+    DEFAULT_TIMEOUT_S,
+    MAX_RESULT_CHARS,
+    Tool,
+    ToolContext,
+    ToolFailure,
+    ToolInputError,
+    ToolOutput,
+)
+
+from .naming import tool_name, unique_names
+from .results import to_output
+
+if TYPE_CHECKING:
+    from mcp.types import (
+        CallToolResult,
+        ReadResourceResult,
+        Resource,
+    )
+    from mcp.types import (
+        Tool as McpToolDef,
+    )
+
+OUTPUT_TOKENS_VAR = "MAX_MCP_OUTPUT_TOKENS"
+DEFAULT_OUTPUT_TOKENS = 25_000
+CHARS_PER_TOKEN = 4
+
+MAX_DESCRIPTION_CHARS = 2_000
+"""The most of a server's tool description the model is shown (some run to pages)."""
+
+ALWAYS_LOAD_META = "anthropic/alwaysLoad"
+"""The `_meta` key by which a server asks that a tool never be deferred (Claude Code's)."""
+
+_MAX_PROBLEMS = 3
+_MAX_PROBLEM_CHARS = 200
+
+
+class McpUnavailable(Exception):
+    """A server cannot take a call now (not connected, restarting, gone, or too slow); the
+    text is one line naming the server and why. (Until the client's `stayer.mcp.server` is
+    merged, this stands for its exception of the same name.)"""
+
+
+class ServerHandle(Protocol):
+    """What the MCP tools need of one configured server and its connection (`McpServer`)."""
+
+    @property
+    def config(self) -> McpServerConfig: ...
+
+    @property
+    def status(self) -> McpServerStatus: ...
+
+    @property
+    def tool_defs(self) -> tuple[McpToolDef, ...]: ...
+
+    @property
+    def offers_resources(self) -> bool: ...
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, timeout_s: float | None
+    ) -> CallToolResult: ...
+
+    async def list_resources(self) -> list[Resource]: ...
+
+    async def read_resource(self, uri: str) -> ReadResourceResult: ...
+
+
+def result_chars(env: Mapping[str, str]) -> int:
+    """The longest MCP tool result, in characters, `MAX_MCP_OUTPUT_TOKENS` in `env` allows
+    (never more than any tool's result may hold; an unreadable value counts as unset)."""
+    raw = env.get(OUTPUT_TOKENS_VAR, "").strip()
+    tokens = int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_OUTPUT_TOKENS
+    return min(tokens * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
+
+
+class McpTool(Tool[dict[str, Any]]):
+    """One tool of one MCP server, called through the server's handle."""
+
+    subject_kind = "none"
+    bounds_own_results = False
+
+    def __init__(
+        self,
+        server: ServerHandle,
+        definition: McpToolDef,
+        *,
+        max_result_chars: int = DEFAULT_OUTPUT_TOKENS * CHARS_PER_TOKEN,
+        name: str | None = None,
+    ) -> None:
+        config = server.config
+        self._server = server
+        self.server_name = config.name
+        self.tool_name = definition.name
+        self.name = name or tool_name(config.name, definition.name)
+        self.description = _description(config.name, definition.description)
+        self._schema = _object_schema(definition.input_schema)
+        self._validator: Any = None
+        hints = definition.annotations
+        self.read_only = bool(hints and hints.read_only_hint is True and config.trusted)
+        meta = definition.meta or {}
+        self.always_load = config.always_load or meta.get(ALWAYS_LOAD_META) is True
+        self.max_result_chars = min(max_result_chars, MAX_RESULT_CHARS)
+        self._call_timeout_s = config.timeout_s
+        self.timeout_s = config.timeout_s or DEFAULT_TIMEOUT_S
+
+    @property
+    def input_schema(self) -> Mapping[str, JSON]:
+        return self._schema
+
+    def is_concurrency_safe(self, tool_input: dict[str, Any]) -> bool:
+        return self.read_only
+
+    def parse_input(self, raw: Mapping[str, JSON]) -> dict[str, Any]:
+        given = dict(raw)
+        validator = self._get_validator()
+        if validator is None:  # the server's schema is broken: let the server judge the input
+            return given
+        errors = sorted(validator.iter_errors(given), key=lambda error: list(error.path))
+        if errors:
+            raise ToolInputError("; ".join(_problem(error) for error in errors[:_MAX_PROBLEMS]))
+        return given
+
+    def _get_validator(self) -> Any:
+        if self._validator is None:
+            self._validator = _validator(self._schema) or False
+        return self._validator or None
+
+    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        from mcp import MCPError
+
+        try:
+            result = await self._server.call_tool(
+                self.tool_name, dict(tool_input), timeout_s=self._call_timeout_s
+            )
+        except McpUnavailable as exc:
+            raise ToolFailure(str(exc)) from None
+        except MCPError as exc:
+            raise ToolFailure(
+                f"MCP server {self.server_name!r} refused the call to {self.tool_name!r}: "
+                f"{one_line(exc.message)}"
+            ) from None
+        return to_output(result)
+
+
+def server_tools(servers: Sequence[ServerHandle], *, max_result_chars: int) -> tuple[McpTool, ...]:
+    """A tool for each tool the `servers` list now, in order, no two with one name."""
+    listed = [(server, definition) for server in servers for definition in server.tool_defs]
+    names = unique_names((server.config.name, definition.name) for server, definition in listed)
+    return tuple(
+        McpTool(server, definition, max_result_chars=max_result_chars, name=name)
+        for (server, definition), name in zip(listed, names, strict=True)
+    )
+
+
+def _description(server: str, given: str | None) -> str:
+    text = (given or "").strip() or f"A tool of the MCP server {server!r} (it gave no description)."
+    if len(text) <= MAX_DESCRIPTION_CHARS:
+        return text
+    note = f"\n[description cut at {MAX_DESCRIPTION_CHARS} characters]"
+    return text[: MAX_DESCRIPTION_CHARS - len(note)] + note
+
+
+def _object_schema(schema: Mapping[str, Any]) -> dict[str, JSON]:
+    """The server's schema with an object at its root, which every provider requires."""
+    made: dict[str, JSON] = dict(schema)
+    if made.get("type") != "object":
+        made["type"] = "object"
+    return made
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """A validator for `schema` (of the draft it names), or None when it is no valid schema."""
+    from jsonschema import exceptions, validators  # type: ignore[import-untyped]  # no stubs locked
+
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except exceptions.SchemaError:
+        return None
+    return cls(schema)
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(part) for part in error.absolute_path) or "input"
+    message = one_line(str(error.message))
+    if len(message) > _MAX_PROBLEM_CHARS:
+        message = message[: _MAX_PROBLEM_CHARS - 3] + "..."
+    return f"{where}: {message}"
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks and runs of spaces made single spaces."""
+    return " ".join(text.split())
