@@ -149,28 +149,35 @@ def _sorted(
     approvals: _Approvals,
     warnings: tuple[str, ...],
 ) -> McpServers:
-    start: list[McpServerConfig] = []
-    waiting: list[McpServerConfig] = []
-    disabled: list[McpServerConfig] = []
+    groups: dict[_Fate, list[McpServerConfig]] = {"start": [], "wait": [], "off": []}
     failed: list[tuple[str, str]] = []
     for entry in entries:
+        fate = _fate(entry, approvals)
         try:
-            config = _config(entry, env, cwd)
+            # a server that will not start keeps its `${VAR}`s as written: nothing of the
+            # user's environment goes into what a repository asked for until it is approved
+            config = _config(entry, env if fate == "start" else None, cwd)
         except _Bad as bad:
             failed.append((entry.name, f"{bad} (in {entry.origin})"))
             continue
-        if not entry.from_repository:
-            start.append(config)
-        elif entry.name in approvals.disabled:
-            disabled.append(config)
-        elif approvals.every or entry.name in approvals.enabled:
-            start.append(config)
-        else:
-            waiting.append(_untrusted(config))
+        groups[fate].append(config if fate == "start" else _untrusted(config))
     return McpServers(
-        tuple(start), tuple(waiting), tuple(_untrusted(c) for c in disabled), tuple(failed),
+        tuple(groups["start"]), tuple(groups["wait"]), tuple(groups["off"]), tuple(failed),
         warnings,
     )  # fmt: skip
+
+
+_Fate = Literal["start", "wait", "off"]
+
+
+def _fate(entry: _Entry, approvals: _Approvals) -> _Fate:
+    if not entry.from_repository:
+        return "start"
+    if entry.name in approvals.disabled:
+        return "off"
+    if approvals.every or entry.name in approvals.enabled:
+        return "start"
+    return "wait"
 
 
 def _untrusted(config: McpServerConfig) -> McpServerConfig:
@@ -296,7 +303,7 @@ def _flag_entries(given: str | Mapping[str, Any], cwd: Path) -> list[_Entry]:
     """The servers of one `--mcp-config` value (a mapping, JSON text, or a file's path)."""
     label, origin = FLAG_ORIGIN, FLAG_ORIGIN
     if isinstance(given, Mapping):
-        data: Any = given
+        data: Any = dict(given)
     else:
         text = given
         if not given.lstrip().startswith("{"):

@@ -458,3 +458,26 @@ def test_without_any_mcp_setting_nothing_is_asked(project: Path, home: dict[str,
 
     assert load(project, home, tracked=tracked) == McpServers()
     assert asked == []  # git is not run for a local file that says nothing of MCP
+
+
+def test_an_unapproved_server_gets_nothing_of_the_environment(
+    project: Path, home: dict[str, str]
+) -> None:
+    entry = {"type": "http", "url": "https://x/${UNSET}", "headers": {"A": "${TOKEN}"}}
+    write(project / ".mcp.json", servers(theirs=entry))
+    env = {"TOKEN": "secret", "UNSET": "set-now"}
+    (waiting,) = load(project, home, env={"TOKEN": "secret"}).needs_approval
+    assert (waiting.url, waiting.headers) == ("https://x/${UNSET}", {"A": "${TOKEN}"})
+    write(user_file(home), {"disabledMcpjsonServers": ["theirs"]})
+    (off,) = load(project, home, env=env).disabled
+    assert (off.url, off.headers, off.trusted) == ("https://x/${UNSET}", {"A": "${TOKEN}"}, False)
+    write(user_file(home), {"enabledMcpjsonServers": ["theirs"]})
+    (started,) = load(project, home, env=env).start
+    assert (started.url, started.headers) == ("https://x/set-now", {"A": "secret"})
+    assert load(project, home, env={}).failed == (
+        (
+            "theirs",
+            "needs the environment variable UNSET; set it or give a default as "
+            f"${{UNSET:-value}} (in {project / '.mcp.json'})",
+        ),
+    )
