@@ -4,16 +4,20 @@
 `--mcp-config` values, from `mcpServers` in every settings document, and from the project's
 `.mcp.json`, expands `${VAR}` and `${VAR:-default}`, and sorts every server into those to
 start, those waiting for approval, those turned off and those that cannot be used (each with
-one line saying why). One bad entry never costs the others.
+one line saying why). One bad entry never costs the others. A name given in several places
+takes the nearest: `--mcp-config`, then `--settings`, local settings, project settings,
+`.mcp.json`, and last the user's settings.
 
 A server a repository brings (`.mcp.json`, a project settings file, or a local settings file
 git tracks, which the repository therefore ships) starts programs the moment a session opens
 there, so it starts only once the user approved it: `enableAllProjectMcpServers` or
 `enabledMcpjsonServers`, unless `disabledMcpjsonServers` names it. Those keys count only from
 the user's own settings, `--settings`, and a local settings file git does not track; anywhere
-else they are the repository approving itself, and are ignored with a warning. This layer
-cannot run git, so the caller says which files git tracks (`tracked`); without that, a local
-file inside a git work tree is taken as tracked (fail closed).
+else they are the repository approving itself, and are ignored with a warning. Until it is
+approved, such a server's `${VAR}`s stay as written, so nothing of the user's environment
+reaches it. This layer cannot run git, so the caller says which files git tracks (`tracked`,
+`stayer.cli.mcp_manage.git_tracks` for now); without that, a local file inside a git work
+tree is taken as tracked (fail closed).
 """
 
 from __future__ import annotations
