@@ -242,3 +242,20 @@ def test_a_project_file_linked_out_of_the_project_is_not_written(
     assert done.status == 2
     assert done.stderr.startswith(f"stayer: {project / '.mcp.json'} leads to {outside}, outside")
     assert outside.read_text() == "{}"
+
+
+def test_list_says_what_the_settings_left_out(project: Path, home: dict[str, str]) -> None:
+    user = Path(home["STAYER_CONFIG_DIR"]) / "settings.json"
+    user.write_text('{"enabledMcpjsonServers": "a"}')
+    (project / ".mcp.json").write_text('{"mcpServers": {"a": {"command": "x"}}')
+    done = mcp(project, home, "list")
+    assert (done.status, done.stdout) == (
+        0,
+        "No MCP servers configured. Add one with `stayer mcp add`.\n",
+    )
+    assert done.stderr.splitlines() == [
+        f'stayer: {user}:1:27: enabledMcpjsonServers: input should be a valid array (got "a"); '
+        "ignored this value, the rest of the file applies",
+        f"stayer: {project / '.mcp.json'}:1:39: not valid JSON (Expecting ',' delimiter); none "
+        "of its MCP servers were started",
+    ]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.config import config_root, load_settings
 from stayer.config.local_rules import _inside, _read, _write, local_settings_path
@@ -163,12 +164,14 @@ def run_manage(argv: Sequence[str]) -> int:
 
 
 def configured(cwd: Path) -> McpServers:
-    """Every server the settings of `cwd` configure, as a session there would sort them."""
+    """Every server the settings of `cwd` configure, as a session there would sort them, with
+    the settings' own warnings first (a dropped approval list, say)."""
     env = dict(os.environ)
     loaded = load_settings(cwd, env)
-    return load_mcp_servers(
+    servers = load_mcp_servers(
         cwd=cwd, env={**env, **loaded.settings.env}, settings=loaded, tracked=git_tracks
     )
+    return replace(servers, warnings=(*loaded.warnings, *servers.warnings))
 
 
 def git_tracks(path: Path) -> bool:
