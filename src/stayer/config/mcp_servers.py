@@ -1,14 +1,41 @@
 """The MCP servers a session may start: where each is configured, and whether it may start.
 
-(The reading of `--mcp-config`, settings and `.mcp.json` is being built: issue 18.)
+`load_mcp_servers` reads Claude Code's format (`{"mcpServers": {"name": {...}}}`) from the
+`--mcp-config` values, from `mcpServers` in every settings document, and from the project's
+`.mcp.json`, expands `${VAR}` and `${VAR:-default}`, and sorts every server into those to
+start, those waiting for approval, those turned off and those that cannot be used (each with
+one line saying why). One bad entry never costs the others. A name given in several places
+takes the nearest: `--mcp-config`, then `--settings`, local settings, project settings,
+`.mcp.json`, and last the user's settings.
+
+A server a repository brings (`.mcp.json`, a project settings file, or a local settings file
+git tracks, which the repository therefore ships) starts programs the moment a session opens
+there, so it starts only once the user approved it: `enableAllProjectMcpServers` or
+`enabledMcpjsonServers`, unless `disabledMcpjsonServers` names it. Those keys count only from
+the user's own settings, `--settings`, and a local settings file git does not track; anywhere
+else they are the repository approving itself, and are ignored with a warning. Until it is
+approved, such a server's `${VAR}`s stay as written, so nothing of the user's environment
+reaches it. This layer cannot run git, so the caller says which files git tracks (`tracked`,
+`stayer.cli.mcp_manage.git_tracks` for now); without that, a local file inside a git work
+tree is taken as tracked (fail closed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Literal
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import Struct, field
+
+from stayer.errors import ConfigError
+
+if TYPE_CHECKING:
+    from .model import Settings
+    from .sources import Loaded, Source
 
 Transport = Literal["stdio", "http", "sse"]
 Scope = Literal["flag", "user", "project", "local", "mcpjson"]
@@ -46,3 +73,390 @@ class McpServers(Struct, frozen=True):
     failed: tuple[tuple[str, str], ...] = ()
     """(server name, one line why) for entries that cannot be used."""
     warnings: tuple[str, ...] = ()
+
+
+MCP_JSON = ".mcp.json"
+"""The project's shared server file, in the working directory (where Claude Code reads it)."""
+FLAG_ORIGIN = "--mcp-config"
+
+TrackedCheck = Callable[[Path], bool]
+"""Whether git tracks the file at this path (True too when git cannot tell)."""
+
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_TRANSPORTS: dict[str, Transport] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "sse": "sse",
+}
+_FLAG_EXAMPLE = """give a file, or JSON such as '{"mcpServers": {"name": {"command": "..."}}}'"""
+_APPROVAL_KEYS = ("enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers")
+
+
+class _Bad(Exception):
+    """What is wrong with one server entry, as the phrase its `failed` line starts with."""
+
+
+class _Entry(Struct, frozen=True):
+    """One server entry as written, where it came from, and whether the repository brought it
+    (then it starts only once approved)."""
+
+    name: str
+    raw: Any
+    scope: Scope
+    origin: str
+    from_repository: bool
+
+
+class _Approvals(Struct, frozen=True):
+    """What the user's own sources say about the repository's servers."""
+
+    every: bool = False
+    enabled: frozenset[str] = frozenset()
+    disabled: frozenset[str] = frozenset()
+
+
+def load_mcp_servers(
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    settings: Loaded,
+    flag_configs: Sequence[str | Mapping[str, Any]] = (),
+    strict: bool = False,
+    tracked: TrackedCheck | None = None,
+) -> McpServers:
+    """Every server configured for a session in `cwd`, sorted by what happens to it; `env` is
+    what `${VAR}` expands from. Raises `ConfigError` in one line for a `--mcp-config` value that
+    cannot be read as a server list; every other problem is a `failed` entry or a warning."""
+    warnings: list[str] = []
+    # The same name in several places: the last one below wins. The run's own word beats every
+    # file (--mcp-config, then --settings), then the nearer a file, the more it says: local
+    # settings, then the project's (`.claude/`, `.stayer/`), then its `.mcp.json`, then the user's.
+    entries: list[_Entry] = []
+    approvals = _Approvals()
+    if not strict:
+        read = _SettingsReader(cwd=cwd, tracked=tracked, warnings=warnings)
+        entries, approvals = read.entries(settings)
+    for given in flag_configs:
+        entries += _flag_entries(given, cwd)
+    winners = {entry.name: entry for entry in entries}
+    return _sorted(
+        [winners[name] for name in sorted(winners)], env, cwd, approvals, tuple(warnings)
+    )
+
+
+def _sorted(
+    entries: Sequence[_Entry],
+    env: Mapping[str, str],
+    cwd: Path,
+    approvals: _Approvals,
+    warnings: tuple[str, ...],
+) -> McpServers:
+    groups: dict[_Fate, list[McpServerConfig]] = {"start": [], "wait": [], "off": []}
+    failed: list[tuple[str, str]] = []
+    for entry in entries:
+        fate = _fate(entry, approvals)
+        try:
+            # a server that will not start keeps its `${VAR}`s as written: nothing of the
+            # user's environment goes into what a repository asked for until it is approved
+            config = _config(entry, env if fate == "start" else None, cwd)
+        except _Bad as bad:
+            failed.append((entry.name, f"{bad} (in {entry.origin})"))
+            continue
+        groups[fate].append(config if fate == "start" else _untrusted(config))
+    return McpServers(
+        tuple(groups["start"]), tuple(groups["wait"]), tuple(groups["off"]), tuple(failed),
+        warnings,
+    )  # fmt: skip
+
+
+_Fate = Literal["start", "wait", "off"]
+
+
+def _fate(entry: _Entry, approvals: _Approvals) -> _Fate:
+    if not entry.from_repository:
+        return "start"
+    if entry.name in approvals.disabled:
+        return "off"
+    if approvals.every or entry.name in approvals.enabled:
+        return "start"
+    return "wait"
+
+
+def _untrusted(config: McpServerConfig) -> McpServerConfig:
+    from msgspec.structs import replace
+
+    return replace(config, trusted=False)
+
+
+class _SettingsReader:
+    """The entries and approvals of the settings documents and `.mcp.json`, with the warnings
+    they give."""
+
+    def __init__(self, *, cwd: Path, tracked: TrackedCheck | None, warnings: list[str]) -> None:
+        self.cwd = cwd
+        self.tracked = tracked or _in_work_tree
+        self.warnings = warnings
+
+    def entries(self, loaded: Loaded) -> tuple[list[_Entry], _Approvals]:
+        by_level: dict[str, list[_Entry]] = {"user": [], "project": [], "local": [], "flag": []}
+        said: list[Settings] = []  # the documents whose approvals count, in order
+        for source in loaded.sources:
+            settings = source.settings
+            if settings is None:
+                continue
+            from_repository = self._from_repository(source, settings)
+            if not from_repository and source.level != "project":
+                said.append(settings)
+            scope: Scope = source.level
+            by_level[source.level] += [
+                _Entry(name, raw, scope, source.origin, from_repository)
+                for name, raw in settings.mcp_servers.items()
+            ]
+        ordered = [
+            *by_level["user"], *self._mcp_json(), *by_level["project"], *by_level["local"],
+            *by_level["flag"],
+        ]  # fmt: skip
+        return ordered, _approvals(said)
+
+    def _from_repository(self, source: Source, settings: Settings) -> bool:
+        """Whether the document came with the repository; its approvals, if any, are then
+        ignored with a warning."""
+        if source.level in ("user", "flag"):
+            return False
+        keys = _approval_keys(settings)
+        if source.level == "local":
+            if not (keys or settings.mcp_servers) or not self.tracked(Path(source.origin)):
+                return False
+            why = "git tracks this file, so it is the repository's word, not yours"
+            fix = "untrack it (git rm --cached) and approve again"
+        else:
+            why = "a project's settings come with the repository, which cannot approve itself"
+            fix = "approve with `stayer mcp approve NAME`, which writes .stayer/settings.local.json"
+        if keys:
+            self.warnings.append(f"{source.origin}: {', '.join(keys)} ignored: {why}; {fix}")
+        return True
+
+    def _mcp_json(self) -> list[_Entry]:
+        path = self.cwd / MCP_JSON
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except (OSError, UnicodeDecodeError) as error:
+            why = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+            self.warnings.append(f"{path}: cannot read it ({why or error}); {_NOT_STARTED}")
+            return []
+        try:
+            servers = _servers_of(json.loads(text))
+        except json.JSONDecodeError as error:
+            where = f"{path}:{error.lineno}:{error.colno}"
+            self.warnings.append(f"{where}: not valid JSON ({error.msg}); {_NOT_STARTED}")
+            return []
+        except (_Bad, ValueError, RecursionError) as error:
+            self.warnings.append(f"{path}: {error or 'not valid JSON'}; {_NOT_STARTED}")
+            return []
+        return [_Entry(name, raw, "mcpjson", str(path), True) for name, raw in servers.items()]
+
+
+_NOT_STARTED = "none of its MCP servers were started"
+
+
+def _approval_keys(settings: Settings) -> list[str]:
+    given = (
+        settings.enable_all_project_mcp_servers,
+        settings.enabled_mcpjson_servers,
+        settings.disabled_mcpjson_servers,
+    )
+    return [key for key, value in zip(_APPROVAL_KEYS, given, strict=True) if value is not None]
+
+
+def _approvals(said: Sequence[Settings]) -> _Approvals:
+    """The approvals of the user's own documents: the last `enableAllProjectMcpServers` given
+    counts; the lists add up; a name both enabled and disabled stays off."""
+    every = False
+    enabled: set[str] = set()
+    disabled: set[str] = set()
+    for settings in said:
+        if settings.enable_all_project_mcp_servers is not None:
+            every = settings.enable_all_project_mcp_servers
+        enabled |= set(settings.enabled_mcpjson_servers or ())
+        disabled |= set(settings.disabled_mcpjson_servers or ())
+    return _Approvals(every, frozenset(enabled), frozenset(disabled))
+
+
+def _in_work_tree(path: Path) -> bool:
+    """Without a way to ask git: a file inside a git work tree might be tracked, so it is taken
+    as tracked (its approvals do not count); outside one, nothing can track it."""
+    folder = Path(os.path.realpath(path)).parent
+    return any((candidate / ".git").exists() for candidate in (folder, *folder.parents))
+
+
+def _servers_of(data: Any) -> dict[str, Any]:
+    """The `mcpServers` object of a decoded document."""
+    if not isinstance(data, dict):
+        raise _Bad(f"must be a JSON object, not {type(data).__name__}")
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        raise _Bad('has no "mcpServers" object')
+    return servers
+
+
+def _flag_entries(given: str | Mapping[str, Any], cwd: Path) -> list[_Entry]:
+    """The servers of one `--mcp-config` value (a mapping, JSON text, or a file's path)."""
+    label, origin = FLAG_ORIGIN, FLAG_ORIGIN
+    if isinstance(given, Mapping):
+        data: Any = dict(given)
+    else:
+        text = given
+        if not given.lstrip().startswith("{"):
+            path = cwd / Path(given).expanduser()
+            label, origin = f"{FLAG_ORIGIN} {given}", str(path)
+            text = _read_flag_file(path, label)
+        data = _decoded(text, label)
+    try:
+        servers = _servers_of(data)
+    except _Bad as bad:
+        raise ConfigError(f"{label}: {bad}; {_FLAG_EXAMPLE}") from None
+    return [_Entry(name, raw, "flag", origin, False) for name, raw in servers.items()]
+
+
+def _read_flag_file(path: Path, label: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        why = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise ConfigError(f"{label}: cannot read it ({why or error}); {_FLAG_EXAMPLE}") from None
+
+
+def _decoded(text: str, label: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        at = f"line {error.lineno} column {error.colno}"
+        raise ConfigError(f"{label}: not valid JSON ({error.msg} at {at}); fix it") from None
+    except (ValueError, RecursionError):
+        raise ConfigError(f"{label}: not valid JSON; fix it") from None
+
+
+def entry_problem(name: str, raw: Any) -> str | None:
+    """What is wrong with one server entry as written (`stayer mcp add-json` checks it before
+    saving), or None; a `${VAR}` need not be set yet."""
+    try:
+        _config(_Entry(name, raw, "local", "", False), None, Path.cwd())
+    except _Bad as bad:
+        return str(bad)
+    return None
+
+
+def _config(entry: _Entry, env: Mapping[str, str] | None, cwd: Path) -> McpServerConfig:
+    """The entry checked and expanded (None for `env`: each `${VAR}` left as written); raises
+    `_Bad` saying what is wrong with it."""
+    raw = entry.raw
+    if not _NAME.fullmatch(entry.name):
+        raise _Bad("a server name may hold only letters, digits, _ and -")
+    if not isinstance(raw, dict):
+        raise _Bad(f"a server must be a JSON object, not {type(raw).__name__}")
+    transport = _transport(raw)
+    common: dict[str, Any] = {
+        "name": entry.name,
+        "transport": transport,
+        "scope": entry.scope,
+        "origin": entry.origin,
+        "timeout_s": _timeout(raw.get("timeout")),
+        "always_load": _flag(raw, "alwaysLoad"),
+        "trusted": True,
+    }
+    if transport == "stdio":
+        return McpServerConfig(**common, **_stdio(raw, _Expander(env), cwd))
+    return McpServerConfig(**common, **_remote(raw, _Expander(env)))
+
+
+def _transport(raw: dict[str, Any]) -> Transport:
+    kind = raw.get("type")
+    if kind is None:
+        if "command" in raw:
+            return "stdio"
+        if "url" in raw:
+            raise _Bad('a server with a "url" needs "type": "http" (or "sse")')
+        raise _Bad('needs a "command" (stdio) or "type" and "url" (http, sse)')
+    transport = _TRANSPORTS.get(kind) if isinstance(kind, str) else None
+    if transport is None:
+        raise _Bad(f'unknown "type" {json.dumps(kind)}; use "stdio", "http" or "sse"')
+    return transport
+
+
+def _timeout(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise _Bad(f'"timeout" must be a number of milliseconds above 0 (got {json.dumps(value)})')
+    return value / 1000
+
+
+def _flag(raw: dict[str, Any], key: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise _Bad(f'"{key}" must be true or false (got {json.dumps(value)})')
+    return value
+
+
+def _stdio(raw: dict[str, Any], expand: _Expander, cwd: Path) -> dict[str, Any]:
+    command = raw.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise _Bad('needs a "command": the program to start, as a non-empty string')
+    args = raw.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise _Bad('"args" must be a list of strings')
+    folder = raw.get("cwd")
+    if folder is not None and not isinstance(folder, str):
+        raise _Bad('"cwd" must be a string')
+    return {
+        "command": expand(command),
+        "args": tuple(expand(arg) for arg in args),
+        "env": {k: expand(v) for k, v in _strings(raw, "env").items()},
+        # relative to the project, not to wherever the server happens to be started from
+        "cwd": None if folder is None else str(cwd / Path(expand(folder)).expanduser()),
+    }
+
+
+def _remote(raw: dict[str, Any], expand: _Expander) -> dict[str, Any]:
+    url = raw.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise _Bad('needs a "url", as a non-empty string')
+    return {
+        "url": expand(url),
+        "headers": {k: expand(v) for k, v in _strings(raw, "headers").items()},
+    }
+
+
+def _strings(raw: dict[str, Any], key: str) -> dict[str, str]:
+    value = raw.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise _Bad(f'"{key}" must be an object of strings')
+    return value
+
+
+class _Expander:
+    """`${VAR}` and `${VAR:-default}` in one value, from the session's environment (None:
+    left as written)."""
+
+    def __init__(self, env: Mapping[str, str] | None) -> None:
+        self.env = env
+
+    def __call__(self, text: str) -> str:
+        return text if self.env is None else _VARIABLE.sub(self._value, text)
+
+    def _value(self, match: re.Match[str]) -> str:
+        name, default = match[1], match[2]
+        value = self.env.get(name) if self.env is not None else None
+        if value:  # as in a shell's `:-`, an empty value takes the default too
+            return value
+        if default is not None:
+            return default
+        if value is not None:
+            return value
+        raise _Bad(
+            f"needs the environment variable {name}; set it or give a default as ${{{name}:-value}}"
+        )

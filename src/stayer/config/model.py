@@ -6,6 +6,10 @@ Claude Code's: `permissions` (`allow`, `ask`, `deny`, `defaultMode`, `additional
 stayer's: `autoCompactWindow` and `autoCompactPercent` (what `--autocompact` and
 `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set), `doneWhen` (`--done-when`) and `readClaudeSettings`
 (false: leave `.claude/` files unread). Claude Code's `statusLine` is read for the REPL's footer.
+MCP: `mcpServers` (each entry is checked on its own by `mcp_servers`, so one bad server does not
+cost the others) and the approval keys of a project's servers, `enableAllProjectMcpServers`,
+`enabledMcpjsonServers` and `disabledMcpjsonServers` (which sources they count from is
+`mcp_servers`' business).
 
 Keys we do not know are ignored: Claude Code has many stayer has no use for
 (`outputStyle`, `enabledPlugins`, …), and a project set up for it must load
@@ -20,7 +24,7 @@ unusable; a few cannot open anything when their bad value is dropped.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
@@ -30,12 +34,24 @@ ModeName = Literal["default", "manual", "acceptEdits", "plan", "bypassPermission
 HookType = Literal["command", "prompt", "agent", "http"]
 
 UNGUARDED_KEYS = frozenset(
-    {"model", "env", "autoCompactWindow", "autoCompactPercent", "statusLine"}
+    {
+        "model",
+        "env",
+        "autoCompactWindow",
+        "autoCompactPercent",
+        "statusLine",
+        "mcpServers",
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+    }
 )
 """Top-level keys whose bad value is only dropped, with a warning: without it the run uses
 another model, the inherited environment (settings `env` never decides which settings files
 are read), the model's own compaction threshold or the REPL's own footer, none of which lets
-a call through that would otherwise be stopped. Every other key (`permissions`, `hooks`,
+a call through that would otherwise be stopped. Without `mcpServers` or an approval
+(`enableAllProjectMcpServers`, `enabledMcpjsonServers`) fewer MCP servers start, never more;
+`disabledMcpjsonServers` is not among them, since dropping it would start a server someone
+turned off. Every other key (`permissions`, `hooks`,
 `readClaudeSettings`, `doneWhen`, and any added later) fails closed: a bad value makes its file
 unusable."""
 
@@ -101,3 +117,8 @@ class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     done_when: Annotated[str, Meta(min_length=1)] | None = None
     read_claude_settings: bool | None = None
     status_line: StatusLineSetting | None = None
+    mcp_servers: dict[str, Any] = {}
+    """Server name → its entry as written; `mcp_servers.load_mcp_servers` checks each one."""
+    enable_all_project_mcp_servers: bool | None = None
+    enabled_mcpjson_servers: tuple[str, ...] | None = None
+    disabled_mcpjson_servers: tuple[str, ...] | None = None

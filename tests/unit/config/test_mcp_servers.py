@@ -1,0 +1,483 @@
+"""Which MCP servers a session starts: Claude Code's entry format, `${VAR}` expansion, which
+place wins for a name, one bad entry costing only itself, and the approval a repository's
+servers need (from the user's own files only; a local file git tracks is the repository's)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stayer.cli.mcp_manage import git_tracks
+from stayer.config import load_settings
+from stayer.config.mcp_servers import (
+    McpServerConfig,
+    McpServers,
+    TrackedCheck,
+    entry_problem,
+    load_mcp_servers,
+)
+from stayer.errors import ConfigError
+
+
+def write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
+    return path
+
+
+def servers(**entries: Any) -> dict[str, Any]:
+    return {"mcpServers": entries}
+
+
+def load(
+    project: Path,
+    home: Mapping[str, str],
+    *,
+    env: Mapping[str, str] | None = None,
+    flags: Sequence[str | Mapping[str, Any]] = (),
+    strict: bool = False,
+    tracked: TrackedCheck | None = lambda path: False,
+) -> McpServers:
+    environment = {**home, **(env or {})}
+    loaded = load_settings(project, environment)
+    return load_mcp_servers(
+        cwd=project,
+        env=environment,
+        settings=loaded,
+        flag_configs=flags,
+        strict=strict,
+        tracked=tracked,
+    )
+
+
+def names(configs: Sequence[McpServerConfig]) -> list[str]:
+    return [config.name for config in configs]
+
+
+def user_file(home: Mapping[str, str]) -> Path:
+    return Path(home["STAYER_CONFIG_DIR"]) / "settings.json"
+
+
+TIME = {"command": "uvx", "args": ["mcp-server-time"]}
+
+
+# --- the format -------------------------------------------------------------------------------
+
+
+def test_claude_codes_entries_are_read_whole(project: Path, home: dict[str, str]) -> None:
+    origin = write(
+        user_file(home),
+        servers(
+            time={**TIME, "env": {"TZ": "UTC"}, "cwd": "tools", "timeout": 1500},
+            typed={"type": "stdio", "command": "srv", "alwaysLoad": True},
+            web={"type": "http", "url": "https://example.com/mcp", "headers": {"X-A": "1"}},
+            newer={"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
+            old={"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        ),
+    )
+    found = load(project, home)
+    assert (found.needs_approval, found.disabled, found.failed, found.warnings) == ((), (), (), ())
+    common: dict[str, Any] = {"scope": "user", "origin": str(origin), "trusted": True}
+    assert found.start == (
+        McpServerConfig(name="newer", transport="http", url="http://127.0.0.1:9/mcp", **common),
+        McpServerConfig(name="old", transport="sse", url="http://127.0.0.1:9/sse", **common),
+        McpServerConfig(
+            name="time",
+            transport="stdio",
+            command="uvx",
+            args=("mcp-server-time",),
+            env={"TZ": "UTC"},
+            cwd=str(project / "tools"),  # relative to the project
+            timeout_s=1.5,  # the file says milliseconds
+            **common,
+        ),
+        McpServerConfig(name="typed", transport="stdio", command="srv", always_load=True, **common),
+        McpServerConfig(
+            name="web",
+            transport="http",
+            url="https://example.com/mcp",
+            headers={"X-A": "1"},
+            **common,
+        ),
+    )
+
+
+def test_variables_expand_everywhere_a_server_is_described(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(
+        user_file(home),
+        servers(
+            local={
+                "command": "${BIN}/srv",
+                "args": ["--token=${TOKEN}", "${MISSING:-fallback}", "${EMPTY:-filled}", "$TOKEN"],
+                "env": {"KEY": "${TOKEN}"},
+                "cwd": "${BIN}",
+            },
+            remote={
+                "type": "http",
+                "url": "https://${HOST:-example.com}/mcp",
+                "headers": {"Authorization": "Bearer ${TOKEN}"},
+            },
+        ),
+    )
+    env = {"BIN": "/opt/bin", "TOKEN": "t0k", "EMPTY": ""}
+    local, remote = load(project, home, env=env).start
+    assert (local.command, local.args, local.env, local.cwd) == (
+        "/opt/bin/srv",
+        ("--token=t0k", "fallback", "filled", "$TOKEN"),  # only the braced form expands
+        {"KEY": "t0k"},
+        "/opt/bin",
+    )
+    assert (remote.url, remote.headers) == (
+        "https://example.com/mcp",
+        {"Authorization": "Bearer t0k"},
+    )
+
+
+def test_an_unset_variable_without_a_default_fails_only_its_server(
+    project: Path, home: dict[str, str]
+) -> None:
+    origin = write(
+        user_file(home),
+        servers(
+            needs={"type": "http", "url": "https://x/mcp", "headers": {"A": "${GH_TOKEN}"}},
+            fine=TIME,
+        ),
+    )
+    found = load(project, home)
+    assert names(found.start) == ["fine"]
+    assert found.failed == (
+        (
+            "needs",
+            "needs the environment variable GH_TOKEN; set it or give a default as "
+            f"${{GH_TOKEN:-value}} (in {origin})",
+        ),
+    )
+
+
+def test_each_bad_entry_fails_alone_with_one_line(project: Path, home: dict[str, str]) -> None:
+    origin = write(
+        user_file(home),
+        servers(
+            **{
+                "bad name": TIME,
+                "no-command": {"type": "stdio", "args": []},
+                "no-url": {"type": "http"},
+                "url-untyped": {"url": "https://x/mcp"},
+                "nothing": {},
+                "odd-type": {"type": "websocket", "url": "ws://x"},
+                "args-text": {"command": "x", "args": "-y pkg"},
+                "env-number": {"command": "x", "env": {"A": 1}},
+                "slow": {"command": "x", "timeout": "30s"},
+                "loaded": {"command": "x", "alwaysLoad": "yes"},
+                "scalar": "uvx mcp-server-time",
+                "good_one": TIME,
+            }
+        ),
+    )
+    found = load(project, home)
+    assert names(found.start) == ["good_one"]
+    assert dict(found.failed) == {
+        name: f"{why} (in {origin})"
+        for name, why in {
+            "args-text": '"args" must be a list of strings',
+            "bad name": "a server name may hold only letters, digits, _ and -",
+            "env-number": '"env" must be an object of strings',
+            "loaded": '"alwaysLoad" must be true or false (got "yes")',
+            "no-command": 'needs a "command": the program to start, as a non-empty string',
+            "no-url": 'needs a "url", as a non-empty string',
+            "nothing": 'needs a "command" (stdio) or "type" and "url" (http, sse)',
+            "odd-type": 'unknown "type" "websocket"; use "stdio", "http" or "sse"',
+            "scalar": "a server must be a JSON object, not str",
+            "slow": '"timeout" must be a number of milliseconds above 0 (got "30s")',
+            "url-untyped": 'a server with a "url" needs "type": "http" (or "sse")',
+        }.items()
+    }
+
+
+def test_entry_problem_checks_the_shape_and_leaves_variables_for_later() -> None:
+    assert entry_problem("gh", {"type": "http", "url": "https://x/${UNSET_HERE}"}) is None
+    assert entry_problem("gh", {"type": "http"}) == 'needs a "url", as a non-empty string'
+    assert entry_problem("g h", TIME) == "a server name may hold only letters, digits, _ and -"
+
+
+# --- where servers come from ------------------------------------------------------------------
+
+
+def test_the_nearest_place_wins_for_a_name(project: Path, home: dict[str, str]) -> None:
+    approve_all = {"enableAllProjectMcpServers": True}
+    write(user_file(home), {**servers(s={"command": "user"}), **approve_all})
+    write(project / ".mcp.json", servers(s={"command": "mcpjson"}))
+    write(project / ".stayer" / "settings.json", servers(s={"command": "project"}))
+    write(project / ".claude" / "settings.local.json", servers(s={"command": "claude-local"}))
+    local = write(project / ".stayer" / "settings.local.json", servers(s={"command": "local"}))
+    flag_file = write(project / "mcp.json", servers(s={"command": "flag-file"}))
+
+    def winner(**options: Any) -> tuple[str, str, str]:
+        (config,) = load(project, home, **options).start
+        return config.command, config.scope, config.origin
+
+    assert winner() == ("local", "local", str(local))
+    local.unlink()
+    assert winner() == ("claude-local", "local", str(project / ".claude/settings.local.json"))
+    (project / ".claude" / "settings.local.json").unlink()
+    assert winner() == ("project", "project", str(project / ".stayer/settings.json"))
+    (project / ".stayer" / "settings.json").unlink()
+    assert winner() == ("mcpjson", "mcpjson", str(project / ".mcp.json"))
+    (project / ".mcp.json").unlink()
+    assert winner() == ("user", "user", str(user_file(home)))
+    inline = '{"mcpServers": {"s": {"command": "inline"}}}'
+    assert winner(flags=["mcp.json"]) == ("flag-file", "flag", str(flag_file))
+    assert winner(flags=["mcp.json", inline]) == ("inline", "flag", "--mcp-config")
+
+
+def test_strict_takes_only_the_mcp_config_servers(project: Path, home: dict[str, str]) -> None:
+    write(user_file(home), servers(mine=TIME))
+    write(project / ".mcp.json", servers(theirs=TIME))
+    given = {"mcpServers": {"flagged": {"command": "srv"}}}
+    found = load(project, home, flags=[given], strict=True)
+    assert (names(found.start), found.needs_approval) == (["flagged"], ())
+    assert found.start[0].trusted is True
+    both = load(project, home, flags=[given])
+    assert (names(both.start), names(both.needs_approval)) == (["flagged", "mine"], ["theirs"])
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("missing.json", "--mcp-config missing.json: cannot read it (No such file or directory)"),
+        ('{"mcpServers": ', "--mcp-config: not valid JSON (Expecting value at line 1 column 16)"),
+        ('{"servers": {}}', '--mcp-config: has no "mcpServers" object'),
+        ('{"mcpServers": []}', '--mcp-config: has no "mcpServers" object'),
+    ],
+)
+def test_a_broken_mcp_config_stops_the_run_in_one_line(
+    project: Path, home: dict[str, str], given: str, said: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load(project, home, flags=[given])
+    assert str(raised.value).startswith(said)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_mcp_config_file_that_is_not_an_object_stops_the_run(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(project / "list.json", "[1, 2]")
+    with pytest.raises(ConfigError) as raised:
+        load(project, home, flags=["list.json"])
+    assert str(raised.value) == (
+        "--mcp-config list.json: must be a JSON object, not list; give a file, or JSON such "
+        """as '{"mcpServers": {"name": {"command": "..."}}}'"""
+    )
+
+
+def test_a_broken_mcp_json_is_a_warning_and_nothing_of_it_starts(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(user_file(home), {**servers(mine=TIME), "enableAllProjectMcpServers": True})
+    write(project / ".mcp.json", '{"mcpServers": {\n  "a": {"command": "x"},\n}}')
+    found = load(project, home)
+    assert (names(found.start), found.needs_approval) == (["mine"], ())
+    assert found.warnings == (
+        f"{project / '.mcp.json'}:3:1: not valid JSON (Expecting property name enclosed in "
+        "double quotes); none of its MCP servers were started",
+    )
+    write(project / ".mcp.json", '{"servers": {}}')
+    assert load(project, home).warnings == (
+        f'{project / ".mcp.json"}: has no "mcpServers" object; none of its MCP servers were '
+        "started",
+    )
+
+
+def test_bad_approval_values_are_dropped_but_a_bad_disabled_list_stops_the_run(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(project / ".mcp.json", servers(theirs=TIME))
+    write(user_file(home), {"enabledMcpjsonServers": "theirs", "mcpServers": ["x"]})
+    loaded = load_settings(project, home)
+    assert [line.split(": ", 1)[1] for line in loaded.warnings] == [
+        'enabledMcpjsonServers: input should be a valid array (got "theirs"); ignored this '
+        "value, the rest of the file applies",
+        'mcpServers: input should be an object (got ["x"]); ignored this value, the rest of '
+        "the file applies",
+    ]
+    assert names(load(project, home).needs_approval) == ["theirs"]  # fewer start, never more
+    # dropping a disabled list would start what someone turned off: the file is unusable
+    write(user_file(home), {"enableAllProjectMcpServers": True, "disabledMcpjsonServers": "x"})
+    with pytest.raises(ConfigError, match="disabledMcpjsonServers: input should be a valid array"):
+        load(project, home)
+
+
+# --- approval ---------------------------------------------------------------------------------
+
+
+def test_a_projects_servers_wait_for_approval(project: Path, home: dict[str, str]) -> None:
+    origin = write(project / ".mcp.json", servers(theirs=TIME))
+    write(project / ".claude" / "settings.json", servers(shared={"command": "srv"}))
+    found = load(project, home)
+    assert found.start == ()
+    assert found.needs_approval == (
+        McpServerConfig(
+            name="shared",
+            transport="stdio",
+            scope="project",
+            origin=str(project / ".claude/settings.json"),
+            command="srv",
+        ),
+        McpServerConfig(
+            name="theirs",
+            transport="stdio",
+            scope="mcpjson",
+            origin=str(origin),
+            command="uvx",
+            args=("mcp-server-time",),
+        ),
+    )
+    assert all(config.trusted is False for config in found.needs_approval)
+
+
+@pytest.mark.parametrize(
+    "approver",
+    ["user", "flag", ".stayer/settings.local.json", ".claude/settings.local.json"],
+)
+def test_the_users_own_files_approve(project: Path, home: dict[str, str], approver: str) -> None:
+    write(project / ".mcp.json", servers(a=TIME, b=TIME, c=TIME))
+    approval = {"enabledMcpjsonServers": ["a", "c"], "disabledMcpjsonServers": ["c"]}
+    if approver == "flag":  # --settings
+        loaded = load_settings(project, home, flag_settings=approval)
+        found = load_mcp_servers(cwd=project, env=home, settings=loaded, tracked=lambda p: False)
+    else:
+        write(user_file(home) if approver == "user" else project / approver, approval)
+        found = load(project, home)
+    assert names(found.start) == ["a"]
+    assert found.start[0].trusted is True  # approved: what it says of its tools counts
+    assert names(found.needs_approval) == ["b"]
+    assert names(found.disabled) == ["c"]  # disabled wins over enabled
+    assert found.warnings == ()
+
+
+def test_enable_all_starts_every_project_server_but_the_disabled(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(project / ".mcp.json", servers(a=TIME, b=TIME))
+    write(project / ".stayer" / "settings.json", servers(c=TIME))
+    write(
+        project / ".stayer" / "settings.local.json",
+        {"enableAllProjectMcpServers": True, "disabledMcpjsonServers": ["b"]},
+    )
+    found = load(project, home)
+    assert (names(found.start), names(found.disabled)) == (["a", "c"], ["b"])
+    write(user_file(home), {"enableAllProjectMcpServers": True})
+    write(project / ".stayer" / "settings.local.json", {"enableAllProjectMcpServers": False})
+    assert names(load(project, home).needs_approval) == ["a", "b", "c"]  # the nearer file says
+
+
+@pytest.mark.parametrize("folder", [".claude", ".stayer"])
+def test_a_project_cannot_approve_its_own_servers(
+    project: Path, home: dict[str, str], folder: str
+) -> None:
+    write(project / ".mcp.json", servers(theirs=TIME))
+    settings = write(
+        project / folder / "settings.json",
+        {"enableAllProjectMcpServers": True, "enabledMcpjsonServers": ["theirs"]},
+    )
+    found = load(project, home)
+    assert (found.start, names(found.needs_approval)) == ((), ["theirs"])
+    assert found.warnings == (
+        f"{settings}: enableAllProjectMcpServers, enabledMcpjsonServers ignored: a project's "
+        "settings come with the repository, which cannot approve itself; approve with "
+        "`stayer mcp approve NAME`, which writes .stayer/settings.local.json",
+    )
+
+
+def test_a_local_file_git_tracks_is_the_repositorys(project: Path, home: dict[str, str]) -> None:
+    write(project / ".mcp.json", servers(theirs=TIME))
+    local = write(
+        project / ".stayer" / "settings.local.json",
+        {**servers(shipped=TIME), "enabledMcpjsonServers": ["theirs", "shipped"]},
+    )
+    found = load(project, home, tracked=lambda path: path == local)
+    assert found.start == ()
+    assert names(found.needs_approval) == ["shipped", "theirs"]
+    assert found.needs_approval[0].scope == "local"
+    assert found.warnings == (
+        f"{local}: enabledMcpjsonServers ignored: git tracks this file, so it is the "
+        "repository's word, not yours; untrack it (git rm --cached) and approve again",
+    )
+
+
+def git(project: Path, *args: str) -> None:
+    environment = {"PATH": os.environ["PATH"], "HOME": str(project.parent), "LC_ALL": "C"}
+    subprocess.run(["git", *args], cwd=project, env=environment, check=True, capture_output=True)
+
+
+def test_git_is_asked_whether_it_tracks_the_local_file(project: Path, home: dict[str, str]) -> None:
+    write(project / ".mcp.json", servers(theirs=TIME))
+    local = write(
+        project / ".stayer" / "settings.local.json", {"enabledMcpjsonServers": ["theirs"]}
+    )
+    assert git_tracks(local) is False  # no repository: nothing ships it
+    assert names(load(project, home, tracked=git_tracks).start) == ["theirs"]
+
+    git(project, "init", "-q")
+    assert git_tracks(local) is False  # a repository that does not hold it
+    assert names(load(project, home, tracked=git_tracks).start) == ["theirs"]
+    # without a way to ask git, a file in a work tree might be tracked: fail closed
+    assert names(load(project, home, tracked=None).needs_approval) == ["theirs"]
+
+    git(project, "add", ".stayer/settings.local.json")
+    assert git_tracks(local) is True
+    found = load(project, home, tracked=git_tracks)
+    assert (found.start, names(found.needs_approval)) == ((), ["theirs"])
+
+
+def test_a_local_file_linked_to_a_tracked_one_is_tracked(project: Path) -> None:
+    git(project, "init", "-q")
+    shipped = write(project / "approvals.json", {"enabledMcpjsonServers": ["theirs"]})
+    git(project, "add", "approvals.json")
+    (project / ".stayer").mkdir()
+    (project / ".stayer" / "settings.local.json").symlink_to(shipped)
+    assert git_tracks(project / ".stayer" / "settings.local.json") is True
+
+
+def test_without_any_mcp_setting_nothing_is_asked(project: Path, home: dict[str, str]) -> None:
+    asked: list[Path] = []
+    write(project / ".stayer" / "settings.local.json", {"model": "sonnet"})
+
+    def tracked(path: Path) -> bool:
+        asked.append(path)
+        return True
+
+    assert load(project, home, tracked=tracked) == McpServers()
+    assert asked == []  # git is not run for a local file that says nothing of MCP
+
+
+def test_an_unapproved_server_gets_nothing_of_the_environment(
+    project: Path, home: dict[str, str]
+) -> None:
+    entry = {"type": "http", "url": "https://x/${UNSET}", "headers": {"A": "${TOKEN}"}}
+    write(project / ".mcp.json", servers(theirs=entry))
+    env = {"TOKEN": "secret", "UNSET": "set-now"}
+    (waiting,) = load(project, home, env={"TOKEN": "secret"}).needs_approval
+    assert (waiting.url, waiting.headers) == ("https://x/${UNSET}", {"A": "${TOKEN}"})
+    write(user_file(home), {"disabledMcpjsonServers": ["theirs"]})
+    (off,) = load(project, home, env=env).disabled
+    assert (off.url, off.headers, off.trusted) == ("https://x/${UNSET}", {"A": "${TOKEN}"}, False)
+    write(user_file(home), {"enabledMcpjsonServers": ["theirs"]})
+    (started,) = load(project, home, env=env).start
+    assert (started.url, started.headers) == ("https://x/set-now", {"A": "secret"})
+    assert load(project, home, env={}).failed == (
+        (
+            "theirs",
+            "needs the environment variable UNSET; set it or give a default as "
+            f"${{UNSET:-value}} (in {project / '.mcp.json'})",
+        ),
+    )
