@@ -12,7 +12,7 @@ import struct
 import sys
 import time
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -23,13 +23,14 @@ from mcp.types import CallToolResult, ImageContent, TextContent
 
 from stayer.tools.names import BASH, EDIT, READ
 from tests.e2e.cli import clean_env, stayer
+from tests.sandboxes import skip_without_sandbox
 
 SERVE = ("-m", "stayer", "mcp", "serve")
 
 
 @asynccontextmanager
 async def served(
-    cwd: Path, *flags: str, status: Path | None = None
+    cwd: Path, *flags: str, status: Path | None = None, env: Mapping[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
     """A client session with `stayer mcp serve FLAGS` started in `cwd`; its standard error goes
     to `cwd/serve.err`. With `status`, the server's exit status is written there once it ends."""
@@ -37,7 +38,7 @@ async def served(
     if status is not None:  # a shell between, to record how the server ended
         script = f'"$0" "$@"; echo $? > {status}'
         command, args = "sh", ["-c", script, sys.executable, *args]
-    params = StdioServerParameters(command=command, args=args, cwd=cwd, env=clean_env())
+    params = StdioServerParameters(command=command, args=args, cwd=cwd, env=clean_env(env))
     with (cwd / "serve.err").open("w") as errors:
         async with (
             stdio_client(params, errlog=errors) as (read, write),
@@ -184,6 +185,21 @@ async def test_calls_that_are_not_concurrency_safe_run_one_at_a_time(tmp_path: P
     assert (second.is_error, text(second)) == (False, "made")
 
 
+async def test_a_call_the_client_cancels_is_stopped_and_the_server_serves_on(
+    tmp_path: Path,
+) -> None:
+    command = "echo $$ > running.pid; exec sleep 300"
+    async with served(tmp_path, "--dangerously-skip-permissions") as client:
+        call = asyncio.ensure_future(client.call_tool(BASH, {"command": command}))
+        pid = int(await asyncio.to_thread(_written, tmp_path / "running.pid"))
+        call.cancel()  # the client tells the server (notifications/cancelled)
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.to_thread(_gone, pid)
+        after = await client.call_tool(BASH, {"command": "echo still here"})
+    assert (after.is_error, text(after)) == (False, "still here")
+
+
 async def test_invalid_input_is_an_error_result_with_the_validation_line(tmp_path: Path) -> None:
     async with served(tmp_path) as client:
         result = await client.call_tool(READ, {"offset": 3})
@@ -202,7 +218,7 @@ async def test_closing_stdin_ends_the_server_cleanly_and_stops_its_background_sh
     assert _written(status) == "0\n"
     assert (tmp_path / "serve.err").read_text() == ""
     shell = int((tmp_path / "shell.pid").read_text())
-    assert not Path(f"/proc/{shell}").exists() or "zombie" in _state(shell)
+    assert not Path(f"/proc/{shell}").exists() or "zombie" in _state(shell)  # stopped at exit
 
 
 def _written(path: Path) -> str:
@@ -231,8 +247,38 @@ def _png() -> bytes:
     )
 
 
+def _gone(pid: int) -> None:
+    """Wait until process `pid` has ended."""
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{pid}").exists() and "zombie" not in _state(pid):
+        assert time.monotonic() < deadline, f"process {pid} is still running"
+        time.sleep(0.01)
+
+
 def _state(pid: int) -> str:
-    return Path(f"/proc/{pid}/status").read_text().lower()
+    try:
+        return Path(f"/proc/{pid}/status").read_text().lower()
+    except FileNotFoundError:  # it ended just now
+        return "zombie"
+
+
+async def test_with_sandbox_bash_runs_in_it_and_its_tmp_goes_when_the_server_ends(
+    tmp_path: Path,
+) -> None:
+    skip_without_sandbox(tmp_path)
+    host_tmp = tmp_path / "host-tmp"  # where the server makes the sandbox's private /tmp
+    host_tmp.mkdir()
+    status = tmp_path / "status"
+    flags = ("--sandbox", "--dangerously-skip-permissions")
+    async with served(tmp_path, *flags, status=status, env={"TMPDIR": str(host_tmp)}) as client:
+        wrote = await client.call_tool(BASH, {"command": "echo inside > /tmp/left.txt"})
+        escaped = await client.call_tool(BASH, {"command": "touch /etc/stayer-escaped"})
+        [left] = host_tmp.glob("stayer-sandbox-tmp-*/left.txt")
+        assert left.read_text() == "inside\n"
+    assert not wrote.is_error, text(wrote)
+    assert escaped.is_error and "Read-only file system" in text(escaped)
+    assert _written(status) == "0\n"
+    assert list(host_tmp.iterdir()) == []
 
 
 def test_a_flag_serve_does_not_take_is_one_line_and_status_2(tmp_path: Path) -> None:
@@ -247,3 +293,10 @@ def test_a_bad_permission_mode_is_one_line_before_anything_is_served(tmp_path: P
     assert (done.status, done.stdout) == (2, "")
     assert done.stderr.startswith("stayer: unknown permission mode 'yolo'")
     assert done.stderr.count("\n") == 1
+
+
+def test_help_says_what_it_serves_and_serves_nothing(tmp_path: Path) -> None:
+    done = stayer("mcp", "serve", "--help", cwd=tmp_path)
+    assert (done.status, done.stderr) == (0, "")
+    assert done.stdout.startswith("usage: stayer mcp serve [--permission-mode MODE]")
+    assert "--allowedTools" in done.stdout and "--settings" in done.stdout
