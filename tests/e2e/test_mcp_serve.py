@@ -21,7 +21,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-from stayer.tools.names import BASH, EDIT, READ
+from stayer.tools.names import BASH, EDIT, READ, WRITE
 from tests.e2e.cli import clean_env, stayer
 from tests.sandboxes import skip_without_sandbox
 
@@ -198,6 +198,20 @@ async def test_a_call_the_client_cancels_is_stopped_and_the_server_serves_on(
         await asyncio.to_thread(_gone, pid)
         after = await client.call_tool(BASH, {"command": "echo still here"})
     assert (after.is_error, text(after)) == (False, "still here")
+
+
+async def test_a_protected_path_is_refused_even_when_permissions_are_skipped(
+    tmp_path: Path,
+) -> None:
+    hook = tmp_path / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True)
+    planted = {"file_path": str(hook), "content": "#!/bin/sh\necho planted\n"}
+    async with served(tmp_path, "--dangerously-skip-permissions") as client:
+        result = await client.call_tool(WRITE, planted)
+    assert result.is_error
+    assert text(result).startswith(f"Permission to use Write on {hook} has been denied")
+    assert text(result).endswith('--allowedTools "Write(.git/hooks/pre-commit)").')
+    assert not hook.exists()
 
 
 async def test_invalid_input_is_an_error_result_with_the_validation_line(tmp_path: Path) -> None:
