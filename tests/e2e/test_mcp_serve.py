@@ -17,8 +17,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent
 
 from stayer.tools.names import BASH, EDIT, READ, WRITE
