@@ -17,9 +17,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from stayer.tools.names import BASH, EDIT, READ, WRITE
 from tests.e2e.cli import clean_env, stayer
@@ -63,6 +65,20 @@ async def test_lists_the_built_in_tools_with_their_schemas_and_read_only_hints(
     assert read.description and bash.description
     assert read.annotations is not None and read.annotations.read_only_hint is True
     assert bash.annotations is not None and bash.annotations.read_only_hint is False
+
+
+async def test_the_sdk_client_in_its_default_mode_speaks_the_newer_protocol_era_too(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "note.txt").write_text("hello\n")
+    params = StdioServerParameters(
+        command=sys.executable, args=list(SERVE), cwd=tmp_path, env=clean_env()
+    )
+    async with Client(params) as client:  # no initialize handshake: server/discover
+        version = client.protocol_version
+        result = await client.call_tool(READ, {"file_path": str(tmp_path / "note.txt")})
+    assert version in MODERN_PROTOCOL_VERSIONS
+    assert (result.is_error, text(result)) == (False, "     1\thello")
 
 
 async def test_tools_picks_the_tools_offered(tmp_path: Path) -> None:
