@@ -1,0 +1,108 @@
+"""What the MCP client's tests share: the test server's command line, a recorder of status
+changes to wait on, HTTP servers started as subprocesses on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from stayer.config.mcp_servers import McpServerConfig, Transport
+from stayer.events import McpServerStatus, McpState
+
+KITCHEN = Path(__file__).resolve().parent.parent / "mcp_servers" / "kitchen.py"
+FAST = (0.01, 0.01, 0.01)
+"""Restart delays for tests: the back-off's shape, without its wait."""
+
+
+def stdio_config(name: str, *args: str, env: dict[str, str] | None = None) -> McpServerConfig:
+    """The test server over stdio, with its behaviour chosen by `args`."""
+    return McpServerConfig(
+        name=name,
+        transport="stdio",
+        scope="flag",
+        origin="--mcp-config",
+        command=sys.executable,
+        args=(str(KITCHEN), *args),
+        env=env or {},
+    )
+
+
+def http_config(name: str, url: str, **headers: str) -> McpServerConfig:
+    """A server over streamable HTTP, or SSE when `url` ends in /sse."""
+    transport: Transport = "sse" if url.endswith("/sse") else "http"
+    return McpServerConfig(
+        name=name, transport=transport, scope="user", origin="test", url=url, headers=headers
+    )
+
+
+class Recorder:
+    """The statuses a server (or hub) reported, with a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.seen: list[McpServerStatus] = []
+        self._next = 0
+        self._changed = asyncio.Event()
+
+    def __call__(self, status: McpServerStatus) -> None:
+        self.seen.append(status)
+        self._changed.set()
+
+    async def until(self, state: McpState, name: str | None = None) -> McpServerStatus:
+        """The next status in `state` (of server `name`), past those already waited for."""
+        async with asyncio.timeout(30):
+            while True:
+                while self._next < len(self.seen):
+                    status = self.seen[self._next]
+                    self._next += 1
+                    if status.status == state and name in (None, status.name):
+                        return status
+                self._changed.clear()
+                await self._changed.wait()
+
+
+async def appears(path: Path) -> None:
+    """Until a marker file exists (the server writes it; we cannot be told otherwise)."""
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+HttpStarter = Callable[..., str]
+
+
+@pytest.fixture
+def http_server() -> Iterator[HttpStarter]:
+    """Starts the test server over HTTP (or SSE) and gives its URL; stops it after the test."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str, transport: str = "http") -> str:
+        process = subprocess.Popen(
+            [sys.executable, str(KITCHEN), "--transport", transport, *args],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        started.append(process)
+        assert process.stdout is not None
+        port = process.stdout.readline().strip()  # printed once the socket listens
+        assert port, "the test server did not start"
+        path = "/sse" if transport == "sse" else "/mcp"
+        return f"http://127.0.0.1:{port}{path}"
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
