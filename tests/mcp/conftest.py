@@ -7,7 +7,7 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,8 +60,12 @@ class Recorder:
                 while self._next < len(self.seen):
                     status = self.seen[self._next]
                     self._next += 1
-                    if status.status == state and name in (None, status.name):
+                    if name not in (None, status.name):
+                        continue
+                    if status.status == state:
                         return status
+                    # A failed server stays failed: waiting for anything else is in vain.
+                    assert status.status != "failed", status
                 self._changed.clear()
                 await self._changed.wait()
 
@@ -79,30 +83,42 @@ def recorder() -> Recorder:
     return Recorder()
 
 
-HttpStarter = Callable[..., str]
+class HttpServers:
+    """Test servers over HTTP (or SSE), each a subprocess listening on 127.0.0.1."""
 
+    def __init__(self) -> None:
+        self._running: dict[str, subprocess.Popen[str]] = {}
 
-@pytest.fixture
-def http_server() -> Iterator[HttpStarter]:
-    """Starts the test server over HTTP (or SSE) and gives its URL; stops it after the test."""
-    started: list[subprocess.Popen[str]] = []
-
-    def start(*args: str, transport: str = "http") -> str:
+    def start(self, *args: str, transport: str = "http") -> str:
+        """Start one and give its URL once it listens."""
         process = subprocess.Popen(
             [sys.executable, str(KITCHEN), "--transport", transport, *args],
             stdout=subprocess.PIPE,
             text=True,
         )
-        started.append(process)
         assert process.stdout is not None
         port = process.stdout.readline().strip()  # printed once the socket listens
-        assert port, "the test server did not start"
         path = "/sse" if transport == "sse" else "/mcp"
-        return f"http://127.0.0.1:{port}{path}"
+        url = f"http://127.0.0.1:{port}{path}"
+        self._running[url] = process
+        assert port, "the test server did not start"
+        return url
 
-    yield start
-    for process in started:
+    def stop(self, url: str) -> None:
+        """Kill the server at `url` and wait for it to be gone."""
+        process = self._running.pop(url)
         process.kill()
         process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+    def stop_all(self) -> None:
+        for url in list(self._running):
+            self.stop(url)
+
+
+@pytest.fixture
+def http_server() -> Iterator[HttpServers]:
+    servers = HttpServers()
+    yield servers
+    servers.stop_all()

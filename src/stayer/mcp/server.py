@@ -264,11 +264,13 @@ class McpServer:
                 cwd=config.cwd,
             )
             return _watched(stdio_client(params, errlog=log), self._lost)
-        http = await stack.enter_async_context(self._http_client())
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 
-            return _watched(sse_client(config.url, httpx_client_factory=_given(http)), self._lost)
+            # The SSE transport opens (and closes) the client its factory makes.
+            factory = self._http_client
+            return _watched(sse_client(config.url, httpx_client_factory=factory), self._lost)
+        http = await stack.enter_async_context(self._http_client())
         from mcp.client.streamable_http import streamable_http_client
 
         inner = streamable_http_client(
@@ -276,10 +278,17 @@ class McpServer:
         )
         return _watched(inner, self._lost)
 
-    def _http_client(self) -> httpx2.AsyncClient:
+    def _http_client(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        """An HTTP client with the configured headers that remembers an error status."""
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        client = create_mcp_http_client(headers=dict(self.config.headers))
+        merged = {**(headers or {}), **self.config.headers}
+        client = create_mcp_http_client(headers=merged, timeout=timeout, auth=auth)
 
         async def note(response: httpx2.Response) -> None:
             # The SDK turns an HTTP error into a generic JSON-RPC one; keep the status to say.
@@ -462,16 +471,6 @@ def _watched(transport: Transport, lost: asyncio.Event) -> Transport:
                     relay_out.close()
 
     return watched()
-
-
-def _given(client: httpx2.AsyncClient) -> Any:
-    """An `httpx_client_factory` for the SSE transport that hands out our client, which the
-    transport then closes itself (we close it again, harmlessly)."""
-
-    def factory(**_: Any) -> httpx2.AsyncClient:
-        return client
-
-    return factory
 
 
 @contextlib.contextmanager
