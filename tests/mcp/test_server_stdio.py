@@ -259,3 +259,27 @@ async def test_a_call_before_the_server_is_up(tmp_path: Path, recorder: Recorder
         assert str(caught.value) == "MCP server 'slow' is still starting; try again in a moment"
         (tmp_path / "go").touch()
         await recorder.until("connected")
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_both_protocol_eras(tmp_path: Path, recorder: Recorder, era: str) -> None:
+    args = ("--legacy",) if era == "legacy" else ()
+    async with running(stdio_config("era", *args), tmp_path, recorder) as server:
+        await recorder.until("connected")
+        added = await server.call_tool("add", {"a": 1, "b": 1}, timeout_s=10)
+        assert text_of(added.content[0]) == "2"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_changed_tool_list_is_listed_again(
+    tmp_path: Path, recorder: Recorder, era: str
+) -> None:
+    args = ("--legacy",) if era == "legacy" else ()
+    async with running(stdio_config("grows", *args), tmp_path, recorder) as server:
+        before = (await recorder.until("connected")).tools
+        await server.call_tool("grow", {"name": "sprout"}, timeout_s=10)
+        after = await recorder.until("connected")
+        assert after.tools == before + 1
+        assert "sprout" in {tool.name for tool in server.tool_defs}
+        sprouted = await server.call_tool("sprout", {}, timeout_s=10)
+        assert text_of(sprouted.content[0]) == "grown"

@@ -26,6 +26,7 @@ from mcp_types import (
     TextContent,
     TextResourceContents,
 )
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 # A 1x1 transparent PNG.
 PNG = bytes.fromhex(
@@ -44,6 +45,7 @@ def _options() -> argparse.Namespace:
     parser.add_argument("--exit", type=int, default=None)
     parser.add_argument("--instructions", default=None)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--legacy", action="store_true", help="stdio: only the initialize era")
     parser.add_argument("--token", default="", help="HTTP: refuse requests without this bearer")
     return parser.parse_args()
 
@@ -105,6 +107,17 @@ def _waiting_tool(server: MCPServer, markers: Path | None) -> None:
         return "never"
 
 
+def _growing_tool(server: MCPServer) -> None:
+    @server.tool(description="Adds a tool named NAME and says the tool list changed.")
+    async def grow(name: str, ctx: Context) -> str:
+        server.add_tool(lambda: "grown", name=name, description="Grown at run time.")
+        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            await ctx.session.send_tool_list_changed()
+        else:
+            await ctx.notify_tools_changed()
+        return "grown"
+
+
 def _resources_and_prompts(server: MCPServer) -> None:
     @server.resource("memo://greeting", description="A greeting.", mime_type="text/plain")
     def greeting() -> str:
@@ -120,6 +133,7 @@ def build(options: argparse.Namespace) -> MCPServer:
     _basic_tools(server)
     markers = Path(options.markers) if options.markers else None
     _waiting_tool(server, markers)
+    _growing_tool(server)
     _resources_and_prompts(server)
     for index in range(options.tools):
         server.add_tool(lambda: "ok", name=f"tool_{index:03d}", description=f"Tool {index}.")
@@ -156,6 +170,17 @@ def _serve_http(server: MCPServer, options: argparse.Namespace) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
+async def _serve_legacy_stdio(server: MCPServer) -> None:
+    """stdio as a server from before 2026 speaks it: the initialize handshake only."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server
+    async with stdio_server() as (read, write), low.lifespan(low) as state:
+        options = low.create_initialization_options()
+        await serve_loop(low, read, write, lifespan_state=state, init_options=options)
+
+
 def main() -> None:
     options = _options()
     if options.stderr:
@@ -167,7 +192,9 @@ def main() -> None:
         while not Path(options.wait_file).exists():
             time.sleep(0.02)
     server = build(options)
-    if options.transport == "stdio":
+    if options.transport == "stdio" and options.legacy:
+        anyio.run(_serve_legacy_stdio, server)
+    elif options.transport == "stdio":
         server.run()
     else:
         _serve_http(server, options)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.abc
 
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.errors import StayerError
@@ -194,6 +195,11 @@ class McpServer:
                     client = mcp.Client(transport, message_handler=self._on_message)
                     await stack.enter_async_context(client)
                     await self._absorb(client)
+                    group = await stack.enter_async_context(anyio.create_task_group())
+                    if client.protocol_version in _modern_versions():
+                        # Listening before saying connected: a change the first call makes
+                        # is seen. A server that never acknowledges is a connect timeout.
+                        await group.start(self._listen, client)
                     scope.deadline = math.inf
                     up = True
                     await self._serve(client)
@@ -223,6 +229,18 @@ class McpServer:
             self._relist.clear()
             await self._absorb(client)
             self._set("connected")
+
+    async def _listen(self, client: mcp.Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Since 2026 a server says its tools changed only to a client that listens."""
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                task_status.started()
+                async for _ in events:
+                    self._relist.set()
+        except Exception:
+            pass  # a server that cannot say so is listed once; nothing else is lost
+        with contextlib.suppress(RuntimeError):  # started already
+            task_status.started()
 
     async def _absorb(self, client: mcp.Client) -> None:
         """Read what the server offers: its tools (every page), resources, instructions."""
@@ -505,6 +523,12 @@ def _closed(exc: BaseException) -> bool:
     if isinstance(exc, MCPError):
         return exc.code == CONNECTION_CLOSED
     return isinstance(exc, (anyio.EndOfStream, anyio.BrokenResourceError, BrokenPipeError))
+
+
+def _modern_versions() -> tuple[str, ...]:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return tuple(MODERN_PROTOCOL_VERSIONS)
 
 
 def _leaf(exc: BaseException) -> BaseException:
