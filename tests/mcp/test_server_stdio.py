@@ -33,6 +33,7 @@ async def running(
     *,
     timeout_s: float = 30,
     env: dict[str, str] | None = None,
+    delays: tuple[float, ...] = FAST,
 ) -> AsyncIterator[McpServer]:
     server = McpServer(
         config,
@@ -40,7 +41,7 @@ async def running(
         log_dir=log_dir,
         connect_timeout_s=timeout_s,
         on_change=recorder,
-        restart_delays_s=FAST,
+        restart_delays_s=delays,
     )
     server.start()
     try:
@@ -160,6 +161,20 @@ async def test_a_command_that_does_not_exist(tmp_path: Path, recorder: Recorder)
         )
 
 
+async def test_a_working_directory_that_does_not_exist(tmp_path: Path, recorder: Recorder) -> None:
+    config = McpServerConfig(
+        name="lost",
+        transport="stdio",
+        scope="user",
+        origin="x",
+        command="python3",
+        cwd=str(tmp_path / "nowhere"),
+    )
+    async with running(config, tmp_path, recorder):
+        status = await recorder.until("failed")
+    assert status.error == f"working directory not found: {tmp_path / 'nowhere'}"
+
+
 async def test_a_server_that_exits_before_it_answers(tmp_path: Path, recorder: Recorder) -> None:
     config = stdio_config("quits", "--stderr", "missing API key", "--exit", "1")
     async with running(config, tmp_path, recorder):
@@ -180,7 +195,8 @@ async def test_a_server_too_slow_to_start_times_out(tmp_path: Path, recorder: Re
 async def test_a_crashed_server_is_restarted_and_its_tools_come_back(
     tmp_path: Path, recorder: Recorder
 ) -> None:
-    async with running(stdio_config("fragile"), tmp_path, recorder) as server:
+    config = stdio_config("fragile")
+    async with running(config, tmp_path, recorder, delays=(0.5,)) as server:
         await recorder.until("connected")
         first_pid = text_of((await server.call_tool("pid", {}, timeout_s=10)).content[0])
         with pytest.raises(McpUnavailable) as caught:
@@ -189,6 +205,11 @@ async def test_a_crashed_server_is_restarted_and_its_tools_come_back(
         pending = await recorder.until("pending")
         assert pending.error is not None
         assert pending.error.startswith("restarting after a crash")
+        with pytest.raises(McpUnavailable) as caught:
+            await server.call_tool("echo", {"text": "x"}, timeout_s=10)
+        assert str(caught.value) == (
+            "MCP server 'fragile' is restarting after a crash; try again in a moment"
+        )
         connected = await recorder.until("connected")
         assert connected.tools == len(server.tool_defs) > 0
         second_pid = text_of((await server.call_tool("pid", {}, timeout_s=10)).content[0])

@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import math
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +50,22 @@ would refuse a large one that stdio carries without complaint."""
 
 _PAGES = 100
 """At most this many pages of one listing: a server whose cursor never ends cannot hang us."""
+
+
+_IMPORT_LOCK = threading.Lock()
+
+
+def _import_sdk() -> None:
+    """Import the SDK (in a worker thread: it takes most of a second), one thread at a time:
+    every server asks at once, and parallel imports of one package can trip on each other."""
+    with _IMPORT_LOCK:
+        importlib.import_module("mcp")
+        # The SDK logs what it copes with itself (a tool's isError, a dropped notification);
+        # with no handler of ours, Python would print those warnings on the terminal.
+        for name in ("mcp", "httpx2"):
+            logger = logging.getLogger(name)
+            if not logger.handlers:
+                logger.addHandler(logging.NullHandler())
 
 
 class McpUnavailable(StayerError):
@@ -149,7 +167,7 @@ class McpServer:
     async def _life(self) -> None:
         with anyio.CancelScope() as self._scope:
             try:
-                await asyncio.to_thread(importlib.import_module, "mcp")
+                await asyncio.to_thread(_import_sdk)
                 await self._run()
             except Exception as exc:  # a bug here must not reach the session: say it, stop
                 self._fail(f"stopped: {_one_line(exc)}")
@@ -400,6 +418,8 @@ class McpServer:
                 raise McpUnavailable(
                     f"MCP server {name!r} did not answer within {timeout_s:g} s"
                 ) from None
+            if exc.code == CONNECTION_CLOSED and self._stopping:
+                raise McpUnavailable(f"MCP server {name!r} was stopped during the call") from None
             if exc.code == CONNECTION_CLOSED:
                 raise McpUnavailable(
                     f"MCP server {name!r} closed the connection during the call; "
@@ -428,21 +448,17 @@ class McpServer:
     def _describe(self, exc: BaseException, *, up: bool) -> str:
         """One line saying why a connection ended or could not be made."""
         leaf = _leaf(exc)
+        if self.config.transport != "stdio":
+            return str(leaf) if isinstance(leaf, _Lost) else self._http_problem(leaf)
         config = self.config
-        if isinstance(leaf, _Lost):
-            return _stdio_exit(self._log_path) if config.transport == "stdio" else str(leaf)
-        if isinstance(leaf, FileNotFoundError) and config.transport == "stdio":
+        if isinstance(leaf, FileNotFoundError):
             if config.cwd and leaf.filename == config.cwd:
                 return f"working directory not found: {config.cwd}"
             return f"command not found: {config.command}"
-        if isinstance(leaf, PermissionError) and config.transport == "stdio":
+        if isinstance(leaf, PermissionError):
             return f"command not executable: {config.command}"
-        if config.transport == "stdio" and _closed(leaf):
-            if up:
-                return _stdio_exit(self._log_path)
-            return _exited_early(self._log_path)
-        if config.transport != "stdio":
-            return self._http_problem(leaf)
+        if isinstance(leaf, _Lost) or _closed(leaf):
+            return _exited(self._log_path, early=not up)
         return _one_line(leaf)
 
     def _http_problem(self, leaf: BaseException) -> str:
@@ -501,19 +517,16 @@ def _open_log(path: Path, config: McpServerConfig) -> Any:
         yield log
 
 
-def _stdio_exit(log_path: Path) -> str:
-    return f"the server process exited (see {log_path})"
-
-
-def _exited_early(log_path: Path) -> str:
-    """Why a stdio server is gone before it answered, with the last thing it said."""
+def _exited(log_path: Path, *, early: bool) -> str:
+    """Why a stdio server is gone, with the last thing it said on stderr."""
     try:
         lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         lines = []
     said = lines[-1].strip() if lines and not lines[-1].startswith("--- stayer") else ""
     last = f": {said[:200]}" if said else ""
-    return f"exited before it answered{last} (see {log_path})"
+    what = "exited before it answered" if early else "the server process exited"
+    return f"{what}{last} (see {log_path})"
 
 
 def _closed(exc: BaseException) -> bool:
