@@ -21,7 +21,7 @@ from mcp_types import (
 
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.events import McpServerStatus
-from stayer.mcp.server import McpServer, McpUnavailable
+from stayer.mcp.server import MAX_CRASHES, McpServer, McpUnavailable
 from tests.mcp.conftest import FAST, Recorder, appears, stdio_config
 
 
@@ -220,16 +220,16 @@ async def test_a_server_that_keeps_crashing_is_left_failed(
     tmp_path: Path, recorder: Recorder
 ) -> None:
     async with running(stdio_config("doomed"), tmp_path, recorder) as server:
-        for _ in range(len(FAST) + 1):
+        for _ in range(MAX_CRASHES):
             await recorder.until("connected")
             with pytest.raises(McpUnavailable):
                 await server.call_tool("crash", {}, timeout_s=10)
         failed = await recorder.until("failed")
     log = tmp_path / "doomed.log"
     assert failed.error == (
-        f"crashed 4 times (last: the server process exited (see {log})); not restarted again"
+        f"crashed 3 times (last: the server process exited (see {log})); not restarted again"
     )
-    assert log.read_text().count("--- stayer starts MCP server 'doomed'") == 4
+    assert log.read_text().count("--- stayer starts MCP server 'doomed'") == 3
 
 
 async def test_cancelling_a_call_cancels_it_at_the_server(

@@ -20,9 +20,9 @@ import importlib
 import logging
 import math
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 import anyio.abc
@@ -41,8 +41,12 @@ if TYPE_CHECKING:
     import mcp
 
 RESTART_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
-"""How long to wait before each restart of a server that was up and was lost; their number is
-how many restarts a server gets in one session."""
+"""How long to wait before each restart of a server that was up and was lost (the last one
+again for any later restart)."""
+
+MAX_CRASHES = 3
+"""A server lost this many times in one session is left failed: one that keeps dying would
+otherwise cost every call a wait and a restart. (A restart that cannot connect counts.)"""
 
 _MAX_SSE_EVENT = 64 * 1024 * 1024
 """A tool result arrives as one event of a streamable HTTP response; the SDK's 1 MiB default
@@ -186,11 +190,11 @@ class McpServer:
                 self._fail(problem)
                 return
             crashes += 1
-            if crashes > len(self._delays):
+            if crashes >= MAX_CRASHES:
                 self._fail(f"crashed {crashes} times (last: {problem}); not restarted again")
                 return
             self._set("pending", error=f"restarting after a crash ({problem})")
-            await anyio.sleep(self._delays[crashes - 1])
+            await anyio.sleep(self._delays[min(crashes, len(self._delays)) - 1])
 
     def _stopped(self) -> bool:
         return self._stopping
@@ -415,8 +419,9 @@ class McpServer:
             yield
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
+                allowed = f"{timeout_s:g} s" if timeout_s is not None else "the time allowed"
                 raise McpUnavailable(
-                    f"MCP server {name!r} did not answer within {timeout_s:g} s"
+                    f"MCP server {name!r} did not answer within {allowed}"
                 ) from None
             if exc.code == CONNECTION_CLOSED and self._stopping:
                 raise McpUnavailable(f"MCP server {name!r} was stopped during the call") from None
@@ -508,7 +513,9 @@ def _watched(transport: Transport, lost: asyncio.Event) -> Transport:
 
 
 @contextlib.contextmanager
-def _open_log(path: Path, config: McpServerConfig) -> Any:
+def _open_log(path: Path, config: McpServerConfig) -> Iterator[TextIO]:
+    """The server's log, opened to append (a restart adds to it), with a line saying who
+    starts and how."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as log:
         argv = " ".join((config.command, *config.args))
@@ -520,7 +527,9 @@ def _open_log(path: Path, config: McpServerConfig) -> Any:
 def _exited(log_path: Path, *, early: bool) -> str:
     """Why a stdio server is gone, with the last thing it said on stderr."""
     try:
-        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        with log_path.open("rb") as log:  # only its end: a chatty server's log may be large
+            log.seek(max(0, log_path.stat().st_size - 4096))
+            lines = log.read().decode("utf-8", errors="replace").splitlines()
     except OSError:
         lines = []
     said = lines[-1].strip() if lines and not lines[-1].startswith("--- stayer") else ""
