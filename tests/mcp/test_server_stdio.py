@@ -119,11 +119,17 @@ async def test_two_hundred_tools_are_all_listed(tmp_path: Path, recorder: Record
         assert status.tools == len(names)
 
 
-async def test_the_server_gets_the_session_environment_and_its_own(
+async def test_the_server_gets_the_session_environment_less_credentials_and_its_own(
     tmp_path: Path, recorder: Recorder
 ) -> None:
-    config = stdio_config("env", env={"OWN": "mine", "SHARED": "server's"})
-    env = {"PATH": os.environ["PATH"], "FROM_SESSION": "yes", "SHARED": "session's"}
+    config = stdio_config("env", env={"OWN": "mine", "SHARED": "server's", "OPENAI_API_KEY": "o"})
+    env = {
+        "PATH": os.environ["PATH"],
+        "FROM_SESSION": "yes",
+        "SHARED": "session's",
+        "ANTHROPIC_API_KEY": "sk-ant-secret",
+        "OPENAI_API_KEY": "sk-session",
+    }
     async with running(config, tmp_path, recorder, env=env) as server:
         await recorder.until("connected")
 
@@ -131,11 +137,8 @@ async def test_the_server_gets_the_session_environment_and_its_own(
             result = await server.call_tool("getenv", {"name": name}, timeout_s=10)
             return text_of(result.content[0])
 
-        assert [await getenv(n) for n in ("FROM_SESSION", "OWN", "SHARED")] == [
-            "yes",
-            "mine",
-            "server's",
-        ]
+        names = ("FROM_SESSION", "OWN", "SHARED", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+        assert [await getenv(n) for n in names] == ["yes", "mine", "server's", "<unset>", "o"]
 
 
 async def test_stderr_goes_to_the_log_file(tmp_path: Path, recorder: Recorder) -> None:

@@ -30,6 +30,7 @@ import anyio.abc
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.errors import StayerError
 from stayer.events import McpServerStatus, McpState
+from stayer.exec.child_env import child_env
 
 if TYPE_CHECKING:
     import httpx2
@@ -99,7 +100,9 @@ class McpServer:
         restart_delays_s: Sequence[float] = RESTART_DELAYS_S,
     ) -> None:
         self.config = config
-        self._env = dict(env)
+        # What every process stayer starts gets: the session's environment less the credentials
+        # stayer talks to models with (a server's own `env` may still name one on purpose).
+        self._env = child_env(env)
         self._log_path = log_dir / f"{config.name}.log"
         self._connect_timeout_s = connect_timeout_s
         self._on_change = on_change
