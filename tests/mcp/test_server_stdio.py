@@ -111,8 +111,12 @@ async def test_resources_and_prompts(tmp_path: Path, recorder: Recorder) -> None
         assert text_of(prompt.messages[0].content) == "Please review: x = 1"
 
 
-async def test_two_hundred_tools_are_all_listed(tmp_path: Path, recorder: Recorder) -> None:
-    async with running(stdio_config("many", "--tools", "200"), tmp_path, recorder) as server:
+@pytest.mark.parametrize("page", ["0", "7"])
+async def test_two_hundred_tools_are_all_listed(
+    tmp_path: Path, recorder: Recorder, page: str
+) -> None:
+    config = stdio_config("many", "--tools", "200", "--page", page)
+    async with running(config, tmp_path, recorder) as server:
         status = await recorder.until("connected")
         names = [tool.name for tool in server.tool_defs]
         assert len([n for n in names if n.startswith("tool_")]) == 200

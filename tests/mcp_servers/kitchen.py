@@ -19,10 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp_types import (
     CallToolResult,
     EmbeddedResource,
+    ListToolsResult,
+    PaginatedRequestParams,
     TextContent,
     TextResourceContents,
 )
@@ -45,6 +48,7 @@ def _options() -> argparse.Namespace:
     parser.add_argument("--exit", type=int, default=None)
     parser.add_argument("--instructions", default=None)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--page", type=int, default=0, help="list tools this many at a time")
     parser.add_argument("--legacy", action="store_true", help="stdio: only the initialize era")
     parser.add_argument("--token", default="", help="HTTP: refuse requests without this bearer")
     return parser.parse_args()
@@ -128,8 +132,27 @@ def _resources_and_prompts(server: MCPServer) -> None:
         return f"Please review: {code}"
 
 
+class Kitchen(MCPServer):
+    """Lists its tools `page` at a time when `page` is set (the SDK's server lists all at once)."""
+
+    page = 0
+
+    async def _handle_list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        tools = await self.list_tools()
+        if not self.page:
+            return ListToolsResult(tools=tools)
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + self.page
+        return ListToolsResult(
+            tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None
+        )
+
+
 def build(options: argparse.Namespace) -> MCPServer:
-    server = MCPServer("kitchen", instructions=options.instructions)
+    server = Kitchen("kitchen", instructions=options.instructions)
+    server.page = options.page
     _basic_tools(server)
     markers = Path(options.markers) if options.markers else None
     _waiting_tool(server, markers)
