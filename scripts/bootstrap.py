@@ -10,6 +10,10 @@ and apt-get is there and we are root. That is never fatal: without bubblewrap `-
 refuses to start and its tests skip, each saying why; without tmux the REPL's tests skip. A
 failed attempt is remembered in `.cache/<package>-failed`, so a machine that cannot install it
 is not asked again on every run; delete the file to try again.
+
+And it installs the reference MCP server `mcp-server-time`, which the MCP client's tests talk
+to, into a virtual environment of its own, `.cache/mcp-server-time/` (its `mcp` pin must never
+meet stayer's). That is never fatal either, and a failure is remembered the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import venv
 from pathlib import Path
 
 UV_VERSION = "0.13.9"
+MCP_SERVER_TIME = "mcp-server-time==2026.10.19"
 ROOT = Path(__file__).resolve().parent.parent
 STAMP = ROOT / ".venv" / ".stayer-lock-stamp"
 
@@ -87,12 +92,39 @@ def _system_program(program: str, package: str, why: str) -> None:
         )
 
 
+def _mcp_server_time() -> None:
+    """Install the reference MCP server into `.cache/mcp-server-time/` when it is missing;
+    only ever says why not. A failed attempt is remembered in `.cache/mcp-server-time-failed`."""
+    home = ROOT / ".cache" / "mcp-server-time"
+    stamp = home / ".stayer-installed"
+    failed_file = ROOT / ".cache" / "mcp-server-time-failed"
+    if failed_file.exists() or (stamp.exists() and stamp.read_text() == MCP_SERVER_TIME):
+        return
+    print(f"stayer: installing {MCP_SERVER_TIME} into .cache/mcp-server-time", file=sys.stderr)
+    venv.EnvBuilder(with_pip=True, clear=True).create(home)
+    python = home / "bin" / "python"
+    install = [str(python), "-m", "pip", "install", "--quiet", MCP_SERVER_TIME]
+    done = subprocess.run(install, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        problem = f"pip install failed: {lines[-1] if lines else done.returncode}"
+        failed_file.write_text(problem + "\n")
+        print(
+            f"stayer: could not install {MCP_SERVER_TIME} ({problem}); the tests that use it "
+            f"skip (delete {failed_file.relative_to(ROOT)} to try again)",
+            file=sys.stderr,
+        )
+        return
+    stamp.write_text(MCP_SERVER_TIME)
+
+
 def main() -> int:
     if sys.version_info < (3, 11):
         print("stayer needs Python 3.11 or newer; run this with python3.11+", file=sys.stderr)
         return 1
     _system_program("bwrap", "bubblewrap", "--sandbox")
     _system_program("tmux", "tmux", "the terminal UI's tests, which drive it in tmux")
+    _mcp_server_time()
     fingerprint = _fingerprint()
     if STAMP.exists() and STAMP.read_text() == fingerprint:
         return 0

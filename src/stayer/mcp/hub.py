@@ -1,0 +1,107 @@
+"""All of a session's MCP servers: started together, watched, reported, stopped together.
+
+The hub starts every server at once and returns; each then lives in its own task (see
+`stayer.mcp.server`), so a slow or broken one never holds up the others or the session. It
+keeps the changes in the order they happened for whoever reports them (`drain`), and a
+`generation` that moves whenever any server's state or tools change, so callers may cache
+what they build from the servers until it moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from stayer.config.mcp_servers import McpServerConfig
+from stayer.events import McpServerStatus
+from stayer.mcp.server import RESTART_DELAYS_S, McpServer
+
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+
+
+def connect_timeout_from(env: Mapping[str, str]) -> float:
+    """`MCP_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds; 30 s when unset or not
+    a positive number."""
+    raw = env.get("MCP_TIMEOUT", "").strip()
+    try:
+        value = float(raw) / 1000
+    except ValueError:
+        return DEFAULT_CONNECT_TIMEOUT_S
+    return value if value > 0 else DEFAULT_CONNECT_TIMEOUT_S
+
+
+class McpHub:
+    """Every MCP server of a session (see the module docstring). With no `connect_timeout_s`
+    it takes `MCP_TIMEOUT` from `env`."""
+
+    def __init__(
+        self,
+        configs: Sequence[McpServerConfig],
+        *,
+        env: Mapping[str, str],
+        log_dir: Path,
+        connect_timeout_s: float | None = None,
+        initial: Sequence[McpServerStatus] = (),
+        restart_delays_s: Sequence[float] = RESTART_DELAYS_S,
+    ) -> None:
+        self._initial = tuple(initial)
+        self._changes: list[McpServerStatus] = []
+        self.generation = 0
+        self._closed = False
+        if connect_timeout_s is None:
+            connect_timeout_s = connect_timeout_from(env)
+        self._servers = tuple(
+            McpServer(
+                config,
+                env=env,
+                log_dir=log_dir,
+                connect_timeout_s=connect_timeout_s,
+                on_change=self._changed,
+                restart_delays_s=restart_delays_s,
+            )
+            for config in configs
+        )
+
+    def _changed(self, status: McpServerStatus) -> None:
+        self._changes.append(status)
+        self.generation += 1
+
+    def start(self) -> None:
+        """Start every server on the running loop; returns at once."""
+        for server in self._servers:
+            server.start()
+
+    async def wait_started(self, timeout_s: float | None = None) -> None:
+        """Until every server has connected or failed (or `timeout_s` has passed)."""
+        waits = [server.wait_settled() for server in self._servers]
+        if not waits:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await asyncio.gather(*waits)
+
+    def statuses(self) -> tuple[McpServerStatus, ...]:
+        """The entries the session passed in, then every server as it stands now."""
+        return self._initial + tuple(server.status for server in self._servers)
+
+    def drain(self) -> list[McpServerStatus]:
+        """The changes since the last drain, oldest first."""
+        changes, self._changes = self._changes, []
+        return changes
+
+    def servers(self) -> tuple[McpServer, ...]:
+        """Every server, in the configured order."""
+        return self._servers
+
+    def connected(self) -> tuple[McpServer, ...]:
+        """The servers that are connected now."""
+        return tuple(s for s in self._servers if s.status.status == "connected")
+
+    async def aclose(self) -> None:
+        """Stop every server (processes ended, connections closed); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.gather(*(server.aclose() for server in self._servers))
