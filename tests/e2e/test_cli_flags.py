@@ -107,7 +107,6 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
         (("--agent", "reviewer"), "--agent"),
         (("--agents", '{"r": {"description": "d", "prompt": "p"}}'), "--agents"),
         (("--debug-file", "debug.log"), "--debug-file"),
-        (("--mcp-config", "a.json", "b.json"), "--mcp-config"),
         (("--name", "auth-refactor"), "--name"),
         (("-n", "auth-refactor"), "--name"),
         (("--effort", "high"), "--effort"),

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from stayer.tools.names import BASH, EDIT, READ, WRITE
+from stayer.tools.names import BASH, EDIT, READ, RUN_ONLY_TOOLS, WRITE
 from tests.e2e.cli import clean_env, stayer
 from tests.sandboxes import skip_without_sandbox
 
@@ -60,6 +60,7 @@ async def test_lists_the_built_in_tools_with_their_schemas_and_read_only_hints(
     async with served(tmp_path) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert {READ, EDIT, BASH} <= set(tools)
+    assert not RUN_ONLY_TOOLS & set(tools)  # a plan, a task list, pins: a model run's own
     read, bash = tools[READ], tools[BASH]
     assert read.input_schema["required"] == ["file_path"]
     assert read.description and bash.description

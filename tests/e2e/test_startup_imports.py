@@ -95,6 +95,8 @@ STARTUP = frozenset(
         "stayer.loop.tool_exec",
         "stayer.loop.tool_round",
         "stayer.loop.turn",
+        "stayer.mcp",  # its package docstring only: nothing of the MCP SDK loads
+        "stayer.mcp.tokens",  # what the tool definitions cost, for the init line
         "stayer.messages",
         "stayer.permissions",
         "stayer.permissions.matching",

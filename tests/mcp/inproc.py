@@ -12,14 +12,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp import Client
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 
-from mcp import Client
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.events import McpServerStatus
-from stayer.mcp.tools import McpUnavailable
+from stayer.mcp.server import McpUnavailable
 
 
 class InProcessServer:

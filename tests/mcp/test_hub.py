@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.mcp.hub import McpHub, connect_timeout_from
 from stayer.mcp.server import McpUnavailable
@@ -135,8 +136,9 @@ async def test_no_servers(tmp_path: Path) -> None:
 def test_mcp_timeout_is_read_in_milliseconds() -> None:
     assert connect_timeout_from({"MCP_TIMEOUT": "5000"}) == 5.0
     assert connect_timeout_from({}) == 30.0
-    assert connect_timeout_from({"MCP_TIMEOUT": "soon"}) == 30.0
-    assert connect_timeout_from({"MCP_TIMEOUT": "-1"}) == 30.0
+    for bad in ("soon", "-1", "0", "nan", "inf"):
+        with pytest.raises(ConfigError, match=r"^MCP_TIMEOUT=.* is not a number of milliseconds; "):
+            connect_timeout_from({"MCP_TIMEOUT": bad})
 
 
 async def test_the_hub_takes_mcp_timeout_from_the_environment(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import MCPError
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,11 +25,10 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
-from mcp import MCPError
+from stayer.mcp.server import McpUnavailable
 from stayer.mcp.tools import (
     MAX_DESCRIPTION_CHARS,
     McpTool,
-    McpUnavailable,
     ServerHandle,
     result_chars,
     server_tools,

@@ -150,6 +150,23 @@ class Kitchen(MCPServer):
         )
 
 
+def _many(query: str = "", limit: int = 10, include_archived: bool = False) -> str:
+    """One of the many tools (`--tools N`): each has a schema and a description about as large
+    as a real server's (GitHub's ~90 tools cost about 26k tokens), so deferral has something
+    to save."""
+    return "ok"
+
+
+def _many_description(index: int) -> str:
+    return (
+        f"Tool {index}. Searches the records of collection {index} for entries matching the "
+        "query and returns at most `limit` of them, newest first, each with its id, title, "
+        "author, labels and the dates it was opened, changed and closed. Archived entries are "
+        "left out unless include_archived is true. Use it when you know which collection holds "
+        "what you need; an empty query lists the newest entries."
+    )
+
+
 def build(options: argparse.Namespace) -> MCPServer:
     server = Kitchen("kitchen", instructions=options.instructions)
     server.page = options.page
@@ -159,7 +176,7 @@ def build(options: argparse.Namespace) -> MCPServer:
     _growing_tool(server)
     _resources_and_prompts(server)
     for index in range(options.tools):
-        server.add_tool(lambda: "ok", name=f"tool_{index:03d}", description=f"Tool {index}.")
+        server.add_tool(_many, name=f"tool_{index:03d}", description=_many_description(index))
     return server
 
 

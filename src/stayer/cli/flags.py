@@ -29,10 +29,10 @@ IGNORED_WITH_VALUE = (
     "--agent-id", "--agent-name", "--team-name", "--agent-color", "--parent-session-id",
     "--teammate-mode",
 )  # fmt: skip
-IGNORED_MANY_VALUES = ("--mcp-config", "--plugin-dir", "--file")
+IGNORED_MANY_VALUES = ("--plugin-dir", "--file")
 IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
 IGNORED_SWITCHES = (
-    "--strict-mcp-config", "--replay-user-messages",
+    "--replay-user-messages",
     "--bare", "--session-mirror", "--mcp-debug", "--ide",
     "--chrome", "--no-chrome", "--tmux", "--disable-slash-commands",
     "--allow-dangerously-skip-permissions", "--exclude-dynamic-system-prompt-sections",
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", "--print", action="store_true", help="run once and print")
     _output_flags(parser)
     _model_flags(parser)
-    _permission_flags(parser)
+    add_permission_flags(parser)
     parser.add_argument(
         "--token-budget",
         type=_tokens,
@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _recovery_flags(parser)
     add_settings_flags(parser)
+    _mcp_flags(parser)
     parser.add_argument(
         "--session-id", type=_session_id, help="use this session id (a UUID) instead of a new one"
     )
@@ -98,6 +99,17 @@ def add_settings_flags(parser: argparse.ArgumentParser) -> None:
         "--setting-sources", metavar="SOURCES",
         help="which settings files to read: user, project and/or local, comma-separated "
         "(default all; .claude/ files too unless STAYER_NO_CLAUDE_SETTINGS=1)",
+    )  # fmt: skip
+
+
+def _mcp_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--mcp-config", dest="mcp_config", action="append", nargs="+", metavar="FILE|JSON",
+        help="MCP servers to start: files or JSON objects with mcpServers (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--strict-mcp-config", dest="strict_mcp_config", action="store_true",
+        help="start only the MCP servers of --mcp-config, none from settings or .mcp.json",
     )  # fmt: skip
 
 
@@ -222,7 +234,7 @@ def add_rule_flags(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def _permission_flags(parser: argparse.ArgumentParser) -> None:
+def add_permission_flags(parser: argparse.ArgumentParser) -> None:
     add_rule_flags(parser)
     parser.add_argument(
         "--tools", action="append", nargs="+", metavar="TOOL", help="offer only these tools"

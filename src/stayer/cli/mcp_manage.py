@@ -27,7 +27,12 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.config import config_root, load_settings
-from stayer.config.local_rules import _inside, _read, _write, local_settings_path
+from stayer.config.local_rules import (
+    inside_project,
+    local_settings_path,
+    read_settings_json,
+    write_settings_json,
+)
 from stayer.config.mcp_servers import (
     MCP_JSON,
     McpServerConfig,
@@ -35,13 +40,13 @@ from stayer.config.mcp_servers import (
     entry_problem,
     load_mcp_servers,
 )
+from stayer.context.git import git_tracks
 from stayer.errors import ConfigError
 
 WriteScope = Literal["local", "project", "user"]
 SCOPES: tuple[WriteScope, ...] = ("local", "project", "user")
 _SCOPE_NAMED: dict[str, WriteScope] = {scope: scope for scope in SCOPES}
 EXIT_MISSING = 1
-GIT_TIMEOUT_S = 2.0
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
 _APPROVE_ALL = "enableAllProjectMcpServers"
 _ENABLED = "enabledMcpjsonServers"
@@ -174,30 +179,6 @@ def configured(cwd: Path) -> McpServers:
     return replace(servers, warnings=(*loaded.warnings, *servers.warnings))
 
 
-def git_tracks(path: Path) -> bool:
-    """Whether git tracks the file at `path` (or the file a link there leads to); True when
-    git cannot tell. git runs as the start-up snapshot runs it: nothing a configuration or a
-    `GIT_` variable names."""
-    from stayer.context.git import SAFE_SETTINGS, git_env
-    from stayer.exec import run_probes
-    from stayer.exec.git_calls import repository_of
-
-    absolute = Path(os.path.abspath(path))
-    for candidate in dict.fromkeys((absolute, Path(os.path.realpath(absolute)))):
-        root = repository_of(candidate.parent)
-        if root is None:
-            continue
-        options = [part for key, value in SAFE_SETTINGS for part in ("-c", f"{key}={value}")]
-        argv = ("git", "--no-pager", "--no-optional-locks", "--literal-pathspecs", *options,
-                "ls-files", "--cached", "--", str(candidate.relative_to(root)))  # fmt: skip
-        (answer,) = run_probes(
-            [argv], cwd=root, env=git_env(os.environ), timeout_s=GIT_TIMEOUT_S, max_bytes=4_096
-        )
-        if answer.exit_code != 0 or answer.stdout.strip():
-            return True
-    return False
-
-
 def _list(argv: list[str], cwd: Path) -> int:
     if argv:
         raise _Usage(f"mcp list: takes no arguments (got {argv[0]!r}); usage: stayer mcp list")
@@ -285,9 +266,9 @@ class _File(Struct, frozen=True):
 
 def _file(scope: WriteScope, cwd: Path) -> _File:
     if scope == "local":
-        return _File(scope, _inside(local_settings_path(cwd), cwd), "local settings")
+        return _File(scope, inside_project(local_settings_path(cwd), cwd), "local settings")
     if scope == "project":
-        return _File(scope, _inside(cwd / MCP_JSON, cwd), "the project's .mcp.json")
+        return _File(scope, inside_project(cwd / MCP_JSON, cwd), "the project's .mcp.json")
     return _File(scope, config_root(os.environ) / "settings.json", "user settings")
 
 
@@ -299,7 +280,7 @@ def _servers(data: dict[str, Any], file: _File) -> dict[str, Any]:
 
 
 def _save(file: _File, name: str, entry: dict[str, Any]) -> int:
-    data = _read(file.path)
+    data = read_settings_json(file.path)
     servers = _servers(data, file)
     if name in servers:
         raise _Missing(
@@ -307,7 +288,7 @@ def _save(file: _File, name: str, entry: dict[str, Any]) -> int:
             f"(stayer mcp remove -s {file.scope} {name})"
         )
     servers[name] = entry
-    _write(file.path, data)
+    write_settings_json(file.path, data)
     kind = entry.get("type", "stdio")
     print(f"Added {kind} MCP server {name} to {file.label}: {file.path}")
     if file.scope == "project":
@@ -439,7 +420,7 @@ def _remove(argv: list[str], cwd: Path) -> int:
     holding = [
         (file, data)
         for file in (_file(scope, cwd) for scope in scopes)
-        if name in _servers(data := _read(file.path), file)
+        if name in _servers(data := read_settings_json(file.path), file)
     ]
     if len(holding) > 1:
         where = " and ".join(file.scope for file, _ in holding)
@@ -449,7 +430,7 @@ def _remove(argv: list[str], cwd: Path) -> int:
         raise _Missing(f"no MCP server named {name} in {files} (the files stayer mcp edits)")
     file, data = holding[0]
     del data["mcpServers"][name]
-    _write(file.path, data)
+    write_settings_json(file.path, data)
     print(f"Removed MCP server {name} from {file.label}: {file.path}")
     return 0
 
@@ -465,7 +446,7 @@ def _approve(argv: list[str], cwd: Path) -> int:
             f"git tracks {file.path}, so an approval there would be the repository's word and "
             "does not count; untrack it (git rm --cached) and try again"
         )
-    data = _read(file.path)
+    data = read_settings_json(file.path)
     if every:
         data[_APPROVE_ALL] = True
     else:
@@ -473,7 +454,7 @@ def _approve(argv: list[str], cwd: Path) -> int:
         data[_ENABLED] = list(dict.fromkeys([*enabled, *names]))
         if _DISABLED in data:  # approving a server turns it back on
             data[_DISABLED] = [n for n in _names(data, _DISABLED, file) if n not in names]
-    _write(file.path, data)
+    write_settings_json(file.path, data)
     _say_approved(names, cwd, file)
     return 0
 

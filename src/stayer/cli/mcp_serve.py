@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from stayer.errors import ConfigError
 
-from .flags import _permission_flags, add_settings_flags, build_parser
+from .flags import add_permission_flags, add_settings_flags, build_parser
 
 if TYPE_CHECKING:
     from stayer.providers.base import Provider
@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
         allow_abbrev=False,
     )
-    _permission_flags(parser)
+    add_permission_flags(parser)
     add_settings_flags(parser)
     return parser
 
@@ -61,7 +61,9 @@ def run_serve(argv: Sequence[str]) -> int:
     # what serve does not take keeps the main command line's default
     defaults = build_parser().parse_args([])
     args = _parser().parse_args(list(argv), namespace=defaults)
-    return asyncio.run(serve_stdio(options_from_args(args, provider=_provider())))
+    # the servers of the settings and .mcp.json stay off: serve offers only stayer's own tools
+    options = options_from_args(args, provider=_provider(), strict_mcp_config=True)
+    return asyncio.run(serve_stdio(options))
 
 
 def _provider() -> Provider | None:

@@ -89,6 +89,8 @@ FLAGS: dict[str, tuple[str, Read]] = {
     "sandbox_network": ("sandbox_network", _same),
     "settings": ("settings", _same),
     "setting_sources": ("setting_sources", _same),
+    "mcp_config": ("mcp_config", _flat),
+    "strict_mcp_config": ("strict_mcp_config", _same),
 }
 """Each option a flag sets: its `QueryOptions` field → (the parser's destination, how the
 value is read from the parsed flags)."""

@@ -38,7 +38,7 @@ def local_settings_path(project: Path) -> Path:
     return project / LOCAL_SETTINGS
 
 
-def _inside(path: Path, project: Path) -> Path:
+def inside_project(path: Path, project: Path) -> Path:
     """`path`, when it (a link followed) stays in the project: a cloned repository could
     make `.stayer` or the file a link to the user's own settings, and a rule meant for this
     project would then hold for every one."""
@@ -55,8 +55,8 @@ def add_local_rule(project: Path, kind: RuleKind, rule: str, *, same: Same | Non
     """Add `rule` to the `kind` list of the project's local settings, creating the file and
     its folder when missing; False when the file lists it there already (nothing written).
     Raises `ConfigError` in one line when the file cannot be read, understood or written."""
-    path = _inside(local_settings_path(project), project)
-    data = _read(path)
+    path = inside_project(local_settings_path(project), project)
+    data = read_settings_json(path)
     permissions = _permissions(data, path)
     listed = _listed(permissions, kind, path)
     matches = same or _written(rule)
@@ -64,7 +64,7 @@ def add_local_rule(project: Path, kind: RuleKind, rule: str, *, same: Same | Non
         return False
     permissions[kind] = [*listed, rule]
     data["permissions"] = permissions
-    _write(path, data)
+    write_settings_json(path, data)
     return True
 
 
@@ -72,8 +72,8 @@ def remove_local_rule(project: Path, rule: str, *, same: Same | None = None) -> 
     """Take `rule` out of every permission list of the project's local settings; False when
     it is in none of them, or there is no file (nothing written). Raises `ConfigError` as
     `add_local_rule` does."""
-    path = _inside(local_settings_path(project), project)
-    data = _read(path)
+    path = inside_project(local_settings_path(project), project)
+    data = read_settings_json(path)
     if not data:
         return False
     permissions = _permissions(data, path)
@@ -88,7 +88,7 @@ def remove_local_rule(project: Path, rule: str, *, same: Same | None = None) -> 
             permissions[kind] = kept
             removed = True
     if removed:
-        _write(path, data)
+        write_settings_json(path, data)
     return removed
 
 
@@ -101,7 +101,7 @@ def _left(path: Path, what: str) -> ConfigError:
     return ConfigError(f"{what}, so it was left alone; fix {path} or remove it, then try again")
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_settings_json(path: Path) -> dict[str, Any]:
     """The file's JSON object; an empty one for a file that is not there."""
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -135,7 +135,7 @@ def _listed(permissions: dict[str, Any], kind: RuleKind, path: Path) -> list[Any
     return listed
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def write_settings_json(path: Path, data: dict[str, Any]) -> None:
     """Replace the file (the one a link points to, for a link) with `data`, atomically."""
     target = Path(os.path.realpath(path))
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"

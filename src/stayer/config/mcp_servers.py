@@ -15,8 +15,8 @@ there, so it starts only once the user approved it: `enableAllProjectMcpServers`
 the user's own settings, `--settings`, and a local settings file git does not track; anywhere
 else they are the repository approving itself, and are ignored with a warning. Until it is
 approved, such a server's `${VAR}`s stay as written, so nothing of the user's environment
-reaches it. This layer cannot run git, so the caller says which files git tracks (`tracked`,
-`stayer.cli.mcp_manage.git_tracks` for now); without that, a local file inside a git work
+reaches it. This layer cannot run git, so the caller says which files git tracks (`tracked`:
+the session passes `stayer.context.git.git_tracks`); without that, a local file inside a git work
 tree is taken as tracked (fail closed).
 """
 

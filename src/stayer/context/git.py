@@ -102,6 +102,28 @@ class GitSnapshot(Struct, frozen=True):
     problems: tuple[str, ...] = ()
 
 
+def git_tracks(path: Path) -> bool:
+    """Whether git tracks the file at `path` (or the file a link there leads to); True when
+    git cannot tell. git runs as the start-up snapshot runs it: nothing a configuration or a
+    `GIT_` variable names."""
+    from stayer.exec.git_calls import repository_of
+
+    absolute = Path(os.path.abspath(path))
+    for candidate in dict.fromkeys((absolute, Path(os.path.realpath(absolute)))):
+        root = repository_of(candidate.parent)
+        if root is None:
+            continue
+        options = [part for key, value in SAFE_SETTINGS for part in ("-c", f"{key}={value}")]
+        argv = ("git", "--no-pager", "--no-optional-locks", "--literal-pathspecs", *options,
+                "ls-files", "--cached", "--", str(candidate.relative_to(root)))  # fmt: skip
+        (answer,) = run_probes(
+            [argv], cwd=root, env=git_env(os.environ), timeout_s=GIT_TIMEOUT_S, max_bytes=4_096
+        )
+        if answer.exit_code != 0 or answer.stdout.strip():
+            return True
+    return False
+
+
 def take_git_snapshot(
     cwd: Path, *, env: Mapping[str, str], timeout_s: float = GIT_TIMEOUT_S
 ) -> GitSnapshot:

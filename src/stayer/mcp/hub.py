@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from stayer.config.mcp_servers import McpServerConfig
+from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.mcp.server import RESTART_DELAYS_S, McpServer
 
@@ -22,14 +24,21 @@ DEFAULT_CONNECT_TIMEOUT_S = 30.0
 
 
 def connect_timeout_from(env: Mapping[str, str]) -> float:
-    """`MCP_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds; 30 s when unset or not
-    a positive number."""
+    """`MCP_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds; 30 s when unset.
+    Raises `ConfigError` in one line for a value that is not a positive number: a typo would
+    otherwise wait the default or not at all, unseen."""
     raw = env.get("MCP_TIMEOUT", "").strip()
-    try:
-        value = float(raw) / 1000
-    except ValueError:
+    if not raw:
         return DEFAULT_CONNECT_TIMEOUT_S
-    return value if value > 0 else DEFAULT_CONNECT_TIMEOUT_S
+    try:
+        millis = float(raw)
+    except ValueError:
+        millis = math.nan
+    if not 0 < millis < math.inf:
+        raise ConfigError(
+            f"MCP_TIMEOUT={raw!r} is not a number of milliseconds; set it like MCP_TIMEOUT=30000"
+        )
+    return millis / 1000
 
 
 class McpHub:
@@ -49,6 +58,7 @@ class McpHub:
         self._initial = tuple(initial)
         self._changes: list[McpServerStatus] = []
         self.generation = 0
+        self._listeners: list[Callable[[], None]] = []
         self._closed = False
         if connect_timeout_s is None:
             connect_timeout_s = connect_timeout_from(env)
@@ -67,6 +77,12 @@ class McpHub:
     def _changed(self, status: McpServerStatus) -> None:
         self._changes.append(status)
         self.generation += 1
+        for listener in self._listeners:
+            listener()
+
+    def watch(self, listener: Callable[[], None]) -> None:
+        """Call `listener` (on the event loop) after each change a server reports."""
+        self._listeners.append(listener)
 
     def start(self) -> None:
         """Start every server on the running loop; returns at once."""

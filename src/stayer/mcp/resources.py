@@ -22,7 +22,8 @@ from stayer.tools.builtin import ToolInput
 from stayer.tools.names import LIST_MCP_RESOURCES, READ_MCP_RESOURCE
 
 from .results import resource_text
-from .tools import McpUnavailable, ServerHandle, one_line
+from .server import McpUnavailable
+from .tools import ServerHandle, one_line
 
 if TYPE_CHECKING:
     from mcp.types import Resource

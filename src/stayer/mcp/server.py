@@ -34,12 +34,11 @@ from stayer.exec.child_env import child_env
 
 if TYPE_CHECKING:
     import httpx2
+    import mcp
     import mcp_types
     from mcp.client import Transport
     from mcp.client._transport import TransportStreams
     from mcp.client.session import IncomingMessage
-
-    import mcp
 
 RESTART_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
 """How long to wait before each restart of a server that was up and was lost (the last one

@@ -35,6 +35,7 @@ from stayer.tools.base import (
 
 from .naming import tool_name, unique_names
 from .results import to_output
+from .server import McpUnavailable
 
 if TYPE_CHECKING:
     from mcp.types import (
@@ -58,12 +59,6 @@ ALWAYS_LOAD_META = "anthropic/alwaysLoad"
 
 _MAX_PROBLEMS = 3
 _MAX_PROBLEM_CHARS = 200
-
-
-class McpUnavailable(Exception):
-    """A server cannot take a call now (not connected, restarting, gone, or too slow); the
-    text is one line naming the server and why. (Until the client's `stayer.mcp.server` is
-    merged, this stands for its exception of the same name.)"""
 
 
 class ServerHandle(Protocol):

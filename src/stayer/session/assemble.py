@@ -113,7 +113,7 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         resolved.owns_provider,
         system.render,
         permissions,
-        (*resolved.settled.warnings, *_unsupported(hooks)),
+        (*resolved.settled.warnings, *_unsupported(hooks), *_mcp_warnings(resolved)),
         hooks,
         resolved,
     )
@@ -236,6 +236,11 @@ def _named_hosts(allow: tuple[Rule, ...]) -> frozenset[str]:
         if rule.specifier is not None and rule.specifier.startswith("domain:")
     )
     return frozenset(host for host in hosts if not any(char in host for char in "*?["))
+
+
+def _mcp_warnings(resolved: Resolved) -> tuple[str, ...]:
+    """What could not be read of the MCP servers' configuration (a broken `.mcp.json`)."""
+    return () if resolved.mcp is None else resolved.mcp.warnings
 
 
 def _unsupported(hooks: Mapping[str, Sequence[HookMatcher]]) -> list[str]:

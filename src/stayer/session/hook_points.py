@@ -215,8 +215,7 @@ def block_cap(env: Mapping[str, str]) -> int:
 
 def tool_input(call: ToolCall) -> JSON:
     """The call's input as the model gave it (what it set, by its names)."""
-    dumped: JSON = call.input.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return dumped
+    return call.tool.input_json(call.input)
 
 
 def _refusal(call: ToolCall, verdict: Verdict) -> Decision | None:

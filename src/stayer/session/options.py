@@ -98,6 +98,11 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     setting_sources: str | Sequence[str] | None = None
     """Which settings files to read (`--setting-sources`): any of `user`, `project`, `local`,
     comma-separated or as a sequence; None reads all three, an empty value none of them."""
+    mcp_config: Sequence[str | Mapping[str, Any]] = ()
+    """MCP servers to start (`--mcp-config`): each a file's path, JSON text, or a mapping with
+    `mcpServers`, in Claude Code's format; the settings' and the project's `.mcp.json` are
+    added unless `strict_mcp_config`."""
+    strict_mcp_config: bool = False
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""

@@ -14,7 +14,7 @@ import os
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -39,6 +39,9 @@ from .settings import Settled, settle
 from .system_prompt import SystemPrompt, system_prompt
 from .toolset import run_toolbox
 
+if TYPE_CHECKING:
+    from stayer.config.mcp_servers import McpServers
+
 
 class Resolved(Struct, frozen=True, kw_only=True):
     """What a session's start-up found: the options with the settings folded in and the rest
@@ -59,6 +62,8 @@ class Resolved(Struct, frozen=True, kw_only=True):
     fallbacks: tuple[FallbackModel, ...]
     system: SystemPrompt
     sandbox: Sandbox | None
+    mcp: McpServers | None = None
+    """The MCP servers configured (None: none anywhere, and nothing of MCP loads)."""
 
     @property
     def options(self) -> QueryOptions:
@@ -103,7 +108,9 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         betas=betas(options.betas),
         max_tokens=lambda ceiling: output_budget(options, env, ceiling),
     )
+    mcp = mcp_servers(options, env, cwd, settled)
     return Resolved(
+        mcp=mcp,
         settled=settled,
         cwd=cwd,
         policy=policy,
@@ -119,6 +126,43 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         # last: nothing after it may fail and leave its private /tmp behind
         sandbox=session_sandbox(options, env, cwd=cwd, directories=policy.directories),
     )
+
+
+def mcp_servers(
+    options: QueryOptions, env: Mapping[str, str], cwd: Path, settled: Settled
+) -> McpServers | None:
+    """The MCP servers configured for the session (`--mcp-config`, the settings, the project's
+    `.mcp.json`), sorted by whether they may start; None when there are none anywhere (and
+    then nothing of MCP is imported)."""
+    if not _mcp_anywhere(options, cwd, settled):
+        return None
+    from stayer.config.mcp_servers import load_mcp_servers
+    from stayer.context.git import git_tracks
+
+    found = load_mcp_servers(
+        cwd=cwd,
+        env=env,
+        settings=settled.loaded,
+        flag_configs=tuple(options.mcp_config),
+        strict=options.strict_mcp_config,
+        tracked=git_tracks,
+    )
+    if not (found.start or found.needs_approval or found.disabled or found.failed):
+        if found.warnings:
+            return found  # nothing to start, but what is wrong with a file must be told
+        return None
+    return found
+
+
+def _mcp_anywhere(options: QueryOptions, cwd: Path, settled: Settled) -> bool:
+    """Whether any place names an MCP server, looked at without reading them."""
+    if options.mcp_config:
+        return True
+    if options.strict_mcp_config:
+        return False
+    if (cwd / ".mcp.json").exists():
+        return True
+    return any(source.settings and source.settings.mcp_servers for source in settled.loaded.sources)
 
 
 def model_client(resolved: Resolved, model: str) -> tuple[Provider, ModelChoice]:

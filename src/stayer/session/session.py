@@ -21,7 +21,7 @@ import asyncio
 import os
 import threading
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import aclosing
 from pathlib import Path
@@ -60,7 +60,10 @@ from .setup import prepare
 from .transcript import Loaded, TranscriptWriter
 
 if TYPE_CHECKING:
+    from stayer.events import McpServerStatus, SessionStarted
+
     from .hook_points import SessionHooks
+    from .mcp_link import McpLink, McpPrompt
     from .rule_edits import RuleEdits, RulesView
 
 Busy = Literal["refuse", "queue"]
@@ -128,6 +131,10 @@ class Session:
         self._source: StartSource = "startup"
         self._rule_edits: RuleEdits | None = None
         env = os.environ if options.env is None else options.env
+        self._mcp: McpLink | None = parent._mcp if parent is not None else self._link(setup)
+        if self._mcp is not None and parent is None:
+            tools = setup.params.tools.with_source(self._mcp.catalog)
+            self.setup = setup = replace(setup, params=replace(setup.params, tools=tools))
         self._hooks = self._hooks_for(env) if setup.hooks else None
         params = setup.params
         can_ask = params.decide is not None and EXIT_PLAN_MODE in params.tools.names
@@ -178,11 +185,78 @@ class Session:
         event loop in turns, stalling it for a quarter of a second at 50 sessions."""
         opened = _opener().submit(cls, options, busy=busy)
         try:
-            return await asyncio.shield(asyncio.wrap_future(opened))
+            session = await asyncio.shield(asyncio.wrap_future(opened))
+            session._start_mcp()  # the servers connect while the caller gets ready
+            return session
         except asyncio.CancelledError:  # a running worker cannot be stopped: tidy up after it
             if not opened.cancel():
                 opened.add_done_callback(_discard)
             raise
+
+    def _link(self, setup: Setup) -> McpLink | None:
+        """The session's MCP servers, when any is configured (none: nothing of MCP loads)."""
+        resolved = setup.resolved
+        if resolved is None or resolved.mcp is None:
+            return None
+        from .mcp_link import McpLink, configured
+
+        if not configured(resolved.mcp):
+            return None
+
+        permissions = setup.permissions
+        return McpLink(
+            resolved.mcp,
+            env=resolved.env,
+            session_dir=setup.params.tool_context.session_dir,
+            context_window=setup.params.context_window,
+            hides=lambda name: permissions.policy.hides(name),
+        )
+
+    def mcp_servers(self) -> tuple[McpServerStatus, ...]:
+        """Every MCP server of the session, as it stands now (none configured: empty)."""
+        return () if self._mcp is None else self._mcp.statuses()
+
+    async def mcp_prompts(self) -> tuple[McpPrompt, ...]:
+        """The prompts the connected MCP servers offer (a front end makes each a slash
+        command, `/mcp__<server>__<prompt>`); a server that cannot list them offers none."""
+        return () if self._mcp is None else await self._mcp.prompts()
+
+    async def mcp_prompt(self, command: str, arguments: Sequence[str]) -> str:
+        """The text of the MCP prompt `command` names (`mcp__<server>__<prompt>`), its
+        arguments given in order, to send as a prompt; raises `ConfigError` in one line when
+        there is no such prompt, an argument it requires is missing, or the server fails."""
+        if self._mcp is None:
+            raise ConfigError("no MCP server is configured in this session")
+        return await self._mcp.prompt_text(command, arguments)
+
+    def _start_mcp(self) -> None:
+        """Start the MCP servers on the running loop, once (they connect in the background)."""
+        if self._mcp is not None:
+            self._mcp.start()
+
+    def tool_tokens(self) -> int:
+        """About how many tokens the tool definitions sent with each request cost now."""
+        from stayer.mcp.tokens import spec_tokens
+
+        tools = self.setup.params.tools
+        return spec_tokens(tools.specs)
+
+    def watch_mcp(self, listener: Callable[[], None]) -> None:
+        """Call `listener` (on the event loop) each time an MCP server's state or tools
+        change, between runs too (a front end refreshes its commands and footer)."""
+        if self._mcp is not None:
+            self._mcp.watch(listener)
+
+    def _announcement(self) -> SessionStarted:
+        """The session's first event: as assembled, with the MCP servers as they are now
+        and what the tool definitions cost."""
+        started = replace(self.setup.started, tool_tokens=self.tool_tokens())
+        if self._mcp is None:
+            return started
+        self._mcp.drain()  # the init line tells what happened so far
+        return replace(
+            started, tools=self.setup.params.tools.names, mcp_servers=self._mcp.statuses()
+        )
 
     def _hooks_for(self, env: Mapping[str, str]) -> SessionHooks:
         # Only a session whose settings define hooks loads them (their reply models are
@@ -446,6 +520,8 @@ class Session:
             await self._hooks.session_ended()
         context = self.setup.params.tool_context
         await context.shells.aclose()
+        if self._mcp is not None and self.parent is None:  # a child shares its parent's
+            await self._mcp.aclose()
         if context.sandbox is not None and self.parent is None:  # a child shares its parent's
             close_sandbox(context.sandbox)
         if self._transcript is not None:
@@ -470,6 +546,8 @@ class Session:
     ) -> AsyncIterator[Event]:
         self._abort = abort
         self._seen = self.history  # before the first yield: a consumer may leave at any of them
+        if self._mcp is not None:  # in the background, unless told to wait for them
+            await self._mcp.ready()
         context: tuple[str, ...] = ()
         if self._hooks is not None and self.parent is None:  # a child's prompt is its parent's
             gate = _Gate()
@@ -489,7 +567,7 @@ class Session:
         prompt, or why it is kept out, into `gate`; their runs as they end."""
         if not self._announced:
             self._announced = True
-            yield self.setup.started
+            yield self._announcement()
             gate.context = await hooks.session_started(self._source)
         hooks.begin_run()
         gate.refused, added = await hooks.prompt_submitted(_prompt_text(prompt))
@@ -516,11 +594,15 @@ class Session:
         self._seen = messages  # before the first yield: a consumer may leave at any of them
         if not self._announced:
             self._announced = True
-            yield self.setup.started
+            yield self._announcement()
+        if self._mcp is not None:
+            params = self._mcp_params(params)
         async with aclosing(loop_query(params, messages)) as events:  # its tools stop with it
             async for event in events:
                 for ran in self._hooks.drain() if self._hooks is not None else ():
                     yield ran  # what the hooks did on the way to this event, before it
+                for status in self._mcp.drain() if self._mcp is not None else ():
+                    yield status
                 if writer is not None:
                     record(writer, event)
                 if isinstance(event, Finished):
@@ -555,6 +637,20 @@ class Session:
             params, observe=self._observe, reminder=self._reminder, take_queued=self._take_queued
         )
 
+    def _mcp_params(self, params: LoopParams) -> LoopParams:
+        """The run's parameters with the connected MCP servers' instructions in its system
+        prompt, whoever serves."""
+        assert self._mcp is not None
+        section = self._mcp.instructions()
+        if not section:
+            return params
+        serving = params.model_prompt
+        return replace(
+            params,
+            system_prompt=params.system_prompt + section,
+            model_prompt=None if serving is None else (lambda model: serving(model) + section),
+        )
+
     def _observe(self, messages: tuple[Message, ...]) -> None:
         """The conversation as the loop last settled it: kept, and written."""
         self._seen = messages
@@ -574,6 +670,8 @@ class Session:
 
         todos = self.setup.params.tool_context.todos
         todos[:] = recorded_todos(loaded)
+        if self._mcp is not None:
+            self._mcp.load_used(self.history)
         writer = self._transcript
         if writer is not None and loaded.session_id == self.session_id:
             # the same session goes on in its own file: continue its chain

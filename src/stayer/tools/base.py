@@ -327,6 +327,15 @@ class Tool(ABC, Generic[InputT]):
         except Exception as exc:  # a validator that raised something other than a ValueError
             raise ToolInputError(f"{type(exc).__name__}: {exc}") from None
 
+    def input_json(self, tool_input: InputT) -> dict[str, JSON]:
+        """A parsed input as JSON again, with what the caller set under its own names (what
+        hooks are shown). A tool whose input is the JSON itself (an MCP server's) gives it back
+        as it is."""
+        if isinstance(tool_input, Mapping):
+            return dict(tool_input)
+        dumped = cast(Any, tool_input).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return cast(dict[str, JSON], dumped)
+
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
         return ToolSpec(self.name, self.description, self.input_schema)

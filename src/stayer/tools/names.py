@@ -45,6 +45,13 @@ tools load: a run with a deny rule on reading needs them for its first request, 
 every tool (and pydantic) for that cost a settings file 150 ms. A test checks it against the
 tools themselves."""
 
+PIN = "Pin"
+
+RUN_ONLY_TOOLS = frozenset({EXIT_PLAN_MODE, TODO_WRITE, PIN})
+"""Tools that mean something only inside a model's run (a plan to accept, a task list checked
+before stopping, notes kept through compaction): `stayer mcp serve` leaves them out unless
+`--tools` names them."""
+
 TOOL_SEARCH = "ToolSearch"
 """The tool that loads the full definitions of MCP tools sent only by name (deferred)."""
 

@@ -23,14 +23,23 @@ from typing import Any, Literal, TextIO
 from msgspec import Struct
 
 from stayer.driver import Close, Driver, Submit
-from stayer.events import Event, Finished, HookRan, ModelSwitched, Retrying, Terminal
+from stayer.events import (
+    Event,
+    Finished,
+    HookRan,
+    McpServerStatus,
+    ModelSwitched,
+    Retrying,
+    SessionStarted,
+    Terminal,
+)
 from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
 from .closed_output import EXIT_READER_GONE, GuardedOutput, watch_reader
 from .live import LiveView
 from .stream_json import Line, StreamJsonWriter, dumps
-from .wording import hook_line
+from .wording import hook_line, mcp_line
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -202,6 +211,11 @@ def _note(event: Event) -> None:
         _say(switch_line(event))
     elif isinstance(event, HookRan) and event.outcome != "success":
         _say(hook_line(event))
+    elif isinstance(event, McpServerStatus | SessionStarted):
+        for server in event.mcp_servers if isinstance(event, SessionStarted) else (event,):
+            line = mcp_line(server)
+            if line is not None:
+                _say(f"stayer: {line}")
 
 
 def _say(line: str) -> None:

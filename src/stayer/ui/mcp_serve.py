@@ -35,6 +35,7 @@ from stayer.providers.base import ModelRequest
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
 from stayer.tools.base import Tool
+from stayer.tools.names import RUN_ONLY_TOOLS
 from stayer.tools.registry import BUILTIN_NAMES
 
 if TYPE_CHECKING:
@@ -99,11 +100,14 @@ class ToolServer:
     def __init__(self, session: Session) -> None:
         self._session = session
         self._gate = _Gate()
+        named = session.options.tools is not None
+        self._offered = set(BUILTIN_NAMES) - (set() if named else RUN_ONLY_TOOLS)
 
     def _tools(self) -> dict[str, Tool[Any]]:
-        """The built-ins the session offers (a session's other tool sources stay its own)."""
+        """The built-ins the session offers (a session's other tool sources stay its own),
+        less those only a model's run gives a meaning, unless `--tools` names them."""
         tools = self._session.setup.params.tools.tools()
-        return {name: tool for name, tool in tools.items() if name in BUILTIN_NAMES}
+        return {name: tool for name, tool in tools.items() if name in self._offered}
 
     def listed(self) -> list[mcp_types.Tool]:
         """Each tool's name, description, input schema, and whether it only reads."""

@@ -394,6 +394,7 @@ class StreamJsonWriter(Struct):
             cwd=event.cwd,
             tools=list(event.tools),
             mcp_servers=[mcp_entry(server) for server in event.mcp_servers],
+            tool_tokens=event.tool_tokens,
             model=event.model,
             permissionMode=event.permission_mode,
             slash_commands=[],

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from stayer.cli.mcp_manage import git_tracks
 from stayer.config import load_settings
 from stayer.config.mcp_servers import (
     McpServerConfig,
@@ -22,6 +21,7 @@ from stayer.config.mcp_servers import (
     entry_problem,
     load_mcp_servers,
 )
+from stayer.context.git import git_tracks
 from stayer.errors import ConfigError
 
 

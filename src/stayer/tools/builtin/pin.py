@@ -12,6 +12,7 @@ from pydantic import Field
 
 from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from stayer.tools.builtin import ToolInput
+from stayer.tools.names import PIN
 
 MAX_NOTE_CHARS = 1_000
 MAX_PINS = 20
@@ -30,7 +31,7 @@ class PinInput(ToolInput):
 class PinTool(Tool[PinInput]):
     """Keeps a note word for word through every compaction of the conversation."""
 
-    name = "Pin"
+    name = PIN
     input_model = PinInput
     read_only = True
     description = (

@@ -1,0 +1,271 @@
+"""A session's MCP servers: the hub that runs them and the catalog that offers their tools.
+
+The servers start on the session's event loop the first time it runs anything (or as
+`Session.open` returns), all at once, and no model call waits for them unless
+`MCP_CONNECTION_NONBLOCKING` is off: a server that comes up joins the next call with its
+tools. Their status changes are events of whichever run is going on; one that happens between
+runs is told at the start of the next. A server's `instructions` join the system prompt from
+the next prompt on, capped.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+
+from stayer.errors import ConfigError
+from stayer.events import McpServerStatus
+from stayer.messages import Message
+from stayer.tools.base import Tool
+
+if TYPE_CHECKING:
+    from stayer.config.mcp_servers import McpServers
+    from stayer.mcp.catalog import McpCatalog
+    from stayer.mcp.hub import McpHub
+
+
+class McpPromptArgument(Struct, frozen=True):
+    """One argument an MCP prompt takes."""
+
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+class McpPrompt(Struct, frozen=True):
+    """A prompt a server offers, as a slash command (`command` is its name without the
+    slash)."""
+
+    command: str
+    server: str
+    name: str
+    description: str = ""
+    arguments: tuple[McpPromptArgument, ...] = ()
+
+
+INSTRUCTIONS_CAP = 2_000
+"""The most characters one server's instructions put in the system prompt."""
+INSTRUCTIONS_HEAD = "# MCP server instructions"
+
+
+def initial_statuses(servers: McpServers) -> tuple[McpServerStatus, ...]:
+    """The servers that will not start, as the init line lists them."""
+    waiting = tuple(
+        McpServerStatus(config.name, "needs-approval", scope=config.scope)
+        for config in servers.needs_approval
+    )
+    off = tuple(
+        McpServerStatus(config.name, "disabled", scope=config.scope) for config in servers.disabled
+    )
+    broken = tuple(McpServerStatus(name, "failed", error=why) for name, why in servers.failed)
+    return (*broken, *waiting, *off)
+
+
+def blocking(env: Mapping[str, str]) -> bool:
+    """Whether the first model call waits for every server (`MCP_CONNECTION_NONBLOCKING=0`)."""
+    return env.get("MCP_CONNECTION_NONBLOCKING", "").strip().lower() in ("0", "false", "no", "off")
+
+
+class McpLink:
+    """The servers of one session (a child shares its parent's)."""
+
+    def __init__(
+        self,
+        servers: McpServers,
+        *,
+        env: Mapping[str, str],
+        session_dir: Path | None,
+        context_window: int,
+        hides: Callable[[str], bool],
+    ) -> None:
+        from stayer.mcp.catalog import McpCatalog, parse_tool_search
+        from stayer.mcp.hub import McpHub, connect_timeout_from
+
+        self.env = env
+        self.wait = blocking(env)
+        self.timeout_s = connect_timeout_from(env)
+        self.hub: McpHub = McpHub(
+            servers.start,
+            env=env,
+            log_dir=_log_dir(session_dir),
+            connect_timeout_s=self.timeout_s,
+            initial=initial_statuses(servers),
+        )
+        self.catalog: McpCatalog = McpCatalog(
+            tools=self._tools,
+            hides=hides,
+            context_window=context_window,
+            mode=parse_tool_search(env.get("ENABLE_TOOL_SEARCH")),
+        )
+        self._started = False
+        self._made: tuple[int, tuple[Tool[Any], ...]] = (-1, ())
+
+    def start(self) -> None:
+        """Start every server on the running event loop, once; returns at once."""
+        if not self._started:
+            self._started = True
+            self.hub.start()
+
+    async def ready(self) -> None:
+        """Wait for the servers when the session was told to (`blocking`); else return."""
+        self.start()
+        if self.wait:
+            await self.hub.wait_started(self.timeout_s)
+
+    def statuses(self) -> tuple[McpServerStatus, ...]:
+        """Every server, as it stands now."""
+        return self.hub.statuses()
+
+    def drain(self) -> list[McpServerStatus]:
+        """The status changes not yet told."""
+        return self.hub.drain()
+
+    def watch(self, listener: Callable[[], None]) -> None:
+        """Call `listener` whenever a server's state or tools change."""
+        self.hub.watch(listener)
+
+    def load_used(self, messages: Sequence[Message]) -> None:
+        """Load the deferred tools a resumed conversation used, so the model sees them again."""
+        from stayer.mcp.catalog import used_mcp_tools
+
+        self.catalog.load(used_mcp_tools(messages))
+
+    def instructions(self) -> str:
+        """The connected servers' instructions as a system prompt section ("" when none)."""
+        parts = []
+        for server in self.hub.connected():
+            text = (server.instructions or "").strip()
+            if not text:
+                continue
+            if len(text) > INSTRUCTIONS_CAP:
+                text = text[:INSTRUCTIONS_CAP].rstrip() + "\n[cut: the server's instructions go on]"
+            parts.append(f"## {server.config.name}\n{text}")
+        return f"\n\n{INSTRUCTIONS_HEAD}\n\n" + "\n\n".join(parts) if parts else ""
+
+    async def prompts(self) -> tuple[McpPrompt, ...]:
+        """The prompts of every connected server that offers some, in server order."""
+        found: list[McpPrompt] = []
+        for server in self.hub.connected():
+            found.extend(await _prompts_of(server))
+        return tuple(found)
+
+    async def prompt_text(self, command: str, arguments: Sequence[str]) -> str:
+        """The text of the prompt `command` names, with `arguments` given in order."""
+        from stayer.mcp.server import McpUnavailable
+
+        prompt = next((p for p in await self.prompts() if p.command == command), None)
+        if prompt is None:
+            raise ConfigError(f"no MCP prompt /{command}; /mcp lists the servers")
+        values = _arguments(prompt, arguments)
+        server = next(s for s in self.hub.connected() if s.config.name == prompt.server)
+        try:
+            result = await server.get_prompt(prompt.name, values)
+        except McpUnavailable as error:
+            raise ConfigError(str(error)) from None
+        except Exception as error:  # the server answered with an error of its own
+            raise ConfigError(f"MCP server {prompt.server!r}: {_one_line(error)}") from None
+        return _prompt_messages(result)
+
+    async def aclose(self) -> None:
+        """Stop every server."""
+        await self.hub.aclose()
+
+    def _tools(self) -> tuple[Tool[Any], ...]:
+        """The tools of the connected servers, made again only when the hub changed."""
+        generation = self.hub.generation
+        if self._made[0] != generation:
+            self._made = (generation, _made_tools(self.hub, self.env))
+        return self._made[1]
+
+
+def _made_tools(hub: McpHub, env: Mapping[str, str]) -> tuple[Tool[Any], ...]:
+    """One tool per tool of each connected server, and the resource tools when any of them
+    offers resources."""
+    from stayer.mcp.tools import result_chars, server_tools
+
+    connected = hub.connected()
+    tools: list[Tool[Any]] = list(server_tools(connected, max_result_chars=result_chars(env)))
+    if any(server.offers_resources for server in connected):
+        from stayer.mcp.resources import ListMcpResourcesTool, ReadMcpResourceTool
+
+        tools += [ListMcpResourcesTool(hub.connected), ReadMcpResourceTool(hub.connected)]
+    return tuple(tools)
+
+
+def _log_dir(session_dir: Path | None) -> Path:
+    """Where the servers' stderr goes: the session's folder, or a folder of its own for a
+    session that is not kept."""
+    if session_dir is not None:
+        return session_dir / "mcp-logs"
+    return Path(tempfile.mkdtemp(prefix="stayer-mcp-logs-"))
+
+
+def configured(servers: McpServers | None) -> bool:
+    """Whether a session has any MCP server to start or to report."""
+    if servers is None:
+        return False
+    return bool(servers.start or servers.needs_approval or servers.disabled or servers.failed)
+
+
+async def _prompts_of(server: Any) -> list[McpPrompt]:
+    from stayer.mcp.naming import tool_name
+
+    try:
+        listed = await server.list_prompts()
+    except Exception:  # a server that offers no prompts, or cannot list them now
+        return []
+    return [
+        McpPrompt(
+            command=tool_name(server.config.name, prompt.name),
+            server=server.config.name,
+            name=prompt.name,
+            description=(prompt.description or "").strip().splitlines()[0][:120]
+            if prompt.description
+            else "",
+            arguments=tuple(
+                McpPromptArgument(arg.name, arg.description or "", bool(arg.required))
+                for arg in prompt.arguments or ()
+            ),
+        )
+        for prompt in listed
+    ]
+
+
+def _arguments(prompt: McpPrompt, given: Sequence[str]) -> dict[str, str]:
+    """The prompt's arguments by name, from the words given in order; the last takes the rest."""
+    names = [argument.name for argument in prompt.arguments]
+    if len(given) > len(names) and names:
+        given = [*given[: len(names) - 1], " ".join(given[len(names) - 1 :])]
+    values = dict(zip(names, given, strict=False))
+    missing = [a.name for a in prompt.arguments if a.required and a.name not in values]
+    if missing:
+        usage = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
+        raise ConfigError(
+            f"/{prompt.command} needs {', '.join(missing)}; usage: /{prompt.command} {usage}"
+        )
+    return values
+
+
+def _prompt_messages(result: Any) -> str:
+    """A prompt's messages as one text: each message's text, resources by their text."""
+    parts: list[str] = []
+    for message in result.messages:
+        content = message.content
+        text = getattr(content, "text", None)
+        if text is None:
+            resource = getattr(content, "resource", None)
+            text = getattr(resource, "text", None)
+        if text:
+            parts.append(text)
+    if not parts:
+        raise ConfigError("the MCP prompt came back with no text to send")
+    return "\n\n".join(parts)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
