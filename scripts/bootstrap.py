@@ -18,6 +18,7 @@ meet stayer's). That is never fatal either, and a failure is remembered the same
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -122,6 +123,13 @@ def main() -> int:
     if sys.version_info < (3, 11):
         print("stayer needs Python 3.11 or newer; run this with python3.11+", file=sys.stderr)
         return 1
+    (ROOT / ".cache").mkdir(exist_ok=True)
+    with open(ROOT / ".cache" / "bootstrap.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two at once (./stayer beside ./test) take turns
+        return _set_up()
+
+
+def _set_up() -> int:
     _system_program("bwrap", "bubblewrap", "--sandbox")
     _system_program("tmux", "tmux", "the terminal UI's tests, which drive it in tmux")
     _mcp_server_time()

@@ -21,10 +21,10 @@ import pytest
 from tests.e2e.cli import clean_env, stayer
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import ToolCall, reply
+from tests.mcp_servers.reference import time_server
 
 ROOT = Path(__file__).resolve().parents[2]
 KITCHEN = ROOT / "tests" / "mcp_servers" / "kitchen.py"
-TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
 BLOCKING = {"MCP_CONNECTION_NONBLOCKING": "0"}
 STREAM = ("--output-format", "stream-json", "--verbose")
 
@@ -111,7 +111,6 @@ def test_working_servers_tools_are_offered_and_called_and_a_broken_one_is_report
 ) -> None:
     """The issue's own check: the reference server and a small one work, a command that does
     not exist is reported in the init line, and the run goes on."""
-    assert TIME_SERVER.exists(), "the test set-up (scripts/bootstrap.py) installs mcp-server-time"
     server.enqueue(
         reply(
             ToolCall("toolu_1", "mcp__kitchen__add", {"a": 2, "b": 3}),
@@ -121,7 +120,7 @@ def test_working_servers_tools_are_offered_and_called_and_a_broken_one_is_report
     )
     config = mcp_config(
         kitchen=kitchen(),
-        time={"command": str(TIME_SERVER), "args": ["--local-timezone", "UTC"]},
+        time={"command": str(time_server()), "args": ["--local-timezone", "UTC"]},
         broken={"command": "no-such-program-for-stayer"},
     )
     done = stayer("-p", "add 2 and 3, and say the time", "--mcp-config", config,

@@ -8,21 +8,12 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 from mcp_types import TextContent
 
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.events import McpServerStatus
 from stayer.mcp.server import McpServer
-
-ROOT = Path(__file__).resolve().parent.parent.parent
-TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
-
-pytestmark = pytest.mark.skipif(
-    not TIME_SERVER.exists(),
-    reason="mcp-server-time is not installed (scripts/bootstrap.py installs it; see "
-    ".cache/mcp-server-time-failed for why it could not)",
-)
+from tests.mcp_servers.reference import time_server
 
 
 async def test_lists_and_calls_get_current_time(tmp_path: Path) -> None:
@@ -32,7 +23,7 @@ async def test_lists_and_calls_get_current_time(tmp_path: Path) -> None:
         transport="stdio",
         scope="flag",
         origin="--mcp-config",
-        command=str(TIME_SERVER),
+        command=str(time_server()),
         args=("--local-timezone", "UTC"),
     )
     server = McpServer(
