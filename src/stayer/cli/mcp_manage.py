@@ -33,6 +33,7 @@ from stayer.config.local_rules import (
     read_settings_json,
     write_settings_json,
 )
+from stayer.config.mcp_approvals import ApprovalRefused, approve_servers
 from stayer.config.mcp_servers import (
     MCP_JSON,
     McpServerConfig,
@@ -48,9 +49,6 @@ SCOPES: tuple[WriteScope, ...] = ("local", "project", "user")
 _SCOPE_NAMED: dict[str, WriteScope] = {scope: scope for scope in SCOPES}
 EXIT_MISSING = 1
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
-_APPROVE_ALL = "enableAllProjectMcpServers"
-_ENABLED = "enabledMcpjsonServers"
-_DISABLED = "disabledMcpjsonServers"
 
 USAGE = """usage: stayer mcp COMMAND [...]
 
@@ -440,39 +438,21 @@ def _approve(argv: list[str], cwd: Path) -> int:
     if not argv or (not every and any(word.startswith("-") for word in argv)):
         raise _Usage("mcp approve: give server names, or --all; usage: stayer mcp approve NAME...")
     names = [] if every else [_checked_name(name, "approve") for name in argv]
-    file = _file("local", cwd)
-    if file.path.exists() and git_tracks(file.path):
-        raise _Missing(
-            f"git tracks {file.path}, so an approval there would be the repository's word and "
-            "does not count; untrack it (git rm --cached) and try again"
-        )
-    data = read_settings_json(file.path)
-    if every:
-        data[_APPROVE_ALL] = True
-    else:
-        enabled = _names(data, _ENABLED, file)
-        data[_ENABLED] = list(dict.fromkeys([*enabled, *names]))
-        if _DISABLED in data:  # approving a server turns it back on
-            data[_DISABLED] = [n for n in _names(data, _DISABLED, file) if n not in names]
-    write_settings_json(file.path, data)
-    _say_approved(names, cwd, file)
+    try:
+        path = approve_servers(cwd, names, every=every, tracked=git_tracks)
+    except ApprovalRefused as refused:
+        raise _Missing(str(refused)) from None
+    _say_approved(names, cwd, path)
     return 0
 
 
-def _names(data: dict[str, Any], key: str, file: _File) -> list[str]:
-    listed = data.get(key, [])
-    if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
-        raise ConfigError(f'"{key}" in {file.path} is not a list of names; fix the file first')
-    return listed
-
-
-def _say_approved(names: list[str], cwd: Path, file: _File) -> None:
+def _say_approved(names: list[str], cwd: Path, path: Path) -> None:
     if not names:
-        print(f"Approved every server of this project's .mcp.json, in {file.path}")
+        print(f"Approved every server of this project's .mcp.json, in {path}")
         return
     servers = configured(cwd)
     known = {c.name for c in (*servers.start, *servers.needs_approval, *servers.disabled)}
-    print(f"Approved {', '.join(names)} in {file.path}")
+    print(f"Approved {', '.join(names)} in {path}")
     for name in names:
         if name not in known:
             print(

@@ -60,18 +60,21 @@ class McpHub:
         self.generation = 0
         self._listeners: list[Callable[[], None]] = []
         self._closed = False
+        self._started = False
         if connect_timeout_s is None:
             connect_timeout_s = connect_timeout_from(env)
-        self._servers = tuple(
-            McpServer(
-                config,
-                env=env,
-                log_dir=log_dir,
-                connect_timeout_s=connect_timeout_s,
-                on_change=self._changed,
-                restart_delays_s=restart_delays_s,
-            )
-            for config in configs
+        self._env, self._log_dir = env, log_dir
+        self._timeout_s, self._delays_s = connect_timeout_s, tuple(restart_delays_s)
+        self._servers = tuple(self._made(config) for config in configs)
+
+    def _made(self, config: McpServerConfig) -> McpServer:
+        return McpServer(
+            config,
+            env=self._env,
+            log_dir=self._log_dir,
+            connect_timeout_s=self._timeout_s,
+            on_change=self._changed,
+            restart_delays_s=self._delays_s,
         )
 
     def _changed(self, status: McpServerStatus) -> None:
@@ -86,8 +89,26 @@ class McpHub:
 
     def start(self) -> None:
         """Start every server on the running loop; returns at once."""
+        self._started = True
         for server in self._servers:
             server.start()
+
+    def add(self, config: McpServerConfig) -> McpServer:
+        """Take on a server the session may start now (one just approved, say): it replaces
+        an entry of the same name passed in as `initial`, and starts at once when the others
+        have; its status changes follow as the others' do. Raises `ConfigError` when a server
+        of that name is running already, or the hub is closed."""
+        if self._closed:
+            raise ConfigError(f"cannot start MCP server {config.name}: the session is ending")
+        if any(server.config.name == config.name for server in self._servers):
+            raise ConfigError(f"MCP server {config.name} is running already")
+        server = self._made(config)
+        self._initial = tuple(s for s in self._initial if s.name != config.name)
+        self._servers = (*self._servers, server)
+        self._changed(server.status)  # pending: the entry waiting for approval is gone
+        if self._started:
+            server.start()
+        return server
 
     async def wait_started(self, timeout_s: float | None = None) -> None:
         """Until every server has connected or failed (or `timeout_s` has passed)."""

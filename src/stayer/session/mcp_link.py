@@ -23,7 +23,7 @@ from stayer.messages import Message
 from stayer.tools.base import Tool
 
 if TYPE_CHECKING:
-    from stayer.config.mcp_servers import McpServers
+    from stayer.config.mcp_servers import McpServerConfig, McpServers
     from stayer.mcp.catalog import McpCatalog
     from stayer.mcp.hub import McpHub
 
@@ -88,10 +88,14 @@ class McpLink:
         self.env = env
         self.wait = blocking(env)
         self.timeout_s = connect_timeout_from(env)
+        self.log_dir = _log_dir(session_dir)
+        """Where each stdio server's stderr goes (`<name>.log`)."""
+        self.waiting = tuple(config.name for config in servers.needs_approval)
+        """The servers that wait for the person's approval (`mcp_approval`)."""
         self.hub: McpHub = McpHub(
             servers.start,
             env=env,
-            log_dir=_log_dir(session_dir),
+            log_dir=self.log_dir,
             connect_timeout_s=self.timeout_s,
             initial=initial_statuses(servers),
         )
@@ -115,6 +119,21 @@ class McpLink:
         self.start()
         if self.wait:
             await self.hub.wait_started(self.timeout_s)
+
+    def add(self, configs: Sequence[McpServerConfig]) -> None:
+        """Start `configs` now (servers just approved); their status changes follow."""
+        for config in configs:
+            self.hub.add(config)
+        added = {config.name for config in configs}
+        self.waiting = tuple(name for name in self.waiting if name not in added)
+
+    def running(self) -> frozenset[str]:
+        """The names of the servers the hub runs (in any state)."""
+        return frozenset(server.config.name for server in self.hub.servers())
+
+    def saved_tokens(self) -> int:
+        """About how many tokens ToolSearch deferral keeps out of each request now."""
+        return self.catalog.saved_tokens()
 
     def statuses(self) -> tuple[McpServerStatus, ...]:
         """Every server, as it stands now."""

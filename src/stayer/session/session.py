@@ -229,6 +229,26 @@ class Session:
             raise ConfigError("no MCP server is configured in this session")
         return await self._mcp.prompt_text(command, arguments)
 
+    async def approve_mcp(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Approve the project's MCP servers `names` (as `stayer mcp approve` does) and start
+        at once those that may start now; their names (see `mcp_approval`)."""
+        from .mcp_approval import approve_mcp
+
+        return await approve_mcp(self._mcp, self.options, self._cwd(), names)
+
+    def mcp_saved_tokens(self) -> int:
+        """About how many tokens ToolSearch deferral keeps out of each request now (0 when
+        nothing is deferred)."""
+        return 0 if self._mcp is None else self._mcp.saved_tokens()
+
+    def mcp_log_dir(self) -> Path | None:
+        """Where the MCP servers' stderr logs go (None: no server configured)."""
+        return None if self._mcp is None else self._mcp.log_dir
+
+    def _cwd(self) -> Path:
+        resolved = self.setup.resolved
+        return resolved.cwd if resolved is not None else Path(self.setup.started.cwd)
+
     def _start_mcp(self) -> None:
         """Start the MCP servers on the running loop, once (they connect in the background)."""
         if self._mcp is not None:

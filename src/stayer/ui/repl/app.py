@@ -47,6 +47,7 @@ from stayer.events import (
     Compacted,
     Event,
     Finished,
+    McpServerStatus,
     MessageCompleted,
     PermissionRequested,
     SessionStarted,
@@ -60,6 +61,7 @@ from stayer.session.options import QueryOptions
 from stayer.session.session import Prompt, Session
 
 from .commands import Commands
+from .commands_mcp import ask_approval
 from .completion import FileIndex, ReplCompleter
 from .dialogs import Chosen, Dialog, Option, decision_for, keeper, permission_dialog
 from .entry import entered
@@ -67,6 +69,7 @@ from .footer import Footer
 from .input import ProjectHistory, history_file
 from .keys import key_bindings
 from .layout import build_layout, build_style
+from .mcp_watch import McpWatch
 from .paste import Pastes
 from .questions import Questions
 from .shell import bang_prompt, run_in_session, shown
@@ -119,6 +122,7 @@ class ReplApp:
             cwd=str(self._cwd),
         )
         self.commands = Commands()
+        self.mcp = McpWatch(self.commands, self._warn)
         self.pastes = Pastes()
         self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
@@ -236,6 +240,7 @@ class ReplApp:
         finally:
             for number in (signal.SIGTERM, signal.SIGHUP):
                 loop.remove_signal_handler(number)
+            self.mcp.close()
             await self._stop_driver()
             for task in list(self._tasks):
                 task.cancel()
@@ -260,6 +265,7 @@ class ReplApp:
         """The prompt given on the command line goes once the tail is on screen (a commit
         before the first frame would leave prompt_toolkit unsure where the tail starts)."""
         self._spawn(self._warm())
+        self._spawn(ask_approval(self))  # a project's MCP servers waiting to be approved
         self._files.refresh()  # listed by the time someone types `@`
         if self._first_prompt:
             self.app.after_render += self._first_frame
@@ -284,6 +290,7 @@ class ReplApp:
         started = session.setup.started
         self._tracker.totals.context_window = started.context_window
         self._tracker.mode = session.permission_mode
+        self.mcp.attach(session)
         refused = self.footer.attach(session, self._cwd)
         if refused is not None:
             self.show(self.view.notice(refused, level="warning"))
@@ -418,6 +425,8 @@ class ReplApp:
 
     async def _sink(self, event: Event) -> None:
         self._track(event)
+        if isinstance(event, McpServerStatus) and self.mcp.told(event):
+            return  # said as it happened (`mcp_watch`)
         if isinstance(event, PermissionRequested):
             self._spawn(self._question(event))
         ended = self.view.flush() if isinstance(event, Finished) else []
@@ -561,6 +570,9 @@ class ReplApp:
 
     def _command_names(self) -> list[tuple[str, str]]:
         return [(command.name, command.summary) for command in self.commands.complete("")]
+
+    def _warn(self, line: str) -> None:
+        self.show(self.view.notice(line, level="warning"))
 
     def _failed(self, line: str) -> None:
         self.show(self.view.notice(line, level="error"))

@@ -22,6 +22,7 @@ from stayer.errors import ConfigError, StayerError
 from .commands_context import context_command
 from .commands_entry import Command
 from .commands_info import cost_command, status_command
+from .commands_mcp import mcp_command
 from .commands_memory import init_command, memory_command
 from .commands_permissions import permissions_command
 from .commands_session import (
@@ -94,6 +95,7 @@ BUILT_IN: tuple[Command, ...] = (
     memory_command,
     init_command,
     status_command,
+    mcp_command,
     exit_command,
 )
 """The commands every REPL has; their names are fixed."""
@@ -119,6 +121,19 @@ class Commands:
             for key in (old.name, *old.aliases):
                 self._by_name.pop(key.lower(), None)
         self._enter(command)
+
+    def remove(self, name: str) -> bool:
+        """Take out the added command `name` (its aliases too); False when there is none. A
+        built-in command is never taken out (`ConfigError`)."""
+        key = name.removeprefix("/").lower()
+        if key in self._fixed:
+            raise ConfigError(f"/{key} is a built-in command and stays")
+        command = self._by_name.get(key)
+        if command is None:
+            return False
+        for alias in (command.name, *command.aliases):
+            self._by_name.pop(alias.lower(), None)
+        return True
 
     def find(self, name: str) -> Command | None:
         """The command called `name` (or with that alias), with or without its slash."""

@@ -2,7 +2,9 @@
 
 The parts are estimated from what the session really sends, with the estimate compaction
 itself judges by (`context.compact`): the system prompt less the memory files, the memory files
-(each named), the tools' definitions as the request carries them, and the conversation. What
+(each named), the tools' definitions as the request carries them (`Session.tool_tokens`, the
+figure the init line gives), and the conversation; and what ToolSearch deferral keeps out of
+each request when it defers MCP tools. What
 is left is free space up to where auto-compaction starts, and the room kept past that point
 for the answer and the compaction buffer, so the parts add up to the window. The count the API
 gave for the last request, when there has been one, is shown beside them.
@@ -10,7 +12,6 @@ gave for the last request, when there has been one, is shown beside them.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from msgspec import Struct
@@ -51,6 +52,8 @@ class Breakdown(Struct, frozen=True):
     compact_at: int | None
     """Where auto-compaction starts, in tokens used; None when it is off."""
     overflow: int = 0
+    deferral_saves: int = 0
+    """The tokens ToolSearch deferral keeps out of each request (0: nothing deferred)."""
 
     @property
     def used(self) -> int:
@@ -82,7 +85,7 @@ def breakdown(session: Session, window: int) -> Breakdown:
     used = (
         Part("System prompt", system - memory_tokens, "█"),
         Part("Memory files", memory_tokens, "▓"),
-        Part("Tools", _tools_tokens(params), "▒"),
+        Part("Tools", session.tool_tokens(), "▒"),
         Part("Messages", estimate_tokens(session.history), "░"),
     )
     taken = sum(part.tokens for part in used)
@@ -94,7 +97,8 @@ def breakdown(session: Session, window: int) -> Breakdown:
     overflow = max(0, taken - window)
     compact_at = limit if params.compaction.auto else None
     model = session.setup.started.model
-    return Breakdown(model, window, parts, files, tool_count, compact_at, overflow)
+    saves = session.mcp_saved_tokens()
+    return Breakdown(model, window, parts, files, tool_count, compact_at, overflow, saves)
 
 
 def shown_path(path: Path, cwd: Path) -> str:
@@ -103,15 +107,6 @@ def shown_path(path: Path, cwd: Path) -> str:
         if path.is_relative_to(base):
             return f"{prefix}/{path.relative_to(base)}"
     return str(path)
-
-
-def _tools_tokens(params: LoopParams) -> int:
-    """The tools' definitions as a request carries them: name, description, input schema."""
-    specs = [
-        {"name": s.name, "description": s.description, "input_schema": dict(s.input_schema)}
-        for s in params.tools.specs
-    ]
-    return text_tokens(json.dumps(specs, ensure_ascii=False)) if specs else 0
 
 
 def _compact_at(params: LoopParams, window: int) -> int:
@@ -150,6 +145,11 @@ def render(found: Breakdown, measured: int) -> str:
         lines.append(f"{part.mark} {label:<{width}} {tokens(part.tokens):>7}  {percent:5.1f}%")
         if part.label == "Memory files":
             lines += [f"    {path}  {tokens(count)}" for path, count in found.memory_files]
+    if found.deferral_saves:
+        lines.append(
+            f"MCP tool definitions deferred (ToolSearch loads them when asked): "
+            f"{tokens(found.deferral_saves)} saved per request"
+        )
     if found.compact_at is not None:
         lines.append(f"Auto-compaction starts at {tokens(found.compact_at)} used")
     if found.overflow:

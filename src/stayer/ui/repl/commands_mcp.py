@@ -1,0 +1,161 @@
+"""/mcp (the session's MCP servers: state, where each is configured, where its log is; `/mcp
+approve` lets a project's servers start), the MCP prompts as slash commands
+(`/mcp__<server>__<prompt> [args]`, their text sent as the person's message), and the question
+put as the REPL opens when the project's `.mcp.json` has servers waiting for approval.
+
+A project's servers start programs on this computer, so the question names each with its
+command line as written, and nothing starts until the person says so; "Not now" starts nothing
+and writes nothing (the question comes again next time).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from stayer.driver import Submit
+from stayer.errors import ConfigError
+from stayer.events import McpServerStatus
+from stayer.session.mcp_link import McpPrompt
+from stayer.session.session import Session
+
+from .commands_entry import Command
+from .surface import Repl
+
+SCOPES = {
+    "flag": "--mcp-config",
+    "user": "user settings",
+    "project": "project settings",
+    "local": "local settings",
+    "mcpjson": "project .mcp.json",
+}
+"""Where a server is configured, in a person's words (`McpServerStatus.scope`)."""
+
+USE = "Use these servers (remember for this project)"
+NOT_NOW = "Not now"
+EMPTY = (
+    "No MCP server is configured. Add one with `stayer mcp add NAME -- COMMAND [ARGS...]` "
+    "(see stayer mcp --help); sessions started from then on use it"
+)
+
+
+def state_words(status: McpServerStatus) -> str:
+    """What a server is doing, in a few words (and how to approve one that waits)."""
+    match status.status:
+        case "connected":
+            return f"connected · {status.tools} tool" + ("" if status.tools == 1 else "s")
+        case "failed":
+            return f"failed: {status.error or 'no reason given'}"
+        case "pending":
+            return f"connecting ({status.error})" if status.error else "connecting"
+        case "needs-approval":
+            return f"needs approval: /mcp approve {status.name}"
+        case "disabled":
+            return "disabled (disabledMcpjsonServers)"
+
+
+def servers_text(statuses: Sequence[McpServerStatus], log_dir: Path | None) -> str:
+    """/mcp's answer: a line per server (name, state, where it is configured), then where the
+    servers' logs are."""
+    if not statuses:
+        return EMPTY
+    width = max(len(status.name) for status in statuses)
+    lines = ["MCP servers:"]
+    for status in statuses:
+        where = SCOPES.get(status.scope, status.scope)
+        lines.append(
+            f"  {status.name:<{width}}  {state_words(status)}" + (f" · {where}" if where else "")
+        )
+    if log_dir is not None:
+        lines.append(f"Logs (each server's stderr): {log_dir}/")
+    return "\n".join(lines)
+
+
+async def _mcp(repl: Repl, argument: str) -> None:
+    session = repl.session
+    word, _, rest = argument.partition(" ")
+    if word == "approve":
+        await approve(repl, rest.split() or _waiting(session))
+        return
+    if argument:
+        repl.say("Write /mcp to list the servers, or /mcp approve NAME... to start a project's")
+        return
+    repl.say(servers_text(session.mcp_servers(), session.mcp_log_dir()))
+
+
+def _waiting(session: Session) -> list[str]:
+    return [s.name for s in session.mcp_servers() if s.status == "needs-approval"]
+
+
+async def approve(repl: Repl, names: Sequence[str]) -> None:
+    """Approve `names` for this project and start them; what happened, in one line."""
+    if not names:
+        repl.say("No MCP server waits for approval; /mcp lists them")
+        return
+    started = await repl.session.approve_mcp(names)
+    if started:
+        repl.say(f"Approved for this project; starting {', '.join(started)}")
+    else:
+        repl.say(
+            f"Approved {', '.join(names)} for this project; the settings keep them from starting"
+        )
+
+
+def approval_question(session: Session) -> str | None:
+    """The question for the servers waiting for approval, each with its command line as
+    written (or its URL); None when none waits."""
+    resolved = session.setup.resolved
+    waiting = set(_waiting(session))
+    if resolved is None or resolved.mcp is None or not waiting:
+        return None
+    lines = [
+        "This project's .mcp.json asks to start MCP servers, programs that run on this computer:"
+    ]
+    for config in resolved.mcp.needs_approval:
+        if config.name in waiting:
+            target = shlex.join((config.command, *config.args)) if config.command else config.url
+            lines.append(f"  {config.name}: {target}")
+    return "\n".join(lines)
+
+
+async def ask_approval(repl: Repl) -> None:
+    """Ask, as the REPL opens, whether the project's waiting servers may start."""
+    session = repl.session
+    question = approval_question(session)
+    if question is None:
+        return
+    chosen = await repl.pick(question, [USE, NOT_NOW])
+    if chosen != 0:
+        repl.say("Not started; /mcp approve starts them later (they wait again next session)")
+        return
+    try:
+        await approve(repl, _waiting(session))
+    except ConfigError as error:
+        repl.say(f"The servers were not started: {error}")
+
+
+def prompt_command(prompt: McpPrompt) -> Command:
+    """`/mcp__<server>__<prompt> [args]`: the prompt's text, its arguments filled in from the
+    words after the name, sent as the person's message."""
+
+    async def run(repl: Repl, argument: str) -> None:
+        try:
+            words = shlex.split(argument)
+        except ValueError as error:
+            raise ConfigError(f"cannot read the arguments ({error}); close the quote") from None
+        text = await repl.session.mcp_prompt(prompt.command, words)
+        repl.send(Submit(text))
+
+    summary = (prompt.description or f"the {prompt.name} prompt of {prompt.server}") + " (MCP)"
+    hint = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
+    return Command(prompt.command, summary, run, argument_hint=hint)
+
+
+mcp_command = Command(
+    "mcp",
+    "the MCP servers: state, where each is configured, logs",
+    _mcp,
+    argument_hint="[approve NAME...]",
+    while_running=True,
+)
