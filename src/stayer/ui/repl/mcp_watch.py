@@ -49,6 +49,11 @@ class McpWatch:
         """Whether a run's status event was said already (every one is, while attached)."""
         return self._session is not None and event.name in self._told
 
+    async def refreshed(self) -> None:
+        """Until the prompt commands are those of the servers connected now."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
     def close(self) -> None:
         """Stop asking for prompts (the REPL is leaving)."""
         self._session = None

@@ -1,0 +1,220 @@
+"""The REPL's MCP commands over a real session and the real test server on stdio: /mcp lists
+every server with its state and where it is configured; a server's prompts become slash
+commands once it is up (and go with it), and running one sends its text; /context counts the
+tool definitions and what deferral saves; the approval question names each server's command
+line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stayer.driver import Submit
+from stayer.errors import ConfigError
+from stayer.events import McpServerStatus
+from stayer.session.mcp_link import McpPrompt, McpPromptArgument
+from stayer.ui.repl.commands import Commands
+from stayer.ui.repl.commands_context import breakdown, render
+from stayer.ui.repl.commands_mcp import (
+    EMPTY,
+    approval_question,
+    ask_approval,
+    prompt_command,
+    servers_text,
+)
+from stayer.ui.repl.mcp_watch import McpWatch
+from tests.fakes.model_server import FakeModelServer
+from tests.session.test_mcp_approval import project, until_connected
+from tests.ui.repl.commands_kit import RecordingRepl, opened, run
+from tests.ui.repl.test_commands import echo
+
+KITCHEN = Path(__file__).resolve().parents[2] / "mcp_servers" / "kitchen.py"
+DEFER = {"ENABLE_TOOL_SEARCH": "true"}
+
+
+def mcp_config(**servers: dict[str, Any]) -> tuple[str, ...]:
+    return (json.dumps({"mcpServers": servers}),)
+
+
+def kitchen(*args: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(KITCHEN), *args]}
+
+
+# --- the table --------------------------------------------------------------------------------
+
+
+def test_an_added_command_can_be_taken_out_and_a_built_in_cannot() -> None:
+    table = Commands()
+    table.add(echo("mcp__kitchen__review"))
+    assert table.find("/mcp__kitchen__review") is not None
+    assert table.remove("mcp__kitchen__review")
+    assert table.find("mcp__kitchen__review") is None
+    assert not table.remove("mcp__kitchen__review")
+    with pytest.raises(ConfigError, match="built-in"):
+        table.remove("mcp")
+    assert table.find("mcp") is not None
+
+
+def test_a_prompt_command_says_it_is_mcp_and_what_it_takes() -> None:
+    prompt = McpPrompt(
+        command="mcp__kitchen__review",
+        server="kitchen",
+        name="review",
+        description="Review some code.",
+        arguments=(McpPromptArgument("code", required=True), McpPromptArgument("style")),
+    )
+    command = prompt_command(prompt)
+    assert command.name == "mcp__kitchen__review"
+    assert command.summary == "Review some code. (MCP)"
+    assert command.argument_hint == "<code> [style]"
+
+
+# --- /mcp's text ------------------------------------------------------------------------------
+
+
+def test_every_state_reads_as_a_line_with_where_it_comes_from() -> None:
+    text = servers_text(
+        (
+            McpServerStatus("kitchen", "connected", tools=9, scope="flag"),
+            McpServerStatus("broken", "failed", error="command not found: nope", scope="user"),
+            McpServerStatus("slow", "pending", scope="local"),
+            McpServerStatus("shared", "needs-approval", scope="mcpjson"),
+            McpServerStatus("off", "disabled", scope="mcpjson"),
+        ),
+        Path("/s/mcp-logs"),
+    )
+    lines = text.splitlines()
+    assert lines[0] == "MCP servers:"
+    assert lines[1] == "  kitchen  connected · 9 tools · --mcp-config"
+    assert lines[2] == "  broken   failed: command not found: nope · user settings"
+    assert lines[3] == "  slow     connecting · local settings"
+    assert lines[4] == "  shared   needs approval: /mcp approve shared · project .mcp.json"
+    assert lines[5] == "  off      disabled (disabledMcpjsonServers) · project .mcp.json"
+    assert lines[6] == "Logs (each server's stderr): /s/mcp-logs/"
+
+
+async def test_with_no_server_it_says_how_to_add_one(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path) as session:
+            said = await run(RecordingRepl(session), "/mcp")
+    assert said == [EMPTY]
+    assert "stayer mcp add" in EMPTY
+
+
+async def test_mcp_lists_a_connected_and_a_failed_server(tmp_path: Path) -> None:
+    servers = mcp_config(kitchen=kitchen(), broken={"command": str(tmp_path / "no-such-program")})
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path, mcp_config=servers) as session:
+            await until_connected(session, "kitchen")
+            said = await run(RecordingRepl(session), "/mcp")
+            logs = session.mcp_log_dir()
+    text = said[0]
+    assert "kitchen  connected · " in text and " tools · --mcp-config" in text
+    assert "broken   failed: " in text
+    assert logs is not None and logs.name == "mcp-logs"
+    assert f"Logs (each server's stderr): {logs}/" in text
+
+
+# --- prompts as commands ----------------------------------------------------------------------
+
+
+async def test_a_servers_prompt_becomes_a_command_that_sends_its_text(tmp_path: Path) -> None:
+    table = Commands()
+    warned: list[str] = []
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path, mcp_config=mcp_config(kitchen=kitchen())) as session:
+            watch = McpWatch(table, warned.append)
+            watch.attach(session)
+            await until_connected(session, "kitchen")
+            await watch.refreshed()
+            command = table.find("mcp__kitchen__review")
+            assert command is not None
+            assert command.summary == "Review some code. (MCP)"
+            assert [c.name for c in table.complete("/mcp__")] == ["mcp__kitchen__review"]
+            repl = RecordingRepl(session)
+            await table.run(repl, "/mcp__kitchen__review 'x = 1'")
+            assert repl.sent == [Submit("Please review: x = 1")]
+            said = await run(repl, "/mcp__kitchen__review", table)
+            assert said == [
+                "/mcp__kitchen__review: /mcp__kitchen__review needs code; "
+                "usage: /mcp__kitchen__review <code>"
+            ]
+            watch.close()
+    assert warned == []
+
+
+async def test_a_server_that_fails_is_told_once_and_offers_no_command(tmp_path: Path) -> None:
+    table = Commands()
+    warned: list[str] = []
+    told = asyncio.Event()
+
+    def warn(line: str) -> None:
+        warned.append(line)
+        told.set()
+
+    broken = {"command": str(tmp_path / "no-such-program")}
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path, mcp_config=mcp_config(broken=broken)) as session:
+            watch = McpWatch(table, warn)
+            watch.attach(session)
+            await asyncio.wait_for(told.wait(), 30)
+            await watch.refreshed()
+            assert watch.told(session.mcp_servers()[0])
+            watch.close()
+    assert len(warned) == 1 and warned[0].startswith("MCP server broken failed: ")
+    assert [c.name for c in table.complete("/mcp__")] == []
+
+
+# --- /context ---------------------------------------------------------------------------------
+
+
+async def test_context_counts_tools_as_the_init_line_and_what_deferral_saves(
+    tmp_path: Path,
+) -> None:
+    many = mcp_config(kitchen=kitchen("--tools", "200"))
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path, mcp_config=many, env=DEFER) as session:
+            await until_connected(session, "kitchen")
+            found = breakdown(session, 0)
+            tools = next(part for part in found.parts if part.label == "Tools")
+            assert tools.tokens == session.tool_tokens()
+            assert found.deferral_saves == session.mcp_saved_tokens() > 5_000
+            assert "saved per request" in render(found, 0)
+
+
+# --- the question as the REPL opens -----------------------------------------------------------
+
+
+async def test_the_question_names_each_server_with_its_command_line(tmp_path: Path) -> None:
+    cwd = project(tmp_path / "repo")
+    with FakeModelServer() as server:
+        async with opened(server, cwd) as session:
+            question = approval_question(session)
+            assert question is not None
+            assert f"kitchen: {sys.executable} {KITCHEN}" in question
+            repl = RecordingRepl(session, picks=[1])  # "Not now"
+            await ask_approval(repl)
+            assert repl.picked[0][1] == [
+                "Use these servers (remember for this project)",
+                "Not now",
+            ]
+            assert not (cwd / ".stayer").exists()
+            assert [s.status for s in session.mcp_servers()] == ["needs-approval"]
+            repl = RecordingRepl(session, picks=[0])
+            await ask_approval(repl)
+            assert repl.said == ["Approved for this project; starting kitchen"]
+            await until_connected(session, "kitchen")
+
+
+async def test_no_question_without_a_waiting_server(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path, mcp_config=mcp_config(kitchen=kitchen())) as session:
+            assert approval_question(session) is None
+            repl = RecordingRepl(session)
+            await ask_approval(repl)
+            assert repl.picked == []
