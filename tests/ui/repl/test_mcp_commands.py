@@ -116,8 +116,8 @@ async def test_mcp_lists_a_connected_and_a_failed_server(tmp_path: Path) -> None
     text = said[0]
     assert "kitchen  connected · " in text and " tools · --mcp-config" in text
     assert "broken   failed: " in text
-    assert logs is not None and logs.name == "mcp-logs"
-    assert f"Logs (each server's stderr): {logs}/" in text
+    assert logs is not None and logs.name == "mcp-logs" and logs.is_relative_to(tmp_path)
+    assert f"Logs (each server's stderr): ./{logs.relative_to(tmp_path)}/" in text
 
 
 # --- prompts as commands ----------------------------------------------------------------------
@@ -128,7 +128,7 @@ async def test_a_servers_prompt_becomes_a_command_that_sends_its_text(tmp_path: 
     warned: list[str] = []
     with FakeModelServer() as server:
         async with opened(server, tmp_path, mcp_config=mcp_config(kitchen=kitchen())) as session:
-            watch = McpWatch(table, warned.append)
+            watch = McpWatch(table, say=warned.append, warn=warned.append)
             watch.attach(session)
             await until_connected(session, "kitchen")
             await watch.refreshed()
@@ -160,7 +160,7 @@ async def test_a_server_that_fails_is_told_once_and_offers_no_command(tmp_path: 
     broken = {"command": str(tmp_path / "no-such-program")}
     with FakeModelServer() as server:
         async with opened(server, tmp_path, mcp_config=mcp_config(broken=broken)) as session:
-            watch = McpWatch(table, warn)
+            watch = McpWatch(table, say=warn, warn=warn)
             watch.attach(session)
             await asyncio.wait_for(told.wait(), 30)
             await watch.refreshed()
@@ -205,10 +205,17 @@ async def test_the_question_names_each_server_with_its_command_line(tmp_path: Pa
             ]
             assert not (cwd / ".stayer").exists()
             assert [s.status for s in session.mcp_servers()] == ["needs-approval"]
+            table, said = Commands(), list[str]()
+            watch = McpWatch(table, say=said.append, warn=said.append)
+            watch.attach(session)
             repl = RecordingRepl(session, picks=[0])
             await ask_approval(repl)
             assert repl.said == ["Approved for this project; starting kitchen"]
             await until_connected(session, "kitchen")
+            await watch.refreshed()
+            assert said == ["MCP server kitchen connected: 12 tools"]
+            assert table.find("mcp__kitchen__review") is not None
+            watch.close()
 
 
 async def test_no_question_without_a_waiting_server(tmp_path: Path) -> None:

@@ -122,7 +122,9 @@ class ReplApp:
             cwd=str(self._cwd),
         )
         self.commands = Commands()
-        self.mcp = McpWatch(self.commands, self._warn)
+        self.mcp = McpWatch(
+            self.commands, say=self.say, warn=self._warn, changed=self._commands_changed
+        )
         self.pastes = Pastes()
         self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
@@ -630,6 +632,12 @@ class ReplApp:
 
     def _complete_again(self) -> None:
         if self.buffer.complete_state is None and "@" in self.buffer.document.text_before_cursor:
+            self.buffer.start_completion(select_first=False)
+
+    def _commands_changed(self) -> None:
+        """A server's prompts came or went: a `/name` being completed is completed again."""
+        text = self.buffer.document.text_before_cursor
+        if text.startswith("/") and not any(char.isspace() for char in text):
             self.buffer.start_completion(select_first=False)
 
     def _redraw(self) -> None:

@@ -20,6 +20,7 @@ from stayer.events import McpServerStatus
 from stayer.session.mcp_link import McpPrompt
 from stayer.session.session import Session
 
+from .commands_context import shown_path
 from .commands_entry import Command
 from .surface import Repl
 
@@ -55,9 +56,11 @@ def state_words(status: McpServerStatus) -> str:
             return "disabled (disabledMcpjsonServers)"
 
 
-def servers_text(statuses: Sequence[McpServerStatus], log_dir: Path | None) -> str:
+def servers_text(
+    statuses: Sequence[McpServerStatus], log_dir: Path | None, cwd: Path | None = None
+) -> str:
     """/mcp's answer: a line per server (name, state, where it is configured), then where the
-    servers' logs are."""
+    servers' logs are (from `cwd` or home, when under one)."""
     if not statuses:
         return EMPTY
     width = max(len(status.name) for status in statuses)
@@ -68,7 +71,8 @@ def servers_text(statuses: Sequence[McpServerStatus], log_dir: Path | None) -> s
             f"  {status.name:<{width}}  {state_words(status)}" + (f" · {where}" if where else "")
         )
     if log_dir is not None:
-        lines.append(f"Logs (each server's stderr): {log_dir}/")
+        shown = str(log_dir) if cwd is None else shown_path(log_dir, cwd)
+        lines.append(f"Logs (each server's stderr): {shown}/")
     return "\n".join(lines)
 
 
@@ -81,7 +85,8 @@ async def _mcp(repl: Repl, argument: str) -> None:
     if argument:
         repl.say("Write /mcp to list the servers, or /mcp approve NAME... to start a project's")
         return
-    repl.say(servers_text(session.mcp_servers(), session.mcp_log_dir()))
+    cwd = Path(session.setup.started.cwd)
+    repl.say(servers_text(session.mcp_servers(), session.mcp_log_dir(), cwd))
 
 
 def _waiting(session: Session) -> list[str]:

@@ -26,11 +26,22 @@ from .commands_mcp import prompt_command
 class McpWatch:
     """The MCP side of one REPL (see the module); `attach` it to each session it drives."""
 
-    def __init__(self, commands: Commands, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        commands: Commands,
+        *,
+        say: Callable[[str], None],
+        warn: Callable[[str], None],
+        changed: Callable[[], None] = lambda: None,
+    ) -> None:
         self._commands = commands
-        self._warn = warn
+        self._say, self._warn = say, warn
+        self._table_changed = changed
+        """Called after the table's MCP commands changed (a `/` being completed is again)."""
         self._session: Session | None = None
         self._told: dict[str, tuple[str, str | None]] = {}
+        self._late: set[str] = set()
+        """Servers to say are up once they connect: approved in the session, or restarting."""
         self._connected: frozenset[str] | None = None
         self._added: set[str] = set()
         self._stale = False
@@ -40,7 +51,7 @@ class McpWatch:
         """Follow `session` from now on (a resumed one replaces the last: its prompts go)."""
         for name in self._added:
             self._commands.remove(name)
-        self._added, self._told, self._connected = set(), {}, None
+        self._added, self._told, self._connected, self._late = set(), {}, None, set()
         self._session = session
         session.watch_mcp(lambda: self._changed(session))
         self._changed(session)
@@ -77,7 +88,17 @@ class McpWatch:
             return
         self._told[status.name] = state
         if status.status == "needs-approval":
-            return  # the question as the REPL opens, and /mcp, say how to approve it
+            self._late.add(status.name)  # the question as the REPL opens, and /mcp, say how
+            return  # to approve it
+        if status.status == "pending" and status.error:  # a crashed server being restarted
+            self._late.add(status.name)
+            self._warn(f"MCP server {status.name} is {' '.join(status.error.split())}")
+            return
+        if status.status == "connected" and status.name in self._late:
+            self._late.discard(status.name)
+            tools = f"{status.tools} tool" + ("" if status.tools == 1 else "s")
+            self._say(f"MCP server {status.name} connected: {tools}")
+            return
         line = mcp_line(status)
         if line is not None:
             self._warn(" ".join(line.split()))
@@ -106,3 +127,4 @@ class McpWatch:
                     self._warn(f"MCP prompt /{prompt.command} is not offered: {error}")
                     continue
                 self._added.add(prompt.command.lower())
+            self._table_changed()

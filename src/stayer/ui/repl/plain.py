@@ -25,15 +25,17 @@ from msgspec.structs import replace
 from stayer._version import __version__
 from stayer.driver import Answer, Close, Driver, Operation, Submit
 from stayer.errors import StayerError
-from stayer.events import Event, Finished, PermissionRequested
+from stayer.events import Event, Finished, McpServerStatus, PermissionRequested
 from stayer.exec.attached import editor_command, run_attached
 from stayer.loop.abort import AbortSignal
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
 
 from .commands import Commands
+from .commands_mcp import ask_approval
 from .dialogs import Dialog, decision_for, keeper, permission_dialog
 from .entry import entered
+from .mcp_watch import McpWatch
 from .shell import bang_prompt, run_in_session
 from .surface import Totals
 from .terminal import printable
@@ -95,6 +97,7 @@ class PlainRepl:
         self._cwd = Path(options.cwd or os.getcwd()).resolve()
         self.view = View(width=lambda: shutil.get_terminal_size().columns, color=False)
         self.commands = Commands()
+        self.mcp = McpWatch(self.commands, say=self.say, warn=self.say)
         self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
         self._driver_task: asyncio.Task[None] | None = None
@@ -156,6 +159,7 @@ class PlainRepl:
         self._reader = LineReader()
         try:
             await self._start_driver(self._options)
+            await ask_approval(self)  # a project's MCP servers waiting to be approved
             if self._first_prompt:
                 await self._take(self._first_prompt)
             while not self._leaving.is_set():
@@ -168,6 +172,7 @@ class PlainRepl:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             self._reader.close()
+            self.mcp.close()
             await self._stop_driver()
         return 0
 
@@ -214,6 +219,7 @@ class PlainRepl:
         self._driver = await Driver.open(options, self._sink, answers=True, on_error=self.say)
         for warning in self._driver.session.warnings:
             self.say(warning)
+        self.mcp.attach(self._driver.session)
         if self._driver.session.history:
             self._write(self.view.replay(self._driver.session.history))
         self._driver_task = asyncio.create_task(self._driver.run())
@@ -229,6 +235,8 @@ class PlainRepl:
 
     async def _sink(self, event: Event) -> None:
         self._tracker.take(event)
+        if isinstance(event, McpServerStatus) and self.mcp.told(event):
+            return  # said as it happened (`mcp_watch`)
         if isinstance(event, Finished):
             self._write(self.view.flush())
         self._write(self.view.feed(event))
