@@ -20,13 +20,14 @@ from .options import QueryOptions
 if TYPE_CHECKING:
     from stayer.config.mcp_servers import McpServerConfig
 
+    from .assemble import Setup
     from .mcp_link import McpLink
 
 
 async def approve_mcp(
-    link: McpLink | None, options: QueryOptions, cwd: Path, names: Sequence[str]
+    link: McpLink | None, options: QueryOptions, setup: Setup, names: Sequence[str]
 ) -> tuple[str, ...]:
-    """Approve `names` (servers waiting for approval) for the project in `cwd` and start those
+    """Approve `names` (servers waiting for approval) for the session's project and start those
     the configuration now lets start; their names. Raises `ConfigError` in one line when a name
     waits for no approval, git tracks the local settings file, or the settings cannot be read
     or written."""
@@ -37,6 +38,8 @@ async def approve_mcp(
         raise ConfigError(
             f"no MCP server named {', '.join(strangers)} waits for approval; /mcp lists them"
         )
+    resolved = setup.resolved
+    cwd = resolved.cwd if resolved is not None else Path(setup.started.cwd)
     startable = await asyncio.to_thread(_approved, options, cwd, tuple(names))
     running = link.running()
     fresh = [config for config in startable if config.name not in running]

@@ -234,7 +234,7 @@ class Session:
         at once those that may start now; their names (see `mcp_approval`)."""
         from .mcp_approval import approve_mcp
 
-        return await approve_mcp(self._mcp, self.options, self._cwd(), names)
+        return await approve_mcp(self._mcp, self.options, self.setup, names)
 
     def mcp_saved_tokens(self) -> int:
         """About how many tokens ToolSearch deferral keeps out of each request now (0 when
@@ -244,10 +244,6 @@ class Session:
     def mcp_log_dir(self) -> Path | None:
         """Where the MCP servers' stderr logs go (None: no server configured)."""
         return None if self._mcp is None else self._mcp.log_dir
-
-    def _cwd(self) -> Path:
-        resolved = self.setup.resolved
-        return resolved.cwd if resolved is not None else Path(self.setup.started.cwd)
 
     def _start_mcp(self) -> None:
         """Start the MCP servers on the running loop, once (they connect in the background)."""

@@ -1,7 +1,8 @@
 """The table of slash commands: what `/name args` typed at the prompt runs.
 
 The table is open: the built-in commands (`BUILT_IN`) are its first entries, and later sources
-(custom commands, skills) `add` theirs without touching the REPL's core. A command acts only
+(custom commands, skills, an MCP server's prompts) `add` theirs without touching the REPL's
+core, and `remove` them when their source goes. A command acts only
 through the `Repl` surface. The built-ins' names are fixed: an entry that would take one (or
 one of their aliases) is refused with one line, while an added entry replaces an added one of
 the same name (a project's command over the user's, say).
