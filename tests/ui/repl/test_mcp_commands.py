@@ -18,6 +18,7 @@ from stayer.driver import Submit
 from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.session.mcp_link import McpPrompt, McpPromptArgument
+from stayer.tools.base import ToolFailure
 from stayer.ui.repl.commands import Commands
 from stayer.ui.repl.commands_context import breakdown, render
 from stayer.ui.repl.commands_mcp import (
@@ -225,3 +226,35 @@ async def test_no_question_without_a_waiting_server(tmp_path: Path) -> None:
             repl = RecordingRepl(session)
             await ask_approval(repl)
             assert repl.picked == []
+
+
+async def test_a_servers_commands_go_while_it_restarts_and_come_back(tmp_path: Path) -> None:
+    table = Commands()
+    said: list[str] = []
+    heard = asyncio.Event()
+
+    def hear(line: str) -> None:
+        said.append(line)
+        heard.set()
+
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path, mcp_config=mcp_config(kitchen=kitchen())) as session:
+            watch = McpWatch(table, say=hear, warn=hear)
+            watch.attach(session)
+            await until_connected(session, "kitchen")
+            await watch.refreshed()
+            assert table.find("mcp__kitchen__review") is not None
+            params = session.setup.params
+            crash = params.tools.tools()["mcp__kitchen__crash"]
+            with pytest.raises(ToolFailure, match="being restarted"):
+                await crash.call({}, params.tool_context)
+            await asyncio.wait_for(heard.wait(), 30)
+            heard.clear()
+            await watch.refreshed()
+            assert said[0].startswith("MCP server kitchen is restarting after a crash")
+            assert table.find("mcp__kitchen__review") is None
+            await asyncio.wait_for(heard.wait(), 30)
+            await watch.refreshed()
+            assert said[1] == "MCP server kitchen connected: 12 tools"
+            assert table.find("mcp__kitchen__review") is not None
+            watch.close()
