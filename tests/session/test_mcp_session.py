@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from msgspec.structs import replace
+
 import stayer
 from stayer.events import Event, Finished, McpServerStatus, SessionStarted
 from stayer.session.options import QueryOptions
@@ -93,3 +96,53 @@ async def test_closing_the_session_stops_its_servers(tmp_path: Path) -> None:
         assert isinstance(last, dict)
         pid = int(last["content"][0]["content"][0]["text"])
     assert not Path(f"/proc/{pid}").exists()  # ended and reaped: no zombie either
+
+
+async def test_a_rule_denying_a_server_keeps_its_resources_out_of_reach(tmp_path: Path) -> None:
+    """`mcp__srv` denied hides the server's tools, and its resources too: the resource tools
+    do not reach it."""
+    with FakeModelServer() as server:
+        read = {"server": "slow", "uri": "memo://greeting"}
+        server.enqueue(
+            reply(
+                ToolCall("toolu_1", "ReadMcpResource", read),
+                ToolCall("toolu_2", "ListMcpResources", {}),
+            ),
+            reply("could not"),
+        )
+        opts = options(tmp_path, server, slow=kitchen(), other=kitchen())
+        opts = replace(
+            opts,
+            disallowed_tools=["mcp__slow"],
+            allowed_tools=["ListMcpResources", "ReadMcpResource"],
+        )
+        session = await stayer.Session.open(opts)
+        async with session:
+            await connected(session, "slow")
+            await connected(session, "other")
+            events = [event async for event in session.submit("read slow's greeting")]
+        assert isinstance(events[-1], Finished)
+        assert not [n for n in tool_names(server.requests[0]) if n.startswith("mcp__slow__")]
+        last = server.requests[1].messages[-1]
+        assert isinstance(last, dict)
+        results = {b["tool_use_id"]: b for b in last["content"] if b.get("type") == "tool_result"}
+        assert results["toolu_1"].get("is_error") is True
+        listed = json.dumps(results["toolu_2"]["content"])
+        assert (
+            "other" in listed
+            and '"slow"' not in listed
+            and "hello there" not in json.dumps(results)
+        )
+
+
+def test_mcp_connection_nonblocking_is_on_or_off_and_a_typo_is_one_line() -> None:
+    from stayer.errors import ConfigError
+    from stayer.session.mcp_link import blocking
+
+    assert blocking({}) is False
+    assert [blocking({"MCP_CONNECTION_NONBLOCKING": v}) for v in ("0", "false", "OFF")] == [
+        True
+    ] * 3
+    assert [blocking({"MCP_CONNECTION_NONBLOCKING": v}) for v in ("1", "true", "")] == [False] * 3
+    with pytest.raises(ConfigError, match=r"^MCP_CONNECTION_NONBLOCKING='flase' is neither on "):
+        blocking({"MCP_CONNECTION_NONBLOCKING": "flase"})

@@ -21,11 +21,13 @@ from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.messages import Message
 from stayer.tools.base import Tool
+from stayer.tools.names import MCP_PREFIX
 
 if TYPE_CHECKING:
     from stayer.config.mcp_servers import McpServerConfig, McpServers
     from stayer.mcp.catalog import McpCatalog
     from stayer.mcp.hub import McpHub
+    from stayer.mcp.server import McpServer
 
 
 class McpPromptArgument(Struct, frozen=True):
@@ -65,9 +67,23 @@ def initial_statuses(servers: McpServers) -> tuple[McpServerStatus, ...]:
     return (*broken, *waiting, *off)
 
 
+_OFF = ("0", "false", "no", "off")
+_ON = ("", "1", "true", "yes", "on")
+
+
 def blocking(env: Mapping[str, str]) -> bool:
-    """Whether the first model call waits for every server (`MCP_CONNECTION_NONBLOCKING=0`)."""
-    return env.get("MCP_CONNECTION_NONBLOCKING", "").strip().lower() in ("0", "false", "no", "off")
+    """Whether the first model call waits for every server (`MCP_CONNECTION_NONBLOCKING=0`);
+    raises `ConfigError` for a value that is neither on nor off (a typo would otherwise pick
+    one unseen)."""
+    raw = env.get("MCP_CONNECTION_NONBLOCKING", "").strip()
+    if raw.lower() in _OFF:
+        return True
+    if raw.lower() in _ON:
+        return False
+    raise ConfigError(
+        f"MCP_CONNECTION_NONBLOCKING={raw!r} is neither on nor off; set it to 0 to wait for "
+        "the MCP servers before the first model call, or 1 (the default) not to"
+    )
 
 
 class McpLink:
@@ -105,6 +121,7 @@ class McpLink:
             context_window=context_window,
             mode=parse_tool_search(env.get("ENABLE_TOOL_SEARCH")),
         )
+        self._hides = hides
         self._started = False
         self._made: tuple[int, tuple[Tool[Any], ...]] = (-1, ())
 
@@ -197,22 +214,28 @@ class McpLink:
         """The tools of the connected servers, made again only when the hub changed."""
         generation = self.hub.generation
         if self._made[0] != generation:
-            self._made = (generation, _made_tools(self.hub, self.env))
+            self._made = (generation, self._made_tools())
         return self._made[1]
 
+    def _made_tools(self) -> tuple[Tool[Any], ...]:
+        """One tool per tool of each connected server, and the resource tools when any of
+        them offers resources (reaching only servers no deny rule hides)."""
+        from stayer.mcp.tools import result_chars, server_tools
 
-def _made_tools(hub: McpHub, env: Mapping[str, str]) -> tuple[Tool[Any], ...]:
-    """One tool per tool of each connected server, and the resource tools when any of them
-    offers resources."""
-    from stayer.mcp.tools import result_chars, server_tools
+        connected = self.hub.connected()
+        limit = result_chars(self.env)
+        tools: list[Tool[Any]] = list(server_tools(connected, max_result_chars=limit))
+        if any(server.offers_resources for server in connected):
+            from stayer.mcp.resources import ListMcpResourcesTool, ReadMcpResourceTool
 
-    connected = hub.connected()
-    tools: list[Tool[Any]] = list(server_tools(connected, max_result_chars=result_chars(env)))
-    if any(server.offers_resources for server in connected):
-        from stayer.mcp.resources import ListMcpResourcesTool, ReadMcpResourceTool
+            tools += [ListMcpResourcesTool(self._readable), ReadMcpResourceTool(self._readable)]
+        return tuple(tools)
 
-        tools += [ListMcpResourcesTool(hub.connected), ReadMcpResourceTool(hub.connected)]
-    return tuple(tools)
+    def _readable(self) -> tuple[McpServer, ...]:
+        """The connected servers whose resources the model may reach: a rule denying
+        `mcp__<server>` hides its resources as it hides its tools."""
+        hides = self._hides
+        return tuple(s for s in self.hub.connected() if not hides(MCP_PREFIX + s.config.name))
 
 
 def _log_dir(session_dir: Path | None) -> Path:

@@ -59,9 +59,10 @@ def mcp_line(event: McpServerStatus) -> str | None:
         case "failed":
             return f"MCP server {event.name} failed: {event.error or 'no reason given'}"
         case "needs-approval":
+            where = ".mcp.json" if event.scope == "mcpjson" else "settings"
             return (
-                f"MCP server {event.name} (from the project's .mcp.json) was not started: "
-                "approve it with `stayer mcp approve " + event.name + "`"
+                f"MCP server {event.name} (from the project's {where}) was not started: "
+                f"approve it with `stayer mcp approve {event.name}`"
             )
         case "connected" | "pending" | "disabled":
             return None
