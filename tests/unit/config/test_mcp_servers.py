@@ -481,3 +481,43 @@ def test_an_unapproved_server_gets_nothing_of_the_environment(
             f"${{UNSET:-value}} (in {project / '.mcp.json'})",
         ),
     )
+
+
+def test_a_fake_repository_shipped_beside_the_local_file_is_not_asked(
+    tmp_path: Path, home: dict[str, str]
+) -> None:
+    # the repository ships a folder that looks like a bare repository (its `config` says the
+    # work tree is that folder) beside an approval, hoping git asks it and hears "untracked"
+    source = tmp_path / "source"
+    write(source / ".mcp.json", servers(theirs=TIME))
+    claude = source / ".claude"
+    write(claude / "settings.local.json", {"enableAllProjectMcpServers": True})
+    write(claude / "HEAD", "ref: refs/heads/main\n")
+    write(claude / "objects" / ".keep", "")
+    write(claude / "refs" / ".keep", "")
+    write(
+        claude / "config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"
+    )
+    git(source, "init", "-q")
+    git(source, "add", "-A")
+    git(source, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(source), str(clone))
+    local = clone / ".claude" / "settings.local.json"
+    assert git_tracks(local) is True
+    found = load(clone, home, tracked=git_tracks)
+    assert (found.start, names(found.needs_approval)) == ((), ["theirs"])
+
+
+def test_a_linked_work_tree_is_asked_through_its_git_file(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    write(main / "shipped.json", "{}")
+    git(main, "init", "-q")
+    git(main, "add", "-A")
+    git(main, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x")
+    git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
+    linked = tmp_path / "linked"
+    assert (linked / ".git").is_file()
+    write(linked / ".stayer" / "settings.local.json", "{}")
+    assert git_tracks(linked / "shipped.json") is True
+    assert git_tracks(linked / ".stayer" / "settings.local.json") is False
