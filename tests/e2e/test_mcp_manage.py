@@ -169,6 +169,12 @@ def test_approval_in_a_file_git_tracks_is_refused(project: Path, home: dict[str,
         (("add", "time"), "mcp add: give a NAME and a COMMAND (or URL); see stayer mcp add --help"),
         (("add", "two words", "x"),
          "mcp add: 'two words' is not a server name: use letters, digits, _ and - only"),
+        (("add", "a__b", "x"),
+         "mcp add: 'a__b' is not a server name: it may not contain '__', which separates server "
+         "and tool in a tool's name"),
+        (("add-json", "a__b", '{"command": "x"}'),
+         "mcp add-json: 'a__b' is not a server name: it may not contain '__', which separates "
+         "server and tool in a tool's name"),
         (("add", "-s", "global", "a", "x"),
          "mcp add: unknown scope 'global'; use local, project or user"),
         (("add", "--color", "a", "x"),

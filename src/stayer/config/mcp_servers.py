@@ -23,8 +23,10 @@ tree is taken as tracked (fail closed).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -160,7 +162,7 @@ def _sorted(
         try:
             # a server that will not start keeps its `${VAR}`s as written: nothing of the
             # user's environment goes into what a repository asked for until it is approved
-            config = _config(entry, env if fate == "start" else None, cwd)
+            config = _config(entry, env if fate == "start" else None, cwd, _withheld(entry, env))
         except _Bad as bad:
             failed.append((entry.name, f"{bad} (in {entry.origin})"))
             continue
@@ -182,6 +184,25 @@ def _fate(entry: _Entry, approvals: _Approvals) -> _Fate:
     if approvals.every or entry.name in approvals.enabled:
         return "start"
     return "wait"
+
+
+MODEL_CREDENTIALS = frozenset(
+    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY"}
+)
+"""The credentials `stayer.exec.child_env` keeps from every process stayer starts (its
+`CREDENTIALS`: this layer cannot import exec; a test keeps the two equal)."""
+PASS_ENV = "STAYER_PASS_ENV"
+"""The credentials the user lets through anyway (as `child_env` reads it)."""
+
+
+def _withheld(entry: _Entry, env: Mapping[str, str]) -> frozenset[str]:
+    """The variables a server's entry may not expand: for one the repository brought, stayer's
+    model credentials, less those the user passes on purpose (a project's settings cannot set
+    `STAYER_PASS_ENV`: `sources` keeps it out of their `env`)."""
+    if not entry.from_repository:
+        return frozenset()
+    passed = {name.strip() for name in env.get(PASS_ENV, "").split(",")}
+    return MODEL_CREDENTIALS - passed
 
 
 def _untrusted(config: McpServerConfig) -> McpServerConfig:
@@ -241,14 +262,9 @@ class _SettingsReader:
     def _mcp_json(self) -> list[_Entry]:
         path = self.cwd / MCP_JSON
         try:
-            text = path.read_text(encoding="utf-8-sig")
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except (OSError, UnicodeDecodeError) as error:
-            why = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-            self.warnings.append(f"{path}: cannot read it ({why or error}); {_NOT_STARTED}")
-            return []
-        try:
+            text = read_regular_file(path, limit=MAX_MCP_JSON_BYTES)
+            if text is None:
+                return []
             servers = _servers_of(json.loads(text))
         except json.JSONDecodeError as error:
             where = f"{path}:{error.lineno}:{error.colno}"
@@ -261,6 +277,37 @@ class _SettingsReader:
 
 
 _NOT_STARTED = "none of its MCP servers were started"
+MAX_MCP_JSON_BYTES = 1 << 20
+"""The most of `.mcp.json` read: a server list is a few kilobytes; the repository chose it."""
+
+
+def read_regular_file(path: Path, *, limit: int) -> str | None:
+    """The text of the regular file at `path`, or None when there is none; raises `_Bad`
+    saying why it cannot be used. A repository chooses what its files are: opened without
+    waiting (a FIFO would block the start forever), and read no further than `limit` bytes (a
+    link to /dev/zero would fill the memory)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise _Bad(f"cannot read it ({error.strerror or error})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
+            raise _Bad(f"cannot read it (it is {kind}, not a regular file)")
+        with open(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise _Bad(f"larger than {limit:,} bytes, so not read")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _Bad("cannot read it (not UTF-8 text)") from None
 
 
 def _approval_keys(settings: Settings) -> list[str]:
@@ -296,7 +343,8 @@ def _in_work_tree(path: Path) -> bool:
 def _servers_of(data: Any) -> dict[str, Any]:
     """The `mcpServers` object of a decoded document."""
     if not isinstance(data, dict):
-        raise _Bad(f"must be a JSON object, not {type(data).__name__}")
+        what = "a list" if isinstance(data, list) else type(data).__name__
+        raise _Bad(f'must hold a JSON object with "mcpServers", not {what}')
     servers = data.get("mcpServers")
     if not isinstance(servers, dict):
         raise _Bad('has no "mcpServers" object')
@@ -310,7 +358,10 @@ def _flag_entries(given: str | Mapping[str, Any], cwd: Path) -> list[_Entry]:
         data: Any = dict(given)
     else:
         text = given
-        if not given.lstrip().startswith("{"):
+        if not given.strip():
+            raise ConfigError(f"{FLAG_ORIGIN}: an empty value; {_FLAG_EXAMPLE}")
+        # JSON as it starts, never a path: a list meant as JSON should not be looked for as a file
+        if not given.lstrip().startswith(("{", "[")):
             path = cwd / Path(given).expanduser()
             label, origin = f"{FLAG_ORIGIN} {given}", str(path)
             text = _read_flag_file(path, label)
@@ -350,12 +401,20 @@ def entry_problem(name: str, raw: Any) -> str | None:
     return None
 
 
-def _config(entry: _Entry, env: Mapping[str, str] | None, cwd: Path) -> McpServerConfig:
-    """The entry checked and expanded (None for `env`: each `${VAR}` left as written); raises
-    `_Bad` saying what is wrong with it."""
+def _config(
+    entry: _Entry, env: Mapping[str, str] | None, cwd: Path, withheld: frozenset[str] = frozenset()
+) -> McpServerConfig:
+    """The entry checked and expanded (None for `env`: each `${VAR}` left as written; a
+    variable in `withheld` is refused); raises `_Bad` saying what is wrong with it."""
     raw = entry.raw
     if not _NAME.fullmatch(entry.name):
         raise _Bad("a server name may hold only letters, digits, _ and -")
+    if "__" in entry.name:
+        # `mcp__a__b` would be both tool b of server a and the server a__b
+        raise _Bad(
+            "a server name may not contain '__', which separates server and tool in a tool's "
+            "name (mcp__server__tool); rename it"
+        )
     if not isinstance(raw, dict):
         raise _Bad(f"a server must be a JSON object, not {type(raw).__name__}")
     transport = _transport(raw)
@@ -369,8 +428,8 @@ def _config(entry: _Entry, env: Mapping[str, str] | None, cwd: Path) -> McpServe
         "trusted": True,
     }
     if transport == "stdio":
-        return McpServerConfig(**common, **_stdio(raw, _Expander(env), cwd))
-    return McpServerConfig(**common, **_remote(raw, _Expander(env)))
+        return McpServerConfig(**common, **_stdio(raw, _Expander(env, withheld), cwd))
+    return McpServerConfig(**common, **_remote(raw, _Expander(env, withheld)))
 
 
 def _transport(raw: dict[str, Any]) -> Transport:
@@ -390,9 +449,10 @@ def _transport(raw: dict[str, Any]) -> Transport:
 def _timeout(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:  # JSON may say NaN, Infinity
         raise _Bad(f'"timeout" must be a number of milliseconds above 0 (got {json.dumps(value)})')
-    return value / 1000
+    return float(value) / 1000
 
 
 def _flag(raw: dict[str, Any], key: str) -> bool:
@@ -442,14 +502,21 @@ class _Expander:
     """`${VAR}` and `${VAR:-default}` in one value, from the session's environment (None:
     left as written)."""
 
-    def __init__(self, env: Mapping[str, str] | None) -> None:
+    def __init__(self, env: Mapping[str, str] | None, withheld: frozenset[str]) -> None:
         self.env = env
+        self.withheld = withheld
 
     def __call__(self, text: str) -> str:
         return text if self.env is None else _VARIABLE.sub(self._value, text)
 
     def _value(self, match: re.Match[str]) -> str:
         name, default = match[1], match[2]
+        if name in self.withheld:
+            raise _Bad(
+                f"names {name}, a credential stayer reaches the model with, which a server the "
+                f"repository brings does not get; to give it on purpose, set {PASS_ENV}={name} "
+                "in the environment or your own settings"
+            )
         value = self.env.get(name) if self.env is not None else None
         if value:  # as in a shell's `:-`, an empty value takes the default too
             return value

@@ -176,6 +176,10 @@ def test_each_bad_entry_fails_alone_with_one_line(project: Path, home: dict[str,
                 "args-text": {"command": "x", "args": "-y pkg"},
                 "env-number": {"command": "x", "env": {"A": 1}},
                 "slow": {"command": "x", "timeout": "30s"},
+                "never": {"command": "x", "timeout": float("nan")},
+                "endless": {"command": "x", "timeout": float("inf")},
+                "zero": {"command": "x", "timeout": 0},
+                "a__b": TIME,
                 "loaded": {"command": "x", "alwaysLoad": "yes"},
                 "scalar": "uvx mcp-server-time",
                 "good_one": TIME,
@@ -197,6 +201,11 @@ def test_each_bad_entry_fails_alone_with_one_line(project: Path, home: dict[str,
             "odd-type": 'unknown "type" "websocket"; use "stdio", "http" or "sse"',
             "scalar": "a server must be a JSON object, not str",
             "slow": '"timeout" must be a number of milliseconds above 0 (got "30s")',
+            "never": '"timeout" must be a number of milliseconds above 0 (got NaN)',
+            "endless": '"timeout" must be a number of milliseconds above 0 (got Infinity)',
+            "zero": '"timeout" must be a number of milliseconds above 0 (got 0)',
+            "a__b": "a server name may not contain '__', which separates server and tool in a "
+            "tool's name (mcp__server__tool); rename it",
             "url-untyped": 'a server with a "url" needs "type": "http" (or "sse")',
         }.items()
     }
@@ -256,6 +265,15 @@ def test_strict_takes_only_the_mcp_config_servers(project: Path, home: dict[str,
         ('{"mcpServers": ', "--mcp-config: not valid JSON (Expecting value at line 1 column 16)"),
         ('{"servers": {}}', '--mcp-config: has no "mcpServers" object'),
         ('{"mcpServers": []}', '--mcp-config: has no "mcpServers" object'),
+        ("", "--mcp-config: an empty value; give a file, or JSON such as"),
+        ("  ", "--mcp-config: an empty value; give a file, or JSON such as"),
+        # JSON, never a file named `[...`
+        (
+            ' [{"mcpServers": {}}]',
+            '--mcp-config: must hold a JSON object with "mcpServers", not '
+            "a list; give a file, or JSON such as",
+        ),
+        ("[1,", "--mcp-config: not valid JSON"),
     ],
 )
 def test_a_broken_mcp_config_stops_the_run_in_one_line(
@@ -274,7 +292,8 @@ def test_a_mcp_config_file_that_is_not_an_object_stops_the_run(
     with pytest.raises(ConfigError) as raised:
         load(project, home, flags=["list.json"])
     assert str(raised.value) == (
-        "--mcp-config list.json: must be a JSON object, not list; give a file, or JSON such "
+        '--mcp-config list.json: must hold a JSON object with "mcpServers", not a list; give a '
+        "file, or JSON such "
         """as '{"mcpServers": {"name": {"command": "..."}}}'"""
     )
 
@@ -521,3 +540,80 @@ def test_a_linked_work_tree_is_asked_through_its_git_file(tmp_path: Path) -> Non
     write(linked / ".stayer" / "settings.local.json", "{}")
     assert git_tracks(linked / "shipped.json") is True
     assert git_tracks(linked / ".stayer" / "settings.local.json") is False
+
+
+# --- what a repository's file may be and what its servers may get --------------------------------
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "folder"])
+def test_a_mcp_json_that_is_no_regular_file_is_a_warning(
+    project: Path, home: dict[str, str], target: str
+) -> None:
+    write(user_file(home), servers(mine=TIME))
+    if target == "fifo":
+        os.mkfifo(project / ".mcp.json")  # nothing writes to it: a blocking open would hang
+        kind = "a device, FIFO or socket"
+    elif target == "folder":
+        (project / ".mcp.json").mkdir()
+        kind = "a folder"
+    else:
+        (project / ".mcp.json").symlink_to(target)
+        kind = "a device, FIFO or socket"
+    found = load(project, home)
+    assert names(found.start) == ["mine"]
+    assert found.warnings == (
+        f"{project / '.mcp.json'}: cannot read it (it is {kind}, not a regular file); none of "
+        "its MCP servers were started",
+    )
+
+
+def test_a_mcp_json_over_a_megabyte_is_left_out(project: Path, home: dict[str, str]) -> None:
+    padding = " " * (1 << 20)
+    write(project / ".mcp.json", json.dumps(servers(theirs=TIME)) + padding)
+    found = load(project, home)
+    assert (found.needs_approval, found.failed) == ((), ())
+    assert found.warnings == (
+        f"{project / '.mcp.json'}: larger than 1,048,576 bytes, so not read; none of its MCP "
+        "servers were started",
+    )
+    write(project / ".mcp.json", json.dumps(servers(theirs=TIME)) + padding[:-200])
+    assert names(load(project, home).needs_approval) == ["theirs"]
+
+
+def test_the_withheld_credentials_are_child_envs() -> None:
+    from stayer.config.mcp_servers import MODEL_CREDENTIALS, PASS_ENV
+    from stayer.exec import child_env
+
+    assert (MODEL_CREDENTIALS, PASS_ENV) == (child_env.CREDENTIALS, child_env.PASS_ENV)
+
+
+@pytest.mark.parametrize("brought_by", [".mcp.json", ".claude/settings.json", "tracked local"])
+def test_a_repositorys_server_never_gets_the_model_credentials(
+    project: Path, home: dict[str, str], brought_by: str
+) -> None:
+    entry = {"command": "x", "args": ["${ANTHROPIC_API_KEY:-none}"], "env": {"K": "${SAFE}"}}
+    if brought_by == ".mcp.json":
+        origin = write(project / ".mcp.json", servers(theirs=entry))
+    elif brought_by == "tracked local":
+        origin = write(project / ".claude" / "settings.local.json", servers(theirs=entry))
+    else:
+        origin = write(project / ".claude" / "settings.json", servers(theirs=entry))
+    write(user_file(home), {"enableAllProjectMcpServers": True})
+    env = {"ANTHROPIC_API_KEY": "sk-secret", "SAFE": "fine"}
+    found = load(project, home, env=env, tracked=lambda path: True)
+    assert found.start == ()
+    assert found.failed == (
+        (
+            "theirs",
+            "names ANTHROPIC_API_KEY, a credential stayer reaches the model with, which a server "
+            "the repository brings does not get; to give it on purpose, set "
+            "STAYER_PASS_ENV=ANTHROPIC_API_KEY in the environment or your own settings "
+            f"(in {origin})",
+        ),
+    )
+    passed = load(project, home, env={**env, "STAYER_PASS_ENV": "ANTHROPIC_API_KEY"})
+    assert passed.start[0].args == ("sk-secret",)
+    # the user's own servers are theirs to configure
+    write(user_file(home), servers(mine=entry))
+    (mine,) = load(project, home, env=env, tracked=lambda path: True).start
+    assert (mine.args, mine.env) == (("sk-secret",), {"K": "fine"})
