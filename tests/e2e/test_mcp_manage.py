@@ -265,3 +265,40 @@ def test_list_says_what_the_settings_left_out(project: Path, home: dict[str, str
         f"stayer: {project / '.mcp.json'}:1:39: not valid JSON (Expecting ',' delimiter); none "
         "of its MCP servers were started",
     ]
+
+
+def test_list_and_get_show_the_servers_claude_mcp_add_wrote(
+    project: Path, home: dict[str, str]
+) -> None:
+    claude_json = Path(home["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    claude_json.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"docs": {"type": "http", "url": "https://example.com/mcp"}},
+                "projects": {
+                    str(project): {
+                        "mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}},
+                        "enabledMcpjsonServers": ["shared"],
+                    }
+                },
+            }
+        )
+    )
+    (project / ".mcp.json").write_text('{"mcpServers": {"shared": {"command": "srv"}}}')
+    done = mcp(project, home, "list")
+    assert (done.status, done.stderr) == (0, "")
+    assert done.stdout == (
+        "docs: https://example.com/mcp (http, user)\n"
+        "shared: srv (stdio, project)\n"  # approved in Claude Code's file
+        "time: uvx mcp-server-time (stdio, local)\n"
+    )
+    assert mcp(project, home, "get", "time").stdout.startswith(
+        f'time:\n  scope: local ({claude_json} (projects["{project}"]))\n'
+    )
+    assert mcp(project, home, "get", "docs").stdout.startswith(
+        f"docs:\n  scope: user ({claude_json})\n"
+    )
+    unread = stayer("mcp", "list", cwd=project, env={**home, "STAYER_NO_CLAUDE_SETTINGS": "1"})
+    assert unread.stdout == (
+        "shared: srv (stdio, project) - needs approval: stayer mcp approve shared\n"
+    )

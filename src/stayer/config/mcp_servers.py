@@ -1,12 +1,15 @@
 """The MCP servers a session may start: where each is configured, and whether it may start.
 
 `load_mcp_servers` reads Claude Code's format (`{"mcpServers": {"name": {...}}}`) from the
-`--mcp-config` values, from `mcpServers` in every settings document, and from the project's
-`.mcp.json`, expands `${VAR}` and `${VAR:-default}`, and sorts every server into those to
-start, those waiting for approval, those turned off and those that cannot be used (each with
-one line saying why). One bad entry never costs the others. A name given in several places
-takes the nearest: `--mcp-config`, then `--settings`, local settings, project settings,
-`.mcp.json`, and last the user's settings.
+`--mcp-config` values, from `mcpServers` in every settings document, from the project's
+`.mcp.json`, and from Claude Code's own `~/.claude.json` (where `claude mcp add` writes: its
+top-level servers are user scope, those under `projects[cwd]` local scope, and the approvals
+there count as the user's), expands `${VAR}` and `${VAR:-default}`, and sorts every server into
+those to start, those waiting for approval, those turned off and those that cannot be used
+(each with one line saying why). One bad entry never costs the others. A name given in several
+places takes the nearest: `--mcp-config`, then `--settings`, local settings, `~/.claude.json`'s
+local scope, project settings, `.mcp.json`, the user's settings, and last `~/.claude.json`'s
+user scope. A server name may not hold `__`, which separates server and tool in a tool's name.
 
 A server a repository brings (`.mcp.json`, a project settings file, or a local settings file
 git tracks, which the repository therefore ships) starts programs the moment a session opens
@@ -15,9 +18,13 @@ there, so it starts only once the user approved it: `enableAllProjectMcpServers`
 the user's own settings, `--settings`, and a local settings file git does not track; anywhere
 else they are the repository approving itself, and are ignored with a warning. Until it is
 approved, such a server's `${VAR}`s stay as written, so nothing of the user's environment
-reaches it. This layer cannot run git, so the caller says which files git tracks (`tracked`:
-the session passes `stayer.context.git.git_tracks`); without that, a local file inside a git work
-tree is taken as tracked (fail closed).
+reaches it; once approved, it still never gets stayer's model credentials unless the user
+names them in `STAYER_PASS_ENV`. `.mcp.json` is read only if it is a regular file of at most
+1 MB, opened without blocking. This layer cannot run git, so the caller says which files git
+tracks (`tracked`: the session passes `stayer.context.git.git_tracks`); without that, a local
+file inside a git work tree is taken as tracked (fail closed). `~/.claude.json` is left unread
+when `.claude/` files are (`STAYER_NO_CLAUDE_SETTINGS`, `"readClaudeSettings": false`), and when
+a project's settings set the `CLAUDE_CONFIG_DIR` or `HOME` that would find it.
 """
 
 from __future__ import annotations
@@ -32,8 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from stayer.errors import ConfigError
+from stayer.switches import env_flag
+
+from .dirs import claude_config_dir
+from .sources import NO_CLAUDE_SWITCH
 
 if TYPE_CHECKING:
     from .model import Settings
@@ -138,7 +150,7 @@ def load_mcp_servers(
     entries: list[_Entry] = []
     approvals = _Approvals()
     if not strict:
-        read = _SettingsReader(cwd=cwd, tracked=tracked, warnings=warnings)
+        read = _SettingsReader(cwd=cwd, env=env, tracked=tracked, warnings=warnings)
         entries, approvals = read.entries(settings)
     for given in flag_configs:
         entries += _flag_entries(given, cwd)
@@ -206,8 +218,6 @@ def _withheld(entry: _Entry, env: Mapping[str, str]) -> frozenset[str]:
 
 
 def _untrusted(config: McpServerConfig) -> McpServerConfig:
-    from msgspec.structs import replace
-
     return replace(config, trusted=False)
 
 
@@ -215,31 +225,43 @@ class _SettingsReader:
     """The entries and approvals of the settings documents and `.mcp.json`, with the warnings
     they give."""
 
-    def __init__(self, *, cwd: Path, tracked: TrackedCheck | None, warnings: list[str]) -> None:
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        tracked: TrackedCheck | None,
+        warnings: list[str],
+    ) -> None:
         self.cwd = cwd
+        self.env = env
         self.tracked = tracked or _in_work_tree
         self.warnings = warnings
 
     def entries(self, loaded: Loaded) -> tuple[list[_Entry], _Approvals]:
         by_level: dict[str, list[_Entry]] = {"user": [], "project": [], "local": [], "flag": []}
-        said: list[Settings] = []  # the documents whose approvals count, in order
+        said: list[_Said] = []  # the approvals that count, in order
+        claude = _claude_json(self.cwd, self.env, loaded, self.warnings)
         for source in loaded.sources:
             settings = source.settings
             if settings is None:
                 continue
+            if claude.approvals and source.level in ("local", "flag"):
+                said.append(claude.approvals)  # Claude Code's word for this project: local
+                claude = replace(claude, approvals=None)
             from_repository = self._from_repository(source, settings)
             if not from_repository and source.level != "project":
-                said.append(settings)
+                said.append(_said_of(settings))
             scope: Scope = source.level
             by_level[source.level] += [
                 _Entry(name, raw, scope, source.origin, from_repository)
                 for name, raw in settings.mcp_servers.items()
             ]
         ordered = [
-            *by_level["user"], *self._mcp_json(), *by_level["project"], *by_level["local"],
-            *by_level["flag"],
+            *claude.user, *by_level["user"], *self._mcp_json(), *by_level["project"],
+            *claude.local, *by_level["local"], *by_level["flag"],
         ]  # fmt: skip
-        return ordered, _approvals(said)
+        return ordered, _approvals([*said, *([claude.approvals] if claude.approvals else [])])
 
     def _from_repository(self, source: Source, settings: Settings) -> bool:
         """Whether the document came with the repository; its approvals, if any, are then
@@ -319,18 +341,149 @@ def _approval_keys(settings: Settings) -> list[str]:
     return [key for key, value in zip(_APPROVAL_KEYS, given, strict=True) if value is not None]
 
 
-def _approvals(said: Sequence[Settings]) -> _Approvals:
+class _Said(Struct, frozen=True):
+    """What one of the user's own documents says of the repository's servers."""
+
+    every: bool | None = None
+    enabled: frozenset[str] = frozenset()
+    disabled: frozenset[str] = frozenset()
+
+
+def _said_of(settings: Settings) -> _Said:
+    return _Said(
+        settings.enable_all_project_mcp_servers,
+        frozenset(settings.enabled_mcpjson_servers or ()),
+        frozenset(settings.disabled_mcpjson_servers or ()),
+    )
+
+
+def _approvals(said: Sequence[_Said]) -> _Approvals:
     """The approvals of the user's own documents: the last `enableAllProjectMcpServers` given
     counts; the lists add up; a name both enabled and disabled stays off."""
     every = False
     enabled: set[str] = set()
     disabled: set[str] = set()
-    for settings in said:
-        if settings.enable_all_project_mcp_servers is not None:
-            every = settings.enable_all_project_mcp_servers
-        enabled |= set(settings.enabled_mcpjson_servers or ())
-        disabled |= set(settings.disabled_mcpjson_servers or ())
+    for one in said:
+        if one.every is not None:
+            every = one.every
+        enabled |= one.enabled
+        disabled |= one.disabled
     return _Approvals(every, frozenset(enabled), frozenset(disabled))
+
+
+# --- Claude Code's own file -------------------------------------------------------------------
+
+CLAUDE_JSON = ".claude.json"
+"""Where `claude mcp add` keeps servers: in the home folder, or in `CLAUDE_CONFIG_DIR`."""
+MAX_CLAUDE_JSON_BYTES = 64 << 20
+"""Claude Code keeps every project's history in the same file, so it grows far past 1 MB."""
+
+
+class _ClaudeJson(Struct, frozen=True):
+    """What Claude Code's own file says for a project: its user-scope servers, this project's
+    local-scope ones, and its approvals of the project's `.mcp.json`."""
+
+    user: tuple[_Entry, ...] = ()
+    local: tuple[_Entry, ...] = ()
+    approvals: _Said | None = None
+
+
+def claude_json_path(env: Mapping[str, str]) -> Path:
+    """Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set)."""
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return claude_config_dir(env) / CLAUDE_JSON
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / CLAUDE_JSON
+
+
+def _claude_json(
+    cwd: Path, env: Mapping[str, str], loaded: Loaded, warnings: list[str]
+) -> _ClaudeJson:
+    """Claude Code's own file, the user's and outside the project, so trusted as their
+    settings are; skipped as `.claude/` files are (`STAYER_NO_CLAUDE_SETTINGS`, or
+    `"readClaudeSettings": false` in the user's stayer settings or `--settings`)."""
+    if _claude_unread(env, loaded, warnings):
+        return _ClaudeJson()
+    path = claude_json_path(env)
+    try:
+        text = read_regular_file(path, limit=MAX_CLAUDE_JSON_BYTES)
+        data = json.loads(text) if text is not None else {}
+    except json.JSONDecodeError as error:
+        where = f"{path}:{error.lineno}:{error.colno}"
+        warnings.append(f"{where}: not valid JSON ({error.msg}); {_CLAUDE_UNREAD}")
+        return _ClaudeJson()
+    except (_Bad, ValueError, RecursionError) as error:
+        warnings.append(f"{path}: {error or 'not valid JSON'}; {_CLAUDE_UNREAD}")
+        return _ClaudeJson()
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: not a JSON object; {_CLAUDE_UNREAD}")
+        return _ClaudeJson()
+    origin = str(path)
+    user = _claude_servers(data, origin, "user", warnings)
+    projects = data.get("projects")
+    project = None
+    if isinstance(projects, dict):
+        keys = (str(cwd), os.path.realpath(cwd))
+        project = next((projects[k] for k in keys if isinstance(projects.get(k), dict)), None)
+    if project is None:
+        return _ClaudeJson(user)
+    where = f"{origin} (projects[{json.dumps(str(cwd))}])"
+    local = _claude_servers(project, where, "local", warnings)
+    return _ClaudeJson(user, local, _claude_said(project, where, warnings))
+
+
+_CLAUDE_UNREAD = "its MCP servers and approvals were not read"
+
+
+def _claude_unread(env: Mapping[str, str], loaded: Loaded, warnings: list[str]) -> bool:
+    if env_flag(env, NO_CLAUDE_SWITCH):
+        return True
+    for source in loaded.sources:
+        if source.level in ("project", "local") and source.settings is not None:
+            moved = {"CLAUDE_CONFIG_DIR", "HOME"} & set(source.settings.env)
+            if moved:
+                # a project must not choose which file speaks for the user
+                warnings.append(
+                    f"{source.origin}: env {', '.join(sorted(moved))} set by a project's "
+                    f"settings, so {CLAUDE_JSON} was not read"
+                )
+                return True
+    said = [
+        source.settings.read_claude_settings
+        for source in loaded.sources
+        if source.level in ("user", "flag") and source.kind != "claude"
+        and source.settings is not None and source.settings.read_claude_settings is not None
+    ]  # fmt: skip
+    return bool(said) and said[-1] is False
+
+
+def _claude_servers(
+    data: dict[str, Any], origin: str, scope: Scope, warnings: list[str]
+) -> tuple[_Entry, ...]:
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        warnings.append(f'{origin}: "mcpServers" is not an object; its servers were not read')
+        return ()
+    return tuple(_Entry(name, raw, scope, origin, False) for name, raw in servers.items())
+
+
+def _claude_said(project: dict[str, Any], origin: str, warnings: list[str]) -> _Said:
+    """A project's approvals in Claude Code's file; a value of the wrong type is dropped with
+    a warning (a bad disabled list drops them all: what it meant to keep off stays off)."""
+    every = project.get("enableAllProjectMcpServers")
+    lists: list[frozenset[str]] = []
+    for key in _APPROVAL_KEYS[1:]:
+        value = project.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            warnings.append(f"{origin}: {key} is not a list of names, so it was ignored")
+            if key == "disabledMcpjsonServers":
+                return _Said()
+            value = []
+        lists.append(frozenset(value))
+    if every is not None and not isinstance(every, bool):
+        warnings.append(f"{origin}: enableAllProjectMcpServers is not true or false, so ignored")
+        every = None
+    return _Said(every, *lists)
 
 
 def _in_work_tree(path: Path) -> bool:

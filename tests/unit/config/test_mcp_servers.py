@@ -617,3 +617,112 @@ def test_a_repositorys_server_never_gets_the_model_credentials(
     write(user_file(home), servers(mine=entry))
     (mine,) = load(project, home, env=env, tracked=lambda path: True).start
     assert (mine.args, mine.env) == (("sk-secret",), {"K": "fine"})
+
+
+# --- Claude Code's ~/.claude.json ------------------------------------------------------------
+
+
+def claude_json(home: Mapping[str, str]) -> Path:
+    return Path(home["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+
+
+def test_claude_codes_own_file_gives_user_and_local_servers_and_approvals(
+    project: Path, home: dict[str, str]
+) -> None:
+    def server(tag: str) -> dict[str, Any]:
+        return {"command": "run", "args": [tag]}
+
+    write(project / ".mcp.json", servers(shared=server("mcpjson"), off=TIME, other=TIME))
+    write(project / ".claude" / "settings.json", servers(both=server("project settings")))
+    origin = write(
+        claude_json(home),
+        {
+            **servers(mine=server("claude user"), mine2=server("claude user")),
+            "projects": {
+                str(project): {
+                    **servers(shared=server("claude local"), both=server("claude local")),
+                    "enabledMcpjsonServers": ["off", "other"],
+                    "disabledMcpjsonServers": ["off"],
+                },
+                "/elsewhere": {**servers(stray=TIME), "enableAllProjectMcpServers": True},
+            },
+            "numStartups": 12,
+        },
+    )
+    write(user_file(home), servers(mine2=server("stayer user")))
+    found = load(project, home)
+    started = {config.name: (config.args[0], config.scope, config.origin) for config in found.start}
+    local = f'{origin} (projects["{project}"])'
+    assert started == {
+        "mine": ("claude user", "user", str(origin)),
+        "mine2": ("stayer user", "user", str(user_file(home))),  # stayer's own file wins
+        "shared": ("claude local", "local", local),  # local beats the project's .mcp.json
+        "both": ("claude local", "local", local),  # ... and its settings
+        "other": ("mcp-server-time", "mcpjson", str(project / ".mcp.json")),  # approved there
+    }
+    assert names(found.disabled) == ["off"]
+    assert found.warnings == ()
+    # a local settings file is nearer still
+    write(project / ".stayer" / "settings.local.json", servers(shared=server("stayer local")))
+    (shared,) = [c for c in load(project, home).start if c.name == "shared"]
+    assert shared.args == ("stayer local",)
+
+
+def test_claude_codes_own_file_is_left_unread_as_claude_settings_are(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(claude_json(home), servers(mine=TIME))
+    assert names(load(project, home).start) == ["mine"]
+    assert load(project, home, env={"STAYER_NO_CLAUDE_SETTINGS": "1"}) == McpServers()
+    write(user_file(home), {"readClaudeSettings": False})
+    assert load(project, home) == McpServers()
+    # a project may not say which file speaks for the user
+    write(user_file(home), {})
+    elsewhere = write(project / "fake" / ".claude.json", servers(fake=TIME))
+    settings = write(
+        project / ".claude" / "settings.json", {"env": {"CLAUDE_CONFIG_DIR": str(elsewhere.parent)}}
+    )
+    environment = {**home, **load_settings(project, home).settings.env}
+    found = load_mcp_servers(cwd=project, env=environment, settings=load_settings(project, home))
+    assert found.start == ()
+    assert found.warnings == (
+        f"{settings}: env CLAUDE_CONFIG_DIR set by a project's settings, so .claude.json was not "
+        "read",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            '{"mcpServers": ',
+            ":1:16: not valid JSON (Expecting value); its MCP servers and approvals were not read",
+        ),
+        ("[]", ": not a JSON object; its MCP servers and approvals were not read"),
+        ('{"mcpServers": []}', ': "mcpServers" is not an object; its servers were not read'),
+        ("\xff", ": cannot read it (not UTF-8 text); its MCP servers and approvals were not read"),
+    ],
+)
+def test_a_broken_claude_json_is_one_warning(
+    project: Path, home: dict[str, str], text: str, said: str
+) -> None:
+    write(user_file(home), servers(mine=TIME))
+    path = claude_json(home)
+    path.write_bytes(text.encode("latin-1"))
+    found = load(project, home)
+    assert names(found.start) == ["mine"]
+    assert found.warnings == (f"{path}{said}",)
+
+
+def test_claude_json_approvals_of_the_wrong_type_are_dropped(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(project / ".mcp.json", servers(theirs=TIME))
+    project_entry = {"enableAllProjectMcpServers": True, "disabledMcpjsonServers": "theirs"}
+    path = write(claude_json(home), {"projects": {str(project): project_entry}})
+    found = load(project, home)
+    assert (found.start, names(found.needs_approval)) == ((), ["theirs"])
+    assert found.warnings == (
+        f'{path} (projects["{project}"]): disabledMcpjsonServers is not a list of names, so it '
+        "was ignored",
+    )
