@@ -169,6 +169,12 @@ def test_approval_in_a_file_git_tracks_is_refused(project: Path, home: dict[str,
         (("add", "time"), "mcp add: give a NAME and a COMMAND (or URL); see stayer mcp add --help"),
         (("add", "two words", "x"),
          "mcp add: 'two words' is not a server name: use letters, digits, _ and - only"),
+        (("add", "a__b", "x"),
+         "mcp add: 'a__b' is not a server name: it may not contain '__', which separates server "
+         "and tool in a tool's name"),
+        (("add-json", "a__b", '{"command": "x"}'),
+         "mcp add-json: 'a__b' is not a server name: it may not contain '__', which separates "
+         "server and tool in a tool's name"),
         (("add", "-s", "global", "a", "x"),
          "mcp add: unknown scope 'global'; use local, project or user"),
         (("add", "--color", "a", "x"),
@@ -259,3 +265,40 @@ def test_list_says_what_the_settings_left_out(project: Path, home: dict[str, str
         f"stayer: {project / '.mcp.json'}:1:39: not valid JSON (Expecting ',' delimiter); none "
         "of its MCP servers were started",
     ]
+
+
+def test_list_and_get_show_the_servers_claude_mcp_add_wrote(
+    project: Path, home: dict[str, str]
+) -> None:
+    claude_json = Path(home["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    claude_json.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"docs": {"type": "http", "url": "https://example.com/mcp"}},
+                "projects": {
+                    str(project): {
+                        "mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}},
+                        "enabledMcpjsonServers": ["shared"],
+                    }
+                },
+            }
+        )
+    )
+    (project / ".mcp.json").write_text('{"mcpServers": {"shared": {"command": "srv"}}}')
+    done = mcp(project, home, "list")
+    assert (done.status, done.stderr) == (0, "")
+    assert done.stdout == (
+        "docs: https://example.com/mcp (http, user)\n"
+        "shared: srv (stdio, project)\n"  # approved in Claude Code's file
+        "time: uvx mcp-server-time (stdio, local)\n"
+    )
+    assert mcp(project, home, "get", "time").stdout.startswith(
+        f'time:\n  scope: local ({claude_json} (projects["{project}"]))\n'
+    )
+    assert mcp(project, home, "get", "docs").stdout.startswith(
+        f"docs:\n  scope: user ({claude_json})\n"
+    )
+    unread = stayer("mcp", "list", cwd=project, env={**home, "STAYER_NO_CLAUDE_SETTINGS": "1"})
+    assert unread.stdout == (
+        "shared: srv (stdio, project) - needs approval: stayer mcp approve shared\n"
+    )

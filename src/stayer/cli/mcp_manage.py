@@ -367,6 +367,11 @@ def _checked_name(name: str, command: str) -> str:
         raise _Usage(
             f"mcp {command}: {name!r} is not a server name: use letters, digits, _ and - only"
         )
+    if "__" in name:  # `mcp__a__b__c` could not say which server a rule means
+        raise _Usage(
+            f"mcp {command}: {name!r} is not a server name: it may not contain '__', which "
+            "separates server and tool in a tool's name"
+        )
     return name
 
 

@@ -1,12 +1,15 @@
 """The MCP servers a session may start: where each is configured, and whether it may start.
 
 `load_mcp_servers` reads Claude Code's format (`{"mcpServers": {"name": {...}}}`) from the
-`--mcp-config` values, from `mcpServers` in every settings document, and from the project's
-`.mcp.json`, expands `${VAR}` and `${VAR:-default}`, and sorts every server into those to
-start, those waiting for approval, those turned off and those that cannot be used (each with
-one line saying why). One bad entry never costs the others. A name given in several places
-takes the nearest: `--mcp-config`, then `--settings`, local settings, project settings,
-`.mcp.json`, and last the user's settings.
+`--mcp-config` values, from `mcpServers` in every settings document, from the project's
+`.mcp.json`, and from Claude Code's own `~/.claude.json` (where `claude mcp add` writes: its
+top-level servers are user scope, those under `projects[cwd]` local scope, and the approvals
+there count as the user's), expands `${VAR}` and `${VAR:-default}`, and sorts every server into
+those to start, those waiting for approval, those turned off and those that cannot be used
+(each with one line saying why). One bad entry never costs the others. A name given in several
+places takes the nearest: `--mcp-config`, then `--settings`, local settings, `~/.claude.json`'s
+local scope, project settings, `.mcp.json`, the user's settings, and last `~/.claude.json`'s
+user scope. A server name may not hold `__`, which separates server and tool in a tool's name.
 
 A server a repository brings (`.mcp.json`, a project settings file, or a local settings file
 git tracks, which the repository therefore ships) starts programs the moment a session opens
@@ -15,23 +18,34 @@ there, so it starts only once the user approved it: `enableAllProjectMcpServers`
 the user's own settings, `--settings`, and a local settings file git does not track; anywhere
 else they are the repository approving itself, and are ignored with a warning. Until it is
 approved, such a server's `${VAR}`s stay as written, so nothing of the user's environment
-reaches it. This layer cannot run git, so the caller says which files git tracks (`tracked`:
-the session passes `stayer.context.git.git_tracks`); without that, a local file inside a git work
-tree is taken as tracked (fail closed).
+reaches it; once approved, it still never gets stayer's model credentials unless the user
+names them in `STAYER_PASS_ENV`. `.mcp.json` is read only if it is a regular file of at most
+1 MB, opened without blocking. This layer cannot run git, so the caller says which files git
+tracks (`tracked`: the session passes `stayer.context.git.git_tracks`); without that, a local
+file inside a git work tree is taken as tracked (fail closed). `~/.claude.json` is left unread
+when `.claude/` files are (`STAYER_NO_CLAUDE_SETTINGS`, `"readClaudeSettings": false`), and when
+a project's settings set the `CLAUDE_CONFIG_DIR` or `HOME` that would find it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from stayer.errors import ConfigError
+from stayer.switches import env_flag
+
+from .dirs import claude_config_dir
+from .sources import NO_CLAUDE_SWITCH
 
 if TYPE_CHECKING:
     from .model import Settings
@@ -136,7 +150,7 @@ def load_mcp_servers(
     entries: list[_Entry] = []
     approvals = _Approvals()
     if not strict:
-        read = _SettingsReader(cwd=cwd, tracked=tracked, warnings=warnings)
+        read = _SettingsReader(cwd=cwd, env=env, tracked=tracked, warnings=warnings)
         entries, approvals = read.entries(settings)
     for given in flag_configs:
         entries += _flag_entries(given, cwd)
@@ -160,7 +174,7 @@ def _sorted(
         try:
             # a server that will not start keeps its `${VAR}`s as written: nothing of the
             # user's environment goes into what a repository asked for until it is approved
-            config = _config(entry, env if fate == "start" else None, cwd)
+            config = _config(entry, env if fate == "start" else None, cwd, _withheld(entry, env))
         except _Bad as bad:
             failed.append((entry.name, f"{bad} (in {entry.origin})"))
             continue
@@ -184,9 +198,26 @@ def _fate(entry: _Entry, approvals: _Approvals) -> _Fate:
     return "wait"
 
 
-def _untrusted(config: McpServerConfig) -> McpServerConfig:
-    from msgspec.structs import replace
+MODEL_CREDENTIALS = frozenset(
+    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY"}
+)
+"""The credentials `stayer.exec.child_env` keeps from every process stayer starts (its
+`CREDENTIALS`: this layer cannot import exec; a test keeps the two equal)."""
+PASS_ENV = "STAYER_PASS_ENV"
+"""The credentials the user lets through anyway (as `child_env` reads it)."""
 
+
+def _withheld(entry: _Entry, env: Mapping[str, str]) -> frozenset[str]:
+    """The variables a server's entry may not expand: for one the repository brought, stayer's
+    model credentials, less those the user passes on purpose (a project's settings cannot set
+    `STAYER_PASS_ENV`: `sources` keeps it out of their `env`)."""
+    if not entry.from_repository:
+        return frozenset()
+    passed = {name.strip() for name in env.get(PASS_ENV, "").split(",")}
+    return MODEL_CREDENTIALS - passed
+
+
+def _untrusted(config: McpServerConfig) -> McpServerConfig:
     return replace(config, trusted=False)
 
 
@@ -194,31 +225,43 @@ class _SettingsReader:
     """The entries and approvals of the settings documents and `.mcp.json`, with the warnings
     they give."""
 
-    def __init__(self, *, cwd: Path, tracked: TrackedCheck | None, warnings: list[str]) -> None:
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        tracked: TrackedCheck | None,
+        warnings: list[str],
+    ) -> None:
         self.cwd = cwd
+        self.env = env
         self.tracked = tracked or _in_work_tree
         self.warnings = warnings
 
     def entries(self, loaded: Loaded) -> tuple[list[_Entry], _Approvals]:
         by_level: dict[str, list[_Entry]] = {"user": [], "project": [], "local": [], "flag": []}
-        said: list[Settings] = []  # the documents whose approvals count, in order
+        said: list[_Said] = []  # the approvals that count, in order
+        claude = _claude_json(self.cwd, self.env, loaded, self.warnings)
         for source in loaded.sources:
             settings = source.settings
             if settings is None:
                 continue
+            if claude.approvals and source.level in ("local", "flag"):
+                said.append(claude.approvals)  # Claude Code's word for this project: local
+                claude = replace(claude, approvals=None)
             from_repository = self._from_repository(source, settings)
             if not from_repository and source.level != "project":
-                said.append(settings)
+                said.append(_said_of(settings))
             scope: Scope = source.level
             by_level[source.level] += [
                 _Entry(name, raw, scope, source.origin, from_repository)
                 for name, raw in settings.mcp_servers.items()
             ]
         ordered = [
-            *by_level["user"], *self._mcp_json(), *by_level["project"], *by_level["local"],
-            *by_level["flag"],
+            *claude.user, *by_level["user"], *self._mcp_json(), *by_level["project"],
+            *claude.local, *by_level["local"], *by_level["flag"],
         ]  # fmt: skip
-        return ordered, _approvals(said)
+        return ordered, _approvals([*said, *([claude.approvals] if claude.approvals else [])])
 
     def _from_repository(self, source: Source, settings: Settings) -> bool:
         """Whether the document came with the repository; its approvals, if any, are then
@@ -241,14 +284,9 @@ class _SettingsReader:
     def _mcp_json(self) -> list[_Entry]:
         path = self.cwd / MCP_JSON
         try:
-            text = path.read_text(encoding="utf-8-sig")
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except (OSError, UnicodeDecodeError) as error:
-            why = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-            self.warnings.append(f"{path}: cannot read it ({why or error}); {_NOT_STARTED}")
-            return []
-        try:
+            text = read_regular_file(path, limit=MAX_MCP_JSON_BYTES)
+            if text is None:
+                return []
             servers = _servers_of(json.loads(text))
         except json.JSONDecodeError as error:
             where = f"{path}:{error.lineno}:{error.colno}"
@@ -261,6 +299,37 @@ class _SettingsReader:
 
 
 _NOT_STARTED = "none of its MCP servers were started"
+MAX_MCP_JSON_BYTES = 1 << 20
+"""The most of `.mcp.json` read: a server list is a few kilobytes; the repository chose it."""
+
+
+def read_regular_file(path: Path, *, limit: int) -> str | None:
+    """The text of the regular file at `path`, or None when there is none; raises `_Bad`
+    saying why it cannot be used. A repository chooses what its files are: opened without
+    waiting (a FIFO would block the start forever), and read no further than `limit` bytes (a
+    link to /dev/zero would fill the memory)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise _Bad(f"cannot read it ({error.strerror or error})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
+            raise _Bad(f"cannot read it (it is {kind}, not a regular file)")
+        with open(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise _Bad(f"larger than {limit:,} bytes, so not read")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _Bad("cannot read it (not UTF-8 text)") from None
 
 
 def _approval_keys(settings: Settings) -> list[str]:
@@ -272,18 +341,149 @@ def _approval_keys(settings: Settings) -> list[str]:
     return [key for key, value in zip(_APPROVAL_KEYS, given, strict=True) if value is not None]
 
 
-def _approvals(said: Sequence[Settings]) -> _Approvals:
+class _Said(Struct, frozen=True):
+    """What one of the user's own documents says of the repository's servers."""
+
+    every: bool | None = None
+    enabled: frozenset[str] = frozenset()
+    disabled: frozenset[str] = frozenset()
+
+
+def _said_of(settings: Settings) -> _Said:
+    return _Said(
+        settings.enable_all_project_mcp_servers,
+        frozenset(settings.enabled_mcpjson_servers or ()),
+        frozenset(settings.disabled_mcpjson_servers or ()),
+    )
+
+
+def _approvals(said: Sequence[_Said]) -> _Approvals:
     """The approvals of the user's own documents: the last `enableAllProjectMcpServers` given
     counts; the lists add up; a name both enabled and disabled stays off."""
     every = False
     enabled: set[str] = set()
     disabled: set[str] = set()
-    for settings in said:
-        if settings.enable_all_project_mcp_servers is not None:
-            every = settings.enable_all_project_mcp_servers
-        enabled |= set(settings.enabled_mcpjson_servers or ())
-        disabled |= set(settings.disabled_mcpjson_servers or ())
+    for one in said:
+        if one.every is not None:
+            every = one.every
+        enabled |= one.enabled
+        disabled |= one.disabled
     return _Approvals(every, frozenset(enabled), frozenset(disabled))
+
+
+# --- Claude Code's own file -------------------------------------------------------------------
+
+CLAUDE_JSON = ".claude.json"
+"""Where `claude mcp add` keeps servers: in the home folder, or in `CLAUDE_CONFIG_DIR`."""
+MAX_CLAUDE_JSON_BYTES = 64 << 20
+"""Claude Code keeps every project's history in the same file, so it grows far past 1 MB."""
+
+
+class _ClaudeJson(Struct, frozen=True):
+    """What Claude Code's own file says for a project: its user-scope servers, this project's
+    local-scope ones, and its approvals of the project's `.mcp.json`."""
+
+    user: tuple[_Entry, ...] = ()
+    local: tuple[_Entry, ...] = ()
+    approvals: _Said | None = None
+
+
+def claude_json_path(env: Mapping[str, str]) -> Path:
+    """Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set)."""
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return claude_config_dir(env) / CLAUDE_JSON
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / CLAUDE_JSON
+
+
+def _claude_json(
+    cwd: Path, env: Mapping[str, str], loaded: Loaded, warnings: list[str]
+) -> _ClaudeJson:
+    """Claude Code's own file, the user's and outside the project, so trusted as their
+    settings are; skipped as `.claude/` files are (`STAYER_NO_CLAUDE_SETTINGS`, or
+    `"readClaudeSettings": false` in the user's stayer settings or `--settings`)."""
+    if _claude_unread(env, loaded, warnings):
+        return _ClaudeJson()
+    path = claude_json_path(env)
+    try:
+        text = read_regular_file(path, limit=MAX_CLAUDE_JSON_BYTES)
+        data = json.loads(text) if text is not None else {}
+    except json.JSONDecodeError as error:
+        where = f"{path}:{error.lineno}:{error.colno}"
+        warnings.append(f"{where}: not valid JSON ({error.msg}); {_CLAUDE_UNREAD}")
+        return _ClaudeJson()
+    except (_Bad, ValueError, RecursionError) as error:
+        warnings.append(f"{path}: {error or 'not valid JSON'}; {_CLAUDE_UNREAD}")
+        return _ClaudeJson()
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: not a JSON object; {_CLAUDE_UNREAD}")
+        return _ClaudeJson()
+    origin = str(path)
+    user = _claude_servers(data, origin, "user", warnings)
+    projects = data.get("projects")
+    project = None
+    if isinstance(projects, dict):
+        keys = (str(cwd), os.path.realpath(cwd))
+        project = next((projects[k] for k in keys if isinstance(projects.get(k), dict)), None)
+    if project is None:
+        return _ClaudeJson(user)
+    where = f"{origin} (projects[{json.dumps(str(cwd))}])"
+    local = _claude_servers(project, where, "local", warnings)
+    return _ClaudeJson(user, local, _claude_said(project, where, warnings))
+
+
+_CLAUDE_UNREAD = "its MCP servers and approvals were not read"
+
+
+def _claude_unread(env: Mapping[str, str], loaded: Loaded, warnings: list[str]) -> bool:
+    if env_flag(env, NO_CLAUDE_SWITCH):
+        return True
+    for source in loaded.sources:
+        if source.level in ("project", "local") and source.settings is not None:
+            moved = {"CLAUDE_CONFIG_DIR", "HOME"} & set(source.settings.env)
+            if moved:
+                # a project must not choose which file speaks for the user
+                warnings.append(
+                    f"{source.origin}: env {', '.join(sorted(moved))} set by a project's "
+                    f"settings, so {CLAUDE_JSON} was not read"
+                )
+                return True
+    said = [
+        source.settings.read_claude_settings
+        for source in loaded.sources
+        if source.level in ("user", "flag") and source.kind != "claude"
+        and source.settings is not None and source.settings.read_claude_settings is not None
+    ]  # fmt: skip
+    return bool(said) and said[-1] is False
+
+
+def _claude_servers(
+    data: dict[str, Any], origin: str, scope: Scope, warnings: list[str]
+) -> tuple[_Entry, ...]:
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        warnings.append(f'{origin}: "mcpServers" is not an object; its servers were not read')
+        return ()
+    return tuple(_Entry(name, raw, scope, origin, False) for name, raw in servers.items())
+
+
+def _claude_said(project: dict[str, Any], origin: str, warnings: list[str]) -> _Said:
+    """A project's approvals in Claude Code's file; a value of the wrong type is dropped with
+    a warning (a bad disabled list drops them all: what it meant to keep off stays off)."""
+    every = project.get("enableAllProjectMcpServers")
+    lists: list[frozenset[str]] = []
+    for key in _APPROVAL_KEYS[1:]:
+        value = project.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            warnings.append(f"{origin}: {key} is not a list of names, so it was ignored")
+            if key == "disabledMcpjsonServers":
+                return _Said()
+            value = []
+        lists.append(frozenset(value))
+    if every is not None and not isinstance(every, bool):
+        warnings.append(f"{origin}: enableAllProjectMcpServers is not true or false, so ignored")
+        every = None
+    return _Said(every, *lists)
 
 
 def _in_work_tree(path: Path) -> bool:
@@ -296,7 +496,8 @@ def _in_work_tree(path: Path) -> bool:
 def _servers_of(data: Any) -> dict[str, Any]:
     """The `mcpServers` object of a decoded document."""
     if not isinstance(data, dict):
-        raise _Bad(f"must be a JSON object, not {type(data).__name__}")
+        what = "a list" if isinstance(data, list) else type(data).__name__
+        raise _Bad(f'must hold a JSON object with "mcpServers", not {what}')
     servers = data.get("mcpServers")
     if not isinstance(servers, dict):
         raise _Bad('has no "mcpServers" object')
@@ -310,7 +511,10 @@ def _flag_entries(given: str | Mapping[str, Any], cwd: Path) -> list[_Entry]:
         data: Any = dict(given)
     else:
         text = given
-        if not given.lstrip().startswith("{"):
+        if not given.strip():
+            raise ConfigError(f"{FLAG_ORIGIN}: an empty value; {_FLAG_EXAMPLE}")
+        # JSON as it starts, never a path: a list meant as JSON should not be looked for as a file
+        if not given.lstrip().startswith(("{", "[")):
             path = cwd / Path(given).expanduser()
             label, origin = f"{FLAG_ORIGIN} {given}", str(path)
             text = _read_flag_file(path, label)
@@ -350,12 +554,20 @@ def entry_problem(name: str, raw: Any) -> str | None:
     return None
 
 
-def _config(entry: _Entry, env: Mapping[str, str] | None, cwd: Path) -> McpServerConfig:
-    """The entry checked and expanded (None for `env`: each `${VAR}` left as written); raises
-    `_Bad` saying what is wrong with it."""
+def _config(
+    entry: _Entry, env: Mapping[str, str] | None, cwd: Path, withheld: frozenset[str] = frozenset()
+) -> McpServerConfig:
+    """The entry checked and expanded (None for `env`: each `${VAR}` left as written; a
+    variable in `withheld` is refused); raises `_Bad` saying what is wrong with it."""
     raw = entry.raw
     if not _NAME.fullmatch(entry.name):
         raise _Bad("a server name may hold only letters, digits, _ and -")
+    if "__" in entry.name:
+        # `mcp__a__b` would be both tool b of server a and the server a__b
+        raise _Bad(
+            "a server name may not contain '__', which separates server and tool in a tool's "
+            "name (mcp__server__tool); rename it"
+        )
     if not isinstance(raw, dict):
         raise _Bad(f"a server must be a JSON object, not {type(raw).__name__}")
     transport = _transport(raw)
@@ -369,8 +581,8 @@ def _config(entry: _Entry, env: Mapping[str, str] | None, cwd: Path) -> McpServe
         "trusted": True,
     }
     if transport == "stdio":
-        return McpServerConfig(**common, **_stdio(raw, _Expander(env), cwd))
-    return McpServerConfig(**common, **_remote(raw, _Expander(env)))
+        return McpServerConfig(**common, **_stdio(raw, _Expander(env, withheld), cwd))
+    return McpServerConfig(**common, **_remote(raw, _Expander(env, withheld)))
 
 
 def _transport(raw: dict[str, Any]) -> Transport:
@@ -390,9 +602,10 @@ def _transport(raw: dict[str, Any]) -> Transport:
 def _timeout(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:  # JSON may say NaN, Infinity
         raise _Bad(f'"timeout" must be a number of milliseconds above 0 (got {json.dumps(value)})')
-    return value / 1000
+    return float(value) / 1000
 
 
 def _flag(raw: dict[str, Any], key: str) -> bool:
@@ -442,14 +655,21 @@ class _Expander:
     """`${VAR}` and `${VAR:-default}` in one value, from the session's environment (None:
     left as written)."""
 
-    def __init__(self, env: Mapping[str, str] | None) -> None:
+    def __init__(self, env: Mapping[str, str] | None, withheld: frozenset[str]) -> None:
         self.env = env
+        self.withheld = withheld
 
     def __call__(self, text: str) -> str:
         return text if self.env is None else _VARIABLE.sub(self._value, text)
 
     def _value(self, match: re.Match[str]) -> str:
         name, default = match[1], match[2]
+        if name in self.withheld:
+            raise _Bad(
+                f"names {name}, a credential stayer reaches the model with, which a server the "
+                f"repository brings does not get; to give it on purpose, set {PASS_ENV}={name} "
+                "in the environment or your own settings"
+            )
         value = self.env.get(name) if self.env is not None else None
         if value:  # as in a shell's `:-`, an empty value takes the default too
             return value

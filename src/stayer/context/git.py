@@ -105,16 +105,21 @@ class GitSnapshot(Struct, frozen=True):
 def git_tracks(path: Path) -> bool:
     """Whether git tracks the file at `path` (or the file a link there leads to); True when
     git cannot tell. git runs as the start-up snapshot runs it: nothing a configuration or a
-    `GIT_` variable names."""
-    from stayer.exec.git_calls import repository_of
+    `GIT_` variable names.
 
+    Only the work tree the file sits in is asked, found by its `.git` and named to git
+    outright: a repository can ship a folder that looks like a bare repository (`HEAD`,
+    `objects/`, a `config` saying `worktree = .`) beside a file it wants taken as untracked,
+    and git left to find a repository from the file's folder would ask that one."""
     absolute = Path(os.path.abspath(path))
     for candidate in dict.fromkeys((absolute, Path(os.path.realpath(absolute)))):
-        root = repository_of(candidate.parent)
+        root = work_tree_of(candidate.parent)
         if root is None:
             continue
-        options = [part for key, value in SAFE_SETTINGS for part in ("-c", f"{key}={value}")]
+        settings = (("safe.bareRepository", "explicit"), *SAFE_SETTINGS)
+        options = [part for key, value in settings for part in ("-c", f"{key}={value}")]
         argv = ("git", "--no-pager", "--no-optional-locks", "--literal-pathspecs", *options,
+                f"--git-dir={root / '.git'}", f"--work-tree={root}",
                 "ls-files", "--cached", "--", str(candidate.relative_to(root)))  # fmt: skip
         (answer,) = run_probes(
             [argv], cwd=root, env=git_env(os.environ), timeout_s=GIT_TIMEOUT_S, max_bytes=4_096
@@ -122,6 +127,15 @@ def git_tracks(path: Path) -> bool:
         if answer.exit_code != 0 or answer.stdout.strip():
             return True
     return False
+
+
+def work_tree_of(folder: Path) -> Path | None:
+    """The work tree `folder` is in: the first folder up from it holding a `.git` (a folder,
+    or a file naming one, as a linked work tree has); a bare repository never counts."""
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
 
 
 def take_git_snapshot(

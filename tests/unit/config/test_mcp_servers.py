@@ -176,6 +176,10 @@ def test_each_bad_entry_fails_alone_with_one_line(project: Path, home: dict[str,
                 "args-text": {"command": "x", "args": "-y pkg"},
                 "env-number": {"command": "x", "env": {"A": 1}},
                 "slow": {"command": "x", "timeout": "30s"},
+                "never": {"command": "x", "timeout": float("nan")},
+                "endless": {"command": "x", "timeout": float("inf")},
+                "zero": {"command": "x", "timeout": 0},
+                "a__b": TIME,
                 "loaded": {"command": "x", "alwaysLoad": "yes"},
                 "scalar": "uvx mcp-server-time",
                 "good_one": TIME,
@@ -197,6 +201,11 @@ def test_each_bad_entry_fails_alone_with_one_line(project: Path, home: dict[str,
             "odd-type": 'unknown "type" "websocket"; use "stdio", "http" or "sse"',
             "scalar": "a server must be a JSON object, not str",
             "slow": '"timeout" must be a number of milliseconds above 0 (got "30s")',
+            "never": '"timeout" must be a number of milliseconds above 0 (got NaN)',
+            "endless": '"timeout" must be a number of milliseconds above 0 (got Infinity)',
+            "zero": '"timeout" must be a number of milliseconds above 0 (got 0)',
+            "a__b": "a server name may not contain '__', which separates server and tool in a "
+            "tool's name (mcp__server__tool); rename it",
             "url-untyped": 'a server with a "url" needs "type": "http" (or "sse")',
         }.items()
     }
@@ -256,6 +265,15 @@ def test_strict_takes_only_the_mcp_config_servers(project: Path, home: dict[str,
         ('{"mcpServers": ', "--mcp-config: not valid JSON (Expecting value at line 1 column 16)"),
         ('{"servers": {}}', '--mcp-config: has no "mcpServers" object'),
         ('{"mcpServers": []}', '--mcp-config: has no "mcpServers" object'),
+        ("", "--mcp-config: an empty value; give a file, or JSON such as"),
+        ("  ", "--mcp-config: an empty value; give a file, or JSON such as"),
+        # JSON, never a file named `[...`
+        (
+            ' [{"mcpServers": {}}]',
+            '--mcp-config: must hold a JSON object with "mcpServers", not '
+            "a list; give a file, or JSON such as",
+        ),
+        ("[1,", "--mcp-config: not valid JSON"),
     ],
 )
 def test_a_broken_mcp_config_stops_the_run_in_one_line(
@@ -274,7 +292,8 @@ def test_a_mcp_config_file_that_is_not_an_object_stops_the_run(
     with pytest.raises(ConfigError) as raised:
         load(project, home, flags=["list.json"])
     assert str(raised.value) == (
-        "--mcp-config list.json: must be a JSON object, not list; give a file, or JSON such "
+        '--mcp-config list.json: must hold a JSON object with "mcpServers", not a list; give a '
+        "file, or JSON such "
         """as '{"mcpServers": {"name": {"command": "..."}}}'"""
     )
 
@@ -480,4 +499,230 @@ def test_an_unapproved_server_gets_nothing_of_the_environment(
             "needs the environment variable UNSET; set it or give a default as "
             f"${{UNSET:-value}} (in {project / '.mcp.json'})",
         ),
+    )
+
+
+def test_a_fake_repository_shipped_beside_the_local_file_is_not_asked(
+    tmp_path: Path, home: dict[str, str]
+) -> None:
+    # the repository ships a folder that looks like a bare repository (its `config` says the
+    # work tree is that folder) beside an approval, hoping git asks it and hears "untracked"
+    source = tmp_path / "source"
+    write(source / ".mcp.json", servers(theirs=TIME))
+    claude = source / ".claude"
+    write(claude / "settings.local.json", {"enableAllProjectMcpServers": True})
+    write(claude / "HEAD", "ref: refs/heads/main\n")
+    write(claude / "objects" / ".keep", "")
+    write(claude / "refs" / ".keep", "")
+    write(
+        claude / "config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"
+    )
+    git(source, "init", "-q")
+    git(source, "add", "-A")
+    git(source, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(source), str(clone))
+    local = clone / ".claude" / "settings.local.json"
+    assert git_tracks(local) is True
+    found = load(clone, home, tracked=git_tracks)
+    assert (found.start, names(found.needs_approval)) == ((), ["theirs"])
+
+
+def test_a_linked_work_tree_is_asked_through_its_git_file(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    write(main / "shipped.json", "{}")
+    git(main, "init", "-q")
+    git(main, "add", "-A")
+    git(main, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x")
+    git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
+    linked = tmp_path / "linked"
+    assert (linked / ".git").is_file()
+    write(linked / ".stayer" / "settings.local.json", "{}")
+    assert git_tracks(linked / "shipped.json") is True
+    assert git_tracks(linked / ".stayer" / "settings.local.json") is False
+
+
+# --- what a repository's file may be and what its servers may get --------------------------------
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "folder"])
+def test_a_mcp_json_that_is_no_regular_file_is_a_warning(
+    project: Path, home: dict[str, str], target: str
+) -> None:
+    write(user_file(home), servers(mine=TIME))
+    if target == "fifo":
+        os.mkfifo(project / ".mcp.json")  # nothing writes to it: a blocking open would hang
+        kind = "a device, FIFO or socket"
+    elif target == "folder":
+        (project / ".mcp.json").mkdir()
+        kind = "a folder"
+    else:
+        (project / ".mcp.json").symlink_to(target)
+        kind = "a device, FIFO or socket"
+    found = load(project, home)
+    assert names(found.start) == ["mine"]
+    assert found.warnings == (
+        f"{project / '.mcp.json'}: cannot read it (it is {kind}, not a regular file); none of "
+        "its MCP servers were started",
+    )
+
+
+def test_a_mcp_json_over_a_megabyte_is_left_out(project: Path, home: dict[str, str]) -> None:
+    padding = " " * (1 << 20)
+    write(project / ".mcp.json", json.dumps(servers(theirs=TIME)) + padding)
+    found = load(project, home)
+    assert (found.needs_approval, found.failed) == ((), ())
+    assert found.warnings == (
+        f"{project / '.mcp.json'}: larger than 1,048,576 bytes, so not read; none of its MCP "
+        "servers were started",
+    )
+    write(project / ".mcp.json", json.dumps(servers(theirs=TIME)) + padding[:-200])
+    assert names(load(project, home).needs_approval) == ["theirs"]
+
+
+def test_the_withheld_credentials_are_child_envs() -> None:
+    from stayer.config.mcp_servers import MODEL_CREDENTIALS, PASS_ENV
+    from stayer.exec import child_env
+
+    assert (MODEL_CREDENTIALS, PASS_ENV) == (child_env.CREDENTIALS, child_env.PASS_ENV)
+
+
+@pytest.mark.parametrize("brought_by", [".mcp.json", ".claude/settings.json", "tracked local"])
+def test_a_repositorys_server_never_gets_the_model_credentials(
+    project: Path, home: dict[str, str], brought_by: str
+) -> None:
+    entry = {"command": "x", "args": ["${ANTHROPIC_API_KEY:-none}"], "env": {"K": "${SAFE}"}}
+    if brought_by == ".mcp.json":
+        origin = write(project / ".mcp.json", servers(theirs=entry))
+    elif brought_by == "tracked local":
+        origin = write(project / ".claude" / "settings.local.json", servers(theirs=entry))
+    else:
+        origin = write(project / ".claude" / "settings.json", servers(theirs=entry))
+    write(user_file(home), {"enableAllProjectMcpServers": True})
+    env = {"ANTHROPIC_API_KEY": "sk-secret", "SAFE": "fine"}
+    found = load(project, home, env=env, tracked=lambda path: True)
+    assert found.start == ()
+    assert found.failed == (
+        (
+            "theirs",
+            "names ANTHROPIC_API_KEY, a credential stayer reaches the model with, which a server "
+            "the repository brings does not get; to give it on purpose, set "
+            "STAYER_PASS_ENV=ANTHROPIC_API_KEY in the environment or your own settings "
+            f"(in {origin})",
+        ),
+    )
+    passed = load(project, home, env={**env, "STAYER_PASS_ENV": "ANTHROPIC_API_KEY"})
+    assert passed.start[0].args == ("sk-secret",)
+    # the user's own servers are theirs to configure
+    write(user_file(home), servers(mine=entry))
+    (mine,) = load(project, home, env=env, tracked=lambda path: True).start
+    assert (mine.args, mine.env) == (("sk-secret",), {"K": "fine"})
+
+
+# --- Claude Code's ~/.claude.json ------------------------------------------------------------
+
+
+def claude_json(home: Mapping[str, str]) -> Path:
+    return Path(home["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+
+
+def test_claude_codes_own_file_gives_user_and_local_servers_and_approvals(
+    project: Path, home: dict[str, str]
+) -> None:
+    def server(tag: str) -> dict[str, Any]:
+        return {"command": "run", "args": [tag]}
+
+    write(project / ".mcp.json", servers(shared=server("mcpjson"), off=TIME, other=TIME))
+    write(project / ".claude" / "settings.json", servers(both=server("project settings")))
+    origin = write(
+        claude_json(home),
+        {
+            **servers(mine=server("claude user"), mine2=server("claude user")),
+            "projects": {
+                str(project): {
+                    **servers(shared=server("claude local"), both=server("claude local")),
+                    "enabledMcpjsonServers": ["off", "other"],
+                    "disabledMcpjsonServers": ["off"],
+                },
+                "/elsewhere": {**servers(stray=TIME), "enableAllProjectMcpServers": True},
+            },
+            "numStartups": 12,
+        },
+    )
+    write(user_file(home), servers(mine2=server("stayer user")))
+    found = load(project, home)
+    started = {config.name: (config.args[0], config.scope, config.origin) for config in found.start}
+    local = f'{origin} (projects["{project}"])'
+    assert started == {
+        "mine": ("claude user", "user", str(origin)),
+        "mine2": ("stayer user", "user", str(user_file(home))),  # stayer's own file wins
+        "shared": ("claude local", "local", local),  # local beats the project's .mcp.json
+        "both": ("claude local", "local", local),  # ... and its settings
+        "other": ("mcp-server-time", "mcpjson", str(project / ".mcp.json")),  # approved there
+    }
+    assert names(found.disabled) == ["off"]
+    assert found.warnings == ()
+    # a local settings file is nearer still
+    write(project / ".stayer" / "settings.local.json", servers(shared=server("stayer local")))
+    (shared,) = [c for c in load(project, home).start if c.name == "shared"]
+    assert shared.args == ("stayer local",)
+
+
+def test_claude_codes_own_file_is_left_unread_as_claude_settings_are(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(claude_json(home), servers(mine=TIME))
+    assert names(load(project, home).start) == ["mine"]
+    assert load(project, home, env={"STAYER_NO_CLAUDE_SETTINGS": "1"}) == McpServers()
+    write(user_file(home), {"readClaudeSettings": False})
+    assert load(project, home) == McpServers()
+    # a project may not say which file speaks for the user
+    write(user_file(home), {})
+    elsewhere = write(project / "fake" / ".claude.json", servers(fake=TIME))
+    settings = write(
+        project / ".claude" / "settings.json", {"env": {"CLAUDE_CONFIG_DIR": str(elsewhere.parent)}}
+    )
+    environment = {**home, **load_settings(project, home).settings.env}
+    found = load_mcp_servers(cwd=project, env=environment, settings=load_settings(project, home))
+    assert found.start == ()
+    assert found.warnings == (
+        f"{settings}: env CLAUDE_CONFIG_DIR set by a project's settings, so .claude.json was not "
+        "read",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            '{"mcpServers": ',
+            ":1:16: not valid JSON (Expecting value); its MCP servers and approvals were not read",
+        ),
+        ("[]", ": not a JSON object; its MCP servers and approvals were not read"),
+        ('{"mcpServers": []}', ': "mcpServers" is not an object; its servers were not read'),
+        ("\xff", ": cannot read it (not UTF-8 text); its MCP servers and approvals were not read"),
+    ],
+)
+def test_a_broken_claude_json_is_one_warning(
+    project: Path, home: dict[str, str], text: str, said: str
+) -> None:
+    write(user_file(home), servers(mine=TIME))
+    path = claude_json(home)
+    path.write_bytes(text.encode("latin-1"))
+    found = load(project, home)
+    assert names(found.start) == ["mine"]
+    assert found.warnings == (f"{path}{said}",)
+
+
+def test_claude_json_approvals_of_the_wrong_type_are_dropped(
+    project: Path, home: dict[str, str]
+) -> None:
+    write(project / ".mcp.json", servers(theirs=TIME))
+    project_entry = {"enableAllProjectMcpServers": True, "disabledMcpjsonServers": "theirs"}
+    path = write(claude_json(home), {"projects": {str(project): project_entry}})
+    found = load(project, home)
+    assert (found.start, names(found.needs_approval)) == ((), ["theirs"])
+    assert found.warnings == (
+        f'{path} (projects["{project}"]): disabledMcpjsonServers is not a list of names, so it '
+        "was ignored",
     )
