@@ -387,3 +387,23 @@ def test_a_bad_mcp_config_is_one_line(server: FakeModelServer, project: Path, ho
     (line,) = done.stderr.splitlines()
     assert line.startswith("stayer: ") and "--mcp-config" in line
     assert server.requests == []
+
+
+def test_servers_claude_mcp_add_kept_in_claude_json_start_here_too(
+    server: FakeModelServer, project: Path, home: Path
+) -> None:
+    """A Claude Code user's own servers (`claude mcp add` keeps them in ~/.claude.json) come
+    along when they switch; the empty `mcpServers` Claude Code writes for every project does
+    not count as one."""
+    claude_json = {
+        "mcpServers": {"cc": kitchen()},
+        "projects": {str(project): {"mcpServers": {}, "allowedTools": []}},
+    }
+    (home / ".claude.json").write_text(json.dumps(claude_json))
+    server.enqueue(reply("hello"))
+    env = env_for(server, home, **BLOCKING, CLAUDE_CONFIG_DIR=str(home))  # the file's place
+    done = stayer("-p", "hi", *STREAM, cwd=project, env=env)
+
+    assert done.status == 0, done.stderr
+    assert statuses(done.stdout) == {"cc": "connected"}
+    assert "mcp__cc__echo" in tool_names(server.requests[0])

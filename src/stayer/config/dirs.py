@@ -30,3 +30,15 @@ def claude_config_dir(env: Mapping[str, str]) -> Path:
         return Path(given).expanduser().resolve()
     except RuntimeError:
         raise ConfigError(f"CLAUDE_CONFIG_DIR {given}: no such home directory") from None
+
+
+CLAUDE_JSON = ".claude.json"
+"""Claude Code's own file of the user's: the servers `claude mcp add` keeps, project approvals."""
+
+
+def claude_json_path(env: Mapping[str, str]) -> Path:
+    """Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set)."""
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return claude_config_dir(env) / CLAUDE_JSON
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / CLAUDE_JSON

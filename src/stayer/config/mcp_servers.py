@@ -44,7 +44,7 @@ from msgspec.structs import replace
 from stayer.errors import ConfigError
 from stayer.switches import env_flag
 
-from .dirs import claude_config_dir
+from .dirs import CLAUDE_JSON, claude_json_path
 from .sources import NO_CLAUDE_SWITCH
 
 if TYPE_CHECKING:
@@ -373,7 +373,6 @@ def _approvals(said: Sequence[_Said]) -> _Approvals:
 
 # --- Claude Code's own file -------------------------------------------------------------------
 
-CLAUDE_JSON = ".claude.json"
 """Where `claude mcp add` keeps servers: in the home folder, or in `CLAUDE_CONFIG_DIR`."""
 MAX_CLAUDE_JSON_BYTES = 64 << 20
 """Claude Code keeps every project's history in the same file, so it grows far past 1 MB."""
@@ -386,14 +385,6 @@ class _ClaudeJson(Struct, frozen=True):
     user: tuple[_Entry, ...] = ()
     local: tuple[_Entry, ...] = ()
     approvals: _Said | None = None
-
-
-def claude_json_path(env: Mapping[str, str]) -> Path:
-    """Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is set)."""
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return claude_config_dir(env) / CLAUDE_JSON
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / CLAUDE_JSON
 
 
 def _claude_json(

@@ -11,6 +11,8 @@ without further I/O, and all `Session.derive` needs to make a child session with
 from __future__ import annotations
 
 import os
+import re
+import stat
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 from msgspec.structs import replace
 
+from stayer.config.dirs import claude_json_path
 from stayer.errors import ConfigError
 from stayer.exec import Sandbox
 from stayer.loop.state import CompactPolicy, FallbackModel
@@ -162,7 +165,26 @@ def _mcp_anywhere(options: QueryOptions, cwd: Path, settled: Settled) -> bool:
         return False
     if (cwd / ".mcp.json").exists():
         return True
-    return any(source.settings and source.settings.mcp_servers for source in settled.loaded.sources)
+    if any(source.settings and source.settings.mcp_servers for source in settled.loaded.sources):
+        return True
+    return _claude_json_names_servers(claude_json_path(settled.env))
+
+
+_SERVERS_NAMED = re.compile(rb'"mcpServers"\s*:\s*\{\s*"')
+"""A non-empty `mcpServers` object: Claude Code writes an empty one for every project."""
+
+
+def _claude_json_names_servers(path: Path) -> bool:
+    """Whether Claude Code's own file (often megabytes of project history) names any MCP
+    server, looked for in its bytes: parsing it whole would cost every run's start-up."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block
+    except OSError:
+        return False
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return False
+        return _SERVERS_NAMED.search(file.read(64 << 20)) is not None
 
 
 def model_client(resolved: Resolved, model: str) -> tuple[Provider, ModelChoice]:
