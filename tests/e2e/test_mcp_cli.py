@@ -156,6 +156,11 @@ def test_a_server_that_never_comes_up_does_not_hold_back_the_first_request(
 
     assert done.status == 0, done.stderr
     assert statuses(done.stdout) == {"slow": "pending"}
+    body = server.requests[0].body
+    assert isinstance(body, dict)  # the init line says what the definitions sent cost
+    assert init_line(done.stdout)["tool_tokens"] == pytest.approx(
+        len(json.dumps(body["tools"])) / 4, rel=0.2
+    )
     (request,) = server.requests
     assert not [name for name in tool_names(request) if name.startswith("mcp__")]
 
