@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from mcp.types import (
     CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
+    TextContent,
     Tool,
     ToolAnnotations,
 )
@@ -145,6 +147,41 @@ async def test_a_bad_input_reaches_the_model_as_one_line_and_never_the_server(
     assert answer.is_error
     assert answer.text == "InputValidationError: input: 'b' is a required property"
     assert handle.calls == []
+
+
+def regex_server() -> Server[Any]:
+    """A low-level server whose one tool's schema holds a pattern that backtracks for ever on
+    a long run of a's ending otherwise (as a hostile server might send)."""
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string", "pattern": "^(a+)+$", "format": "email"}},
+        "patternProperties": {"^(b+)+$": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+
+    async def list_tools(_ctx: Any, _params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=[Tool(name="q", input_schema=schema)])
+
+    async def call_tool(_ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(text=f"got {params.arguments}")])
+
+    return Server("regex", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_a_servers_regular_expressions_are_left_to_the_server(tmp_path: Path) -> None:
+    hostile: dict[str, object] = {"q": "a" * 40 + "!"}
+    async with connected(regex_server()) as handle:
+        q = tool(handle, "q")
+        started = time.monotonic()
+        assert q.parse_input(hostile) == hostile
+        assert q.parse_input({"b" * 40 + "!": 1}) == {"b" * 40 + "!": 1}
+        assert time.monotonic() - started < 1.0
+        with pytest.raises(ToolInputError):  # the rest of the schema still holds
+            q.parse_input({"q": 5})
+        model = ScriptedProvider([tool_call(q.name, hostile, id="toolu_q"), text("ok")])
+        await run(make_params(model, [q], tmp_path))
+    assert handle.calls == [("q", hostile, None)]
+    assert time.monotonic() - started < 5.0
 
 
 async def test_read_only_hint_counts_only_when_the_server_is_trusted() -> None:

@@ -2,7 +2,9 @@
 
 The tool brings the server's own name (made safe, `naming`), description and JSON Schema; its
 input is checked against that schema here, with `jsonschema` (which the `mcp` SDK depends on),
-so the model gets one line of what is wrong before anything reaches the server.
+so the model gets one line of what is wrong before anything reaches the server. Regular
+expressions (`pattern`, `patternProperties`) and `format` are left to the server: a hostile
+pattern would otherwise hang the session in the check (see `_without_regexes`).
 
 What a server says of its tools is a hint from a program, not a fact: `readOnlyHint` makes a
 tool read-only (asked less, run beside others) only when the user configured or approved the
@@ -17,6 +19,7 @@ the model its start and end, as for every tool that does not bound its own resul
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -189,7 +192,8 @@ def _object_schema(schema: Mapping[str, Any]) -> dict[str, JSON]:
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
-    """A validator for `schema` (of the draft it names), or None when it is no valid schema."""
+    """A validator for `schema` (of the draft it names) that leaves regular expressions and
+    formats to the server, or None when it is no valid schema."""
     from jsonschema import exceptions, validators  # type: ignore[import-untyped]  # no stubs locked
 
     cls = validators.validator_for(schema)
@@ -197,7 +201,35 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         cls.check_schema(schema)
     except exceptions.SchemaError:
         return None
-    return cls(schema)
+    return _without_regexes(cls)(schema)
+
+
+@functools.cache
+def _without_regexes(cls: Any) -> Any:
+    """`cls` less every keyword that runs a server's regular expression on the model's input.
+
+    Python's `re` backtracks: a pattern like ``^(a+)+$`` against forty a's and a ``!`` runs
+    for minutes on the event loop, where Ctrl+C cannot reach it. The server runs its own
+    patterns anyway, so here they are skipped (with `format`, which is as much the server's
+    to judge), and so is `additionalProperties` where `patternProperties` decides which names
+    it covers."""
+    from jsonschema import validators
+
+    additional = cls.VALIDATORS.get("additionalProperties")
+
+    def additional_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if additional is None or "patternProperties" in schema:
+            return None
+        return additional(validator, value, instance, schema)
+
+    skipped = dict.fromkeys(
+        ("pattern", "format", "patternProperties", "unevaluatedProperties"), _skip
+    )
+    return validators.extend(cls, {**skipped, "additionalProperties": additional_properties})
+
+
+def _skip(*_given: Any) -> None:
+    """A keyword left to the server: it finds nothing wrong here."""
 
 
 def _problem(error: Any) -> str:
