@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +23,7 @@ from mcp_types import (
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.events import McpServerStatus
 from stayer.mcp.server import MAX_CRASHES, McpServer, McpUnavailable
-from tests.mcp.conftest import FAST, Recorder, appears, stdio_config
+from tests.mcp.conftest import FAST, KITCHEN, Recorder, appears, stdio_config
 
 
 @asynccontextmanager
@@ -150,6 +151,21 @@ async def test_stderr_goes_to_the_log_file(tmp_path: Path, recorder: Recorder) -
         await recorder.until("connected")
     log = (tmp_path / "noisy.log").read_text()
     assert "warming up" in log
+
+
+async def test_the_log_names_the_program_but_never_its_arguments(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    # The arguments are the config's with ${VAR} expanded: a token may be one of them.
+    config = stdio_config("secretive", "--instructions", "token-sk-0123456789")
+    async with running(config, tmp_path, recorder):
+        await recorder.until("connected")
+    log = (tmp_path / "secretive.log").read_text()
+    program = Path(sys.executable).name
+    assert (
+        log.splitlines()[0] == f"--- stayer starts MCP server 'secretive': {program} (3 arguments)"
+    )
+    assert "token-sk" not in log and str(KITCHEN) not in log
 
 
 async def test_a_command_that_does_not_exist(tmp_path: Path, recorder: Recorder) -> None:

@@ -517,11 +517,17 @@ def _watched(transport: Transport, lost: asyncio.Event) -> Transport:
 @contextlib.contextmanager
 def _open_log(path: Path, config: McpServerConfig) -> Iterator[TextIO]:
     """The server's log, opened to append (a restart adds to it), with a line saying who
-    starts and how."""
+    starts and with what program.
+
+    Only the program's name and how many arguments it got: the arguments are the config's
+    with `${VAR}` expanded, and a token passed as one must not end up in a file in plain
+    text."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as log:
-        argv = " ".join((config.command, *config.args))
-        log.write(f"--- stayer starts MCP server {config.name!r}: {argv}\n")
+        count = len(config.args)
+        given = f"{count} argument{'' if count == 1 else 's'}"
+        program = Path(config.command).name
+        log.write(f"--- stayer starts MCP server {config.name!r}: {program} ({given})\n")
         log.flush()
         yield log
 
