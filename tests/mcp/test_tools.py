@@ -195,12 +195,14 @@ async def test_read_only_hint_counts_only_when_the_server_is_trusted() -> None:
     assert not add.is_read_only({}) and not add.is_concurrency_safe({})
 
 
-async def test_always_load_comes_from_the_server_config_or_the_tools_meta() -> None:
+async def test_always_load_from_the_config_is_kept_apart_from_the_servers_request() -> None:
     async with connected(demo_server()) as handle:
-        assert tool(handle, "wordy").always_load is True
-        assert tool(handle, "add").always_load is False
+        wordy, add = tool(handle, "wordy"), tool(handle, "add")
+        assert (wordy.always_load, wordy.server_always_load) == (False, True)
+        assert (add.always_load, add.server_always_load) == (False, False)
     async with connected(demo_server(), always_load=True) as handle:
-        assert tool(handle, "add").always_load is True
+        add = tool(handle, "add")
+        assert (add.always_load, add.server_always_load) == (True, False)
 
 
 def test_the_result_limit_follows_max_mcp_output_tokens() -> None:

@@ -58,7 +58,8 @@ MAX_DESCRIPTION_CHARS = 2_000
 """The most of a server's tool description the model is shown (some run to pages)."""
 
 ALWAYS_LOAD_META = "anthropic/alwaysLoad"
-"""The `_meta` key by which a server asks that a tool never be deferred (Claude Code's)."""
+"""The `_meta` key by which a server asks that a tool never be deferred (Claude Code's); the
+catalog grants it only to a small definition (`stayer.mcp.catalog`)."""
 
 _MAX_PROBLEMS = 3
 _MAX_PROBLEM_CHARS = 200
@@ -121,7 +122,10 @@ class McpTool(Tool[dict[str, Any]]):
         hints = definition.annotations
         self.read_only = bool(hints and hints.read_only_hint is True and config.trusted)
         meta = definition.meta or {}
-        self.always_load = config.always_load or meta.get(ALWAYS_LOAD_META) is True
+        # Kept apart: the user's word is absolute; the server's own is a request the catalog
+        # grants only to a small definition (a hostile one could pin megabytes to every call).
+        self.always_load = config.always_load
+        self.server_always_load = meta.get(ALWAYS_LOAD_META) is True
         self.max_result_chars = min(max_result_chars, MAX_RESULT_CHARS)
         self._call_timeout_s = config.timeout_s
         self.timeout_s = config.timeout_s or DEFAULT_TIMEOUT_S
