@@ -23,6 +23,8 @@ from mcp_types import (
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.events import McpServerStatus
 from stayer.mcp.server import MAX_CRASHES, McpServer, McpUnavailable
+from stayer.mcp.tools import server_tools
+from stayer.tools.base import ToolContext, ToolFailure
 from tests.mcp.conftest import FAST, KITCHEN, Recorder, appears, stdio_config
 
 
@@ -221,6 +223,7 @@ async def test_a_crashed_server_is_restarted_and_its_tools_come_back(
     config = stdio_config("fragile")
     async with running(config, tmp_path, recorder, delays=(0.5,)) as server:
         await recorder.until("connected")
+        listed = server.tool_defs
         first_pid = text_of((await server.call_tool("pid", {}, timeout_s=10)).content[0])
         with pytest.raises(McpUnavailable) as caught:
             await server.call_tool("crash", {}, timeout_s=10)
@@ -228,9 +231,15 @@ async def test_a_crashed_server_is_restarted_and_its_tools_come_back(
         pending = await recorder.until("pending")
         assert pending.error is not None
         assert pending.error.startswith("restarting after a crash")
-        with pytest.raises(McpUnavailable) as caught:
-            await server.call_tool("echo", {"text": "x"}, timeout_s=10)
-        assert str(caught.value) == (
+        # Its tools stay listed while it restarts (the model is told to try again, not that
+        # there is no such tool), and a call through one says so.
+        assert server.status.status == "pending" and server.tool_defs == listed
+        (echo,) = [
+            each for each in server_tools([server], max_result_chars=1) if each.tool_name == "echo"
+        ]
+        with pytest.raises(ToolFailure) as failed:
+            await echo.call({"text": "x"}, ToolContext(cwd=tmp_path))
+        assert str(failed.value) == (
             "MCP server 'fragile' is restarting after a crash; try again in a moment"
         )
         connected = await recorder.until("connected")
@@ -248,6 +257,7 @@ async def test_a_server_that_keeps_crashing_is_left_failed(
             with pytest.raises(McpUnavailable):
                 await server.call_tool("crash", {}, timeout_s=10)
         failed = await recorder.until("failed")
+        assert server.tool_defs == ()
     log = tmp_path / "doomed.log"
     assert failed.error == (
         f"crashed 3 times (last: the server process exited (see {log})); not restarted again"

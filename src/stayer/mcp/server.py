@@ -128,8 +128,10 @@ class McpServer:
 
     @property
     def tool_defs(self) -> tuple[mcp_types.Tool, ...]:
-        """The tools as the server listed them; empty unless connected."""
-        return self._tools if self._status.status == "connected" else ()
+        """The tools as the server last listed them: while connected, and while it restarts
+        after a crash, so they stay in the model's list (and the prompt cache holds) and a call
+        meanwhile is told to try again; empty before it first connects and once it failed."""
+        return self._tools if self._status.status in ("connected", "pending") else ()
 
     @property
     def offers_resources(self) -> bool:
