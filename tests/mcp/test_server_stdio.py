@@ -337,3 +337,30 @@ async def test_a_changed_tool_list_is_listed_again(
         assert "sprout" in {tool.name for tool in server.tool_defs}
         sprouted = await server.call_tool("sprout", {}, timeout_s=10)
         assert text_of(sprouted.content[0]) == "grown"
+
+
+async def test_a_listing_that_is_not_mcp_fails_the_server_in_one_short_line(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    config = stdio_config("lister", "--hand-written", "bad-listing")
+    async with running(config, tmp_path, recorder):
+        failed = await recorder.until("failed")
+    assert failed.error == (
+        "its answer (ListToolsResult) is not valid MCP: "
+        "tools.0.inputSchema.properties: Input should be a valid dictionary"
+    )
+
+
+async def test_content_of_an_unknown_kind_is_one_short_line(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    config = stdio_config("odd", "--hand-written", "odd-content")
+    async with running(config, tmp_path, recorder) as server:
+        await recorder.until("connected")
+        (odd,) = server_tools([server], max_result_chars=4_000)
+        with pytest.raises(ToolFailure) as failed:
+            await odd.call({}, ToolContext(cwd=tmp_path))
+    assert str(failed.value) == (
+        "MCP server 'odd': its answer (CallToolResult) is not valid MCP: "
+        "content.0: no kind MCP knows ('weird')"
+    )

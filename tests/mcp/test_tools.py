@@ -27,6 +27,7 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
+from stayer.errors import ConfigError
 from stayer.mcp.server import McpUnavailable
 from stayer.mcp.tools import (
     MAX_DESCRIPTION_CHARS,
@@ -34,6 +35,7 @@ from stayer.mcp.tools import (
     ServerHandle,
     result_chars,
     server_tools,
+    tool_timeout_from,
 )
 from stayer.messages import TextBlock
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
@@ -207,11 +209,57 @@ async def test_always_load_from_the_config_is_kept_apart_from_the_servers_reques
 
 def test_the_result_limit_follows_max_mcp_output_tokens() -> None:
     assert result_chars({}) == min(25_000 * 4, MAX_RESULT_CHARS)
+    assert result_chars({"MAX_MCP_OUTPUT_TOKENS": ""}) == 100_000
     assert result_chars({"MAX_MCP_OUTPUT_TOKENS": "1000"}) == 4_000
     assert result_chars({"MAX_MCP_OUTPUT_TOKENS": " 2000 "}) == 8_000
     assert result_chars({"MAX_MCP_OUTPUT_TOKENS": "1000000"}) == MAX_RESULT_CHARS
-    for junk in ("", "0", "-5", "lots", "1e3"):
-        assert result_chars({"MAX_MCP_OUTPUT_TOKENS": junk}) == 100_000, junk
+
+
+@pytest.mark.parametrize("junk", ["lots", "0", "-5", "1e3", "2.5"])
+def test_a_max_mcp_output_tokens_that_is_no_count_is_one_line(junk: str) -> None:
+    with pytest.raises(ConfigError) as bad:
+        result_chars({"MAX_MCP_OUTPUT_TOKENS": junk})
+    assert str(bad.value) == (
+        f"MAX_MCP_OUTPUT_TOKENS={junk!r} is not a number of tokens above 0; "
+        "set it like MAX_MCP_OUTPUT_TOKENS=25000, or unset it"
+    )
+
+
+def test_mcp_tool_timeout_is_read_in_milliseconds() -> None:
+    assert tool_timeout_from({}) is None
+    assert tool_timeout_from({"MCP_TOOL_TIMEOUT": " "}) is None
+    assert tool_timeout_from({"MCP_TOOL_TIMEOUT": "1500"}) == 1.5
+    for junk in ("soon", "0", "-1", "inf", "nan"):
+        with pytest.raises(ConfigError) as bad:
+            tool_timeout_from({"MCP_TOOL_TIMEOUT": junk})
+        assert str(bad.value) == (
+            f"MCP_TOOL_TIMEOUT={junk!r} is not a number of milliseconds above 0; "
+            "set it like MCP_TOOL_TIMEOUT=60000, or unset it"
+        )
+
+
+async def test_mcp_tool_timeout_is_the_default_a_servers_own_timeout_overrides(
+    tmp_path: Path,
+) -> None:
+    default_s = tool_timeout_from({"MCP_TOOL_TIMEOUT": "2500"})
+    async with connected(demo_server()) as handle:
+        (add,) = [
+            t
+            for t in server_tools([handle], max_result_chars=4_000, default_timeout_s=default_s)
+            if t.tool_name == "add"
+        ]
+        await add.call({"a": 1, "b": 1}, ctx(tmp_path))
+    assert add.timeout_s == 2.5
+    assert handle.calls == [("add", {"a": 1, "b": 1}, 2.5)]
+    async with connected(demo_server(), timeout_s=7.0) as handle:
+        (add,) = [
+            t
+            for t in server_tools([handle], max_result_chars=4_000, default_timeout_s=default_s)
+            if t.tool_name == "add"
+        ]
+        await add.call({"a": 1, "b": 1}, ctx(tmp_path))
+    assert add.timeout_s == 7.0
+    assert handle.calls == [("add", {"a": 1, "b": 1}, 7.0)]
 
 
 async def test_the_tool_keeps_the_limit_it_is_given_within_the_overall_one() -> None:

@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import logging
 import math
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -571,5 +572,30 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    invalid = _invalid_answer(exc)
+    text = invalid if invalid is not None else " ".join(str(exc).split())
     return text[:300] or type(exc).__name__
+
+
+def _invalid_answer(exc: BaseException) -> str | None:
+    """An answer the SDK found not to be MCP, said in one short line (pydantic's own text runs
+    to many lines, one per member of a union, each with a web address); None for other
+    errors."""
+    pydantic_core = sys.modules.get("pydantic_core")  # never loaded: no such error was made
+    if pydantic_core is None or not isinstance(exc, pydantic_core.ValidationError):
+        return None
+    first = exc.errors(include_url=False)[0]
+    title = exc.title if exc.title.isidentifier() else "answer"
+    where: list[str] = []
+    problem = " ".join(str(first["msg"]).split())
+    for index, part in enumerate(first["loc"]):
+        if isinstance(part, str) and part[:1].isupper():  # a member of a union
+            if index == 0:  # the answer could be one of several: the first's problem is said
+                title = part
+                continue
+            given = first.get("input")
+            kind = given.get("type") if isinstance(given, dict) else None
+            problem = f"no kind MCP knows{f' ({kind!r})' if kind is not None else ''}"
+            break
+        where.append(str(part))
+    return f"its answer ({title}) is not valid MCP: {'.'.join(where) or 'all of it'}: {problem}"

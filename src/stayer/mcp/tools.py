@@ -12,7 +12,9 @@ server (`McpServerConfig.trusted`); otherwise the tool stays what every tool is 
 one that may change things. MCP tools have no path or command for permission rules to judge,
 so rules judge them as a whole tool (`mcp__server`, `mcp__server__tool`).
 
-Results are held to `MAX_MCP_OUTPUT_TOKENS` (Claude Code's variable, 25,000 tokens unless set)
+A call may take the server's `timeout`, else `MCP_TOOL_TIMEOUT` (Claude Code's variable, in
+milliseconds), else what any tool may. Results are held to `MAX_MCP_OUTPUT_TOKENS` (Claude
+Code's variable, 25,000 tokens unless set)
 and not bounded here: the executor saves a longer one whole to the session's folder and shows
 the model its start and end, as for every tool that does not bound its own results.
 """
@@ -20,10 +22,12 @@ the model its start and end, as for every tool that does not bound its own resul
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stayer.config.mcp_servers import McpServerConfig
+from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.messages import JSON
 from stayer.tools.base import (
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     )
 
 OUTPUT_TOKENS_VAR = "MAX_MCP_OUTPUT_TOKENS"
+TOOL_TIMEOUT_VAR = "MCP_TOOL_TIMEOUT"
 DEFAULT_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
 
@@ -91,10 +96,36 @@ class ServerHandle(Protocol):
 
 def result_chars(env: Mapping[str, str]) -> int:
     """The longest MCP tool result, in characters, `MAX_MCP_OUTPUT_TOKENS` in `env` allows
-    (never more than any tool's result may hold; an unreadable value counts as unset)."""
+    (never more than any tool's result may hold). Raises `ConfigError` in one line for a
+    value that is no whole number above 0: a typo would otherwise quietly mean the default."""
     raw = env.get(OUTPUT_TOKENS_VAR, "").strip()
-    tokens = int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_OUTPUT_TOKENS
-    return min(tokens * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
+    if not raw:
+        return min(DEFAULT_OUTPUT_TOKENS * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
+    if not (raw.isascii() and raw.isdigit() and int(raw) > 0):
+        raise ConfigError(
+            f"{OUTPUT_TOKENS_VAR}={raw!r} is not a number of tokens above 0; "
+            f"set it like {OUTPUT_TOKENS_VAR}=25000, or unset it"
+        )
+    return min(int(raw) * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
+
+
+def tool_timeout_from(env: Mapping[str, str]) -> float | None:
+    """`MCP_TOOL_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds: how long a call
+    to a server that sets no `timeout` of its own may take; None when unset. Raises
+    `ConfigError` in one line for a value that is not a positive number."""
+    raw = env.get(TOOL_TIMEOUT_VAR, "").strip()
+    if not raw:
+        return None
+    try:
+        millis = float(raw)
+    except ValueError:
+        millis = math.nan
+    if not 0 < millis < math.inf:
+        raise ConfigError(
+            f"{TOOL_TIMEOUT_VAR}={raw!r} is not a number of milliseconds above 0; "
+            f"set it like {TOOL_TIMEOUT_VAR}=60000, or unset it"
+        )
+    return millis / 1000
 
 
 class McpTool(Tool[dict[str, Any]]):
@@ -109,6 +140,7 @@ class McpTool(Tool[dict[str, Any]]):
         definition: McpToolDef,
         *,
         max_result_chars: int = DEFAULT_OUTPUT_TOKENS * CHARS_PER_TOKEN,
+        default_timeout_s: float | None = None,
         name: str | None = None,
     ) -> None:
         config = server.config
@@ -127,8 +159,9 @@ class McpTool(Tool[dict[str, Any]]):
         self.always_load = config.always_load
         self.server_always_load = meta.get(ALWAYS_LOAD_META) is True
         self.max_result_chars = min(max_result_chars, MAX_RESULT_CHARS)
-        self._call_timeout_s = config.timeout_s
-        self.timeout_s = config.timeout_s or DEFAULT_TIMEOUT_S
+        # The server's own `timeout`, else MCP_TOOL_TIMEOUT's (`default_timeout_s`).
+        self._call_timeout_s = config.timeout_s or default_timeout_s
+        self.timeout_s = self._call_timeout_s or DEFAULT_TIMEOUT_S
 
     @property
     def input_schema(self) -> Mapping[str, JSON]:
@@ -169,12 +202,24 @@ class McpTool(Tool[dict[str, Any]]):
         return to_output(result)
 
 
-def server_tools(servers: Sequence[ServerHandle], *, max_result_chars: int) -> tuple[McpTool, ...]:
-    """A tool for each tool the `servers` list now, in order, no two with one name."""
+def server_tools(
+    servers: Sequence[ServerHandle],
+    *,
+    max_result_chars: int,
+    default_timeout_s: float | None = None,
+) -> tuple[McpTool, ...]:
+    """A tool for each tool the `servers` list now, in order, no two with one name; a call to
+    a server with no `timeout` of its own may take `default_timeout_s` (`tool_timeout_from`)."""
     listed = [(server, definition) for server in servers for definition in server.tool_defs]
     names = unique_names((server.config.name, definition.name) for server, definition in listed)
     return tuple(
-        McpTool(server, definition, max_result_chars=max_result_chars, name=name)
+        McpTool(
+            server,
+            definition,
+            max_result_chars=max_result_chars,
+            default_timeout_s=default_timeout_s,
+            name=name,
+        )
         for (server, definition), name in zip(listed, names, strict=True)
     )
 
