@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from stayer.errors import ConfigError
-from stayer.mcp.catalog import McpCatalog, ToolSearchMode, parse_tool_search
+from stayer.mcp.catalog import (
+    MAX_SERVER_PINNED_TOKENS,
+    McpCatalog,
+    ToolSearchMode,
+    parse_tool_search,
+)
 from stayer.mcp.tokens import spec_tokens
 from stayer.messages import JSON, ToolSpec
 from stayer.tools.base import Tool, Toolbox, ToolContext, ToolOutput
@@ -31,11 +36,13 @@ class ServerTool(Tool[Mapping[str, JSON]]):
         schema: Mapping[str, JSON] | None = None,
         *,
         always_load: bool = False,
+        server_always_load: bool = False,
     ) -> None:
         self.name = name
         self.description = description
         self.schema: Mapping[str, JSON] = schema or {"type": "object", "properties": {}}
         self.always_load = always_load
+        self.server_always_load = server_always_load
         self.specs_made = 0
 
     @property
@@ -175,6 +182,23 @@ def test_an_always_load_tool_is_never_deferred_nor_listed() -> None:
     assert names(specs) == [pinned.name, TOOL_SEARCH]
     assert pinned.name not in specs[-1].description
     assert pinned not in source.deferred()
+
+
+def test_a_server_may_pin_a_small_tool_but_not_a_large_one() -> None:
+    small = ServerTool(mcp_name("s", "small"), "Small.", server_always_load=True)
+    fat_schema: dict[str, JSON] = {
+        "type": "object",
+        "properties": {f"p{n}": {"type": "string", "description": "z" * 200} for n in range(100)},
+    }
+    fat = ServerTool(mcp_name("s", "fat"), "Fat.", fat_schema, server_always_load=True)
+    assert spec_tokens([small.spec()]) <= MAX_SERVER_PINNED_TOKENS < spec_tokens([fat.spec()])
+    source = catalog((*many_tools(200), small, fat))
+
+    assert names(source.specs()) == [small.name, TOOL_SEARCH]
+    assert fat in source.waiting() and fat.name in source.specs()[-1].description
+    # The user's own alwaysLoad is absolute, however large.
+    users = ServerTool(mcp_name("s", "fat"), "Fat.", fat_schema, always_load=True)
+    assert names(catalog((*many_tools(200), users)).specs()) == [users.name, TOOL_SEARCH]
 
 
 def test_only_always_load_tools_need_no_tool_search() -> None:

@@ -1,6 +1,6 @@
 """What each kind of MCP result content becomes for the model, from a real SDK server: text,
 images (within Read's limits), audio, embedded and linked resources, structured content, errors
-and nothing at all."""
+and nothing at all; and that a result's texts are held to the limit together."""
 
 from __future__ import annotations
 
@@ -29,10 +29,13 @@ from mcp.types import (
 from PIL import Image
 
 from stayer.mcp.results import NOTHING_TEXT
-from stayer.mcp.tools import McpTool
+from stayer.mcp.tools import McpTool, result_chars
 from stayer.messages import ImageBlock, TextBlock
+from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.tools.base import ToolContext, ToolOutput
 from stayer.tools.builtin.read_image import MAX_IMAGE_EDGE
+from stayer.tools.saved import RESULTS_DIR
+from tests.fakes.loop_harness import make_params, results_in, run
 from tests.mcp.inproc import connected
 
 
@@ -73,9 +76,32 @@ async def content_of(blocks: list[ContentBlock], tmp_path: Path) -> tuple[Any, .
     return output.content
 
 
-async def test_text_stays_text(tmp_path: Path) -> None:
+async def test_text_stays_text_and_adjacent_texts_are_one(tmp_path: Path) -> None:
     blocks: list[ContentBlock] = [TextContent(text="one"), TextContent(text="two")]
-    assert await content_of(blocks, tmp_path) == (TextBlock("one"), TextBlock("two"))
+    assert await content_of(blocks, tmp_path) == (TextBlock("one\ntwo"),)
+    image = ImageContent(data=b64(png(4, 4)), mime_type="image/png")
+    blocks = [TextContent(text="a"), TextContent(text="b"), image, TextContent(text="c")]
+    assert await content_of(blocks, tmp_path) == (
+        TextBlock("a\nb"),
+        ImageBlock(media_type="image/png", data=image.data),
+        TextBlock("c"),
+    )
+
+
+async def test_forty_texts_each_under_the_limit_are_saved_and_cut_as_one(tmp_path: Path) -> None:
+    # Each text is under the 100,000 characters a result may hold; all of them are 3.7 M.
+    texts: list[ContentBlock] = [TextContent(text=f"{n:02d}" + "x" * 92_998) for n in range(40)]
+    session = tmp_path / "session"
+    async with connected(answering(CallToolResult(content=texts))) as handle:
+        (definition,) = handle.tool_defs
+        answer_tool = McpTool(handle, definition, max_result_chars=result_chars({}))
+        model = ScriptedProvider([tool_call(answer_tool.name, {}, id="toolu_many"), text("ok")])
+        await run(make_params(model, [answer_tool], tmp_path, session_dir=session))
+    (answer,) = results_in(model.requests[1].messages[-1])
+    assert len(answer.content) == 1 and len(answer.text) < 4_000
+    whole = (session / RESULTS_DIR / "toolu_many.txt").read_text(encoding="utf-8")
+    assert len(whole) == 40 * 93_000 + 39
+    assert whole.startswith("00xxx") and "\n39xxx" in whole
 
 
 async def test_an_image_within_the_limits_is_sent_as_it_is(tmp_path: Path) -> None:
@@ -138,8 +164,9 @@ async def test_a_resource_link_is_one_line(tmp_path: Path) -> None:
         ResourceLink(uri="file:///b.txt", name="b"),
     ]
     assert await content_of(links, tmp_path) == (
-        TextBlock("[resource link file:///a.txt (a): The first file]"),
-        TextBlock("[resource link file:///b.txt (b)]"),
+        TextBlock(
+            "[resource link file:///a.txt (a): The first file]\n[resource link file:///b.txt (b)]"
+        ),
     )
 
 
@@ -151,7 +178,7 @@ async def test_structured_content_is_shown_as_json_when_no_text_carries_it(tmp_p
 
     said: list[ContentBlock] = [TextContent(text="It is cold.")]
     output = await called(CallToolResult(content=said, structured_content=structured), tmp_path)
-    assert output.content == (TextBlock("It is cold."), TextBlock(json.dumps(structured, indent=2)))
+    assert output.content == (TextBlock("It is cold.\n" + json.dumps(structured, indent=2)),)
 
 
 async def test_structured_content_a_text_already_carries_is_not_repeated(tmp_path: Path) -> None:

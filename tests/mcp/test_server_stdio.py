@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +23,9 @@ from mcp_types import (
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.events import McpServerStatus
 from stayer.mcp.server import MAX_CRASHES, McpServer, McpUnavailable
-from tests.mcp.conftest import FAST, Recorder, appears, stdio_config
+from stayer.mcp.tools import server_tools
+from stayer.tools.base import ToolContext, ToolFailure
+from tests.mcp.conftest import FAST, KITCHEN, Recorder, appears, stdio_config
 
 
 @asynccontextmanager
@@ -152,6 +155,21 @@ async def test_stderr_goes_to_the_log_file(tmp_path: Path, recorder: Recorder) -
     assert "warming up" in log
 
 
+async def test_the_log_names_the_program_but_never_its_arguments(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    # The arguments are the config's with ${VAR} expanded: a token may be one of them.
+    config = stdio_config("secretive", "--instructions", "token-sk-0123456789")
+    async with running(config, tmp_path, recorder):
+        await recorder.until("connected")
+    log = (tmp_path / "secretive.log").read_text()
+    program = Path(sys.executable).name
+    assert (
+        log.splitlines()[0] == f"--- stayer starts MCP server 'secretive': {program} (3 arguments)"
+    )
+    assert "token-sk" not in log and str(KITCHEN) not in log
+
+
 async def test_a_command_that_does_not_exist(tmp_path: Path, recorder: Recorder) -> None:
     config = McpServerConfig(
         name="ghost", transport="stdio", scope="project", origin="x", command="no-such-mcp-xyz"
@@ -205,6 +223,7 @@ async def test_a_crashed_server_is_restarted_and_its_tools_come_back(
     config = stdio_config("fragile")
     async with running(config, tmp_path, recorder, delays=(0.5,)) as server:
         await recorder.until("connected")
+        listed = server.tool_defs
         first_pid = text_of((await server.call_tool("pid", {}, timeout_s=10)).content[0])
         with pytest.raises(McpUnavailable) as caught:
             await server.call_tool("crash", {}, timeout_s=10)
@@ -212,9 +231,15 @@ async def test_a_crashed_server_is_restarted_and_its_tools_come_back(
         pending = await recorder.until("pending")
         assert pending.error is not None
         assert pending.error.startswith("restarting after a crash")
-        with pytest.raises(McpUnavailable) as caught:
-            await server.call_tool("echo", {"text": "x"}, timeout_s=10)
-        assert str(caught.value) == (
+        # Its tools stay listed while it restarts (the model is told to try again, not that
+        # there is no such tool), and a call through one says so.
+        assert server.status.status == "pending" and server.tool_defs == listed
+        (echo,) = [
+            each for each in server_tools([server], max_result_chars=1) if each.tool_name == "echo"
+        ]
+        with pytest.raises(ToolFailure) as failed:
+            await echo.call({"text": "x"}, ToolContext(cwd=tmp_path))
+        assert str(failed.value) == (
             "MCP server 'fragile' is restarting after a crash; try again in a moment"
         )
         connected = await recorder.until("connected")
@@ -232,6 +257,7 @@ async def test_a_server_that_keeps_crashing_is_left_failed(
             with pytest.raises(McpUnavailable):
                 await server.call_tool("crash", {}, timeout_s=10)
         failed = await recorder.until("failed")
+        assert server.tool_defs == ()
     log = tmp_path / "doomed.log"
     assert failed.error == (
         f"crashed 3 times (last: the server process exited (see {log})); not restarted again"
@@ -311,3 +337,30 @@ async def test_a_changed_tool_list_is_listed_again(
         assert "sprout" in {tool.name for tool in server.tool_defs}
         sprouted = await server.call_tool("sprout", {}, timeout_s=10)
         assert text_of(sprouted.content[0]) == "grown"
+
+
+async def test_a_listing_that_is_not_mcp_fails_the_server_in_one_short_line(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    config = stdio_config("lister", "--hand-written", "bad-listing")
+    async with running(config, tmp_path, recorder):
+        failed = await recorder.until("failed")
+    assert failed.error == (
+        "its answer (ListToolsResult) is not valid MCP: "
+        "tools.0.inputSchema.properties: Input should be a valid dictionary"
+    )
+
+
+async def test_content_of_an_unknown_kind_is_one_short_line(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    config = stdio_config("odd", "--hand-written", "odd-content")
+    async with running(config, tmp_path, recorder) as server:
+        await recorder.until("connected")
+        (odd,) = server_tools([server], max_result_chars=4_000)
+        with pytest.raises(ToolFailure) as failed:
+            await odd.call({}, ToolContext(cwd=tmp_path))
+    assert str(failed.value) == (
+        "MCP server 'odd': its answer (CallToolResult) is not valid MCP: "
+        "content.0: no kind MCP knows ('weird')"
+    )

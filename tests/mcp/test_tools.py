@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,13 @@ from mcp.types import (
     CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
+    TextContent,
     Tool,
     ToolAnnotations,
 )
 from pydantic import BaseModel
 
+from stayer.errors import ConfigError
 from stayer.mcp.server import McpUnavailable
 from stayer.mcp.tools import (
     MAX_DESCRIPTION_CHARS,
@@ -32,6 +35,7 @@ from stayer.mcp.tools import (
     ServerHandle,
     result_chars,
     server_tools,
+    tool_timeout_from,
 )
 from stayer.messages import TextBlock
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
@@ -147,6 +151,41 @@ async def test_a_bad_input_reaches_the_model_as_one_line_and_never_the_server(
     assert handle.calls == []
 
 
+def regex_server() -> Server[Any]:
+    """A low-level server whose one tool's schema holds a pattern that backtracks for ever on
+    a long run of a's ending otherwise (as a hostile server might send)."""
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string", "pattern": "^(a+)+$", "format": "email"}},
+        "patternProperties": {"^(b+)+$": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+
+    async def list_tools(_ctx: Any, _params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=[Tool(name="q", input_schema=schema)])
+
+    async def call_tool(_ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(text=f"got {params.arguments}")])
+
+    return Server("regex", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_a_servers_regular_expressions_are_left_to_the_server(tmp_path: Path) -> None:
+    hostile: dict[str, object] = {"q": "a" * 40 + "!"}
+    async with connected(regex_server()) as handle:
+        q = tool(handle, "q")
+        started = time.monotonic()
+        assert q.parse_input(hostile) == hostile
+        assert q.parse_input({"b" * 40 + "!": 1}) == {"b" * 40 + "!": 1}
+        assert time.monotonic() - started < 1.0
+        with pytest.raises(ToolInputError):  # the rest of the schema still holds
+            q.parse_input({"q": 5})
+        model = ScriptedProvider([tool_call(q.name, hostile, id="toolu_q"), text("ok")])
+        await run(make_params(model, [q], tmp_path))
+    assert handle.calls == [("q", hostile, None)]
+    assert time.monotonic() - started < 5.0
+
+
 async def test_read_only_hint_counts_only_when_the_server_is_trusted() -> None:
     async with connected(demo_server(), trusted=True) as trusted:
         add, shout, move = (tool(trusted, name) for name in ("add", "shout", "move"))
@@ -158,21 +197,69 @@ async def test_read_only_hint_counts_only_when_the_server_is_trusted() -> None:
     assert not add.is_read_only({}) and not add.is_concurrency_safe({})
 
 
-async def test_always_load_comes_from_the_server_config_or_the_tools_meta() -> None:
+async def test_always_load_from_the_config_is_kept_apart_from_the_servers_request() -> None:
     async with connected(demo_server()) as handle:
-        assert tool(handle, "wordy").always_load is True
-        assert tool(handle, "add").always_load is False
+        wordy, add = tool(handle, "wordy"), tool(handle, "add")
+        assert (wordy.always_load, wordy.server_always_load) == (False, True)
+        assert (add.always_load, add.server_always_load) == (False, False)
     async with connected(demo_server(), always_load=True) as handle:
-        assert tool(handle, "add").always_load is True
+        add = tool(handle, "add")
+        assert (add.always_load, add.server_always_load) == (True, False)
 
 
 def test_the_result_limit_follows_max_mcp_output_tokens() -> None:
     assert result_chars({}) == min(25_000 * 4, MAX_RESULT_CHARS)
+    assert result_chars({"MAX_MCP_OUTPUT_TOKENS": ""}) == 100_000
     assert result_chars({"MAX_MCP_OUTPUT_TOKENS": "1000"}) == 4_000
     assert result_chars({"MAX_MCP_OUTPUT_TOKENS": " 2000 "}) == 8_000
     assert result_chars({"MAX_MCP_OUTPUT_TOKENS": "1000000"}) == MAX_RESULT_CHARS
-    for junk in ("", "0", "-5", "lots", "1e3"):
-        assert result_chars({"MAX_MCP_OUTPUT_TOKENS": junk}) == 100_000, junk
+
+
+@pytest.mark.parametrize("junk", ["lots", "0", "-5", "1e3", "2.5"])
+def test_a_max_mcp_output_tokens_that_is_no_count_is_one_line(junk: str) -> None:
+    with pytest.raises(ConfigError) as bad:
+        result_chars({"MAX_MCP_OUTPUT_TOKENS": junk})
+    assert str(bad.value) == (
+        f"MAX_MCP_OUTPUT_TOKENS={junk!r} is not a number of tokens above 0; "
+        "set it like MAX_MCP_OUTPUT_TOKENS=25000, or unset it"
+    )
+
+
+def test_mcp_tool_timeout_is_read_in_milliseconds() -> None:
+    assert tool_timeout_from({}) is None
+    assert tool_timeout_from({"MCP_TOOL_TIMEOUT": " "}) is None
+    assert tool_timeout_from({"MCP_TOOL_TIMEOUT": "1500"}) == 1.5
+    for junk in ("soon", "0", "-1", "inf", "nan"):
+        with pytest.raises(ConfigError) as bad:
+            tool_timeout_from({"MCP_TOOL_TIMEOUT": junk})
+        assert str(bad.value) == (
+            f"MCP_TOOL_TIMEOUT={junk!r} is not a number of milliseconds above 0; "
+            "set it like MCP_TOOL_TIMEOUT=60000, or unset it"
+        )
+
+
+async def test_mcp_tool_timeout_is_the_default_a_servers_own_timeout_overrides(
+    tmp_path: Path,
+) -> None:
+    default_s = tool_timeout_from({"MCP_TOOL_TIMEOUT": "2500"})
+    async with connected(demo_server()) as handle:
+        (add,) = [
+            t
+            for t in server_tools([handle], max_result_chars=4_000, default_timeout_s=default_s)
+            if t.tool_name == "add"
+        ]
+        await add.call({"a": 1, "b": 1}, ctx(tmp_path))
+    assert add.timeout_s == 2.5
+    assert handle.calls == [("add", {"a": 1, "b": 1}, 2.5)]
+    async with connected(demo_server(), timeout_s=7.0) as handle:
+        (add,) = [
+            t
+            for t in server_tools([handle], max_result_chars=4_000, default_timeout_s=default_s)
+            if t.tool_name == "add"
+        ]
+        await add.call({"a": 1, "b": 1}, ctx(tmp_path))
+    assert add.timeout_s == 7.0
+    assert handle.calls == [("add", {"a": 1, "b": 1}, 7.0)]
 
 
 async def test_the_tool_keeps_the_limit_it_is_given_within_the_overall_one() -> None:

@@ -3,6 +3,7 @@ its command line, so each test starts exactly the server it needs.
 
     python kitchen.py [--transport stdio|http|sse] [--wait-file PATH] [--markers DIR]
                       [--tools N] [--stderr TEXT] [--exit STATUS] [--instructions TEXT]
+                      [--hand-written bad-listing|odd-content]
 
 Over HTTP and SSE it listens on 127.0.0.1, on a port of its own choosing, and prints that port
 on stdout once the socket is listening (the fixture reads it: no polling, no sleeping).
@@ -51,6 +52,11 @@ def _options() -> argparse.Namespace:
     parser.add_argument("--page", type=int, default=0, help="list tools this many at a time")
     parser.add_argument("--legacy", action="store_true", help="stdio: only the initialize era")
     parser.add_argument("--token", default="", help="HTTP: refuse requests without this bearer")
+    parser.add_argument(
+        "--hand-written",
+        choices=("bad-listing", "odd-content"),
+        help="stdio without the SDK, answering what no SDK server would send (`_hand_written`)",
+    )
     return parser.parse_args()
 
 
@@ -221,6 +227,33 @@ async def _serve_legacy_stdio(server: MCPServer) -> None:
         await serve_loop(low, read, write, lifespan_state=state, init_options=options)
 
 
+def _hand_written(mode: str) -> None:
+    """JSON-RPC over stdio by hand, at protocol 2025-06-18, for what the SDK's server refuses
+    to send: a listing with a schema whose `properties` is a number (`bad-listing`), or a
+    tool `odd` answering content of a kind MCP does not have (`odd-content`)."""
+    import json
+
+    def send(message: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        sys.stdout.flush()
+
+    properties: Any = 5 if mode == "bad-listing" else {}
+    tools = [{"name": "odd", "inputSchema": {"type": "object", "properties": properties}}]
+    answers: dict[str, Any] = {
+        "initialize": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hand-written", "version": "1"},
+        },
+        "tools/list": {"tools": tools},
+        "tools/call": {"content": [{"type": "weird", "x": 1}]},
+    }
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" in request and "method" in request:
+            send({"id": request["id"], "result": answers.get(request["method"], {})})
+
+
 def main() -> None:
     options = _options()
     if options.stderr:
@@ -231,6 +264,9 @@ def main() -> None:
         # A slow start: the test creates the file when it wants the server up.
         while not Path(options.wait_file).exists():
             time.sleep(0.02)
+    if options.hand_written:
+        _hand_written(options.hand_written)
+        return
     server = build(options)
     if options.transport == "stdio" and options.legacy:
         anyio.run(_serve_legacy_stdio, server)

@@ -5,9 +5,10 @@ is up. When their definitions would take more of the context window than `ENABLE
 allows (10% unless told), it defers them: the model sees only their names and one-line
 descriptions, in the description of a `ToolSearch` tool (`stayer.mcp.tool_search`) that loads
 full definitions on demand. A deferred tool stays callable; loading only shows its schema, and
-a loaded tool is shown in full from the next model call on. A tool that says `always_load` is
-never deferred, and a tool a whole-tool deny rule names is neither shown nor callable, as a
-built-in is not.
+a loaded tool is shown in full from the next model call on. A tool the user's config says
+`alwaysLoad` is never deferred, nor one whose server asks so for a small definition (a large
+one is deferred like the rest); a tool a whole-tool deny rule names is neither shown nor
+callable, as a built-in is not.
 
 The toolbox asks at each model call, so both answers are cached by what they depend on: the
 tools sequence (by identity: whoever supplies it hands back the same one until something
@@ -76,9 +77,19 @@ def _percent(text: str) -> float | None:
     return share if 0 <= share <= 100 else None  # also refuses nan
 
 
-def always_loads(tool: Tool[Any]) -> bool:
-    """Whether `tool` (or its server) asked never to be deferred."""
-    return bool(getattr(tool, "always_load", False))
+MAX_SERVER_PINNED_TOKENS = 1_000
+"""The largest definition (in tokens) a server may ask to have shown in every request
+(`_meta["anthropic/alwaysLoad"]`); a larger one is deferred like the rest. The user's own
+`alwaysLoad` knows no such bound."""
+
+
+def always_loads(tool: Tool[Any], spec: ToolSpec) -> bool:
+    """Whether `tool`, whose definition is `spec`, is never deferred: the user's config says
+    so (`always_load`), or its server asked (`server_always_load`) for a small definition."""
+    if getattr(tool, "always_load", False):
+        return True
+    asked = bool(getattr(tool, "server_always_load", False))
+    return asked and spec_tokens((spec,)) <= MAX_SERVER_PINNED_TOKENS
 
 
 class _Offer(Struct, frozen=True):
@@ -92,6 +103,8 @@ class _Offer(Struct, frozen=True):
     full: tuple[ToolSpec, ...]
     """Each visible tool's whole definition."""
     full_tokens: int
+    pinned: tuple[bool, ...]
+    """Whether each visible tool is never deferred (`always_loads`)."""
     defer: bool
     callable: Mapping[str, Tool[Any]]
 
@@ -198,15 +211,16 @@ class McpCatalog:
         visible = tuple(tool for tool, hide in zip(tools, hidden, strict=False) if not hide)
         full = tuple(tool.spec() for tool in visible)
         full_tokens = spec_tokens(full)
-        defer = self._defers(visible, full_tokens, search_hidden=hidden[-1])
+        pinned = tuple(always_loads(tool, spec) for tool, spec in zip(visible, full, strict=True))
+        defer = self._defers(pinned, full_tokens, search_hidden=hidden[-1])
         callable_ = {tool.name: tool for tool in visible}
         if defer:
             callable_[TOOL_SEARCH] = self._search
-        return _Offer(tools, hidden, visible, full, full_tokens, defer, callable_)
+        return _Offer(tools, hidden, visible, full, full_tokens, pinned, defer, callable_)
 
-    def _defers(self, visible: Sequence[Tool[Any]], tokens: int, *, search_hidden: bool) -> bool:
+    def _defers(self, pinned: Sequence[bool], tokens: int, *, search_hidden: bool) -> bool:
         # With ToolSearch denied, a deferred schema could never be loaded: show them all.
-        if search_hidden or all(always_loads(tool) for tool in visible):
+        if search_hidden or all(pinned):
             return False
         if self._mode.kind == "auto":
             return tokens > self._budget
@@ -219,8 +233,8 @@ class McpCatalog:
         shown: list[ToolSpec] = []
         deferred: list[Tool[Any]] = []
         waiting: list[Tool[Any]] = []
-        for tool, spec in zip(offer.visible, offer.full, strict=True):
-            if always_loads(tool):
+        for tool, spec, pinned in zip(offer.visible, offer.full, offer.pinned, strict=True):
+            if pinned:
                 shown.append(spec)
                 continue
             deferred.append(tool)

@@ -1,6 +1,7 @@
 """What an MCP server's answer to a tool call becomes for the model: a `ToolOutput`.
 
-Text stays text and images stay images (made smaller first when over the limits Read keeps
+Text stays text (adjacent texts joined into one, so the result limit holds for all of them
+together) and images stay images (made smaller first when over the limits Read keeps
 to, since a provider rejects the whole request for one image too large). What a model cannot
 take in a tool result (audio, binary resources) becomes a line saying what was there, never
 its bytes. `structuredContent` is always kept for programs (`ToolOutput.data`) and shown to
@@ -53,7 +54,28 @@ def to_output(result: CallToolResult) -> ToolOutput:
             content.append(TextBlock(json.dumps(structured, ensure_ascii=False, indent=2)))
     if not content:
         content.append(TextBlock(NOTHING_TEXT))
-    return ToolOutput(tuple(content), is_error=result.is_error, data=data)
+    return ToolOutput(_joined(content), is_error=result.is_error, data=data)
+
+
+def _joined(content: list[ToolResultContent]) -> tuple[ToolResultContent, ...]:
+    """`content` with each run of adjacent texts made one text (images stay between).
+
+    The executor holds each text of a result to the tool's limit; a server sending its answer
+    as forty texts, each under the limit, would otherwise reach the model forty times over it.
+    One text is saved and cut whole."""
+    joined: list[ToolResultContent] = []
+    run: list[str] = []  # the texts since the last image, joined once (a join per text is slow)
+    for part in content:
+        if isinstance(part, TextBlock):
+            run.append(part.text)
+            continue
+        if run:
+            joined.append(TextBlock("\n".join(run)))
+            run = []
+        joined.append(part)
+    if run:
+        joined.append(TextBlock("\n".join(run)))
+    return tuple(joined)
 
 
 def _block(block: ContentBlock) -> tuple[ToolResultContent, ...]:

@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import logging
 import math
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -128,8 +129,10 @@ class McpServer:
 
     @property
     def tool_defs(self) -> tuple[mcp_types.Tool, ...]:
-        """The tools as the server listed them; empty unless connected."""
-        return self._tools if self._status.status == "connected" else ()
+        """The tools as the server last listed them: while connected, and while it restarts
+        after a crash, so they stay in the model's list (and the prompt cache holds) and a call
+        meanwhile is told to try again; empty before it first connects and once it failed."""
+        return self._tools if self._status.status in ("connected", "pending") else ()
 
     @property
     def offers_resources(self) -> bool:
@@ -517,11 +520,17 @@ def _watched(transport: Transport, lost: asyncio.Event) -> Transport:
 @contextlib.contextmanager
 def _open_log(path: Path, config: McpServerConfig) -> Iterator[TextIO]:
     """The server's log, opened to append (a restart adds to it), with a line saying who
-    starts and how."""
+    starts and with what program.
+
+    Only the program's name and how many arguments it got: the arguments are the config's
+    with `${VAR}` expanded, and a token passed as one must not end up in a file in plain
+    text."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as log:
-        argv = " ".join((config.command, *config.args))
-        log.write(f"--- stayer starts MCP server {config.name!r}: {argv}\n")
+        count = len(config.args)
+        given = f"{count} argument{'' if count == 1 else 's'}"
+        program = Path(config.command).name
+        log.write(f"--- stayer starts MCP server {config.name!r}: {program} ({given})\n")
         log.flush()
         yield log
 
@@ -563,5 +572,30 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    invalid = _invalid_answer(exc)
+    text = invalid if invalid is not None else " ".join(str(exc).split())
     return text[:300] or type(exc).__name__
+
+
+def _invalid_answer(exc: BaseException) -> str | None:
+    """An answer the SDK found not to be MCP, said in one short line (pydantic's own text runs
+    to many lines, one per member of a union, each with a web address); None for other
+    errors."""
+    pydantic_core = sys.modules.get("pydantic_core")  # never loaded: no such error was made
+    if pydantic_core is None or not isinstance(exc, pydantic_core.ValidationError):
+        return None
+    first = exc.errors(include_url=False)[0]
+    title = exc.title if exc.title.isidentifier() else "answer"
+    where: list[str] = []
+    problem = " ".join(str(first["msg"]).split())
+    for index, part in enumerate(first["loc"]):
+        if isinstance(part, str) and part[:1].isupper():  # a member of a union
+            if index == 0:  # the answer could be one of several: the first's problem is said
+                title = part
+                continue
+            given = first.get("input")
+            kind = given.get("type") if isinstance(given, dict) else None
+            problem = f"no kind MCP knows{f' ({kind!r})' if kind is not None else ''}"
+            break
+        where.append(str(part))
+    return f"its answer ({title}) is not valid MCP: {'.'.join(where) or 'all of it'}: {problem}"

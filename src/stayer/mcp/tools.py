@@ -2,7 +2,9 @@
 
 The tool brings the server's own name (made safe, `naming`), description and JSON Schema; its
 input is checked against that schema here, with `jsonschema` (which the `mcp` SDK depends on),
-so the model gets one line of what is wrong before anything reaches the server.
+so the model gets one line of what is wrong before anything reaches the server. Regular
+expressions (`pattern`, `patternProperties`) and `format` are left to the server: a hostile
+pattern would otherwise hang the session in the check (see `_without_regexes`).
 
 What a server says of its tools is a hint from a program, not a fact: `readOnlyHint` makes a
 tool read-only (asked less, run beside others) only when the user configured or approved the
@@ -10,17 +12,22 @@ server (`McpServerConfig.trusted`); otherwise the tool stays what every tool is 
 one that may change things. MCP tools have no path or command for permission rules to judge,
 so rules judge them as a whole tool (`mcp__server`, `mcp__server__tool`).
 
-Results are held to `MAX_MCP_OUTPUT_TOKENS` (Claude Code's variable, 25,000 tokens unless set)
+A call may take the server's `timeout`, else `MCP_TOOL_TIMEOUT` (Claude Code's variable, in
+milliseconds), else what any tool may. Results are held to `MAX_MCP_OUTPUT_TOKENS` (Claude
+Code's variable, 25,000 tokens unless set)
 and not bounded here: the executor saves a longer one whole to the session's folder and shows
 the model its start and end, as for every tool that does not bound its own results.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stayer.config.mcp_servers import McpServerConfig
+from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.messages import JSON
 from stayer.tools.base import (
@@ -48,6 +55,7 @@ if TYPE_CHECKING:
     )
 
 OUTPUT_TOKENS_VAR = "MAX_MCP_OUTPUT_TOKENS"
+TOOL_TIMEOUT_VAR = "MCP_TOOL_TIMEOUT"
 DEFAULT_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
 
@@ -55,7 +63,8 @@ MAX_DESCRIPTION_CHARS = 2_000
 """The most of a server's tool description the model is shown (some run to pages)."""
 
 ALWAYS_LOAD_META = "anthropic/alwaysLoad"
-"""The `_meta` key by which a server asks that a tool never be deferred (Claude Code's)."""
+"""The `_meta` key by which a server asks that a tool never be deferred (Claude Code's); the
+catalog grants it only to a small definition (`stayer.mcp.catalog`)."""
 
 _MAX_PROBLEMS = 3
 _MAX_PROBLEM_CHARS = 200
@@ -87,10 +96,36 @@ class ServerHandle(Protocol):
 
 def result_chars(env: Mapping[str, str]) -> int:
     """The longest MCP tool result, in characters, `MAX_MCP_OUTPUT_TOKENS` in `env` allows
-    (never more than any tool's result may hold; an unreadable value counts as unset)."""
+    (never more than any tool's result may hold). Raises `ConfigError` in one line for a
+    value that is no whole number above 0: a typo would otherwise quietly mean the default."""
     raw = env.get(OUTPUT_TOKENS_VAR, "").strip()
-    tokens = int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_OUTPUT_TOKENS
-    return min(tokens * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
+    if not raw:
+        return min(DEFAULT_OUTPUT_TOKENS * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
+    if not (raw.isascii() and raw.isdigit() and int(raw) > 0):
+        raise ConfigError(
+            f"{OUTPUT_TOKENS_VAR}={raw!r} is not a number of tokens above 0; "
+            f"set it like {OUTPUT_TOKENS_VAR}=25000, or unset it"
+        )
+    return min(int(raw) * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
+
+
+def tool_timeout_from(env: Mapping[str, str]) -> float | None:
+    """`MCP_TOOL_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds: how long a call
+    to a server that sets no `timeout` of its own may take; None when unset. Raises
+    `ConfigError` in one line for a value that is not a positive number."""
+    raw = env.get(TOOL_TIMEOUT_VAR, "").strip()
+    if not raw:
+        return None
+    try:
+        millis = float(raw)
+    except ValueError:
+        millis = math.nan
+    if not 0 < millis < math.inf:
+        raise ConfigError(
+            f"{TOOL_TIMEOUT_VAR}={raw!r} is not a number of milliseconds above 0; "
+            f"set it like {TOOL_TIMEOUT_VAR}=60000, or unset it"
+        )
+    return millis / 1000
 
 
 class McpTool(Tool[dict[str, Any]]):
@@ -105,6 +140,7 @@ class McpTool(Tool[dict[str, Any]]):
         definition: McpToolDef,
         *,
         max_result_chars: int = DEFAULT_OUTPUT_TOKENS * CHARS_PER_TOKEN,
+        default_timeout_s: float | None = None,
         name: str | None = None,
     ) -> None:
         config = server.config
@@ -118,10 +154,14 @@ class McpTool(Tool[dict[str, Any]]):
         hints = definition.annotations
         self.read_only = bool(hints and hints.read_only_hint is True and config.trusted)
         meta = definition.meta or {}
-        self.always_load = config.always_load or meta.get(ALWAYS_LOAD_META) is True
+        # Kept apart: the user's word is absolute; the server's own is a request the catalog
+        # grants only to a small definition (a hostile one could pin megabytes to every call).
+        self.always_load = config.always_load
+        self.server_always_load = meta.get(ALWAYS_LOAD_META) is True
         self.max_result_chars = min(max_result_chars, MAX_RESULT_CHARS)
-        self._call_timeout_s = config.timeout_s
-        self.timeout_s = config.timeout_s or DEFAULT_TIMEOUT_S
+        # The server's own `timeout`, else MCP_TOOL_TIMEOUT's (`default_timeout_s`).
+        self._call_timeout_s = config.timeout_s or default_timeout_s
+        self.timeout_s = self._call_timeout_s or DEFAULT_TIMEOUT_S
 
     @property
     def input_schema(self) -> Mapping[str, JSON]:
@@ -162,12 +202,24 @@ class McpTool(Tool[dict[str, Any]]):
         return to_output(result)
 
 
-def server_tools(servers: Sequence[ServerHandle], *, max_result_chars: int) -> tuple[McpTool, ...]:
-    """A tool for each tool the `servers` list now, in order, no two with one name."""
+def server_tools(
+    servers: Sequence[ServerHandle],
+    *,
+    max_result_chars: int,
+    default_timeout_s: float | None = None,
+) -> tuple[McpTool, ...]:
+    """A tool for each tool the `servers` list now, in order, no two with one name; a call to
+    a server with no `timeout` of its own may take `default_timeout_s` (`tool_timeout_from`)."""
     listed = [(server, definition) for server in servers for definition in server.tool_defs]
     names = unique_names((server.config.name, definition.name) for server, definition in listed)
     return tuple(
-        McpTool(server, definition, max_result_chars=max_result_chars, name=name)
+        McpTool(
+            server,
+            definition,
+            max_result_chars=max_result_chars,
+            default_timeout_s=default_timeout_s,
+            name=name,
+        )
         for (server, definition), name in zip(listed, names, strict=True)
     )
 
@@ -189,7 +241,8 @@ def _object_schema(schema: Mapping[str, Any]) -> dict[str, JSON]:
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
-    """A validator for `schema` (of the draft it names), or None when it is no valid schema."""
+    """A validator for `schema` (of the draft it names) that leaves regular expressions and
+    formats to the server, or None when it is no valid schema."""
     from jsonschema import exceptions, validators  # type: ignore[import-untyped]  # no stubs locked
 
     cls = validators.validator_for(schema)
@@ -197,7 +250,35 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         cls.check_schema(schema)
     except exceptions.SchemaError:
         return None
-    return cls(schema)
+    return _without_regexes(cls)(schema)
+
+
+@functools.cache
+def _without_regexes(cls: Any) -> Any:
+    """`cls` less every keyword that runs a server's regular expression on the model's input.
+
+    Python's `re` backtracks: a pattern like ``^(a+)+$`` against forty a's and a ``!`` runs
+    for minutes on the event loop, where Ctrl+C cannot reach it. The server runs its own
+    patterns anyway, so here they are skipped (with `format`, which is as much the server's
+    to judge), and so is `additionalProperties` where `patternProperties` decides which names
+    it covers."""
+    from jsonschema import validators
+
+    additional = cls.VALIDATORS.get("additionalProperties")
+
+    def additional_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if additional is None or "patternProperties" in schema:
+            return None
+        return additional(validator, value, instance, schema)
+
+    skipped = dict.fromkeys(
+        ("pattern", "format", "patternProperties", "unevaluatedProperties"), _skip
+    )
+    return validators.extend(cls, {**skipped, "additionalProperties": additional_properties})
+
+
+def _skip(*_given: Any) -> None:
+    """A keyword left to the server: it finds nothing wrong here."""
 
 
 def _problem(error: Any) -> str:
