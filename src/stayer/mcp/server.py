@@ -32,6 +32,7 @@ from stayer.config.mcp_servers import McpServerConfig
 from stayer.errors import StayerError
 from stayer.events import McpServerStatus, McpState
 from stayer.exec.child_env import child_env
+from stayer.exec.server_group import ServerGroup, found_program
 
 if TYPE_CHECKING:
     import httpx2
@@ -118,6 +119,8 @@ class McpServer:
         self._settled = asyncio.Event()
         self._relist = asyncio.Event()
         self._lost = asyncio.Event()
+        self._group: ServerGroup | None = None
+        """The process group of the stdio server now running (none over HTTP)."""
         self._last_http_status = 0
 
     # What callers read ------------------------------------------------------------------
@@ -229,6 +232,8 @@ class McpServer:
                         await group.start(self._listen, client)
                     scope.deadline = math.inf
                     up = True
+                    if self._group is not None:  # it answered: its group is known by now
+                        self._group.watch(self._lost.set)
                     await self._serve(client)
             except Exception as exc:
                 return self._describe(exc, up=up), up
@@ -297,17 +302,20 @@ class McpServer:
         """The transport for this connection; what it needs (a log file, an HTTP client) is
         closed with `stack`."""
         self._lost = asyncio.Event()
+        self._group = None
         config = self.config
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
+            env = {**self._env, **config.env}
+            found_program(config.command, env, config.cwd)
             log = stack.enter_context(_open_log(self._log_path, config))
-            params = StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env={**self._env, **config.env},
-                cwd=config.cwd,
-            )
+            # Registered before the SDK's own exit, so it runs after it: what the server left
+            # running goes with it.
+            group = self._group = ServerGroup(self._log_path.with_suffix(".pid"))
+            stack.callback(group.stop)
+            program, argv = group.argv(config.command, config.args)
+            params = StdioServerParameters(command=program, args=argv, env=env, cwd=config.cwd)
             return _watched(stdio_client(params, errlog=log), self._lost)
         if config.transport == "sse":
             from mcp.client.sse import sse_client

@@ -100,10 +100,14 @@ class McpLink:
     ) -> None:
         from stayer.mcp.catalog import McpCatalog, parse_tool_search
         from stayer.mcp.hub import McpHub, connect_timeout_from
+        from stayer.mcp.tools import result_chars, tool_timeout_from
 
         self.env = env
         self.wait = blocking(env)
         self.timeout_s = connect_timeout_from(env)
+        # Read once, here: a bad value is one line as the session opens, not a failed call.
+        self._result_chars = result_chars(env)
+        self._tool_timeout_s = tool_timeout_from(env)
         self.log_dir = _log_dir(session_dir)
         """Where each stdio server's stderr goes (`<name>.log`)."""
         self.waiting = tuple(config.name for config in servers.needs_approval)
@@ -218,13 +222,18 @@ class McpLink:
         return self._made[1]
 
     def _made_tools(self) -> tuple[Tool[Any], ...]:
-        """One tool per tool of each connected server, and the resource tools when any of
-        them offers resources (reaching only servers no deny rule hides)."""
-        from stayer.mcp.tools import result_chars, server_tools
+        """One tool per tool each server lists (a server restarting after a crash keeps its
+        tools: a call says to try again), and the resource tools when a connected one offers
+        resources (reaching only servers no deny rule hides)."""
+        from stayer.mcp.tools import server_tools
 
+        listed = server_tools(
+            self.hub.servers(),
+            max_result_chars=self._result_chars,
+            default_timeout_s=self._tool_timeout_s,
+        )
+        tools: list[Tool[Any]] = list(listed)
         connected = self.hub.connected()
-        limit = result_chars(self.env)
-        tools: list[Tool[Any]] = list(server_tools(connected, max_result_chars=limit))
         if any(server.offers_resources for server in connected):
             from stayer.mcp.resources import ListMcpResourcesTool, ReadMcpResourceTool
 
