@@ -412,3 +412,20 @@ def test_servers_claude_mcp_add_kept_in_claude_json_start_here_too(
     assert done.status == 0, done.stderr
     assert statuses(done.stdout) == {"cc": "connected"}
     assert "mcp__cc__echo" in tool_names(server.requests[0])
+
+
+@pytest.mark.parametrize("moved", ["CLAUDE_CONFIG_DIR", "HOME"])
+def test_a_repository_cannot_choose_or_break_the_users_claude_json(
+    server: FakeModelServer, project: Path, home: Path, moved: str
+) -> None:
+    """A project's settings that point the user's folders into the repository, at a folder
+    named .claude.json, neither break start-up nor get that path looked into."""
+    (project / "cfg" / ".claude.json").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"env": {moved: "cfg"}}))
+    server.enqueue(reply("hello"))
+    done = stayer("-p", "hi", cwd=project, env=env_for(server, home))
+
+    assert (done.status, done.stdout) == (0, "hello\n"), done.stderr
+    assert "Traceback" not in done.stderr

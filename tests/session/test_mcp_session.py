@@ -98,7 +98,10 @@ async def test_closing_the_session_stops_its_servers(tmp_path: Path) -> None:
     assert not Path(f"/proc/{pid}").exists()  # ended and reaped: no zombie either
 
 
-async def test_a_rule_denying_a_server_keeps_its_resources_out_of_reach(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rule", ["mcp__slow", "mcp__slow__*"])
+async def test_a_rule_denying_a_server_keeps_its_resources_out_of_reach(
+    tmp_path: Path, rule: str
+) -> None:
     """`mcp__srv` denied hides the server's tools, and its resources too: the resource tools
     do not reach it."""
     with FakeModelServer() as server:
@@ -113,7 +116,7 @@ async def test_a_rule_denying_a_server_keeps_its_resources_out_of_reach(tmp_path
         opts = options(tmp_path, server, slow=kitchen(), other=kitchen())
         opts = replace(
             opts,
-            disallowed_tools=["mcp__slow"],
+            disallowed_tools=[rule],
             allowed_tools=["ListMcpResources", "ReadMcpResource"],
         )
         session = await stayer.Session.open(opts)

@@ -71,6 +71,11 @@ class Watchdog:
                 self._groups.discard(pgid)
                 raise
 
+    def watching(self, pgid: int) -> bool:
+        """Whether the watchdog has been told to stop `pgid` should this process end."""
+        with self._lock:
+            return pgid in self._groups
+
     def release(self, pgid: int) -> None:
         """Stop watching `pgid` if none of its processes is left (a group still in use stays
         watched; the watchdog drops it by itself once it empties)."""

@@ -119,8 +119,6 @@ class McpServer:
         self._settled = asyncio.Event()
         self._relist = asyncio.Event()
         self._lost = asyncio.Event()
-        self._group: ServerGroup | None = None
-        """The process group of the stdio server now running (none over HTTP)."""
         self._last_http_status = 0
 
     # What callers read ------------------------------------------------------------------
@@ -232,8 +230,6 @@ class McpServer:
                         await group.start(self._listen, client)
                     scope.deadline = math.inf
                     up = True
-                    if self._group is not None:  # it answered: its group is known by now
-                        self._group.watch(self._lost.set)
                     await self._serve(client)
             except Exception as exc:
                 return self._describe(exc, up=up), up
@@ -302,7 +298,6 @@ class McpServer:
         """The transport for this connection; what it needs (a log file, an HTTP client) is
         closed with `stack`."""
         self._lost = asyncio.Event()
-        self._group = None
         config = self.config
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -312,11 +307,12 @@ class McpServer:
             log = stack.enter_context(_open_log(self._log_path, config))
             # Registered before the SDK's own exit, so it runs after it: what the server left
             # running goes with it.
-            group = self._group = ServerGroup(self._log_path.with_suffix(".pid"))
+            group = ServerGroup(self._log_path.parent)
             stack.callback(group.stop)
             program, argv = group.argv(config.command, config.args)
             params = StdioServerParameters(command=program, args=argv, env=env, cwd=config.cwd)
-            return _watched(stdio_client(params, errlog=log), self._lost)
+            led = group.around(stdio_client(params, errlog=log), self._lost.set)
+            return _watched(led, self._lost)
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 

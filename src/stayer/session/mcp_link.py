@@ -233,18 +233,22 @@ class McpLink:
             default_timeout_s=self._tool_timeout_s,
         )
         tools: list[Tool[Any]] = list(listed)
-        connected = self.hub.connected()
-        if any(server.offers_resources for server in connected):
+        if any(server.offers_resources for server in self._readable()):
             from stayer.mcp.resources import ListMcpResourcesTool, ReadMcpResourceTool
 
             tools += [ListMcpResourcesTool(self._readable), ReadMcpResourceTool(self._readable)]
         return tuple(tools)
 
     def _readable(self) -> tuple[McpServer, ...]:
-        """The connected servers whose resources the model may reach: a rule denying
-        `mcp__<server>` hides its resources as it hides its tools."""
+        """The connected servers whose resources the model may reach: a rule denying the
+        whole server (`mcp__<server>` or `mcp__<server>__*`) hides its resources as it hides
+        its tools."""
         hides = self._hides
-        return tuple(s for s in self.hub.connected() if not hides(MCP_PREFIX + s.config.name))
+        return tuple(
+            server
+            for server in self.hub.connected()
+            if not hides(f"{MCP_PREFIX}{server.config.name}__*")
+        )
 
 
 def _log_dir(session_dir: Path | None) -> Path:

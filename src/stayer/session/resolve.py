@@ -22,6 +22,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.config.dirs import claude_json_path
+from stayer.config.sources import NO_CLAUDE_SWITCH, Source
 from stayer.errors import ConfigError
 from stayer.exec import Sandbox
 from stayer.loop.state import CompactPolicy, FallbackModel
@@ -165,9 +166,20 @@ def _mcp_anywhere(options: QueryOptions, cwd: Path, settled: Settled) -> bool:
         return False
     if (cwd / ".mcp.json").exists():
         return True
-    if any(source.settings and source.settings.mcp_servers for source in settled.loaded.sources):
+    sources = settled.loaded.sources
+    if any(source.settings and source.settings.mcp_servers for source in sources):
         return True
+    if env_flag(settled.env, NO_CLAUDE_SWITCH) or any(_moves_home(source) for source in sources):
+        return False  # the file is not read then (`mcp_servers`), so neither looked into
     return _claude_json_names_servers(claude_json_path(settled.env))
+
+
+def _moves_home(source: Source) -> bool:
+    """Whether a project's or local settings file moves where the user's own files are: a
+    repository must not choose which file speaks for the user."""
+    if source.level not in ("project", "local") or source.settings is None:
+        return False
+    return bool({"HOME", "CLAUDE_CONFIG_DIR"} & set(source.settings.env))
 
 
 _SERVERS_NAMED = re.compile(rb'"mcpServers"\s*:\s*\{\s*"')
@@ -181,10 +193,15 @@ def _claude_json_names_servers(path: Path) -> bool:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block
     except OSError:
         return False
-    with os.fdopen(descriptor, "rb") as file:
+    try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return False
-        return _SERVERS_NAMED.search(file.read(64 << 20)) is not None
+            return False  # a folder, a device: not the file Claude Code writes
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            return _SERVERS_NAMED.search(file.read(64 << 20)) is not None
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
 
 
 def model_client(resolved: Resolved, model: str) -> tuple[Provider, ModelChoice]:
