@@ -94,3 +94,16 @@ async def test_only_a_waiting_server_is_approved(server: FakeModelServer, tmp_pa
         with pytest.raises(ConfigError, match="no MCP server named elsewhere waits"):
             await session.approve_mcp(["elsewhere"])
         assert not (cwd / ".stayer" / "settings.local.json").exists()
+
+
+async def test_a_tracked_local_settings_file_deleted_from_the_work_tree_is_refused(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    cwd = project(tmp_path / "repo")
+    local = tracked_local_settings(cwd)
+    local.unlink()  # gone from the work tree, still in git's index: a write there is ignored
+    async with opened(server, cwd) as session:
+        with pytest.raises(ConfigError, match=r"git tracks .*untrack it"):
+            await session.approve_mcp(["kitchen"])
+        assert not local.exists()
+        assert states(session) == {"kitchen": "needs-approval"}

@@ -49,7 +49,9 @@ def approve_servers(
     `ApprovalRefused` when git tracks that file, `ConfigError` in one line when it cannot be
     read, understood or written."""
     path = approval_file(project)
-    if path.exists() and tracked(path):
+    # Asked even when the file is gone from the work tree: git still tracks it, so whatever is
+    # written there next is the repository's file again and would be ignored.
+    if tracked(path):
         raise ApprovalRefused(
             f"git tracks {path}, so an approval there would be the repository's word and "
             "does not count; untrack it (git rm --cached) and try again"
