@@ -330,3 +330,20 @@ async def test_no_word_of_an_entry_draws_a_line_of_its_own(tmp_path: Path) -> No
         "    sets: TERM_TRICK=$'\\x1b[2K\\u202e'",
     ]
     assert all(line.isprintable() for line in question.splitlines())
+
+
+async def test_a_server_changed_since_it_was_shown_is_not_started(tmp_path: Path) -> None:
+    cwd = project(tmp_path / "repo")
+    with FakeModelServer() as server:
+        async with opened(server, cwd) as session:
+            assert approval_question(session) is not None
+            edited = {"command": sys.executable, "args": [str(KITCHEN), "--tools", "1"]}
+            (cwd / ".mcp.json").write_text(json.dumps({"mcpServers": {"kitchen": edited}}))
+            repl = RecordingRepl(session, picks=[0])
+            await ask_approval(repl)
+            assert repl.said == [
+                "MCP server kitchen changed since it was shown, so it was not started; run "
+                "/mcp again to see it as it is now (or restart stayer)"
+            ]
+            assert [s.status for s in session.mcp_servers()] == ["needs-approval"]
+            assert not (cwd / ".stayer").exists()  # nor approved for the next session

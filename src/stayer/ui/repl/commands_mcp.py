@@ -9,7 +9,7 @@ it sets (a `PATH` there can put the repository's own `npx` first), and the progr
 finds, marked when that is inside the project. Every word is shown with its unprintable
 characters escaped, so a newline in an argument cannot draw a line of its own. Nothing starts
 until the person says so; "Not now" starts nothing and writes nothing (the question comes
-again next time).
+again next time), and a server whose entry changed while the question waited is not started.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from stayer.driver import Submit
 from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
+from stayer.session.mcp_approval import McpChanged
 from stayer.session.mcp_link import McpPrompt
 from stayer.session.session import Session
 
@@ -104,11 +105,18 @@ def _waiting(session: Session) -> list[str]:
 
 
 async def approve(repl: Repl, names: Sequence[str]) -> None:
-    """Approve `names` for this project and start them; what happened, in one line."""
+    """Approve `names` for this project and start them; what happened, in one line (and one
+    more for servers whose entry changed since they were shown)."""
     if not names:
         repl.say("No MCP server waits for approval; /mcp lists them")
         return
-    started = await repl.session.approve_mcp(names)
+    try:
+        started = await repl.session.approve_mcp(names)
+    except McpChanged as changed:
+        if changed.started:
+            repl.say(f"Approved for this project; starting {', '.join(changed.started)}")
+        repl.say(str(changed))
+        return
     if started:
         repl.say(f"Approved for this project; starting {', '.join(started)}")
     else:
