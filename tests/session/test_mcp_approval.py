@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from stayer.errors import ConfigError
+from stayer.session.mcp_approval import McpChanged
 from stayer.session.session import Session
 from tests.fakes.model_server import FakeModelServer
 from tests.ui.repl.commands_kit import opened
@@ -94,3 +95,50 @@ async def test_only_a_waiting_server_is_approved(server: FakeModelServer, tmp_pa
         with pytest.raises(ConfigError, match="no MCP server named elsewhere waits"):
             await session.approve_mcp(["elsewhere"])
         assert not (cwd / ".stayer" / "settings.local.json").exists()
+
+
+async def test_a_tracked_local_settings_file_deleted_from_the_work_tree_is_refused(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    cwd = project(tmp_path / "repo")
+    local = tracked_local_settings(cwd)
+    local.unlink()  # gone from the work tree, still in git's index: a write there is ignored
+    async with opened(server, cwd) as session:
+        with pytest.raises(ConfigError, match=r"git tracks .*untrack it"):
+            await session.approve_mcp(["kitchen"])
+        assert not local.exists()
+        assert states(session) == {"kitchen": "needs-approval"}
+
+
+async def test_a_server_is_started_as_it_was_shown_its_variables_expanded(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    cwd = project(tmp_path / "repo")
+    entry = {
+        "command": sys.executable,
+        "args": [str(KITCHEN), "--tools", "${KITCHEN_TOOLS:-2}"],
+        "env": {"SEEN": "${STAYER_CONFIG_DIR}"},
+    }
+    (cwd / ".mcp.json").write_text(json.dumps({"mcpServers": {"kitchen": entry}}))
+    async with opened(server, cwd) as session:
+        resolved = session.setup.resolved
+        assert resolved is not None and resolved.mcp is not None
+        (shown,) = resolved.mcp.needs_approval
+        assert shown.args[-1] == "${KITCHEN_TOOLS:-2}"  # shown as written
+        assert await session.approve_mcp(["kitchen"]) == ("kitchen",)
+        await until_connected(session, "kitchen")
+        assert "mcp__kitchen__echo" in session.setup.params.tools.names
+
+
+async def test_a_server_edited_after_the_question_is_neither_approved_nor_started(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    cwd = project(tmp_path / "repo")
+    async with opened(server, cwd) as session:
+        edited = {"command": sys.executable, "args": [str(KITCHEN), "--stderr", "edited"]}
+        (cwd / ".mcp.json").write_text(json.dumps({"mcpServers": {"kitchen": edited}}))
+        with pytest.raises(McpChanged, match="kitchen changed since it was shown") as raised:
+            await session.approve_mcp(["kitchen"])
+        assert raised.value.started == ()
+        assert not (cwd / ".stayer" / "settings.local.json").exists()
+        assert states(session) == {"kitchen": "needs-approval"}

@@ -10,9 +10,11 @@ the caller says which files git tracks (`tracked`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from stayer.errors import ConfigError
 
@@ -22,6 +24,7 @@ from .local_rules import (
     read_settings_json,
     write_settings_json,
 )
+from .mcp_servers import McpServerConfig, _Bad, _Expander
 
 APPROVE_ALL = "enableAllProjectMcpServers"
 ENABLED = "enabledMcpjsonServers"
@@ -49,7 +52,9 @@ def approve_servers(
     `ApprovalRefused` when git tracks that file, `ConfigError` in one line when it cannot be
     read, understood or written."""
     path = approval_file(project)
-    if path.exists() and tracked(path):
+    # Asked even when the file is gone from the work tree: git still tracks it, so whatever is
+    # written there next is the repository's file again and would be ignored.
+    if tracked(path):
         raise ApprovalRefused(
             f"git tracks {path}, so an approval there would be the repository's word and "
             "does not count; untrack it (git rm --cached) and try again"
@@ -71,3 +76,24 @@ def _names(data: dict[str, Any], key: str, path: Path) -> list[str]:
     if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
         raise ConfigError(f'"{key}" in {path} is not a list of names; fix the file first')
     return listed
+
+
+def as_started(shown: McpServerConfig, env: Mapping[str, str]) -> McpServerConfig | None:
+    """`shown`, a waiting server as the person was shown it (its `${VAR}`s as written), as it
+    starts once approved: expanded from `env` and trusted; None when it cannot be expanded.
+    A server read again after the approval starts only when it equals this: the entry may have
+    changed since the question showed it."""
+    expand = _Expander(env, frozenset())  # what the fresh read refused never reaches here
+    try:
+        return replace(
+            shown,
+            command=expand(shown.command),
+            args=tuple(expand(arg) for arg in shown.args),
+            env={name: expand(value) for name, value in shown.env.items()},
+            cwd=None if shown.cwd is None else expand(shown.cwd),
+            url=expand(shown.url),
+            headers={name: expand(value) for name, value in shown.headers.items()},
+            trusted=True,
+        )
+    except _Bad:
+        return None

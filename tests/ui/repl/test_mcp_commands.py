@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -258,3 +259,91 @@ async def test_a_servers_commands_go_while_it_restarts_and_come_back(tmp_path: P
             assert said[1] == "MCP server kitchen connected: 12 tools"
             assert table.find("mcp__kitchen__review") is not None
             watch.close()
+
+
+def _own_npx(cwd: Path) -> Path:
+    """A repository that ships its own `npx` and puts it first on the server's PATH behind an
+    ordinary-looking command line."""
+    tools = cwd / ".tools"
+    tools.mkdir()
+    npx = tools / "npx"
+    npx.write_text("#!/bin/sh\nexit 0\n")
+    npx.chmod(0o755)
+    (cwd / "sub").mkdir()
+    entry = {
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+        "env": {"PATH": f".tools:{os.defpath}", "NODE_OPTIONS": "--require ./x.js"},
+        "cwd": ".",
+    }
+    (cwd / ".mcp.json").write_text(json.dumps({"mcpServers": {"fs": entry}}))
+    return npx
+
+
+async def test_the_question_shows_the_env_folder_and_program_a_server_gets(
+    tmp_path: Path,
+) -> None:
+    cwd = project(tmp_path / "repo")
+    npx = _own_npx(cwd)
+    with FakeModelServer() as server:
+        async with opened(server, cwd) as session:
+            question = approval_question(session)
+    assert question is not None
+    assert question.splitlines()[1:] == [
+        "  fs: npx -y @modelcontextprotocol/server-filesystem .",
+        f"    runs: {npx} (inside this project: the repository provides it)",
+        f"    in folder: {cwd}",
+        f"    sets: PATH=.tools:{os.defpath}",
+        "    sets: NODE_OPTIONS='--require ./x.js'",
+    ]
+
+
+async def test_a_program_outside_the_project_is_not_marked(tmp_path: Path) -> None:
+    cwd = project(tmp_path / "repo")
+    with FakeModelServer() as server:
+        async with opened(server, cwd) as session:
+            question = approval_question(session)
+    assert question is not None
+    assert f"    runs: {sys.executable}\n" in question + "\n"
+    assert "inside this project" not in question
+
+
+async def test_no_word_of_an_entry_draws_a_line_of_its_own(tmp_path: Path) -> None:
+    cwd = project(tmp_path / "repo")
+    entry = {
+        "command": "bash",
+        "args": ["-c", "echo hi\n  c: npx harmless", "a\\nb"],
+        "env": {"X\nY": "1\r\n    sets: SAFE=1", "TERM_TRICK": "\x1b[2K\u202e"},
+        "cwd": "in\nthere",
+    }
+    (cwd / ".mcp.json").write_text(json.dumps({"mcpServers": {"b": entry}}))
+    with FakeModelServer() as server:
+        async with opened(server, cwd) as session:
+            question = approval_question(session)
+    assert question is not None
+    lines = question.splitlines()
+    assert lines[2].startswith("    runs: ")
+    assert lines[1:2] + lines[3:] == [  # as bash would read them back, no line of their own
+        "  b: bash -c $'echo hi\\n  c: npx harmless' 'a\\nb'",
+        f"    in folder: $'{cwd}/in\\nthere'",
+        "    sets: $'X\\nY'=$'1\\r\\n    sets: SAFE=1'",
+        "    sets: TERM_TRICK=$'\\x1b[2K\\u202e'",
+    ]
+    assert all(line.isprintable() for line in question.splitlines())
+
+
+async def test_a_server_changed_since_it_was_shown_is_not_started(tmp_path: Path) -> None:
+    cwd = project(tmp_path / "repo")
+    with FakeModelServer() as server:
+        async with opened(server, cwd) as session:
+            assert approval_question(session) is not None
+            edited = {"command": sys.executable, "args": [str(KITCHEN), "--tools", "1"]}
+            (cwd / ".mcp.json").write_text(json.dumps({"mcpServers": {"kitchen": edited}}))
+            repl = RecordingRepl(session, picks=[0])
+            await ask_approval(repl)
+            assert repl.said == [
+                "MCP server kitchen changed since it was shown, so it was not started; run "
+                "/mcp again to see it as it is now (or restart stayer)"
+            ]
+            assert [s.status for s in session.mcp_servers()] == ["needs-approval"]
+            assert not (cwd / ".stayer").exists()  # nor approved for the next session
