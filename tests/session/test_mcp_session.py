@@ -87,7 +87,8 @@ async def test_closing_the_session_stops_its_servers(tmp_path: Path) -> None:
     with FakeModelServer() as server:
         server.enqueue(reply(ToolCall("toolu_1", "mcp__slow__pid", {})), reply("noted"))
         opts = options(tmp_path, server, slow=kitchen())
-        session = await stayer.Session.open(opts)  # its servers start as it opens
+        session = await stayer.Session.open(opts)
+        session.start_mcp()  # now, as the REPL has them start (else with the first request)
         async with session:
             await connected(session, "slow")
             events = [event async for event in session.submit("what is your pid?")]
@@ -120,6 +121,7 @@ async def test_a_rule_denying_a_server_keeps_its_resources_out_of_reach(
             allowed_tools=["ListMcpResources", "ReadMcpResource"],
         )
         session = await stayer.Session.open(opts)
+        session.start_mcp()
         async with session:
             await connected(session, "slow")
             await connected(session, "other")

@@ -134,7 +134,9 @@ class McpCatalog:
         hides: Callable[[str], bool],
         context_window: int,
         mode: ToolSearchMode | None = None,
+        on_begin: Callable[[], None] | None = None,
     ) -> None:
+        self._on_begin = on_begin
         self._tools_now = tools
         self._hides = hides
         self._mode = mode or ToolSearchMode()
@@ -144,6 +146,11 @@ class McpCatalog:
         self._search = ToolSearch(self)
         self._offer: _Offer | None = None
         self._view: _View | None = None
+
+    def begin(self) -> None:
+        """A run's first request is on its way (`on_begin`: the session starts the servers)."""
+        if self._on_begin is not None:
+            self._on_begin()
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The definitions the model is shown now: full ones for the tools not deferred (and

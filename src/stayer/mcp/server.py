@@ -74,6 +74,34 @@ def _import_sdk() -> None:
                 logger.addHandler(logging.NullHandler())
 
 
+async def _sdk_loaded() -> None:
+    """`_import_sdk` in a daemon thread: a session that ends before its servers are up (a
+    one-answer `-p` run) does not wait at exit for an import nobody needs any more."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def load() -> None:
+        error: BaseException | None = None
+        try:
+            _import_sdk()
+        except BaseException as raised:  # handed to the waiting task, raised there
+            error = raised
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(_settle, done, error)
+
+    threading.Thread(target=load, name="stayer-mcp-sdk", daemon=True).start()
+    await done
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    if done.done():
+        return  # its waiter was cancelled meanwhile
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+
+
 class McpUnavailable(StayerError):
     """A call could not be served by an MCP server: it is not connected, it died or did not
     answer in time. `str()` is one line naming the server and what happened."""
@@ -119,6 +147,8 @@ class McpServer:
         self._settled = asyncio.Event()
         self._relist = asyncio.Event()
         self._lost = asyncio.Event()
+        self._group: ServerGroup | None = None
+        """The process group of the stdio server now starting or running."""
         self._last_http_status = 0
 
     # What callers read ------------------------------------------------------------------
@@ -167,6 +197,10 @@ class McpServer:
         task = self._task
         if task is None:
             return
+        if self._group is not None and self._status.status != "connected":
+            # It never answered: nothing of it is worth the SDK's grace for a clean exit,
+            # which a server deaf to its closed stdin would make the session's end wait out.
+            self._group.stop()
         if self._scope is not None:
             self._scope.cancel()
         else:
@@ -177,7 +211,7 @@ class McpServer:
     async def _life(self) -> None:
         with anyio.CancelScope() as self._scope:
             try:
-                await asyncio.to_thread(_import_sdk)
+                await _sdk_loaded()
                 await self._run()
             except Exception as exc:  # a bug here must not reach the session: say it, stop
                 self._fail(f"stopped: {_one_line(exc)}")
@@ -307,7 +341,7 @@ class McpServer:
             log = stack.enter_context(_open_log(self._log_path, config))
             # Registered before the SDK's own exit, so it runs after it: what the server left
             # running goes with it.
-            group = ServerGroup(self._log_path.parent)
+            group = self._group = ServerGroup(self._log_path.parent)
             stack.callback(group.stop)
             program, argv = group.argv(config.command, config.args)
             params = StdioServerParameters(command=program, args=argv, env=env, cwd=config.cwd)

@@ -22,12 +22,10 @@ the model its start and end, as for every tool that does not bound its own resul
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stayer.config.mcp_servers import McpServerConfig
-from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.messages import JSON
 from stayer.tools.base import (
@@ -40,6 +38,9 @@ from stayer.tools.base import (
     ToolOutput,
 )
 
+from .limits import CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS
+from .limits import result_chars as result_chars
+from .limits import tool_timeout_from as tool_timeout_from
 from .naming import tool_name, unique_names
 from .results import to_output
 from .server import McpUnavailable
@@ -54,10 +55,6 @@ if TYPE_CHECKING:
         Tool as McpToolDef,
     )
 
-OUTPUT_TOKENS_VAR = "MAX_MCP_OUTPUT_TOKENS"
-TOOL_TIMEOUT_VAR = "MCP_TOOL_TIMEOUT"
-DEFAULT_OUTPUT_TOKENS = 25_000
-CHARS_PER_TOKEN = 4
 
 MAX_DESCRIPTION_CHARS = 2_000
 """The most of a server's tool description the model is shown (some run to pages)."""
@@ -92,40 +89,6 @@ class ServerHandle(Protocol):
     async def list_resources(self) -> list[Resource]: ...
 
     async def read_resource(self, uri: str) -> ReadResourceResult: ...
-
-
-def result_chars(env: Mapping[str, str]) -> int:
-    """The longest MCP tool result, in characters, `MAX_MCP_OUTPUT_TOKENS` in `env` allows
-    (never more than any tool's result may hold). Raises `ConfigError` in one line for a
-    value that is no whole number above 0: a typo would otherwise quietly mean the default."""
-    raw = env.get(OUTPUT_TOKENS_VAR, "").strip()
-    if not raw:
-        return min(DEFAULT_OUTPUT_TOKENS * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
-    if not (raw.isascii() and raw.isdigit() and int(raw) > 0):
-        raise ConfigError(
-            f"{OUTPUT_TOKENS_VAR}={raw!r} is not a number of tokens above 0; "
-            f"set it like {OUTPUT_TOKENS_VAR}=25000, or unset it"
-        )
-    return min(int(raw) * CHARS_PER_TOKEN, MAX_RESULT_CHARS)
-
-
-def tool_timeout_from(env: Mapping[str, str]) -> float | None:
-    """`MCP_TOOL_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds: how long a call
-    to a server that sets no `timeout` of its own may take; None when unset. Raises
-    `ConfigError` in one line for a value that is not a positive number."""
-    raw = env.get(TOOL_TIMEOUT_VAR, "").strip()
-    if not raw:
-        return None
-    try:
-        millis = float(raw)
-    except ValueError:
-        millis = math.nan
-    if not 0 < millis < math.inf:
-        raise ConfigError(
-            f"{TOOL_TIMEOUT_VAR}={raw!r} is not a number of milliseconds above 0; "
-            f"set it like {TOOL_TIMEOUT_VAR}=60000, or unset it"
-        )
-    return millis / 1000
 
 
 class McpTool(Tool[dict[str, Any]]):

@@ -100,7 +100,7 @@ class McpLink:
     ) -> None:
         from stayer.mcp.catalog import McpCatalog, parse_tool_search
         from stayer.mcp.hub import McpHub, connect_timeout_from
-        from stayer.mcp.tools import result_chars, tool_timeout_from
+        from stayer.mcp.limits import result_chars, tool_timeout_from
 
         self.env = env
         self.wait = blocking(env)
@@ -124,6 +124,7 @@ class McpLink:
             hides=hides,
             context_window=context_window,
             mode=parse_tool_search(env.get("ENABLE_TOOL_SEARCH")),
+            on_begin=self.start,
         )
         self._hides = hides
         self._started = False
@@ -136,9 +137,12 @@ class McpLink:
             self.hub.start()
 
     async def ready(self) -> None:
-        """Wait for the servers when the session was told to (`blocking`); else return."""
-        self.start()
+        """Start the servers and wait for them when the session was told to (`blocking`);
+        else they start once the first request is on its way (`McpCatalog.begin`): five
+        servers starting at once, and the SDK's import, would compete with it for the
+        processor and hold it back (`benchmarks/mcp_start.py`)."""
         if self.wait:
+            self.start()
             await self.hub.wait_started(self.timeout_s)
 
     def add(self, configs: Sequence[McpServerConfig]) -> None:
@@ -225,10 +229,13 @@ class McpLink:
         """One tool per tool each server lists (a server restarting after a crash keeps its
         tools: a call says to try again), and the resource tools when a connected one offers
         resources (reaching only servers no deny rule hides)."""
+        servers = self.hub.servers()
+        if not any(server.tool_defs for server in servers):
+            return ()  # none is up yet: the tools' module (pydantic) need not load for that
         from stayer.mcp.tools import server_tools
 
         listed = server_tools(
-            self.hub.servers(),
+            servers,
             max_result_chars=self._result_chars,
             default_timeout_s=self._tool_timeout_s,
         )

@@ -185,9 +185,7 @@ class Session:
         event loop in turns, stalling it for a quarter of a second at 50 sessions."""
         opened = _opener().submit(cls, options, busy=busy)
         try:
-            session = await asyncio.shield(asyncio.wrap_future(opened))
-            session._start_mcp()  # the servers connect while the caller gets ready
-            return session
+            return await asyncio.shield(asyncio.wrap_future(opened))
         except asyncio.CancelledError:  # a running worker cannot be stopped: tidy up after it
             if not opened.cancel():
                 opened.add_done_callback(_discard)
@@ -245,8 +243,11 @@ class Session:
         """Where the MCP servers' stderr logs go (None: no server configured)."""
         return None if self._mcp is None else self._mcp.log_dir
 
-    def _start_mcp(self) -> None:
-        """Start the MCP servers on the running loop, once (they connect in the background)."""
+    def start_mcp(self) -> None:
+        """Start the MCP servers now, on the running loop, once (they connect in the
+        background): a front end where a person types first (the REPL) calls it as it opens.
+        Otherwise they start as the first request leaves, or before it when told to wait
+        for them (`MCP_CONNECTION_NONBLOCKING=0`)."""
         if self._mcp is not None:
             self._mcp.start()
 

@@ -362,6 +362,10 @@ class ToolSource(Protocol):
 
     def tools(self) -> Mapping[str, Tool[Any]]: ...
 
+    def begin(self) -> None:
+        """A run's first request is on its way: what the source does to get its tools (start
+        servers, say) no longer competes with it for the processor."""
+
 
 class Toolbox:
     """The tools of one run: their specs at once, their implementations on first use.
@@ -440,7 +444,9 @@ class Toolbox:
         """Load the implementations in a background thread, if nobody has yet.
 
         Called once the first request is on its way: the import runs while the model thinks,
-        so the first tool call does not wait for it.
+        so the first tool call does not wait for it. Each source is told the same (`begin`).
         """
+        for source in self.sources:
+            source.begin()
         if self._tools is None and not self._lock.locked():
             threading.Thread(target=self.tools, name="stayer-tools", daemon=True).start()

@@ -89,8 +89,10 @@ def options(server: FakeModelServer, cwd: Path, **more: Any) -> QueryOptions:
 
 @asynccontextmanager
 async def opened(server: FakeModelServer, cwd: Path, **more: Any) -> AsyncIterator[Session]:
-    """A real session, closed after the test."""
+    """A real session, closed after the test; its MCP servers start as it opens, as the
+    REPL has them start."""
     session = await Session.open(options(server, cwd, **more))
+    session.start_mcp()
     try:
         yield session
     finally:

@@ -285,6 +285,7 @@ class ReplApp:
         driver = await Driver.open(options, self._sink, answers=True, on_error=self._failed)
         self._driver = driver
         session = driver.session
+        session.start_mcp()  # the servers connect while the person types
         for warning in session.warnings:
             self.show(self.view.notice(warning, level="warning"))
         if session.history:

@@ -217,6 +217,7 @@ class PlainRepl:
 
     async def _start_driver(self, options: QueryOptions) -> None:
         self._driver = await Driver.open(options, self._sink, answers=True, on_error=self.say)
+        self._driver.session.start_mcp()  # the servers connect while the person types
         for warning in self._driver.session.warnings:
             self.say(warning)
         self.mcp.attach(self._driver.session)
