@@ -137,7 +137,9 @@ def test_mcp_timeout_is_read_in_milliseconds() -> None:
     assert connect_timeout_from({"MCP_TIMEOUT": "5000"}) == 5.0
     assert connect_timeout_from({}) == 30.0
     for bad in ("soon", "-1", "0", "nan", "inf"):
-        with pytest.raises(ConfigError, match=r"^MCP_TIMEOUT=.* is not a number of milliseconds; "):
+        with pytest.raises(
+            ConfigError, match=r"^MCP_TIMEOUT=.* is not a number of milliseconds above 0; "
+        ):
             connect_timeout_from({"MCP_TIMEOUT": bad})
 
 

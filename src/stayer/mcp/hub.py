@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -20,25 +19,7 @@ from stayer.errors import ConfigError
 from stayer.events import McpServerStatus
 from stayer.mcp.server import RESTART_DELAYS_S, McpServer
 
-DEFAULT_CONNECT_TIMEOUT_S = 30.0
-
-
-def connect_timeout_from(env: Mapping[str, str]) -> float:
-    """`MCP_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds; 30 s when unset.
-    Raises `ConfigError` in one line for a value that is not a positive number: a typo would
-    otherwise wait the default or not at all, unseen."""
-    raw = env.get("MCP_TIMEOUT", "").strip()
-    if not raw:
-        return DEFAULT_CONNECT_TIMEOUT_S
-    try:
-        millis = float(raw)
-    except ValueError:
-        millis = math.nan
-    if not 0 < millis < math.inf:
-        raise ConfigError(
-            f"MCP_TIMEOUT={raw!r} is not a number of milliseconds; set it like MCP_TIMEOUT=30000"
-        )
-    return millis / 1000
+from .limits import connect_timeout_from as connect_timeout_from
 
 
 class McpHub:

@@ -14,6 +14,8 @@ OUTPUT_TOKENS_VAR = "MAX_MCP_OUTPUT_TOKENS"
 TOOL_TIMEOUT_VAR = "MCP_TOOL_TIMEOUT"
 DEFAULT_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
+CONNECT_TIMEOUT_VAR = "MCP_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
 
 
 def result_chars(env: Mapping[str, str]) -> int:
@@ -35,7 +37,20 @@ def tool_timeout_from(env: Mapping[str, str]) -> float | None:
     """`MCP_TOOL_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds: how long a call
     to a server that sets no `timeout` of its own may take; None when unset. Raises
     `ConfigError` in one line for a value that is not a positive number."""
-    raw = env.get(TOOL_TIMEOUT_VAR, "").strip()
+    return seconds_from(env, TOOL_TIMEOUT_VAR, example=60_000)
+
+
+def connect_timeout_from(env: Mapping[str, str]) -> float:
+    """`MCP_TIMEOUT` (milliseconds, as Claude Code reads it) in seconds: how long a server may
+    take to connect; 30 s when unset. Raises `ConfigError` in one line for a value that is
+    not a positive number: a typo would otherwise wait the default or not at all, unseen."""
+    given = seconds_from(env, CONNECT_TIMEOUT_VAR, example=30_000)
+    return DEFAULT_CONNECT_TIMEOUT_S if given is None else given
+
+
+def seconds_from(env: Mapping[str, str], name: str, *, example: int) -> float | None:
+    """The variable `name`, milliseconds, in seconds; None when unset."""
+    raw = env.get(name, "").strip()
     if not raw:
         return None
     try:
@@ -44,7 +59,7 @@ def tool_timeout_from(env: Mapping[str, str]) -> float | None:
         millis = math.nan
     if not 0 < millis < math.inf:
         raise ConfigError(
-            f"{TOOL_TIMEOUT_VAR}={raw!r} is not a number of milliseconds above 0; "
-            f"set it like {TOOL_TIMEOUT_VAR}=60000, or unset it"
+            f"{name}={raw!r} is not a number of milliseconds above 0; "
+            f"set it like {name}={example}, or unset it"
         )
     return millis / 1000

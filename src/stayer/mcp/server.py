@@ -21,9 +21,9 @@ import logging
 import math
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
 import anyio
 import anyio.abc
@@ -55,6 +55,14 @@ _MAX_SSE_EVENT = 64 * 1024 * 1024
 would refuse a large one that stdio carries without complaint."""
 
 _PAGES = 100
+
+
+class _Page(Protocol):
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+PageT = TypeVar("PageT", bound=_Page)
 """At most this many pages of one listing: a server whose cursor never ends cannot hang us."""
 
 
@@ -72,6 +80,17 @@ def _import_sdk() -> None:
             logger = logging.getLogger(name)
             if not logger.handlers:
                 logger.addHandler(logging.NullHandler())
+
+
+async def _pages(ask: Callable[..., Awaitable[PageT]]) -> AsyncIterator[PageT]:
+    """Each page of a listing, following the server's cursor (at most `_PAGES` of them)."""
+    cursor: str | None = None
+    for _ in range(_PAGES):
+        page = await ask(cursor=cursor, cache_mode="bypass")
+        yield page
+        cursor = page.next_cursor
+        if cursor is None:
+            return
 
 
 async def _sdk_loaded() -> None:
@@ -309,13 +328,8 @@ class McpServer:
         capabilities = client.server_capabilities
         tools: list[mcp_types.Tool] = []
         if capabilities.tools is not None:
-            cursor: str | None = None
-            for _ in range(_PAGES):
-                page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+            async for page in _pages(client.list_tools):
                 tools.extend(page.tools)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
         self._tools = tuple(tools)
         self._offers_resources = capabilities.resources is not None
         self._instructions = client.instructions or None
@@ -397,13 +411,8 @@ class McpServer:
         client = self._ready()
         found: list[mcp_types.Resource] = []
         async with self._request(None):
-            cursor: str | None = None
-            for _ in range(_PAGES):
-                page = await client.list_resources(cursor=cursor, cache_mode="bypass")
+            async for page in _pages(client.list_resources):
                 found.extend(page.resources)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
         return found
 
     async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
@@ -418,13 +427,8 @@ class McpServer:
         client = self._ready()
         found: list[mcp_types.Prompt] = []
         async with self._request(None):
-            cursor: str | None = None
-            for _ in range(_PAGES):
-                page = await client.list_prompts(cursor=cursor, cache_mode="bypass")
+            async for page in _pages(client.list_prompts):
                 found.extend(page.prompts)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
         return found
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> mcp_types.GetPromptResult:
