@@ -42,10 +42,9 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from stayer.errors import ConfigError
-from stayer.switches import env_flag
 
-from .dirs import CLAUDE_JSON, claude_json_path
-from .sources import NO_CLAUDE_SWITCH
+from .dirs import claude_json_path
+from .sources import claude_json_unread, home_moved
 
 if TYPE_CHECKING:
     from .model import Settings
@@ -427,25 +426,13 @@ _CLAUDE_UNREAD = "its MCP servers and approvals were not read"
 
 
 def _claude_unread(env: Mapping[str, str], loaded: Loaded, warnings: list[str]) -> bool:
-    if env_flag(env, NO_CLAUDE_SWITCH):
-        return True
-    for source in loaded.sources:
-        if source.level in ("project", "local") and source.settings is not None:
-            moved = {"CLAUDE_CONFIG_DIR", "HOME"} & set(source.settings.env)
-            if moved:
-                # a project must not choose which file speaks for the user
-                warnings.append(
-                    f"{source.origin}: env {', '.join(sorted(moved))} set by a project's "
-                    f"settings, so {CLAUDE_JSON} was not read"
-                )
-                return True
-    said = [
-        source.settings.read_claude_settings
-        for source in loaded.sources
-        if source.level in ("user", "flag") and source.kind != "claude"
-        and source.settings is not None and source.settings.read_claude_settings is not None
-    ]  # fmt: skip
-    return bool(said) and said[-1] is False
+    """Whether Claude Code's own file is left unread: a project's settings moved the user's
+    folders (said in a warning), or the user's `.claude/` files are unread (the switch, or
+    `readClaudeSettings` false in the user's settings or `--settings`)."""
+    why = claude_json_unread(env, loaded.sources)
+    if why is not None and home_moved(loaded.sources) is not None:
+        warnings.append(why)  # the person should know the project tried
+    return why is not None
 
 
 def _claude_servers(

@@ -46,7 +46,7 @@ from msgspec.structs import replace
 from stayer.errors import ConfigError
 from stayer.switches import env_flag
 
-from .dirs import claude_config_dir, config_root
+from .dirs import CLAUDE_JSON, claude_config_dir, config_root
 
 if TYPE_CHECKING:  # the models and their parser load with the first settings document found
     from .model import HookMatcher, Settings
@@ -174,8 +174,8 @@ def load_settings(
     ]
     said = [*found, *([flag] if flag else [])]
     # a project may leave its own .claude/ files unread, never the user's own rules
-    unread_user = _claude_unread(env, [s for s in said if s.level in ("user", "flag")])
-    unread_project = _claude_unread(env, said)
+    unread_user = claude_unread(env, [s for s in said if s.level in ("user", "flag")])
+    unread_project = claude_unread(env, said)
     notes: list[str] = []
     kept: list[Source] = []
     for source in found:
@@ -230,7 +230,30 @@ def _candidates(
     ]
 
 
-def _claude_unread(env: Mapping[str, str], found: Sequence[Source]) -> str | None:
+def home_moved(found: Sequence[Source]) -> str | None:
+    """Which project or local settings file moves where the user's own files are (`HOME`,
+    `CLAUDE_CONFIG_DIR` in its `env`), as `file: env NAMES set by a project's settings`; None
+    when none does. A repository must not choose which file speaks for the user."""
+    for source in found:
+        if source.level in ("project", "local") and source.settings is not None:
+            moved = {"CLAUDE_CONFIG_DIR", "HOME"} & set(source.settings.env)
+            if moved:
+                names = ", ".join(sorted(moved))
+                return f"{source.origin}: env {names} set by a project's settings"
+    return None
+
+
+def claude_json_unread(env: Mapping[str, str], found: Sequence[Source]) -> str | None:
+    """Why Claude Code's own file (`~/.claude.json`) is left unread, or None: a project's
+    settings moved the user's folders (`home_moved`), or the user's `.claude/` files are
+    unread (the switch, or `readClaudeSettings` false in the user's settings or `--settings`)."""
+    moved = home_moved(found)
+    if moved is not None:
+        return f"{moved}, so {CLAUDE_JSON} was not read"
+    return claude_unread(env, [source for source in found if source.level in ("user", "flag")])
+
+
+def claude_unread(env: Mapping[str, str], found: Sequence[Source]) -> str | None:
     """Why `.claude/` files are left unread (the switch, or the last stayer source that says
     so says false), or None when they are read."""
     if env_flag(env, NO_CLAUDE_SWITCH):

@@ -117,10 +117,9 @@ def git_tracks(path: Path) -> bool:
         if root is None:
             continue
         settings = (("safe.bareRepository", "explicit"), *SAFE_SETTINGS)
-        options = [part for key, value in settings for part in ("-c", f"{key}={value}")]
-        argv = ("git", "--no-pager", "--no-optional-locks", "--literal-pathspecs", *options,
-                f"--git-dir={root / '.git'}", f"--work-tree={root}",
-                "ls-files", "--cached", "--", str(candidate.relative_to(root)))  # fmt: skip
+        argv = git_argv(settings, ("--literal-pathspecs", f"--git-dir={root / '.git'}",
+                        f"--work-tree={root}", "ls-files", "--cached", "--",
+                        str(candidate.relative_to(root))))  # fmt: skip
         (answer,) = run_probes(
             [argv], cwd=root, env=git_env(os.environ), timeout_s=GIT_TIMEOUT_S, max_bytes=4_096
         )

@@ -1,10 +1,11 @@
 """A session's MCP servers: the hub that runs them and the catalog that offers their tools.
 
-The servers start on the session's event loop the first time it runs anything (or as
-`Session.open` returns), all at once, and no model call waits for them unless
-`MCP_CONNECTION_NONBLOCKING` is off: a server that comes up joins the next call with its
-tools. Their status changes are events of whichever run is going on; one that happens between
-runs is told at the start of the next. A server's `instructions` join the system prompt from
+The servers start on the session's event loop all at once: as a run's first request leaves
+(`McpCatalog.begin`), as a front end asks (`start`: the REPL, while the person types), or
+before the first call when `MCP_CONNECTION_NONBLOCKING` is off, the only case a model call
+waits for them. A server that comes up joins the next call with its tools. Their status
+changes are events of whichever run is going on; one that happens between runs is told at
+the start of the next. A server's `instructions` join the system prompt from
 the next prompt on, capped.
 """
 

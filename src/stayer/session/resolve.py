@@ -22,7 +22,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.config.dirs import claude_json_path
-from stayer.config.sources import NO_CLAUDE_SWITCH, Source
+from stayer.config.sources import claude_json_unread
 from stayer.errors import ConfigError
 from stayer.exec import Sandbox
 from stayer.loop.state import CompactPolicy, FallbackModel
@@ -169,17 +169,9 @@ def _mcp_anywhere(options: QueryOptions, cwd: Path, settled: Settled) -> bool:
     sources = settled.loaded.sources
     if any(source.settings and source.settings.mcp_servers for source in sources):
         return True
-    if env_flag(settled.env, NO_CLAUDE_SWITCH) or any(_moves_home(source) for source in sources):
+    if claude_json_unread(settled.env, sources) is not None:
         return False  # the file is not read then (`mcp_servers`), so neither looked into
     return _claude_json_names_servers(claude_json_path(settled.env))
-
-
-def _moves_home(source: Source) -> bool:
-    """Whether a project's or local settings file moves where the user's own files are: a
-    repository must not choose which file speaks for the user."""
-    if source.level not in ("project", "local") or source.settings is None:
-        return False
-    return bool({"HOME", "CLAUDE_CONFIG_DIR"} & set(source.settings.env))
 
 
 _SERVERS_NAMED = re.compile(rb'"mcpServers"\s*:\s*\{\s*"')
