@@ -206,6 +206,17 @@ class SessionStarted(Struct, frozen=True):
     `pending`: no model call waits for them unless asked to)."""
     tool_tokens: int = 0
     """About how many tokens the tool definitions sent with each request cost."""
+    agents: tuple[str, ...] = ()
+    """The agent types a subagent may be started as."""
+    skills: tuple[str, ...] = ()
+    """The skills the model may load (the Skill tool)."""
+    slash_commands: tuple[str, ...] = ()
+    """The commands a prompt may start with (`/name args`): custom commands and the skills a
+    user may invoke."""
+    plugins: tuple[str, ...] = ()
+    """The plugins loaded, by name."""
+    agent: str | None = None
+    """The agent the session runs as (`--agent`), if any."""
     type: Literal["session_started"] = "session_started"
 
 
@@ -284,6 +295,12 @@ class SubagentEvent(Struct, frozen=True):
 
     parent_tool_use_id: str
     event: Event
+    agent_id: str = ""
+    """The nested run's session id (its transcript is `subagents/agent-<agent_id>.jsonl`)."""
+    agent_type: str = ""
+    """Which agent runs it (`general-purpose`, `Explore`, a custom agent's name)."""
+    description: str = ""
+    """The few words the call that started it gave (what a live view shows)."""
     type: Literal["subagent_event"] = "subagent_event"
 
 
@@ -303,6 +320,8 @@ class ToolCallFinished(Struct, frozen=True):
     data: dict[str, JSON] = field(default_factory=dict[str, JSON])
     spent: tuple[ModelSpend, ...] = ()
     """Model calls the tool made of its own (see `ToolOutput.spent`), billed to the run."""
+    followup: str = ""
+    """Text the model reads after the round's results (see `ToolOutput.followup`)."""
     type: Literal["tool_call_finished"] = "tool_call_finished"
 
 
@@ -322,6 +341,9 @@ class PermissionRequested(Struct, frozen=True):
     rule: str | None = None
     suggestions: tuple[str, ...] = ()
     mode: str | None = None
+    agent: str = ""
+    """Who asks when it is a subagent, in a few words (`Explore: find the config loader`);
+    "" for the session's own calls. The question goes to the top-level session's decider."""
     type: Literal["permission_requested"] = "permission_requested"
 
 

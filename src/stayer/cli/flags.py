@@ -22,14 +22,14 @@ from stayer.errors import ConfigError
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
     "--permission-prompt-tool",
-    "--permission-prompts", "--max-thinking-tokens", "--agents", "--agent",
+    "--permission-prompts", "--max-thinking-tokens",
     "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
     # what Claude Code passes the teammates of an agent team
     "--agent-id", "--agent-name", "--team-name", "--agent-color", "--parent-session-id",
     "--teammate-mode",
 )  # fmt: skip
-IGNORED_MANY_VALUES = ("--plugin-dir", "--file")
+IGNORED_MANY_VALUES = ("--file",)
 IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
 IGNORED_SWITCHES = (
     "--replay-user-messages",
@@ -110,6 +110,18 @@ def _mcp_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict-mcp-config", dest="strict_mcp_config", action="store_true",
         help="start only the MCP servers of --mcp-config, none from settings or .mcp.json",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agents", dest="agents", metavar="JSON",
+        help='custom agents as JSON: {"name": {"description": ..., "prompt": ..., "tools": [...]}}',
+    )  # fmt: skip
+    parser.add_argument(
+        "--agent", dest="agent", metavar="NAME",
+        help="run the session as this agent (its prompt, tools, model and permission mode)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--plugin-dir", dest="plugin_dirs", action="append", nargs="+", metavar="DIR",
+        help="load the plugin in this folder for this session (repeatable)",
     )  # fmt: skip
 
 

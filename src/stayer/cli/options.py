@@ -91,6 +91,9 @@ FLAGS: dict[str, tuple[str, Read]] = {
     "setting_sources": ("setting_sources", _same),
     "mcp_config": ("mcp_config", _flat),
     "strict_mcp_config": ("strict_mcp_config", _same),
+    "agents": ("agents", _same),
+    "agent": ("agent", _same),
+    "plugin_dirs": ("plugin_dirs", _flat),
 }
 """Each option a flag sets: its `QueryOptions` field → (the parser's destination, how the
 value is read from the parsed flags)."""

@@ -106,8 +106,12 @@ class ToolRound(Struct):
         return closed
 
     def message(self, *, marker: str | None) -> UserMessage:
-        """One user message answering every tool_use, in order (SPEC §1.5), then `marker`."""
+        """One user message answering every tool_use, in order (SPEC §1.5), then what the
+        calls left for the model to read after them (a skill's instructions), then `marker`."""
         blocks: list[ContentBlock] = [self.results[b.id].result for b in self.tool_uses]
+        blocks += [
+            TextBlock(f.followup) for b in self.tool_uses if (f := self.results[b.id]).followup
+        ]
         if marker is not None:
             blocks.append(TextBlock(marker))
         return UserMessage(tuple(blocks))

@@ -390,11 +390,15 @@ def after_tools(params: LoopParams, state: LoopState, *, aborted: bool) -> Finis
 
 
 def over_budget(params: LoopParams, state: LoopState) -> Finish | None:
-    """The end of a run whose cost passed `--max-budget-usd` (at the model's list prices)."""
+    """The end of a run whose cost, with what else draws on the same budget (its subagents',
+    or its parent's), passed `--max-budget-usd` (at the models' list prices)."""
     from .fallback import run_cost
 
     budget = params.max_budget_usd
-    if budget is None or run_cost(state) < budget:
+    if budget is None:
+        return None
+    elsewhere = params.cost_elsewhere() if params.cost_elsewhere is not None else 0.0
+    if run_cost(state) + elsewhere < budget:
         return None
     return Finish(Terminal.BUDGET_EXHAUSTED, f"Reached maximum budget (${budget:g})")
 

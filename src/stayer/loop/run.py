@@ -34,6 +34,7 @@ from stayer.messages import (
     AssistantMessage,
     ContentBlock,
     Message,
+    ModelSpend,
     TextBlock,
     UserMessage,
     is_blank_text,
@@ -44,7 +45,7 @@ from . import compaction, recovery
 from .abort import relay, until_aborted
 from .compaction import Outcome
 from .executor import Executor
-from .fallback import billed, handed_over, run_cost
+from .fallback import billed, billed_spends, handed_over, run_cost
 from .recovery import (
     CallSummary,
     Completing,
@@ -179,7 +180,8 @@ async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> As
     if out.step is None:
         out.step = compaction.blocked(params, out.state)
     if out.step is None:  # input queued meanwhile joins the message the request ends with
-        out.state = _reminded(params, recovery.with_queued(out.state, _take_queued(params)))
+        state = billed_spends(out.state, _take_spent(params))
+        out.state = _reminded(params, recovery.with_queued(state, _take_queued(params)))
     params.settled(out.state.messages)
 
 
@@ -215,7 +217,11 @@ async def _after_call(
         if stream.held is None:  # nothing showed it complete
             yield kept
     elif isinstance(branch, Completing):
-        out.step = await _completing(params, branch.state)
+        async for event in _background(params):
+            yield event
+        aborted = params.abort.aborted
+        stopped = replace(ABORTED_WHILE_CHECKING, state=branch.state) if aborted else None
+        out.step = stopped or await _completing(params, branch.state)
     else:  # a step to take as it is (mypy checks no other branch reaches here)
         out.step = branch
 
@@ -249,8 +255,17 @@ async def _completing(params: LoopParams, state: LoopState) -> Step:
             return _bounded(params, state, hooked)
     step = _bounded(params, state, recovery.before_completing(params, state, reports))
     if isinstance(step, Finish) and step.terminal is Terminal.COMPLETED:
-        return recovery.queued(state, _take_queued(params)) or step
+        state = billed_spends(step.state or state, _take_spent(params))
+        return recovery.queued(state, _take_queued(params)) or replace(step, state=state)
     return step
+
+
+async def _background(params: LoopParams) -> AsyncIterator[Event]:
+    """The events of the work the run launched in the background, until it is done (or the run
+    is aborted: then the wait stops, not the work)."""
+    if params.background is not None and not params.abort.aborted:
+        async for event in relay(params.background(), params.abort):
+            yield event
 
 
 def _take_queued(params: LoopParams) -> tuple[ContentBlock, ...]:
@@ -258,6 +273,11 @@ def _take_queued(params: LoopParams) -> tuple[ContentBlock, ...]:
     if params.take_queued is None or params.abort.aborted:
         return ()
     return params.take_queued()
+
+
+def _take_spent(params: LoopParams) -> tuple[ModelSpend, ...]:
+    """What was spent on the run's behalf outside its tool calls since it was last asked."""
+    return () if params.take_spent is None else params.take_spent()
 
 
 def _bounded(params: LoopParams, state: LoopState, step: Step) -> Step:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from msgspec import Struct, field
 
 from stayer.errors import ModelError
-from stayer.events import Continue, ModelUsage, PermissionDenial, PermissionRequested
-from stayer.messages import ContentBlock, Message, StopReason, Usage
+from stayer.events import Continue, Event, ModelUsage, PermissionDenial, PermissionRequested
+from stayer.messages import ContentBlock, Message, ModelSpend, StopReason, Usage
 from stayer.permissions import Decision
 from stayer.providers.base import Provider
 from stayer.tools.base import Tool, Toolbox, ToolContext, ToolOutput
@@ -187,6 +187,19 @@ class LoopParams(Struct, frozen=True):
     """Asked at each model-call boundary (not once the run is interrupted): what the user
     queued while the run went on, which joins the user message the next request ends with; when
     the model would be done, the run goes on with it (`queued_input`). None: nothing is queued."""
+    take_spent: Callable[[], tuple[ModelSpend, ...]] | None = None
+    """Asked wherever `take_queued` is: model calls made on the run's behalf outside its tool
+    calls (subagents it launched in the background that have finished), billed to the run."""
+    background: Callable[[], AsyncIterator[Event]] | None = None
+    """Work the run launched that is still going (background subagents), asked when the model
+    would be done, before the stop checks: its events as they come, until that work is done.
+    What the work left for the model then joins the run through `take_queued` (and its spend
+    through `take_spent`), and the run goes on with it: the model stopping is not the work
+    being done (SPEC §3). None: nothing runs in the background."""
+    cost_elsewhere: Callable[[], float] | None = None
+    """What else draws on `max_budget_usd` and is not billed to this run yet (for a subagent,
+    its parent's and the other subagents' spend; for a parent, its running subagents'),
+    counted when the budget is checked. None: nothing."""
 
     def settled(self, messages: tuple[Message, ...]) -> None:
         """Tell `observe` the conversation as it now stands."""

@@ -251,7 +251,9 @@ def _finished(
     result = ToolResultBlock(block.id, content, is_error=output.is_error)
     duration_ms = (time.monotonic() - started) * 1000
     data = dict(output.data)
-    return ToolCallFinished(block.id, block.name, status, result, duration_ms, data, output.spent)
+    return ToolCallFinished(
+        block.id, block.name, status, result, duration_ms, data, output.spent, output.followup
+    )
 
 
 class _Cap(Struct, frozen=True):

@@ -103,6 +103,15 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     `mcpServers`, in Claude Code's format; the settings' and the project's `.mcp.json` are
     added unless `strict_mcp_config`."""
     strict_mcp_config: bool = False
+    agents: str | Mapping[str, Mapping[str, Any]] | None = None
+    """Custom agents over the files' (`--agents`): JSON text or a mapping of name to Claude
+    Code's fields (`description` and `prompt` required; `tools`, `model`, ...)."""
+    agent: str | None = None
+    """Run the session as this agent (`--agent`, or `agent` in settings): its prompt, tools,
+    model and mode."""
+    plugin_dirs: Sequence[str | Path] = ()
+    """Plugin folders to load for this session (`--plugin-dir`), besides the settings'
+    `enabledPlugins`."""
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""

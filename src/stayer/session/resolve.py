@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from msgspec import Struct
+from msgspec import Struct, field
 from msgspec.structs import replace
 
+from stayer.agents.model import Catalog
 from stayer.config.dirs import claude_json_path
 from stayer.config.sources import claude_json_unread
 from stayer.errors import ConfigError
@@ -68,6 +69,8 @@ class Resolved(Struct, frozen=True, kw_only=True):
     sandbox: Sandbox | None
     mcp: McpServers | None = None
     """The MCP servers configured (None: none anywhere, and nothing of MCP loads)."""
+    catalog: Catalog = field(default_factory=Catalog)
+    """The agents, skills, commands and plugins found (`stayer.agents`)."""
 
     @property
     def options(self) -> QueryOptions:

@@ -105,18 +105,60 @@ class SubagentRequest(Struct, frozen=True):
     """What a tool asks of `ToolContext.spawn_subagent`: a nested run of `prompt`.
 
     `description` is the few words a printer shows for it; `subagent_type` names the kind of
-    agent (its prompt and tools), `model` the model it should use (None: the session's), and
-    `tools` the tools it may use (None: what its type allows; never more than the parent's)."""
+    agent (its prompt and tools: a built-in, a custom agent's file, a plugin's), `model` the
+    model it should use (an alias, an id, or None: its agent's, else the session's), `effort`
+    how hard it should think, and `tools` the tools it may use (None: what its type allows;
+    never more than the parent's). With `background`, the call that asked gets only the
+    child's `SessionStarted` and the run goes on in the session's keeping; its result reaches
+    the parent's model at its next call. `isolation` is `"worktree"` (the child works in a git
+    worktree of its own) or None. `system_prompt`, when set, replaces the agent type's (a
+    skill forked into a subagent brings its own)."""
 
     prompt: str
     description: str
     subagent_type: str = "general-purpose"
     model: str | None = None
     tools: tuple[str, ...] | None = None
+    effort: str | None = None
+    background: bool = False
+    isolation: str | None = None
+    system_prompt: str | None = None
+    tool_use_id: str = ""
+    """The call that asks (its id wraps the child's events: `SubagentEvent.parent_tool_use_id`)."""
 
 
 SpawnSubagent = Callable[[SubagentRequest], AsyncIterator[Event]]
-"""Start a nested run: its events as they come, the last one its `Finished`."""
+"""Start a nested run: its events as they come, each wrapped in a `SubagentEvent` (the call's
+id, the agent's id, type and description), the first wrapping its `SessionStarted`, the last
+its `Finished` (only the first with `background`).
+Raises `ToolFailure` with one line for a request that cannot run: an unknown agent type, the
+depth cap reached, the budget spent."""
+
+
+class LoadedSkill(Struct, frozen=True):
+    """A skill made ready for the conversation (`SkillHost.load`).
+
+    `result` is the short text the Skill call returns; `followup` the skill's instructions,
+    which join the conversation after the round's results ("" when they are already in it and
+    `result` says so). `fork`, when set, is the subagent the skill runs as instead
+    (`context: fork`): the tool runs it and returns its answer."""
+
+    name: str
+    result: str
+    followup: str = ""
+    fork: SubagentRequest | None = None
+    data: dict[str, JSON] = field(default_factory=dict[str, JSON])
+
+
+class SkillHost(Protocol):
+    """The session's skills, as the Skill tool reaches them (`ToolContext.skills`)."""
+
+    async def load(self, name: str, args: str, tool_use_id: str | None) -> LoadedSkill:
+        """Render skill `name` with `args` for the model: its body with the arguments put in
+        and its `!` commands run (each through the permission policy); its `allowed-tools`
+        granted for the rest of this turn. Raises `ToolFailure` in one line for a skill that
+        does not exist, may not be invoked by the model, or whose commands could not run."""
+        ...
 
 
 class SessionState(Struct):
@@ -148,7 +190,8 @@ class ToolContext(Struct):
     (None when the session is not kept); `tool_use_id` is the call being run, set by the
     executor for each call, and `emit` reports its live progress or a nested run's events.
     `ask_model` asks a small, fast model a question of the tool's own (None where no model can
-    be reached); `spawn_subagent` starts a nested run (None where the session offers none).
+    be reached); `spawn_subagent` starts a nested run (None where the session offers none), and
+    `skills` renders a skill (the same).
     `sandbox`, when set, is where Bash runs its commands (`--sandbox`). `web_hosts` are
     the hosts an allow rule names exactly (``WebFetch(domain:127.0.0.1)``, canonical form), the
     only ones WebFetch may reach at a loopback, private or other non-public address.
@@ -160,6 +203,9 @@ class ToolContext(Struct):
     emit: Callable[[ToolReport], None] = _no_progress
     ask_model: AskModel | None = None
     spawn_subagent: SpawnSubagent | None = None
+    skills: SkillHost | None = None
+    """The session's skills (the Skill tool's way to them); None where the session offers
+    none."""
     denied_reads: tuple[str, ...] = ()
     """Absolute path patterns deny rules forbid reading (gitignore-style, as the permission
     rules read them): a search of a folder that holds such files leaves them out."""
@@ -202,14 +248,18 @@ class ToolOutput(Struct, frozen=True):
     """What a tool returns: the content the model sees, and structured data for programs.
 
     `data` is reported to headless consumers (stream-json's ``tool_use_result``), never to the
-    model. `spent` lists the model calls the tool made of its own (`ToolContext.ask_model`),
-    which the run adds to its usage and cost.
+    model; `followup` is read by the model after the round's results. `spent` lists the model
+    calls the tool made of its own (`ToolContext.ask_model`, a subagent's), which the run adds
+    to its usage and cost.
     """
 
     content: str | tuple[ToolResultContent, ...]
     is_error: bool = False
     data: dict[str, JSON] = field(default_factory=dict[str, JSON])
     spent: tuple[ModelSpend, ...] = ()
+    followup: str = ""
+    """Text the model reads after the round's results, outside this call's own (a skill's
+    instructions after the Skill call's short result); "" for none."""
 
 
 class ToolFailure(Exception):
@@ -246,6 +296,9 @@ class Tool(ABC, Generic[InputT]):
     name: str
     description: str
     input_model: ClassVar[type[BaseModel]]
+    aliases: tuple[str, ...] = ()
+    """Other names a call may use for this tool (its names before a rename: `Task` for
+    `Agent`); the toolbox finds it by them, and rules written with them apply to it."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     """How long one call may run before the executor stops it (a subagent may need an hour)."""
     read_only: bool = False
@@ -434,6 +487,14 @@ class Toolbox:
         for source in self.sources:
             found.update(source.tools())
         return {**found, **fixed}
+
+    def find(self, name: str) -> Tool[Any] | None:
+        """The tool a call named `name` reaches: by its name, else by one of its `aliases`."""
+        tools = self.tools()
+        found = tools.get(name)
+        if found is None:
+            found = next((tool for tool in tools.values() if name in tool.aliases), None)
+        return found
 
     @property
     def loaded(self) -> bool:
