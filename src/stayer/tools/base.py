@@ -135,6 +135,12 @@ Raises `ToolFailure` with one line for a request that cannot run: an unknown age
 depth cap reached, the budget spent."""
 
 
+def subagent_transcript(session_dir: Path, agent_id: str) -> Path:
+    """Where a subagent's transcript is written: under its parent session's folder, as Claude
+    Code keeps them (`subagents/agent-<id>.jsonl`); a background child's output file too."""
+    return session_dir / "subagents" / f"agent-{agent_id}.jsonl"
+
+
 class LoadedSkill(Struct, frozen=True):
     """A skill made ready for the conversation (`SkillHost.load`).
 
