@@ -55,6 +55,9 @@ STARTUP = frozenset(
         "stayer.cli.flags",
         "stayer.cli.options",
         "stayer.cli.subcommands",
+        "stayer.agents",  # what a session can delegate to; YAML only for a file that has some
+        "stayer.agents.catalog",
+        "stayer.agents.model",
         "stayer.config",
         "stayer.config.dirs",
         "stayer.config.sources",

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from stayer.agents.catalog import load_catalog
 from stayer.agents.model import Catalog
 from stayer.config.dirs import claude_json_path
 from stayer.config.sources import claude_json_unread
+from stayer.context.memory import project_root
 from stayer.errors import ConfigError
 from stayer.exec import Sandbox
 from stayer.loop.state import CompactPolicy, FallbackModel
@@ -116,8 +118,16 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         max_tokens=lambda ceiling: output_budget(options, env, ceiling),
     )
     mcp = mcp_servers(options, env, cwd, settled)
+    catalog = load_catalog(
+        cwd,
+        project_root=project_root(cwd),
+        env=env,
+        agents_json=options.agents,
+        plugin_dirs=tuple(Path(folder) for folder in options.plugin_dirs),
+    )
     return Resolved(
         mcp=mcp,
+        catalog=catalog,
         settled=settled,
         cwd=cwd,
         policy=policy,
