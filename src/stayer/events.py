@@ -301,6 +301,8 @@ class SubagentEvent(Struct, frozen=True):
     """Which agent runs it (`general-purpose`, `Explore`, a custom agent's name)."""
     description: str = ""
     """The few words the call that started it gave (what a live view shows)."""
+    background: bool = False
+    """Whether the nested run goes on in the background (its call returned at once)."""
     type: Literal["subagent_event"] = "subagent_event"
 
 
