@@ -63,9 +63,11 @@ def load_catalog(
     problems: list[str] = []
     plugins: list[tuple[Plugin, PluginParts]] = []
     if plugin_dirs or enabled_plugins:
-        plugins = _plugins(plugin_dirs, enabled_plugins or {}, env, problems)
+        given = [cwd / directory for directory in plugin_dirs]  # an absolute one stays so
+        plugins = _plugins(given, enabled_plugins or {}, env, problems)
     agents = _agents(places, plugins, agents_json, problems)
     skills = _skills(places, plugins, problems)
+    problems += _dangling(agents, skills)
     return Catalog(
         agents=agents,
         skills=skills,
@@ -92,6 +94,7 @@ def _project_chain(cwd: Path, project_root: Path | None) -> tuple[Path, ...]:
 
 
 def _places(cwd: Path, project_root: Path | None, env: Mapping[str, str]) -> _Places:
+    """The folders that exist, the user's first, then the project's from `cwd` up."""
     stayer, claude, home = _user_dirs(env)
     user = {".stayer": stayer, ".claude": claude, ".agents": home / ".agents"}
     user_paths = set(user.values())
@@ -180,7 +183,13 @@ def _agents_in(
     """The agents of one folder (or one file, a plugin's manifest may name one), by name."""
     from .definitions import agent_files, read_agent_file
 
-    files = (folder,) if folder.is_file() else agent_files(folder)
+    try:
+        files = (folder,) if folder.is_file() else agent_files(folder)
+    except OSError as error:
+        problems.append(
+            f"{folder}: cannot be listed ({error.strerror or error}); its agents are left out"
+        )
+        return {}
     found: dict[str, AgentDefinition] = {}
     for path in files:
         sub = path.parent.relative_to(folder).parts if path.parent != folder else ()
@@ -225,13 +234,19 @@ def _skills_in(
     from .skills import SKILL_FILE, command_files, read_command, read_skill, skill_folders
 
     found: dict[str, Skill] = {}
-    if kind == "skills":
-        # a plugin's manifest may name one skill's own folder
-        folders = (folder,) if (folder / SKILL_FILE).is_file() else skill_folders(folder)
-        read = [read_skill(path, scope=scope, plugin=plugin) for path in folders]
-    else:
-        files = (folder,) if folder.is_file() else command_files(folder)
-        read = [read_command(path, scope=scope, plugin=plugin) for path in files]
+    try:
+        if kind == "skills":
+            # a plugin's manifest may name one skill's own folder
+            folders = (folder,) if (folder / SKILL_FILE).is_file() else skill_folders(folder)
+            read = [read_skill(path, scope=scope, plugin=plugin) for path in folders]
+        else:
+            files = (folder,) if folder.is_file() else command_files(folder)
+            read = [read_command(path, scope=scope, plugin=plugin) for path in files]
+    except OSError as error:
+        problems.append(
+            f"{folder}: cannot be listed ({error.strerror or error}); its {kind} are left out"
+        )
+        return []
     for skill, problem in read:
         if problem is not None:
             problems.append(problem)
@@ -245,3 +260,24 @@ def _skills_in(
             continue
         found[skill.name] = skill
     return list(found.values())
+
+
+def _dangling(agents: Sequence[AgentDefinition], skills: Sequence[Skill]) -> list[str]:
+    """A line for each agent's preloaded skill, and each forked skill's agent, that is not
+    there: the session would otherwise start the agent without it, or fail only when called."""
+    skill_names = {skill.name for skill in skills}
+    agent_names = {agent.name for agent in agents}
+    lines = [
+        f"{agent.source}: agent `{agent.name}` preloads skill `{name}`, which was not found; "
+        "add the skill or take it out of `skills`"
+        for agent in agents
+        for name in agent.skills
+        if name not in skill_names
+    ]
+    lines += [
+        f"{skill.source}: `agent: {skill.agent}` names no agent there is; use one of "
+        f"{', '.join(sorted(agent_names))}"
+        for skill in skills
+        if skill.agent is not None and skill.agent not in agent_names
+    ]
+    return lines

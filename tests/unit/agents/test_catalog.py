@@ -255,3 +255,27 @@ def test_nothing_to_read_imports_no_parser(repo: Path, home: Path) -> None:
     assert imported(repo, home) == "[]"
     write(repo / ".claude/agents/a.md", agent("a"))
     assert imported(repo, home) == ("['stayer.agents.definitions', 'stayer.config.model', 'yaml']")
+
+
+def test_a_missing_preloaded_skill_or_forked_agent_is_a_problem(
+    repo: Path, env: dict[str, str]
+) -> None:
+    agent_file = write(repo / ".claude/agents/a.md", agent("a", extra="skills: [there, gone]\n"))
+    write(repo / ".claude/skills/there/SKILL.md", "x")
+    skill_file = write(
+        repo / ".claude/skills/fork/SKILL.md", "---\ncontext: fork\nagent: nobody\n---\nx"
+    )
+    assert catalog(repo, repo, env).problems == (
+        f"{agent_file}: agent `a` preloads skill `gone`, which was not found; add the skill or "
+        "take it out of `skills`",
+        f"{skill_file}: `agent: nobody` names no agent there is; use one of Explore, Plan, a, "
+        "general-purpose",
+    )
+
+
+def test_a_relative_plugin_dir_is_read_from_the_working_directory(
+    repo: Path, env: dict[str, str]
+) -> None:
+    write(repo / "plugins/kit/.claude-plugin/plugin.json", '{"name": "kit"}')
+    found = catalog(repo, repo, env, plugin_dirs=(Path("plugins/kit"),))
+    assert [(p.name, p.root) for p in found.plugins] == [("kit", repo / "plugins/kit")]
