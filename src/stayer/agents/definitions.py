@@ -35,7 +35,9 @@ from .model import AgentDefinition, Scope
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 MODES = get_args(ModeName)
 
-_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+"""Claude Code asks for lowercase letters and hyphens; published agents also use digits, dots
+and underscores (`powershell-5.1-expert`), which harm nothing in a `subagent_type`."""
 
 
 class BadValue(Exception):
@@ -112,8 +114,9 @@ _READERS: dict[str, tuple[str, Reader]] = {
 
 
 def valid_name(name: str) -> bool:
-    """Whether `name` may name an agent: lowercase letters, digits and hyphens, or a built-in's
-    own name (a file may replace `Explore`)."""
+    """Whether `name` may name an agent: lowercase letters, digits, `-`, `.` and `_`, or a
+    built-in's own name (a file may replace `Explore`); never a `:`, which only a plugin's
+    namespace adds."""
     return name in BUILTIN_NAMES or _NAME.fullmatch(name) is not None
 
 
@@ -140,7 +143,8 @@ def _identity(fields: Mapping[str, object]) -> tuple[str, str]:
         raise BadValue("no `name` in its front matter; add one (the model calls the agent by it)")
     if not valid_name(name):
         raise BadValue(
-            f"agent name `{name}` may use only lowercase letters, digits and hyphens; rename it"
+            f"agent name `{name}` may use only lowercase letters, digits, `-`, `.` and `_`; "
+            "rename it"
         )
     description = frontmatter.as_text(fields.get("description"))
     if not description:
@@ -211,7 +215,9 @@ def _json_agent(name: str, entry: object) -> AgentDefinition:
     """One `--agents` entry; raises `ConfigError` naming it."""
     where = f"--agents: agent `{name}`"
     if not valid_name(name):
-        raise ConfigError(f"{where}: use only lowercase letters, digits and hyphens in its name")
+        raise ConfigError(
+            f"{where}: use only lowercase letters, digits, `-`, `.` and `_` in its name"
+        )
     if not isinstance(entry, Mapping):
         raise ConfigError(f'{where}: must be an object with "description" and "prompt"')
     description = frontmatter.as_text(entry.get("description"))

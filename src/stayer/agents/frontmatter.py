@@ -2,8 +2,11 @@
 and the readers that turn its loosely typed values into what the records hold.
 
 PyYAML is imported only here, and only when a file opens with a fence, so a project without
-agents, skills or commands never pays for it. A block that is not valid YAML, or not a mapping,
-becomes one problem line: the caller names the file and leaves it out, never raises.
+agents, skills or commands never pays for it. Many published files are not valid YAML (Claude
+Code's own plugins write a description over several unindented lines, with `user:` lines in
+its examples), and Claude Code reads them; so a block YAML refuses is read again line by line,
+a known key starting each field (`KNOWN_KEYS`). A block neither way can read, or one that is
+not a mapping, becomes one problem line: the caller names the file and leaves it out.
 
 Claude Code is lenient about values and so are we: a boolean may be written `yes`, `no`, `on`,
 `off`, `1` or `0`; a list (`tools`, `allowed-tools`, ...) may be a YAML list or one string of
@@ -93,31 +96,58 @@ def _load_yaml(block: str) -> tuple[Any, str | None]:
         return None, f"its front matter is not valid YAML{where} ({what}); fix or quote the value"
 
 
-_KEY_LINE = re.compile(r"([A-Za-z_][\w-]*):(?:\s+(.*))?")
-_ITEM_LINE = re.compile(r"\s+-\s+(.*)")
+_KEY_LINE = re.compile(r"([A-Za-z_][\w-]*):(?:[ \t]+(.*))?")
+_ITEM_LINE = re.compile(r"\s*-\s+(.*)")
+
+KNOWN_KEYS = frozenset(
+    {
+        # a subagent's
+        "name", "description", "tools", "disallowedTools", "model", "permissionMode",
+        "maxTurns", "skills", "mcpServers", "hooks", "memory", "background", "effort",
+        "isolation", "color", "initialPrompt",
+        # a skill's or command's
+        "when_to_use", "argument-hint", "arguments", "allowed-tools", "disallowed-tools",
+        "disable-model-invocation", "user-invocable", "context", "agent", "paths", "shell",
+        "license", "compatibility", "metadata", "version",
+    }
+)  # fmt: skip
+"""The keys Claude Code's agent, skill and command files use: when YAML refuses a block, a
+line starting with one of these starts a field, and any other line continues the one before."""
 
 
 def _plain_lines(block: str) -> dict[str, object] | None:
-    """The block read as plain `key: value` lines (and `- item` lines under an empty key), for
-    what YAML refuses but a person plainly meant, as Claude Code's own examples write it:
-    `argument-hint: [pr-number] [priority]`, `description: Use when: the tests fail`. None
-    when the block is not that simple."""
-    fields: dict[str, object] = {}
-    items: list[str] | None = None  # the list the last empty key opened
+    """The block read the forgiving way, for what YAML refuses but a person plainly meant and
+    Claude Code accepts: a description running over several unindented lines (with `user:`
+    and `assistant:` lines of its examples in it), `argument-hint: [pr-number] [priority]`,
+    `description: Use when: the tests fail`. Each field's value is read as YAML when it can
+    be, else kept as text. None when the block does not start with a field."""
+    raw: dict[str, list[str]] = {}
+    current: list[str] | None = None
     for line in block.split("\n"):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        item = _ITEM_LINE.fullmatch(line)
-        if item is not None and items is not None:
-            items.append(item.group(1).strip())
-            continue
         match = _KEY_LINE.fullmatch(line)
-        if match is None:
+        if match is not None and (match.group(1) in KNOWN_KEYS or current is None):
+            current = raw[match.group(1)] = [match.group(2) or ""]
+        elif current is not None:
+            current.append(line)
+        elif line.strip() and not line.lstrip().startswith("#"):
             return None
-        value = (match.group(2) or "").strip()
-        items = None if value else []
-        fields[match.group(1)] = value or items
-    return {key: value if value != [] else None for key, value in fields.items()}
+    return {key: _plain_value(lines) for key, lines in raw.items()}
+
+
+def _plain_value(lines: list[str]) -> object:
+    """One field's lines as a value: a `- item` list, a YAML scalar or list, else the text."""
+    first, rest = lines[0].strip(), [line for line in lines[1:] if line.strip()]
+    items = [_ITEM_LINE.fullmatch(line) for line in rest]
+    if not first and rest and all(items):
+        return [item.group(1).strip() for item in items if item is not None]
+    text = "\n".join([first, *lines[1:]]).strip()
+    if not text:
+        return None
+    if not rest:
+        value, problem = _load_yaml(text)
+        if problem is None and isinstance(value, (str, bool, int, float, list)):
+            return value
+    return text
 
 
 def as_bool(value: object) -> bool | None:

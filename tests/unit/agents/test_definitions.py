@@ -59,6 +59,12 @@ def test_an_agent_file_with_every_field_we_read(tmp_path: Path) -> None:
     )
 
 
+def test_published_names_with_dots_and_digits_are_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.md", "---\nname: powershell-5.1-expert\ndescription: d\n---\np")
+    agent, problems = read_agent_file(path, scope="project")
+    assert (agent is not None and agent.name, problems) == ("powershell-5.1-expert", ())
+
+
 def test_model_inherit_is_the_parents(tmp_path: Path) -> None:
     path = write(tmp_path / "a.md", "---\nname: a\ndescription: d\nmodel: inherit\n---\np")
     agent, problems = read_agent_file(path, scope="user")
@@ -73,7 +79,9 @@ def test_model_inherit_is_the_parents(tmp_path: Path) -> None:
         ("name: a", "no `description` in its front matter; add one (the model picks agents "
          "by it)"),
         ("name: Code_Reviewer\ndescription: d", "agent name `Code_Reviewer` may use only "
-         "lowercase letters, digits and hyphens; rename it"),
+         "lowercase letters, digits, `-`, `.` and `_`; rename it"),
+        ("name: team:lead\ndescription: d", "agent name `team:lead` may use only "
+         "lowercase letters, digits, `-`, `.` and `_`; rename it"),
         ("name: a\ndescription: d\npermissionMode: yolo", "`permissionMode: yolo` must be one "
          "of default, manual, acceptEdits, plan, bypassPermissions, dontAsk"),
         ("name: a\ndescription: d\nmaxTurns: 0", "`maxTurns: 0` must be a whole number of "
@@ -96,7 +104,7 @@ def test_a_file_we_cannot_use_is_one_problem_line(tmp_path: Path, front: str, pr
 
 
 def test_broken_yaml_names_the_file(tmp_path: Path) -> None:
-    path = write(tmp_path / "agent.md", "---\nname: [a\n  b: {\n---\nprompt")
+    path = write(tmp_path / "agent.md", "---\n{name: [a\n---\nprompt")
     agent, problems = read_agent_file(path, scope="project")
     assert agent is None
     assert [p.startswith(f"{path}: its front matter is not valid YAML") for p in problems] == [True]
@@ -164,8 +172,8 @@ def test_agents_json_text_and_mapping() -> None:
         ('{"a": {"prompt": "p"}}', '--agents: agent `a`: needs a "description" and a '
          '"prompt" (both text)'),
         ('{"a": 3}', '--agents: agent `a`: must be an object with "description" and "prompt"'),
-        ('{"Bad Name": {}}', "--agents: agent `Bad Name`: use only lowercase letters, digits "
-         "and hyphens in its name"),
+        ('{"Bad Name": {}}', "--agents: agent `Bad Name`: use only lowercase letters, digits, "
+         "`-`, `.` and `_` in its name"),
         ('{"a": {"description": "d", "prompt": "p", "permissionMode": "yolo"}}',
          "--agents: agent `a`: `permissionMode: yolo` must be one of default, manual, "
          "acceptEdits, plan, bypassPermissions, dontAsk"),

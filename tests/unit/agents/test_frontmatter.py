@@ -31,11 +31,12 @@ def test_empty_fences_are_no_fields() -> None:
 
 
 def test_broken_yaml_is_a_problem_not_an_exception() -> None:
-    parsed = parse("---\nname: [unclosed\n  other: {\n---\nbody")
-    assert parsed.fields == {}
-    assert parsed.problem is not None
-    assert parsed.problem.startswith("its front matter is not valid YAML at line 3 (")
-    assert parsed.problem.endswith("); fix or quote the value")
+    assert parse("---\n{name: [\n---\nbody") == Parsed(
+        fields={},
+        body="body",
+        problem="its front matter is not valid YAML at line 3 (did not find expected node "
+        "content); fix or quote the value",
+    )
 
 
 def test_front_matter_that_is_not_a_mapping_is_a_problem() -> None:
@@ -67,6 +68,27 @@ def test_plain_lines_yaml_refuses_are_read_as_a_person_meant_them() -> None:
             "model": None,
         },
         body="body",
+    )
+
+
+def test_a_description_over_several_lines_as_claude_codes_own_plugins_write_it() -> None:
+    text = (
+        '---\nname: checker\ndescription: Use this agent when the user asks to "check". '
+        'Examples:\n\n<example>\nContext: a change was made\nuser: "Check it"\n'
+        'assistant: "I\'ll use the checker."\n</example>\nmodel: inherit\n'
+        'tools: ["Read", "Grep"]\nbackground: no\n---\nYou check.\n'
+    )
+    assert parse(text) == Parsed(
+        fields={
+            "name": "checker",
+            "description": 'Use this agent when the user asks to "check". Examples:\n\n'
+            '<example>\nContext: a change was made\nuser: "Check it"\n'
+            'assistant: "I\'ll use the checker."\n</example>',
+            "model": "inherit",
+            "tools": ["Read", "Grep"],
+            "background": False,
+        },
+        body="You check.\n",
     )
 
 

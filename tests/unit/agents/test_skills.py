@@ -106,7 +106,7 @@ def test_a_plugins_skill_takes_its_front_matter_name_after_the_plugins(tmp_path:
         ("user-invocable: perhaps", "`user-invocable: perhaps` must be true or false"),
         ("effort: extreme", "`effort: extreme` must be one of low, medium, high, xhigh, max"),
         ("description: [a, b]", "`description: ['a', 'b']` must be text"),
-        ("a: [\n  - b: {", "its front matter is not valid YAML at line 3 (did not find "
+        ("{a: [", "its front matter is not valid YAML at line 3 (did not find "
          "expected node content); fix or quote the value"),
     ],
 )  # fmt: skip
