@@ -5,9 +5,9 @@ front matter's `name` is only a label for them, as in Claude Code, except in a p
 it replaces the folder's name after the plugin's (`plugin:name`). Front-matter fields read:
 `description` (when missing, the body's first non-empty line stands in, as Claude Code does),
 `when_to_use`, `argument-hint`, `arguments`, `allowed-tools`, `disallowed-tools`, `model`,
-`effort`, `disable-model-invocation`, `user-invocable`, `context` (`fork`) and `agent`. Claude
-Code's `hooks`, `paths`, `shell`, `background`, `license`, `compatibility` and `metadata` are
-not acted on. A file with a value we cannot use is left out with one problem line.
+`effort`, `disable-model-invocation`, `user-invocable`, `context` (`fork`), `agent` and
+`background`. Claude Code's `hooks`, `paths`, `shell`, `license`, `compatibility` and
+`metadata` are not acted on. A file with a value we cannot use is left out with one problem line.
 
 Only `SKILL.md` and the command file are read here: a skill's supporting files are for the
 model to open when the body points at them.
@@ -73,6 +73,7 @@ _READERS: dict[str, tuple[str, Reader]] = {
     "user-invocable": ("user_invocable", bool_field),
     "context": ("context", _context),
     "agent": ("agent", _text),
+    "background": ("background", bool_field),
 }
 """Front-matter key (Claude Code's spelling): the field it sets, its reader."""
 

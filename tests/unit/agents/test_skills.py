@@ -27,6 +27,7 @@ disable-model-invocation: yes
 user-invocable: off
 context: fork
 agent: Explore
+background: false
 hooks: {}
 paths: ["src/**"]
 license: MIT
@@ -59,6 +60,7 @@ def test_a_skill_with_every_front_matter_field(tmp_path: Path) -> None:
             user_invocable=False,
             context="fork",
             agent="Explore",
+            background=False,
         ),
         None,
     )
