@@ -188,8 +188,15 @@ def read_agent_file(
 
 
 def agent_files(folder: Path) -> tuple[Path, ...]:
-    """The Markdown files under `folder`, subfolders included, in a stable order."""
-    return tuple(sorted(path for path in folder.rglob("*.md") if path.is_file()))
+    """The Markdown files under `folder`, subfolders included, in a stable order; a README is
+    the folder's documentation (collections of agents ship one), not an agent."""
+    return tuple(
+        sorted(
+            path
+            for path in folder.rglob("*.md")
+            if path.is_file() and path.name.lower() != "readme.md"
+        )
+    )
 
 
 def agents_from_json(given: str | Mapping[str, object]) -> tuple[AgentDefinition, ...]:

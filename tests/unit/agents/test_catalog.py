@@ -53,6 +53,7 @@ def test_a_claude_code_project_as_it_lies_on_disk(repo: Path, env: dict[str, str
     )
     write(repo / ".claude/skills/deploy/SKILL.md", "---\ndescription: Ship it\n---\nDeploy $0")
     write(repo / ".claude/commands/greet.md", "Say hello to $ARGUMENTS ($0)")
+    write(repo / ".claude/agents/README.md", "# Our agents\n")  # documentation, not an agent
     found = catalog(repo, repo, env)
     reviewer = found.agent("reviewer")
     assert reviewer is not None
