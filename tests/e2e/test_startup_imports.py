@@ -15,7 +15,10 @@ only what that request needs, and the rest is imported inside the function that 
   reads;
 * the tools' implementations and their pydantic input models with the first tool call (the
   request carries their specs, generated data in `stayer.tools.builtin_specs`);
-* model prices (`genai_prices`) with the first cost worked out.
+* model prices (`genai_prices`) with the first cost worked out;
+* the parsers of agent, skill, command and plugin files (`stayer.agents.definitions`,
+  `.skills`, `.plugins`) and PyYAML behind them only when such a file is found: the catalog
+  (`stayer.agents.catalog`) only stats their folders.
 
 Something start-up must read (a cache of model names, say) stays a plain file read with the
 standard library. stayer's records are `msgspec.Struct`s, never dataclasses: CPython 3.11 builds
@@ -51,13 +54,14 @@ STARTUP = frozenset(
     {
         "stayer",
         "stayer._version",
+        "stayer.agents",  # the records a session's catalog holds (`Resolved.catalog`)
+        "stayer.agents.builtin",  # with the catalog: the built-in agents, plain records
+        "stayer.agents.catalog",  # stats the agent, skill and command folders; reads none
+        "stayer.agents.model",
         "stayer.cli",
         "stayer.cli.flags",
         "stayer.cli.options",
         "stayer.cli.subcommands",
-        "stayer.agents",  # what a session can delegate to; YAML only for a file that has some
-        "stayer.agents.catalog",
-        "stayer.agents.model",
         "stayer.config",
         "stayer.config.dirs",
         "stayer.config.sources",
@@ -186,6 +190,11 @@ LATER = (
     "genai_prices",
     "stayer.config.model",
     "stayer.config.parse",
+    "yaml",  # agents', skills' and commands' front matter: only when such a file exists
+    "stayer.agents.definitions",
+    "stayer.agents.frontmatter",
+    "stayer.agents.skills",
+    "stayer.agents.plugins",
     "stayer.hooks",
     "stayer.hooks.reply",
     "stayer.hooks.runner",

@@ -67,6 +67,9 @@ class Skill(Struct, frozen=True, kw_only=True):
     context: Literal["fork"] | None = None
     agent: str | None = None
     """The agent type a forked skill runs as (default `general-purpose`)."""
+    background: bool | None = None
+    """For a forked skill: whether the invoking turn goes on without waiting for it (Claude
+    Code's default since 2.1.218) or waits (`false`); None when the file does not say."""
     plugin: str | None = None
 
 
