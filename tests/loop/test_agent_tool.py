@@ -11,8 +11,10 @@ import pytest
 from msgspec.structs import replace
 
 from stayer.events import (
+    Event,
     Finished,
     SessionStarted,
+    StreamEvent,
     SubagentEvent,
     Terminal,
     ToolCallFinished,
@@ -306,3 +308,33 @@ async def test_the_parent_bills_what_the_child_paid_not_its_calls_priced_as_one(
     assert child.cost_usd > 0
     assert end.model_usage[1].cost_usd == pytest.approx(child.cost_usd)
     assert end.cost_usd == pytest.approx(child.cost_usd)
+
+
+async def test_the_childs_events_come_wrapped_between_the_calls_start_and_end(
+    tmp_path: Path,
+) -> None:
+    children = one_child(text("Report."))
+    model = ScriptedProvider([Reply((agent_call("t1", "Go."),)), text("done")])
+    events = await run(parent(model, children, tmp_path))
+
+    def shape(event: Event) -> object:
+        if isinstance(event, SubagentEvent):
+            return (event.parent_tool_use_id, event.agent_id, shape(event.event))
+        return type(event).__name__
+
+    def streamed(event: Event) -> bool:
+        inner = event.event if isinstance(event, SubagentEvent) else event
+        return isinstance(inner, StreamEvent)
+
+    assert [shape(e) for e in events if not streamed(e)] == [
+        "RequestStarted",
+        "ToolCallStarted",
+        ("t1", "agent1", "SessionStarted"),
+        ("t1", "agent1", "RequestStarted"),
+        ("t1", "agent1", "Finished"),
+        "ToolCallFinished",
+        "ToolResultsAppended",
+        "Continuing",
+        "RequestStarted",
+        "Finished",
+    ]
