@@ -141,6 +141,10 @@ class ModelSpend(Struct, frozen=True):
 
     model: str
     usage: Usage
+    cost_usd: float | None = None
+    """What the calls cost when whoever made them priced them already, call by call (a
+    subagent's run); None: the run prices `usage` as one call. A sum of calls priced as one
+    could cross a long-prompt rate that none of them did."""
 
 
 class UserMessage(Struct, frozen=True, weakref=True):

@@ -145,13 +145,14 @@ def billed(params: LoopParams, state: LoopState, serving: int, calls: Sequence[U
 
 def billed_spends(state: LoopState, spends: Sequence[ModelSpend]) -> LoopState:
     """The state with the model calls tools made of their own counted, each under the model
-    that answered it (WebFetch's small model has its own `modelUsage` entry)."""
+    that answered it (WebFetch's small model has its own `modelUsage` entry), at the cost it
+    came with if it was priced already (a subagent's calls)."""
     from stayer.providers.profiles import cost_usd, profile_for
 
     for spend in spends:
         profile = profile_for(spend.model)
         limits = (profile.context_window, profile.max_output_tokens)
-        cost = cost_usd(spend.model, spend.usage)
+        cost = spend.cost_usd if spend.cost_usd is not None else cost_usd(spend.model, spend.usage)
         state = _tallied(state, spend.model, (spend.usage,), cost, limits)
     return state
 

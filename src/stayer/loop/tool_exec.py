@@ -100,8 +100,11 @@ class Prepared(Struct, frozen=True):
 
 
 def prepare(tools: dict[str, Tool[Any]], block: ToolUseBlock) -> Prepared:
-    """Find the tool and validate the input; a problem becomes the result text."""
+    """Find the tool (by its name, else by one of its old names: a call of `Task` runs Agent)
+    and validate the input; a problem becomes the result text."""
     tool = tools.get(block.name)
+    if tool is None:
+        tool = next((found for found in tools.values() if block.name in found.aliases), None)
     if tool is None:
         names = ", ".join(sorted(tools)) or "none"
         return Prepared(block, None, f"Error: no tool named {block.name!r}. Available: {names}.")

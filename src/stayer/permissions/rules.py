@@ -14,6 +14,8 @@ matches a directory covers everything in it. Negation (``!p``) is not supported:
 rules have none, and a deny rule must never be undone by a pattern elsewhere.
 
 A rule naming an MCP server (``mcp__server`` or ``mcp__server__*``) covers each of its tools.
+A rule naming a tool by its old name (``Task(Explore)``) covers it under its new one (Agent),
+and the reverse (`stayer.tools.names.TOOL_ALIASES`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from msgspec import Struct
 from stayer.errors import ConfigError
 from stayer.exec.globs import glob_literal
 from stayer.tools.base import SubjectKind
+from stayer.tools.names import TOOL_ALIASES
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.\-]+(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 _SERVER_PREFIX = "mcp__"
@@ -62,7 +65,7 @@ class Rule(Struct, frozen=True):
     def names(self, tool: str) -> bool:
         """Whether this rule is about `tool`: by its name, or as a tool of the MCP server the
         rule names."""
-        if tool == self.tool:
+        if TOOL_ALIASES.get(tool, tool) == TOOL_ALIASES.get(self.tool, self.tool):
             return True
         server = self.tool.removesuffix("__*")
         return (

@@ -8,6 +8,48 @@ from stayer.messages import ToolSpec
 
 BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
+        name="Agent",
+        description="Starts a subagent: a separate agent with its own conversation, tools and context window, which works on one task on its own and reports back.\n\n- Use it for work that would fill your context with material you do not need to keep (a broad search of a large codebase, reading many files to answer one question), and for independent pieces of work that can go on side by side.\n- Do not use it for a task a single Read, Grep or Glob call would do, or for a file you already know the path of.\n- The agent types you may start are listed in a system reminder; pick the one whose description fits the task, or leave `subagent_type` out for a general-purpose agent.\n- The agent sees nothing of this conversation: write `prompt` so it stands alone, say exactly what to do and what its report should contain, and whether it should change files or only look.\n- Several Agent calls in one message run at the same time. Start independent agents together rather than one after another.\n- The result is the agent's final report only, not its tool calls or their output; it is the agent's own account, so check what matters before relying on it. The user does not see it: tell them what they need to know.\n- With `run_in_background` the call returns at once and the report comes in a later message; do not ask for it or wait for it in a loop.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "description": {
+                    "description": "A short description of the task in 3 to 5 words, shown while it runs.",
+                    "type": "string",
+                },
+                "prompt": {
+                    "description": "The whole task for the agent, with everything it needs to know: it sees none of this conversation.",
+                    "type": "string",
+                },
+                "subagent_type": {
+                    "default": "general-purpose",
+                    "description": "The type of agent to start (one of those listed in the system reminder); general-purpose when left out.",
+                    "type": "string",
+                },
+                "model": {
+                    "description": "The model the agent uses: sonnet, opus, haiku, fable or a full model id; leave it out for the agent type's own (else this session's).",
+                    "type": "string",
+                },
+                "effort": {
+                    "description": "How hard the agent should think; leave it out for the default.",
+                    "enum": ["low", "medium", "high", "xhigh", "max"],
+                    "type": "string",
+                },
+                "run_in_background": {
+                    "default": False,
+                    "description": "Set to true to start the agent and go on at once; its report reaches you in a later message when it finishes.",
+                    "type": "boolean",
+                },
+                "isolation": {
+                    "description": '"worktree" to have the agent work in a git worktree of its own, so its changes stay apart from yours until merged.',
+                    "type": "string",
+                },
+            },
+            "required": ["description", "prompt"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
         name="Bash",
         description="Runs a shell command with bash and returns what it printed (stdout, then stderr).\n\nUse it for things only a shell can do: running tests, builds, git, package managers, and other programs. For files there are dedicated tools that are cheaper and safer: Read instead of cat/head/tail, Edit or Write instead of sed/awk/echo redirection, Glob instead of find/ls for locating files, Grep instead of grep/rg.\n\n- The working directory persists between calls: after `cd dir`, later commands run in dir. Prefer absolute paths anyway, and quote paths that contain spaces.\n- Commands run without a terminal and with stdin closed, so anything interactive (editors, pagers, prompts, `git rebase -i`) fails or hangs; pass flags that avoid it.\n- The default timeout is 120 s; set `timeout` (ms, up to 600000) for longer work. A command that times out is stopped, with all the processes it started.\n- Long output is saved to a file and you get its start, its end and the file's path (Read or Grep the file for the rest); filter it with grep, head or tail when you only need part of it.\n- Chain dependent steps with `&&`; run independent commands as separate calls.\n- For a server or a long build, set `run_in_background`: the call returns a shell id at once, BashOutput shows what it printed since you last looked, and KillShell stops it. Background commands have no timeout and are stopped when the session ends; do not add `&` yourself.\n- A non-zero exit code is reported as an error along with the output.",
         input_schema={
@@ -334,6 +376,26 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
                 }
             },
             "required": ["plan"],
+            "type": "object",
+        },
+    ),
+    ToolSpec(
+        name="Skill",
+        description="Loads a skill: a set of instructions (and sometimes scripts and reference files) for a particular kind of task.\n\n- The skills you may load are listed, each with a description, in a system reminder. When the task at hand matches a skill's description, load it before starting the task, and follow its instructions.\n- Give the skill's name as listed; put anything it should work on in `args`.\n- The skill's instructions arrive in the conversation after this call's result. A skill already loaded is there still: do not load it again for the same task.\n- A skill the user ran as a slash command is already loaded; do not load it again.\n- Only load skills that are listed; do not guess names.",
+        input_schema={
+            "additionalProperties": False,
+            "properties": {
+                "skill": {
+                    "description": 'The name of the skill, as listed (e.g. "pdf" or "my-plugin:review").',
+                    "type": "string",
+                },
+                "args": {
+                    "default": "",
+                    "description": "Arguments for the skill, if it takes any.",
+                    "type": "string",
+                },
+            },
+            "required": ["skill"],
             "type": "object",
         },
     ),

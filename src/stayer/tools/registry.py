@@ -18,6 +18,7 @@ from stayer.tools.builtin_specs import BUILTIN_SPECS
 
 def builtin_tools() -> tuple[Tool[Any], ...]:
     """New instances of the built-in tools, in the order the model sees them."""
+    from stayer.tools.builtin.agent import AgentTool
     from stayer.tools.builtin.bash import BashTool
     from stayer.tools.builtin.edit import EditTool
     from stayer.tools.builtin.exit_plan import ExitPlanModeTool
@@ -27,11 +28,13 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
     from stayer.tools.builtin.pin import PinTool
     from stayer.tools.builtin.read import ReadTool
     from stayer.tools.builtin.shells import BashOutputTool, KillShellTool
+    from stayer.tools.builtin.skill import SkillTool
     from stayer.tools.builtin.todo import TodoWriteTool
     from stayer.tools.builtin.webfetch import WebFetchTool
     from stayer.tools.builtin.write import WriteTool
 
     return (
+        AgentTool(),
         BashTool(),
         BashOutputTool(),
         KillShellTool(),
@@ -44,6 +47,7 @@ def builtin_tools() -> tuple[Tool[Any], ...]:
         WebFetchTool(),
         TodoWriteTool(),
         ExitPlanModeTool(),
+        SkillTool(),
         PinTool(),
     )
 

@@ -91,8 +91,8 @@ async def test_a_run_prints_init_assistant_user_and_result_lines(tmp_path: Path)
     init, call, answer, reply, result = lines
     assert init["claude_code_version"] >= "2.0.0"
     assert init["tools"] == [
-        *("Bash", "BashOutput", "KillShell", "Glob", "Grep", "Read", "Edit", "Write"),
-        *("NotebookEdit", "WebFetch", "TodoWrite", "ExitPlanMode", "Pin"),
+        *("Agent", "Bash", "BashOutput", "KillShell", "Glob", "Grep", "Read", "Edit"),
+        *("Write", "NotebookEdit", "WebFetch", "TodoWrite", "ExitPlanMode", "Skill", "Pin"),
     ]
     assert init["cwd"] == str(tmp_path.resolve())
     assert call["message"]["content"][0]["name"] == "Read"

@@ -12,6 +12,18 @@ from stayer.tools.builtin.grep import GrepInput
 from stayer.tools.registry import builtin_tools
 
 CLAUDE_CODE_FIELDS = {
+    "Agent": (
+        {
+            "description",
+            "prompt",
+            "subagent_type",
+            "model",
+            "effort",
+            "run_in_background",
+            "isolation",
+        },
+        {"description", "prompt"},
+    ),
     "Bash": ({"command", "timeout", "description", "run_in_background"}, {"command"}),
     "BashOutput": ({"bash_id", "filter"}, {"bash_id"}),
     "KillShell": ({"shell_id"}, {"shell_id"}),
@@ -47,6 +59,7 @@ CLAUDE_CODE_FIELDS = {
     "WebFetch": ({"url", "prompt"}, {"url", "prompt"}),
     "TodoWrite": ({"todos"}, {"todos"}),
     "ExitPlanMode": ({"plan"}, {"plan"}),
+    "Skill": ({"skill", "args"}, {"skill"}),
     "Pin": ({"note"}, {"note"}),  # stayer's own: Claude Code has no such tool
 }
 
@@ -75,6 +88,7 @@ def test_notebook_edit_modes_and_cell_types_are_closed_sets() -> None:
 
 
 BUILTIN_ORDER = [
+    "Agent",
     "Bash",
     "BashOutput",
     "KillShell",
@@ -87,6 +101,7 @@ BUILTIN_ORDER = [
     "WebFetch",
     "TodoWrite",
     "ExitPlanMode",
+    "Skill",
     "Pin",
 ]
 """The built-in tools as the model sees them: Claude Code's order, stayer's own last."""

@@ -23,10 +23,14 @@ from stayer.messages import AssistantMessage, Message, ModelSpend
 HARNESS_TAGS = (
     "system-reminder",
     "task-notification",
+    "memory-file",
+    "transcript",
     "command-name",
     "command-message",
     "command-args",
     "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
     "bash-input",
     "bash-stdout",
     "bash-stderr",
@@ -36,13 +40,23 @@ HARNESS_TAGS = (
     "invoke",
     "parameter",
 )
-"""Tags in which a harness speaks to a model (stayer's reminders and notifications, Claude
-Code's command and shell messages, tool-call markup): never the child's to write."""
+"""Tags in which a harness speaks to a model (stayer's reminders, notifications, memory files
+and the transcript compaction summarises, Claude Code's command and shell messages, tool-call
+markup): never the child's to write."""
 
-_TAG = re.compile(r"<(/?\s*)(" + "|".join(HARNESS_TAGS) + r")\b", re.IGNORECASE)
+_TAG = re.compile(r"<(\s*/?\s*)((?:[\w-]+:)?)(" + "|".join(HARNESS_TAGS) + r")\b", re.IGNORECASE)
+"""An opening or closing harness tag, spaced out or namespaced (`</ system-reminder`,
+`<ns:invoke`) as a model might still read it."""
+
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _TURN = re.compile(
-    r"^([ \t>]*)(Human|Assistant|User|System)([ \t]*):", re.IGNORECASE | re.MULTILINE
+    r"(^|[\r\x0b\x0c\x85\u2028\u2029])((?:[^\S\r\n]|[>" + _INVISIBLE + r"])*)"
+    r"(Human|Assistant|User|System)([^\S\r\n]*):",
+    re.IGNORECASE | re.MULTILINE,
 )
+"""A line that starts like a turn of a conversation, after any spaces (of any kind), quote
+marks or invisible characters; a bare carriage return or a Unicode line break starts a line
+too, as a terminal or a renderer shows it."""
 
 NO_TEXT = "(it wrote no text)"
 
@@ -52,12 +66,13 @@ def escaped(text: str) -> tuple[str, tuple[str, ...]]:
     found: list[str] = []
 
     def tag(match: re.Match[str]) -> str:
-        found.append(f"<{match.group(2).lower()}>")
-        return f"&lt;{match.group(1)}{match.group(2)}"
+        found.append(f"{match.group(3).lower()} tags")  # the note never spells a tag itself
+        return f"&lt;{match.group(1)}{match.group(2)}{match.group(3)}"
 
     def turn(match: re.Match[str]) -> str:
-        found.append(f"{match.group(2).capitalize()}:")
-        return f"{match.group(1)}{match.group(2)}{match.group(3)}\\:"
+        found.append(f"{match.group(3).capitalize()} turns")
+        start, lead, role, space = match.groups()
+        return f"{start}{lead}{role}{space}\\:"
 
     text = _TURN.sub(turn, _TAG.sub(tag, text))
     return text, tuple(dict.fromkeys(found))
@@ -66,13 +81,15 @@ def escaped(text: str) -> tuple[str, tuple[str, ...]]:
 def report(finished: Finished, *, agent_id: str, agent_type: str) -> str:
     """The text the parent model reads for a finished subagent: who it was, its report (or why
     it stopped and the last it wrote), and what it used."""
-    head = f"Agent {agent_type} ({agent_id})"
+    # The type is the model's word or a repository file's, the reason may quote a server or
+    # a hook: neither is stayer's to vouch for either.
+    head = f"Agent {escaped(agent_type)[0]} ({agent_id})"
     if finished.terminal is Terminal.COMPLETED:
         body, found = escaped(finished.result_text or last_text(finished.messages) or NO_TEXT)
         parts = [f"{head} finished. Its report:", body]
     else:
         body, found = escaped(last_text(finished.messages) or NO_TEXT)
-        why = finished.message or finished.terminal.value
+        why = escaped(finished.message or finished.terminal.value)[0]
         parts = [
             f"{head} stopped before finishing ({finished.terminal.value}: {why}).",
             f"The last it wrote:\n{body}",
@@ -115,5 +132,8 @@ def tool_use_count(messages: Sequence[Message]) -> int:
 
 
 def spends(finished: Finished) -> tuple[ModelSpend, ...]:
-    """What the child spent, per model, for the parent to bill (`ToolOutput.spent`)."""
-    return tuple(ModelSpend(entry.model, entry.usage) for entry in finished.model_usage)
+    """What the child spent, per model, for the parent to bill (`ToolOutput.spent`): at what
+    the child paid, which priced each of its calls on its own."""
+    return tuple(
+        ModelSpend(entry.model, entry.usage, entry.cost_usd) for entry in finished.model_usage
+    )
