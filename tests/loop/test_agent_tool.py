@@ -34,7 +34,9 @@ from tests.fakes.tools import Echo
 
 
 def agent_call(call_id: str, prompt: str, **extra: object) -> ToolUseBlock:
-    return ToolUseBlock(call_id, "Agent", {"description": "look around", "prompt": prompt, **extra})
+    """A call that waits for the agent's report (Claude Code's default is the background)."""
+    fields = {"description": "look around", "prompt": prompt, "run_in_background": False}
+    return ToolUseBlock(call_id, "Agent", {**fields, **extra})
 
 
 def one_child(*steps: Reply) -> Children:
@@ -215,7 +217,9 @@ async def test_a_background_call_returns_at_once_with_the_agents_id_and_output_f
 
 async def test_a_call_named_task_reaches_the_agent_tool(tmp_path: Path) -> None:
     children = one_child(text("Found."))
-    call = ToolUseBlock("t1", "Task", {"description": "find it", "prompt": "Find it."})
+    call = ToolUseBlock(
+        "t1", "Task", {"description": "find it", "prompt": "Find it.", "run_in_background": False}
+    )
     model = ScriptedProvider([Reply((call,)), text("done")])
     events = await run(parent(model, children, tmp_path))
 
@@ -233,9 +237,18 @@ async def test_deny_rules_name_an_agent_type_by_either_name_of_the_tool(tmp_path
     for rule, call_name in (("Agent(Explore)", "Task"), ("Task(Explore)", "Agent")):
         children = one_child(text("general answer"))
         explore = ToolUseBlock(
-            "x", call_name, {"description": "d", "prompt": "p", "subagent_type": "Explore"}
+            "x",
+            call_name,
+            {
+                "description": "d",
+                "prompt": "p",
+                "subagent_type": "Explore",
+                "run_in_background": False,
+            },
         )
-        general = ToolUseBlock("g", call_name, {"description": "d", "prompt": "p"})
+        general = ToolUseBlock(
+            "g", call_name, {"description": "d", "prompt": "p", "run_in_background": False}
+        )
         model = ScriptedProvider([Reply((explore, general)), text("done")])
         params = parent(model, children, tmp_path)
         params = replace(params, can_use_tool=permission_check(denying(tmp_path, rule), tmp_path))

@@ -9,7 +9,7 @@ from stayer.messages import ToolSpec
 BUILTIN_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Agent",
-        description="Starts a subagent: a separate agent with its own conversation, tools and context window, which works on one task on its own and reports back.\n\n- Use it for work that would fill your context with material you do not need to keep (a broad search of a large codebase, reading many files to answer one question), and for independent pieces of work that can go on side by side.\n- Do not use it for a task a single Read, Grep or Glob call would do, or for a file you already know the path of.\n- The agent types you may start are listed in a system reminder; pick the one whose description fits the task, or leave `subagent_type` out for a general-purpose agent.\n- The agent sees nothing of this conversation: write `prompt` so it stands alone, say exactly what to do and what its report should contain, and whether it should change files or only look.\n- Several Agent calls in one message run at the same time. Start independent agents together rather than one after another.\n- The result is the agent's final report only, not its tool calls or their output; it is the agent's own account, so check what matters before relying on it. The user does not see it: tell them what they need to know.\n- With `run_in_background` the call returns at once and the report comes in a later message; do not ask for it or wait for it in a loop.",
+        description="Starts a subagent: a separate agent with its own conversation, tools and context window, which works on one task on its own and reports back.\n\n- Use it for work that would fill your context with material you do not need to keep (a broad search of a large codebase, reading many files to answer one question), and for independent pieces of work that can go on side by side.\n- Do not use it for a task a single Read, Grep or Glob call would do, or for a file you already know the path of.\n- The agent types you may start are listed in a system reminder; pick the one whose description fits the task, or leave `subagent_type` out for a general-purpose agent.\n- The agent sees nothing of this conversation: write `prompt` so it stands alone, say exactly what to do and what its report should contain, and whether it should change files or only look.\n- Several Agent calls in one message run at the same time. Start independent agents together rather than one after another.\n- The result is the agent's final report only, not its tool calls or their output; it is the agent's own account, so check what matters before relying on it. The user does not see it: tell them what they need to know.\n- By default (`run_in_background` left out or true) the call returns at once and the report comes in a later message; do not ask for it or wait for it in a loop. Set it to false when you need the report before you can go on.",
         input_schema={
             "additionalProperties": False,
             "properties": {
@@ -36,8 +36,8 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
                     "type": "string",
                 },
                 "run_in_background": {
-                    "default": False,
-                    "description": "Set to true to start the agent and go on at once; its report reaches you in a later message when it finishes.",
+                    "default": True,
+                    "description": "Left out or true, the call returns at once and the agent's report reaches you in a later message when it finishes (you may go on meanwhile); false waits for the report in this call.",
                     "type": "boolean",
                 },
                 "isolation": {

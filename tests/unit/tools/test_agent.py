@@ -16,7 +16,10 @@ from stayer.tools.registry import builtin_toolbox
 
 
 def parsed(**extra: object) -> AgentInput:
-    return AgentTool().parse_input({"description": "d", "prompt": "p", **extra})
+    """A call that waits for the report unless `extra` says otherwise."""
+    return AgentTool().parse_input(
+        {"description": "d", "prompt": "p", "run_in_background": False, **extra}
+    )
 
 
 def test_it_runs_beside_others_needs_no_permission_of_its_own_and_may_take_an_hour() -> None:

@@ -70,9 +70,10 @@ class AgentInput(ToolInput):
         default=None, description="How hard the agent should think; leave it out for the default."
     )
     run_in_background: bool = Field(
-        default=False,
-        description="Set to true to start the agent and go on at once; its report reaches you "
-        "in a later message when it finishes.",
+        default=True,
+        description="Left out or true, the call returns at once and the agent's report reaches "
+        "you in a later message when it finishes (you may go on meanwhile); false waits for "
+        "the report in this call.",
     )
     isolation: str | None = Field(
         default=None,
@@ -107,8 +108,9 @@ class AgentTool(Tool[AgentInput]):
         "- The result is the agent's final report only, not its tool calls or their output; "
         "it is the agent's own account, so check what matters before relying on it. The user "
         "does not see it: tell them what they need to know.\n"
-        "- With `run_in_background` the call returns at once and the report comes in a later "
-        "message; do not ask for it or wait for it in a loop."
+        "- By default (`run_in_background` left out or true) the call returns at once and the "
+        "report comes in a later message; do not ask for it or wait for it in a loop. Set it "
+        "to false when you need the report before you can go on."
     )
 
     def is_concurrency_safe(self, tool_input: AgentInput) -> bool:
