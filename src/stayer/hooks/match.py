@@ -3,13 +3,17 @@
 Empty or `*` selects every subject; a matcher of letters, digits, `_` and `|` is a list of
 exact names (`Edit|Write`); anything else is a regular expression searched in the subject
 (`mcp__.*`, `Notebook.*`). A pattern that does not compile selects nothing (the settings
-loader cannot know which strings are meant as patterns, so it is not an error there).
+loader cannot know which strings are meant as patterns, so it is not an error there). A tool's
+old name and its new one are the same tool (`Task` and `Agent`): either selects a call made
+by either.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from stayer.tools.names import TOOL_ALIASES
 
 _NAMES = re.compile(r"[A-Za-z0-9_|]+")
 
@@ -20,10 +24,12 @@ def matches(matcher: str, subject: str | None) -> bool:
     matcher = matcher.strip()
     if subject is None or matcher in ("", "*"):
         return True
+    subjects = {subject, TOOL_ALIASES.get(subject, subject)}
     if _NAMES.fullmatch(matcher):
-        return subject in matcher.split("|")
+        named = {TOOL_ALIASES.get(name, name) for name in matcher.split("|")}
+        return bool(subjects & named)
     pattern = _compiled(matcher)
-    return pattern is not None and pattern.search(subject) is not None
+    return pattern is not None and any(pattern.search(each) for each in subjects)
 
 
 @lru_cache(maxsize=128)

@@ -35,6 +35,7 @@ from stayer.exec.shell_syntax import SimpleCommand, parse
 from stayer.permissions import PermissionPolicy, Rule, rule_path
 from stayer.permissions.protected import protected_parts
 from stayer.tools.base import Tool
+from stayer.tools.names import TOOL_ALIASES
 
 from .policy_replay import Checks, Judged
 
@@ -54,7 +55,7 @@ def widening(
     rule: Rule, tools: Mapping[str, Tool[Any]], cwd: Path, directories: Sequence[Path] = ()
 ) -> str | None:
     """Why allowing `rule` is dangerous, or None when it is not."""
-    tool = tools.get(rule.tool)
+    tool = tools.get(TOOL_ALIASES.get(rule.tool, rule.tool))
     if tool is None:
         return None
     if tool.subject_kind == "command":

@@ -24,6 +24,7 @@ from stayer.loop.state import CanUseTool, ToolCall
 from stayer.messages import JSON, AssistantMessage, ToolUseBlock
 from stayer.permissions import Decision, PermissionPolicy, PermissionState, Rule
 from stayer.tools.base import Tool, ToolInputError
+from stayer.tools.names import TOOL_ALIASES
 
 from .permission_check import permission_check
 from .transcript import load, recorded_cwd
@@ -147,7 +148,7 @@ async def replay(
     unknown: dict[str, int] = {}
     unreadable = 0
     for call in calls:
-        tool = tools.get(call.tool)
+        tool = tools.get(TOOL_ALIASES.get(call.tool, call.tool))
         if tool is None:
             unknown[call.tool] = unknown.get(call.tool, 0) + 1
             continue

@@ -15,6 +15,7 @@ from typing import Any
 from stayer.errors import ConfigError
 from stayer.permissions import PermissionPolicy
 from stayer.tools.base import Tool, Toolbox
+from stayer.tools.names import TOOL_ALIASES
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What both Anthropic's and OpenAI's APIs accept as a tool name."""
@@ -31,6 +32,7 @@ def run_toolbox(
     names = set(BUILTIN_NAMES)
     if options_tools is not None:
         wanted = {name.strip() for item in options_tools for name in item.split(",")}
+        wanted = {TOOL_ALIASES.get(name, name) for name in wanted}  # `Task` is Agent
         # A caller's tool is always offered; naming it here too is no mistake.
         wanted -= {"", *(tool.name for tool in own)}
         if wanted != {"default"}:
