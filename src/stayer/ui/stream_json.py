@@ -397,14 +397,17 @@ class StreamJsonWriter(Struct):
             tool_tokens=event.tool_tokens,
             model=event.model,
             permissionMode=event.permission_mode,
-            slash_commands=[],
+            slash_commands=list(event.slash_commands),
             apiKeySource=self.api_key_source,
             claude_code_version=CLAUDE_CODE_COMPAT_VERSION,
             stayer_version=__version__,
             output_style="default",
-            agents=[],
-            skills=[],
-            plugins=[],
+            agents=list(event.agents),
+            skills=list(event.skills),
+            plugins=[
+                {"name": name, "path": path}
+                for name, path in zip(event.plugins, event.plugin_roots, strict=False)
+            ],
             memory_files=list(event.memory_files),
             memory_notes=list(event.memory_notes),
             settings_files=list(event.settings_files),

@@ -1,0 +1,116 @@
+"""A main session run as an agent (`--agent NAME`, or `agent` in settings): the agent's
+definition folded into the run's options, before the toolbox and the system prompt are made.
+
+What the person gave on the command line wins; the agent fills in the rest, and never widens
+what the flags and the settings allow:
+
+* its prompt is the system prompt's base (stayer's environment facts still follow it; a
+  non-empty `--system-prompt` wins, the empty one claude-agent-sdk passes does not);
+* its `tools` pick among the tools the run would have (`--tools`, else every built-in), its
+  `disallowedTools` become deny rules, as a settings file's would;
+* its `model` unless `--model`, its `maxTurns` unless `--max-turns`;
+* its `permissionMode` unless `--permission-mode`, and only when that mode lets through no more
+  than the mode the settings start in (else that mode stays, and a note says so).
+
+Whether the memory files join the prompt is the agent's `memory` (`resolve` reads it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from msgspec.structs import replace
+
+from stayer.agents.model import AgentDefinition, Catalog
+from stayer.errors import ConfigError
+from stayer.permissions import parse_mode
+
+from .options import QueryOptions
+
+
+def chosen_agent(catalog: Catalog, name: str) -> AgentDefinition:
+    """The agent `name` names; raises `ConfigError` listing the agents there are."""
+    agent = catalog.agent(name)
+    if agent is None:
+        known = ", ".join(sorted(a.name for a in catalog.agents)) or "none"
+        raise ConfigError(f"--agent {name}: no such agent; the agents are: {known}")
+    return agent
+
+
+def as_agent(
+    agent: AgentDefinition,
+    options: QueryOptions,
+    *,
+    flags: QueryOptions,
+    builtins: Collection[str],
+) -> tuple[QueryOptions, tuple[str, ...]]:
+    """`options` (the settings folded in) for a session run as `agent`, and a note for each
+    part of the agent left out; `flags` are the options as the caller gave them, before the
+    settings, and `builtins` the names of the built-in tools."""
+    notes: list[str] = []
+    custom = flags.system_prompt
+    mode = _mode(agent, options, flags, notes)
+    return replace(
+        options,
+        system_prompt=custom or agent.prompt,
+        tools=_tools(agent, options.tools, builtins, notes),
+        disallowed_tools=(*_listed(options.disallowed_tools), *agent.disallowed_tools),
+        model=agent.model if flags.model is None and agent.model else options.model,
+        max_turns=flags.max_turns if flags.max_turns is not None else agent.max_turns,
+        permission_mode=mode,
+    ), tuple(notes)
+
+
+def _mode(
+    agent: AgentDefinition, options: QueryOptions, flags: QueryOptions, notes: list[str]
+) -> str | None:
+    """The agent's mode when the flags name none and it is no looser than the settings' own."""
+    wanted = agent.permission_mode
+    if wanted is None or flags.permission_mode is not None:
+        return options.permission_mode
+    # imported here: `derive` imports `resolve`, which imports this module; its table is the
+    # one that bounds a subagent's mode, and the same rule holds here
+    from .derive import _NO_LOOSER
+
+    start = parse_mode(options.permission_mode or "default")
+    try:
+        mode = parse_mode(wanted)
+    except ConfigError as error:
+        raise ConfigError(f"agent {agent.name} ({agent.source}): {error}") from None
+    if mode in _NO_LOOSER[start]:
+        return wanted
+    notes.append(
+        f"agent {agent.name}: permissionMode {wanted} would allow more than {start}, the mode "
+        f"the settings start in; running in {start} (set it with --permission-mode)"
+    )
+    return start
+
+
+def _tools(
+    agent: AgentDefinition,
+    given: str | Sequence[str] | None,
+    builtins: Collection[str],
+    notes: list[str],
+) -> str | Sequence[str] | None:
+    """The built-ins the agent names, among those the run would have."""
+    if agent.tools is None:
+        return given
+    allowed = set(builtins) if given is None else _named(given, builtins)
+    picked: list[str] = []
+    for entry in agent.tools:
+        name = entry.split("(", 1)[0].strip()  # `Agent(worker)`: the tool, not its rule
+        if name in allowed:
+            picked.append(name)
+        elif name not in builtins and not name.startswith("mcp__"):
+            notes.append(f"agent {agent.name}: tool {name} is not one stayer has; left out")
+    return list(dict.fromkeys(picked))
+
+
+def _named(given: str | Sequence[str], builtins: Collection[str]) -> set[str]:
+    """The tools `--tools` names (`default`: every built-in)."""
+    names = {name.strip() for item in _listed(given) for name in item.split(",")} - {""}
+    return set(builtins) if names == {"default"} else names
+
+
+def _listed(value: str | Sequence[str]) -> Sequence[str]:
+    return (value,) if isinstance(value, str) else value
