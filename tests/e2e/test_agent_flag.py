@@ -5,6 +5,8 @@ the run in one line, and an agent file that cannot be used is said, not skipped.
 from __future__ import annotations
 
 import json
+import sys
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +14,10 @@ import pytest
 
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
-from tests.fakes.sse import reply
+from tests.fakes.sse import ToolCall, reply
 
+ROOT = Path(__file__).resolve().parents[2]
+KITCHEN = ROOT / "tests" / "mcp_servers" / "kitchen.py"
 STREAM = ("--output-format", "stream-json", "--verbose")
 AGENTS = json.dumps(
     {
@@ -78,6 +82,24 @@ def test_the_session_runs_as_the_agent_named(
     assert sorted(init["tools"]) == ["Grep", "Read"]
 
 
+def test_the_agent_gets_only_the_mcp_servers_its_tools_name(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    kitchen = {"command": sys.executable, "args": [str(KITCHEN)]}
+    config = json.dumps({"mcpServers": {"kitchen": kitchen, "pantry": kitchen}})
+    agents = json.loads(AGENTS)
+    agents["reviewer"]["tools"] = ["Read", "mcp__kitchen"]
+    server.enqueue(reply("ok"))
+    done = stayer("-p", "hi", "--agents", json.dumps(agents), "--agent", "reviewer",
+                  "--mcp-config", config, cwd=project,
+                  env={**server.env(), **home, "MCP_CONNECTION_NONBLOCKING": "0"})  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    names = tool_names(server.requests[0])
+    assert "Read" in names and "mcp__kitchen__add" in names
+    assert not [name for name in names if name.startswith("mcp__pantry")]
+
+
 def test_without_agent_the_session_is_its_own(
     server: FakeModelServer, project: Path, home: dict[str, str]
 ) -> None:
@@ -108,6 +130,52 @@ def test_bad_agents_json_stops_the_run_in_one_line(
     done = stayer("-p", "hi", "--agents", "{not json", cwd=project, env={**server.env(), **home})
 
     assert done.status == 2
-    assert done.stderr.startswith("stayer: --agents: not JSON")
+    assert done.stderr.startswith("stayer: --agents: not ") and "JSON" in done.stderr
     assert done.stderr.count("\n") == 1
     assert server.requests == []
+
+
+READERS = pytest.mark.skipif(
+    find_spec("stayer.agents.plugins") is None,
+    reason="needs the agents package's file readers",
+)
+
+
+@READERS
+def test_an_agent_file_sets_prompt_tools_model_turns_and_a_stricter_mode(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews a change.\ntools: Read, Grep, Bash\n"
+        "disallowedTools: Bash\nmodel: haiku\nmaxTurns: 1\npermissionMode: plan\n---\n"
+        "You are the file's reviewer.\n"
+    )
+    server.enqueue(reply(ToolCall("toolu_1", "Read", {"file_path": str(agents)})))
+    done = stayer("-p", "review it", "--agent", "reviewer", *STREAM, cwd=project,
+                  env={**server.env(), **home})  # fmt: skip
+
+    assert done.status == 1, done.stderr  # one turn, and the model wanted another
+    (request,) = server.requests
+    assert system_text(request).startswith("You are the file's reviewer.")
+    assert tool_names(request) == ["Grep", "Read"]
+    assert "haiku" in request.model
+    assert init_line(done.stdout)["permissionMode"] == "plan"
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["subtype"] == "error_max_turns"
+
+
+@READERS
+def test_an_agent_without_memory_leaves_the_memory_files_out(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    (project / "CLAUDE.md").write_text("Always answer in French.\n")
+    server.enqueue(reply("ok"), reply("ok"))
+
+    own = stayer("-p", "hi", cwd=project, env={**server.env(), **home})
+    explore = stayer("-p", "hi", "--agent", "Explore", cwd=project, env={**server.env(), **home})
+
+    assert (own.status, explore.status) == (0, 0), explore.stderr
+    assert "Always answer in French." in system_text(server.requests[0])
+    assert "Always answer in French." not in system_text(server.requests[1])

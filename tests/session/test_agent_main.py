@@ -72,6 +72,22 @@ def test_the_flags_win_and_the_agent_never_adds_a_tool_they_left_out() -> None:
     assert notes == ()
 
 
+def test_mcp_servers_the_agents_tools_do_not_name_are_denied_whole() -> None:
+    definition = agent(tools=("Read", "mcp__kitchen", "mcp__clock__now", "mcp__all__*"))
+    servers = ("kitchen", "clock", "all", "other", "plugin_tidy_kitchen")
+
+    options, notes = as_agent(
+        definition, QueryOptions(), flags=QueryOptions(), builtins=BUILTINS, servers=servers
+    )
+
+    assert options.disallowed_tools == ("mcp__other", "mcp__plugin_tidy_kitchen")
+    assert notes == ()
+    unlimited, _ = as_agent(
+        agent(), QueryOptions(), flags=QueryOptions(), builtins=BUILTINS, servers=servers
+    )
+    assert unlimited.disallowed_tools == ()
+
+
 @pytest.mark.parametrize(
     ("start", "wanted", "runs_in"),
     [

@@ -6,8 +6,10 @@ what the flags and the settings allow:
 
 * its prompt is the system prompt's base (stayer's environment facts still follow it; a
   non-empty `--system-prompt` wins, the empty one claude-agent-sdk passes does not);
-* its `tools` pick among the tools the run would have (`--tools`, else every built-in), its
-  `disallowedTools` become deny rules, as a settings file's would;
+* its `tools` pick among the tools the run would have (`--tools`, else every built-in); an MCP
+  server none of them names (`mcp__server`, `mcp__server__*` or one of its tools) is hidden
+  with a deny rule, and its `disallowedTools` become deny rules, as a settings file's would.
+  A server one of whose tools is named is offered whole: its other tools are not known yet;
 * its `model` unless `--model`, its `maxTurns` unless `--max-turns`;
 * its `permissionMode` unless `--permission-mode`, and only when that mode lets through no more
   than the mode the settings start in (else that mode stays, and a note says so).
@@ -24,6 +26,7 @@ from msgspec.structs import replace
 from stayer.agents.model import AgentDefinition, Catalog
 from stayer.errors import ConfigError
 from stayer.permissions import parse_mode
+from stayer.tools.names import MCP_PREFIX
 
 from .options import QueryOptions
 
@@ -43,10 +46,11 @@ def as_agent(
     *,
     flags: QueryOptions,
     builtins: Collection[str],
+    servers: Collection[str] = (),
 ) -> tuple[QueryOptions, tuple[str, ...]]:
     """`options` (the settings folded in) for a session run as `agent`, and a note for each
     part of the agent left out; `flags` are the options as the caller gave them, before the
-    settings, and `builtins` the names of the built-in tools."""
+    settings, `builtins` the names of the built-in tools and `servers` the MCP servers'."""
     notes: list[str] = []
     custom = flags.system_prompt
     mode = _mode(agent, options, flags, notes)
@@ -54,7 +58,11 @@ def as_agent(
         options,
         system_prompt=custom or agent.prompt,
         tools=_tools(agent, options.tools, builtins, notes),
-        disallowed_tools=(*_listed(options.disallowed_tools), *agent.disallowed_tools),
+        disallowed_tools=(
+            *_listed(options.disallowed_tools),
+            *agent.disallowed_tools,
+            *_unnamed_servers(agent, servers),
+        ),
         model=agent.model if flags.model is None and agent.model else options.model,
         max_turns=flags.max_turns if flags.max_turns is not None else agent.max_turns,
         permission_mode=mode,
@@ -101,9 +109,21 @@ def _tools(
         name = entry.split("(", 1)[0].strip()  # `Agent(worker)`: the tool, not its rule
         if name in allowed:
             picked.append(name)
-        elif name not in builtins and not name.startswith("mcp__"):
+        elif name not in builtins and not name.startswith(MCP_PREFIX):
             notes.append(f"agent {agent.name}: tool {name} is not one stayer has; left out")
     return list(dict.fromkeys(picked))
+
+
+def _unnamed_servers(agent: AgentDefinition, servers: Collection[str]) -> list[str]:
+    """A deny rule (`mcp__server`) for each MCP server the agent's `tools` do not name."""
+    if agent.tools is None:
+        return []
+    named = {
+        entry.removeprefix(MCP_PREFIX).split("__", 1)[0]
+        for entry in agent.tools
+        if entry.startswith(MCP_PREFIX)
+    }
+    return [f"{MCP_PREFIX}{server}" for server in servers if server not in named]
 
 
 def _named(given: str | Sequence[str], builtins: Collection[str]) -> set[str]:

@@ -104,7 +104,8 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     cwd = working_directory(options)
     settled = settle(options, cwd, os.environ if options.env is None else options.env)
     catalog = _catalog(settled, cwd)
-    settled, memory = _as_agent(settled, catalog, flags=options)
+    mcp = mcp_servers(settled.options, settled.env, cwd, settled, catalog.plugins)
+    settled, memory = _as_agent(settled, catalog, mcp, flags=options)
     options, env = settled.options, settled.env
     policy = starting_policy(options, settled.ask, cwd)
     check_limits(options)
@@ -134,7 +135,6 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         betas=betas(options.betas),
         max_tokens=lambda ceiling: output_budget(options, env, ceiling),
     )
-    mcp = mcp_servers(options, env, cwd, settled, catalog.plugins)
     return Resolved(
         mcp=mcp,
         catalog=catalog,
@@ -190,9 +190,12 @@ def _check_plugin_dir(folder: Path) -> None:
         )
 
 
-def _as_agent(settled: Settled, catalog: Catalog, *, flags: QueryOptions) -> tuple[Settled, bool]:
+def _as_agent(
+    settled: Settled, catalog: Catalog, mcp: McpServers | None, *, flags: QueryOptions
+) -> tuple[Settled, bool]:
     """The settled options for a session run as the agent `--agent` (or the settings) names,
-    with the catalog's problems added to the warnings; and whether the memory files are read."""
+    with the catalog's problems added to the warnings; and whether the memory files are read.
+    `mcp` are the session's servers, whose tools the agent's `tools` pick among too."""
     warnings = (*settled.warnings, *catalog.problems)
     name = settled.options.agent
     if name is None:
@@ -202,7 +205,14 @@ def _as_agent(settled: Settled, catalog: Catalog, *, flags: QueryOptions) -> tup
     from .agent_options import as_agent, chosen_agent
 
     agent = chosen_agent(catalog, name)
-    options, notes = as_agent(agent, settled.options, flags=flags, builtins=BUILTIN_NAMES)
+    servers = () if mcp is None else (*mcp.start, *mcp.needs_approval, *mcp.disabled)
+    options, notes = as_agent(
+        agent,
+        settled.options,
+        flags=flags,
+        builtins=BUILTIN_NAMES,
+        servers=[server.name for server in servers],
+    )
     return replace(settled, options=options, warnings=(*warnings, *notes)), agent.memory
 
 
