@@ -156,3 +156,44 @@ def test_an_agent_file_that_cannot_be_used_is_said_on_stderr_and_in_the_init_lin
     text = stayer("-p", "hi", cwd=project, env={**server.env(), **home})
     assert text.status == 0
     assert f"stayer: {warning}\n" in text.stderr
+
+
+@READERS
+def test_a_plugin_enabled_in_settings_loads_from_where_claude_code_installed_it(
+    server: FakeModelServer, project: Path, home: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "cache" / "tidy"
+    write(root / ".claude-plugin" / "plugin.json", {"name": "tidy"})
+    write(root / "commands" / "hello.md", "---\ndescription: Says hello.\n---\nSay hello.\n")
+    installed = {"version": 2, "plugins": {"tidy@market": [{"installPath": str(root)}]}}
+    write(Path(home["CLAUDE_CONFIG_DIR"]) / "plugins" / "installed_plugins.json", installed)
+    settings = project / ".claude" / "settings.json"
+    write(settings, {"enabledPlugins": {"tidy@market": True}})
+    server.enqueue(reply("hi"), reply("hi"))
+
+    done = stayer("-p", "hi", *STREAM, cwd=project, env={**server.env(), **home})
+    assert done.status == 0, done.stderr
+    init = init_line(done.stdout)
+    assert init["plugins"] == [{"name": "tidy", "path": str(root)}]
+    assert "tidy:hello" in init["slash_commands"]
+
+    write(project / ".claude" / "settings.local.json", {"enabledPlugins": {"tidy@market": False}})
+    done = stayer("-p", "hi", *STREAM, cwd=project, env={**server.env(), **home})
+    assert done.status == 0, done.stderr
+    assert init_line(done.stdout)["plugins"] == []
+
+
+@READERS
+def test_a_plugin_whose_hooks_file_is_broken_stops_the_run_in_one_line(
+    server: FakeModelServer, project: Path, home: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "tidy"
+    write(root / ".claude-plugin" / "plugin.json", {"name": "tidy"})
+    hooks = write(root / "hooks" / "hooks.json", '{"hooks": {"PreToolUse": "block everything"}}')
+    done = stayer("-p", "hi", "--plugin-dir", str(root), cwd=project,
+                  env={**server.env(), **home})  # fmt: skip
+
+    assert done.status == 2
+    assert done.stderr.startswith(f"stayer: plugin tidy: {hooks}: ")
+    assert done.stderr.endswith("fix it, or leave the plugin out\n")
+    assert done.stderr.count("\n") == 1 and server.requests == []

@@ -104,6 +104,7 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     cwd = working_directory(options)
     settled = settle(options, cwd, os.environ if options.env is None else options.env)
     catalog = _catalog(settled, cwd)
+    hooks = _plugin_hooks(catalog)
     mcp = mcp_servers(settled.options, settled.env, cwd, settled, catalog.plugins)
     settled, memory = _as_agent(settled, catalog, mcp, flags=options)
     options, env = settled.options, settled.env
@@ -138,7 +139,7 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     return Resolved(
         mcp=mcp,
         catalog=catalog,
-        plugin_hooks=_plugin_hooks(catalog),
+        plugin_hooks=hooks,
         settled=settled,
         cwd=cwd,
         policy=policy,
@@ -217,6 +218,7 @@ def _as_agent(
 
 
 def _plugin_hooks(catalog: Catalog) -> Mapping[str, tuple[HookMatcher, ...]]:
+    """The loaded plugins' hooks; raises `ConfigError` for a hooks file that cannot be used."""
     if not any(plugin.hooks_file for plugin in catalog.plugins):
         return {}
     from .plugin_hooks import plugin_hooks
