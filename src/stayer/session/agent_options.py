@@ -28,6 +28,7 @@ from stayer.errors import ConfigError
 from stayer.permissions import parse_mode
 from stayer.tools.names import MCP_PREFIX
 
+from .mode_bounds import NO_LOOSER
 from .options import QueryOptions
 
 
@@ -76,16 +77,12 @@ def _mode(
     wanted = agent.permission_mode
     if wanted is None or flags.permission_mode is not None:
         return options.permission_mode
-    # imported here: `derive` imports `resolve`, which imports this module; its table is the
-    # one that bounds a subagent's mode, and the same rule holds here
-    from .derive import _NO_LOOSER
-
     start = parse_mode(options.permission_mode or "default")
     try:
         mode = parse_mode(wanted)
     except ConfigError as error:
         raise ConfigError(f"agent {agent.name} ({agent.source}): {error}") from None
-    if mode in _NO_LOOSER[start]:
+    if mode in NO_LOOSER[start]:  # the rule that bounds a subagent's mode by its parent's
         return wanted
     notes.append(
         f"agent {agent.name}: permissionMode {wanted} would allow more than {start}, the mode "
