@@ -174,6 +174,16 @@ async def test_the_settings_agent_counts_and_a_session_without_one_names_none(
     assert not model.requests[1].system.startswith("You review code")
 
 
+def test_an_unknown_agent_named_by_the_settings_stops_the_session_saying_so(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".stayer").mkdir()
+    (tmp_path / ".stayer" / "settings.json").write_text(json.dumps({"agent": "nobody"}))
+    with pytest.raises(ConfigError) as caught:
+        Session(options(tmp_path, ScriptedProvider([])))
+    assert str(caught.value).startswith('settings\' "agent": nobody: no such agent; the agents')
+
+
 def test_an_unknown_agent_stops_the_session_listing_the_agents(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         Session(options(tmp_path, ScriptedProvider([]), agent="nobody"))

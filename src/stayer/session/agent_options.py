@@ -32,12 +32,13 @@ from .mode_bounds import NO_LOOSER
 from .options import QueryOptions
 
 
-def chosen_agent(catalog: Catalog, name: str) -> AgentDefinition:
-    """The agent `name` names; raises `ConfigError` listing the agents there are."""
+def chosen_agent(catalog: Catalog, name: str, *, said_by: str = "--agent") -> AgentDefinition:
+    """The agent called `name`; raises `ConfigError` listing the agents there are. `said_by`
+    names where the name came from (the flag, or the settings)."""
     agent = catalog.agent(name)
     if agent is None:
         known = ", ".join(sorted(a.name for a in catalog.agents)) or "none"
-        raise ConfigError(f"--agent {name}: no such agent; the agents are: {known}")
+        raise ConfigError(f"{said_by} {name}: no such agent; the agents are: {known}")
     return agent
 
 

@@ -1,9 +1,11 @@
 """Resolving a session: everything its start-up reads from disk, the environment and the
 machine, done once, off the event loop (`Session.open` runs it in a worker thread).
 
-`resolve(options)` checks the options, reads the settings files (`settings`), the memory files
-and the git snapshot (`system_prompt`), probes the sandbox, makes the model client, and loads
-the tools deny rules need to see; it raises `ConfigError` with one line when something is
+`resolve(options)` checks the options, reads the settings files (`settings`), the agents,
+skills, commands and plugins (`stayer.agents`; `--agent` folds its agent into the options,
+`agent_options`), the plugins' hooks and MCP servers, the memory files and the git snapshot
+(`system_prompt`), probes the sandbox, makes the model client, and loads the tools deny rules
+need to see; it raises `ConfigError` with one line when something is
 unusable. What it returns, `Resolved`, is all `assemble` needs to build the loop's parameters
 without further I/O, and all `Session.derive` needs to make a child session without any.
 """
@@ -205,7 +207,10 @@ def _as_agent(
 
     from .agent_options import as_agent, chosen_agent
 
-    agent = chosen_agent(catalog, name)
+    # from the settings, a name that is no agent still stops the run: the agent may have been
+    # meant to narrow what the session may do, and running without it would not
+    said_by = "--agent" if flags.agent is not None else 'settings\' "agent":'
+    agent = chosen_agent(catalog, name, said_by=said_by)
     servers = () if mcp is None else (*mcp.start, *mcp.needs_approval, *mcp.disabled)
     options, notes = as_agent(
         agent,
