@@ -17,6 +17,7 @@ from stayer.providers.scripted import ScriptedProvider, text
 from stayer.session.agent_options import as_agent
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
+from tests.fakes.tools import Echo, Silent
 
 BUILTINS = ("Bash", "Read", "Grep", "Glob", "Edit", "Write")
 
@@ -70,6 +71,17 @@ def test_the_flags_win_and_the_agent_never_adds_a_tool_they_left_out() -> None:
     assert options.tools == ["Read"]
     assert (options.model, options.max_turns, options.permission_mode) == ("opus", 9, "dontAsk")
     assert notes == ()
+
+
+def test_the_callers_own_tools_are_picked_by_the_agents_tools_too() -> None:
+    kept, dropped = Echo(), Silent()
+    settled = QueryOptions(extra_tools=(kept, dropped))
+
+    options, notes = folded(agent(tools=("Read", "Echo")), settled, QueryOptions())
+    assert (options.tools, tuple(options.extra_tools), notes) == (["Read"], (kept,), ())
+
+    unlimited, _ = folded(agent(), settled, QueryOptions())
+    assert tuple(unlimited.extra_tools) == (kept, dropped)
 
 
 def test_mcp_servers_the_agents_tools_do_not_name_are_denied_whole() -> None:

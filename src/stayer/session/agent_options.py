@@ -6,10 +6,11 @@ what the flags and the settings allow:
 
 * its prompt is the system prompt's base (stayer's environment facts still follow it; a
   non-empty `--system-prompt` wins, the empty one claude-agent-sdk passes does not);
-* its `tools` pick among the tools the run would have (`--tools`, else every built-in); an MCP
-  server none of them names (`mcp__server`, `mcp__server__*` or one of its tools) is hidden
-  with a deny rule, and its `disallowedTools` become deny rules, as a settings file's would.
-  A server one of whose tools is named is offered whole: its other tools are not known yet;
+* its `tools` pick among the tools the run would have (`--tools`, else every built-in, and the
+  caller's own `extra_tools`); an MCP server none of them names (`mcp__server`,
+  `mcp__server__*` or one of its tools) is hidden with a deny rule, and its `disallowedTools`
+  become deny rules, as a settings file's would. A server one of whose tools is named is
+  offered whole: its other tools are not known yet;
 * its `model` unless `--model`, its `maxTurns` unless `--max-turns`;
 * its `permissionMode` unless `--permission-mode`, and only when that mode lets through no more
   than the mode the settings start in (else that mode stays, and a note says so).
@@ -20,12 +21,14 @@ Whether the memory files join the prompt is the agent's `memory` (`resolve` read
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from msgspec.structs import replace
 
 from stayer.agents.model import AgentDefinition, Catalog
 from stayer.errors import ConfigError
 from stayer.permissions import parse_mode
+from stayer.tools.base import Tool
 from stayer.tools.names import MCP_PREFIX
 
 from .mode_bounds import NO_LOOSER
@@ -59,7 +62,8 @@ def as_agent(
     return replace(
         options,
         system_prompt=custom or agent.prompt,
-        tools=_tools(agent, options.tools, builtins, notes),
+        tools=_tools(agent, options, builtins, notes),
+        extra_tools=_own_tools(agent, options),
         disallowed_tools=(
             *_listed(options.disallowed_tools),
             *agent.disallowed_tools,
@@ -94,22 +98,32 @@ def _mode(
 
 def _tools(
     agent: AgentDefinition,
-    given: str | Sequence[str] | None,
+    options: QueryOptions,
     builtins: Collection[str],
     notes: list[str],
 ) -> str | Sequence[str] | None:
     """The built-ins the agent names, among those the run would have."""
+    given, extra = options.tools, options.extra_tools
     if agent.tools is None:
         return given
     allowed = set(builtins) if given is None else _named(given, builtins)
+    own = {tool.name for tool in extra}
     picked: list[str] = []
     for entry in agent.tools:
         name = entry.split("(", 1)[0].strip()  # `Agent(worker)`: the tool, not its rule
         if name in allowed:
             picked.append(name)
-        elif name not in builtins and not name.startswith(MCP_PREFIX):
+        elif name not in builtins and name not in own and not name.startswith(MCP_PREFIX):
             notes.append(f"agent {agent.name}: tool {name} is not one stayer has; left out")
     return list(dict.fromkeys(picked))
+
+
+def _own_tools(agent: AgentDefinition, options: QueryOptions) -> Sequence[Tool[Any]]:
+    """The caller's own tools (`QueryOptions.extra_tools`) the agent's `tools` name."""
+    if agent.tools is None:
+        return options.extra_tools
+    named = {entry.split("(", 1)[0].strip() for entry in agent.tools}
+    return tuple(tool for tool in options.extra_tools if tool.name in named)
 
 
 def _unnamed_servers(agent: AgentDefinition, servers: Collection[str]) -> list[str]:
