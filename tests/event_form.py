@@ -24,10 +24,10 @@ VARYING = frozenset(
     {"duration_ms", "duration_api_ms", "delay_s", "session_id", "message_id", "hook_id"}
 )
 """Fields whose values change from run to run."""
-LEFT_OUT = frozenset({"messages", "tools", "tool_tokens"})
+LEFT_OUT = frozenset({"messages", "tools", "tool_tokens", "agents"})
 """Fields too large for a stream's value (the conversation at the end, every tool the session
-offers and what their definitions cost: a new built-in tool, or a reworded description, would
-change every snapshot); tests that care assert on them directly."""
+offers and what their definitions cost, every agent type: a new built-in tool or agent, or a
+reworded description, would change every snapshot); tests that care assert on them directly."""
 
 
 def plain(event: Event, places: Mapping[Path, str] | None = None) -> dict[str, Any]:

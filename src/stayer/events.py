@@ -215,6 +215,8 @@ class SessionStarted(Struct, frozen=True):
     user may invoke."""
     plugins: tuple[str, ...] = ()
     """The plugins loaded, by name."""
+    plugin_roots: tuple[str, ...] = ()
+    """Each plugin's folder, in `plugins`' order (Claude Code's init line names both)."""
     agent: str | None = None
     """The agent the session runs as (`--agent`), if any."""
     type: Literal["session_started"] = "session_started"

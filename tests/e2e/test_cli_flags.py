@@ -104,8 +104,6 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("flags", "reported"),
     [
-        (("--agent", "reviewer"), "--agent"),
-        (("--agents", '{"r": {"description": "d", "prompt": "p"}}'), "--agents"),
         (("--debug-file", "debug.log"), "--debug-file"),
         (("--name", "auth-refactor"), "--name"),
         (("-n", "auth-refactor"), "--name"),

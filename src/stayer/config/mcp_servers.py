@@ -10,6 +10,8 @@ those to start, those waiting for approval, those turned off and those that cann
 places takes the nearest: `--mcp-config`, then `--settings`, local settings, `~/.claude.json`'s
 local scope, project settings, `.mcp.json`, the user's settings, and last `~/.claude.json`'s
 user scope. A server name may not hold `__`, which separates server and tool in a tool's name.
+A plugin's servers (its `.mcp.json`) come first, so any of those wins over them; each is named
+`plugin_<plugin>_<server>`, as Claude Code names them.
 
 A server a repository brings (`.mcp.json`, a project settings file, or a local settings file
 git tracks, which the repository therefore ships) starts programs the moment a session opens
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
     from .sources import Loaded, Source
 
 Transport = Literal["stdio", "http", "sse"]
-Scope = Literal["flag", "user", "project", "local", "mcpjson"]
+Scope = Literal["flag", "user", "project", "local", "mcpjson", "plugin"]
 
 
 class McpServerConfig(Struct, frozen=True, kw_only=True):
@@ -74,6 +76,15 @@ class McpServerConfig(Struct, frozen=True, kw_only=True):
     """`alwaysLoad`: its tools are never deferred behind ToolSearch."""
     trusted: bool = False
     """The user configured or approved it: what it says of its tools (`readOnlyHint`) counts."""
+
+
+class PluginServers(Struct, frozen=True):
+    """A plugin's server file (its `.mcp.json`): the plugin's name and folder, which
+    `${CLAUDE_PLUGIN_ROOT}` in its entries stands for."""
+
+    plugin: str
+    root: Path
+    file: Path
 
 
 class McpServers(Struct, frozen=True):
@@ -138,6 +149,7 @@ def load_mcp_servers(
     flag_configs: Sequence[str | Mapping[str, Any]] = (),
     strict: bool = False,
     tracked: TrackedCheck | None = None,
+    plugins: Sequence[PluginServers] = (),
 ) -> McpServers:
     """Every server configured for a session in `cwd`, sorted by what happens to it; `env` is
     what `${VAR}` expands from. Raises `ConfigError` in one line for a `--mcp-config` value that
@@ -153,6 +165,8 @@ def load_mcp_servers(
         entries, approvals = read.entries(settings)
     for given in flag_configs:
         entries += _flag_entries(given, cwd)
+    if not strict:
+        entries = _plugin_entries(plugins, {entry.name for entry in entries}, warnings) + entries
     winners = {entry.name: entry for entry in entries}
     return _sorted(
         [winners[name] for name in sorted(winners)], env, cwd, approvals, tuple(warnings)
@@ -368,6 +382,56 @@ def _approvals(said: Sequence[_Said]) -> _Approvals:
         enabled |= one.enabled
         disabled |= one.disabled
     return _Approvals(every, frozenset(enabled), frozenset(disabled))
+
+
+# --- plugins' servers ---
+
+
+def _plugin_entries(
+    plugins: Sequence[PluginServers], taken: set[str], warnings: list[str]
+) -> list[_Entry]:
+    """The servers of the plugins' files, each named `plugin_<plugin>_<server>` as Claude Code
+    names them (its tools are `mcp__plugin_<plugin>_<server>__<tool>`), so a plugin's server
+    cannot stand in for one of the user's; a name the user's configuration already has is
+    left out with a warning. The user enabled or passed the plugin, so its servers are theirs:
+    they start without an approval."""
+    entries: list[_Entry] = []
+    for given in plugins:
+        try:
+            text = read_regular_file(given.file, limit=MAX_MCP_JSON_BYTES)
+            data = json.loads(text) if text is not None else {}
+            servers = data.get("mcpServers", data) if isinstance(data, dict) else data
+            if not isinstance(servers, dict):
+                raise _Bad('must hold a JSON object of servers, or one with "mcpServers"')
+        except json.JSONDecodeError as error:
+            where = f"{given.file}:{error.lineno}:{error.colno}"
+            warnings.append(f"{where}: not valid JSON ({error.msg}); {_NOT_STARTED}")
+            continue
+        except (_Bad, ValueError, RecursionError) as error:
+            warnings.append(f"{given.file}: {error or 'not valid JSON'}; {_NOT_STARTED}")
+            continue
+        for server, raw in servers.items():
+            name = f"plugin_{given.plugin}_{server}"
+            if name in taken:
+                warnings.append(
+                    f"{given.file}: server {server} of plugin {given.plugin} is named {name}, "
+                    "as a server of your own configuration is; yours is used"
+                )
+                continue
+            placed = _rooted(raw, str(given.root))
+            entries.append(_Entry(name, placed, "plugin", str(given.file), False))
+    return entries
+
+
+def _rooted(raw: Any, root: str) -> Any:
+    """`raw` with `${CLAUDE_PLUGIN_ROOT}` in its strings made the plugin's folder."""
+    if isinstance(raw, str):
+        return raw.replace("${CLAUDE_PLUGIN_ROOT}", root)
+    if isinstance(raw, list):
+        return [_rooted(item, root) for item in raw]
+    if isinstance(raw, dict):
+        return {key: _rooted(value, root) for key, value in raw.items()}
+    return raw
 
 
 # --- Claude Code's own file -------------------------------------------------------------------

@@ -2,7 +2,9 @@
 stayer's own.
 
 Claude Code's: `permissions` (`allow`, `ask`, `deny`, `defaultMode`, `additionalDirectories`,
-`disableBypassPermissionsMode`), `hooks` (run by `stayer.hooks`), `env` and `model`.
+`disableBypassPermissionsMode`), `hooks` (run by `stayer.hooks`), `env`, `model`, `agent` (the
+agent the main session runs as, as `--agent` names it) and `enabledPlugins` (`"name@marketplace":
+true`, the installed plugins to load; `stayer.agents` finds them on disk).
 stayer's: `autoCompactWindow` and `autoCompactPercent` (what `--autocompact` and
 `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set), `doneWhen` (`--done-when`) and `readClaudeSettings`
 (false: leave `.claude/` files unread). Claude Code's `statusLine` is read for the REPL's footer.
@@ -12,7 +14,7 @@ cost the others) and the approval keys of a project's servers, `enableAllProject
 `mcp_servers`' business).
 
 Keys we do not know are ignored: Claude Code has many stayer has no use for
-(`outputStyle`, `enabledPlugins`, …), and a project set up for it must load
+(`outputStyle`, `extraKnownMarketplaces`, …), and a project set up for it must load
 unchanged. A key we know with a value of the wrong type is an error. Values are checked
 strictly (JSON's own types: `"30"` is not a number, `"true"` not a boolean), since a settings
 file is written by hand and a silent coercion would hide the mistake.
@@ -43,6 +45,8 @@ UNGUARDED_KEYS = frozenset(
         "mcpServers",
         "enableAllProjectMcpServers",
         "enabledMcpjsonServers",
+        "agent",
+        "enabledPlugins",
     }
 )
 """Top-level keys whose bad value is only dropped, with a warning: without it the run uses
@@ -51,7 +55,9 @@ are read), the model's own compaction threshold or the REPL's own footer, none o
 a call through that would otherwise be stopped. Without `mcpServers` or an approval
 (`enableAllProjectMcpServers`, `enabledMcpjsonServers`) fewer MCP servers start, never more;
 `disabledMcpjsonServers` is not among them, since dropping it would start a server someone
-turned off. Every other key (`permissions`, `hooks`,
+turned off. Without `agent` the session runs as itself; without `enabledPlugins` no installed
+plugin loads, so none of their hooks or servers either (a plugin brings hooks, so a malformed
+list is dropped whole rather than read in part). Every other key (`permissions`, `hooks`,
 `readClaudeSettings`, `doneWhen`, and any added later) fails closed: a bad value makes its file
 unusable."""
 
@@ -122,3 +128,7 @@ class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     enable_all_project_mcp_servers: bool | None = None
     enabled_mcpjson_servers: tuple[str, ...] | None = None
     disabled_mcpjson_servers: tuple[str, ...] | None = None
+    agent: Annotated[str, Meta(min_length=1)] | None = None
+    """The agent the main session runs as (`--agent` wins over it)."""
+    enabled_plugins: dict[str, bool] | None = None
+    """Plugin id (`name@marketplace`) → whether to load it; the sources merge it key by key."""

@@ -119,6 +119,8 @@ def _converted(
             path, what = located(error, data, Settings)
         line, column = position(text, where.offsets, path)
         minor = bool(path) and path[0] in UNGUARDED_KEYS
+        if minor and len(path) > 1 and path[0] != "env":
+            what += f" (so all of {path[0]} in this file is left out)"  # not just this entry
         problems.append(Problem(origin, line, column, what, minor))
         if not minor:
             return None, problems

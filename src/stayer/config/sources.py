@@ -12,10 +12,11 @@ was started and does not walk up to the repository root (its maintainers call th
 anthropics/claude-code#86187), so a project set up for Claude Code gets the same settings here
 from the same place.
 
-Scalars (`model`, `permissions.defaultMode`, …) take the last source's value, `env` merges key by
-key, and permission rules, additional directories and hooks are collected from every source
-(deny wins when a call is decided). Each rule remembers its file, because a rule path starting
-with a single `/` is relative to the folder the settings folder sits in.
+Scalars (`model`, `agent`, `permissions.defaultMode`, …) take the last source's value, `env` and
+`enabledPlugins` merge key by key, and permission rules, additional directories and hooks are
+collected from every source (deny wins when a call is decided). Each rule remembers its file,
+because a rule path starting with a single `/` is relative to the folder the settings folder
+sits in.
 
 `.claude/` files are skipped when `STAYER_NO_CLAUDE_SETTINGS` is on or a stayer source says
 `"readClaudeSettings": false`; a skipped file that holds deny rules is named in a warning, so no
@@ -378,6 +379,7 @@ _SCALARS = (
     "done_when",
     "read_claude_settings",
     "status_line",
+    "agent",
 )
 _PERMISSION_SCALARS = ("default_mode", "disable_bypass_permissions_mode")
 
@@ -393,6 +395,7 @@ def merge(found: Sequence[Source]) -> Loaded:
     env: dict[str, str] = {}
     notes: list[str] = []
     hooks: dict[str, tuple[HookMatcher, ...]] = {}
+    plugins: dict[str, bool] | None = None
     for source in found:
         settings = source.settings
         if settings is None:
@@ -404,6 +407,8 @@ def merge(found: Sequence[Source]) -> Loaded:
         env |= _trusted_env(source, notes)
         for event, matchers in settings.hooks.items():
             hooks[event] = (*hooks.get(event, ()), *matchers)
+        if settings.enabled_plugins is not None:  # a later file turns one plugin on or off
+            plugins = {**(plugins or {}), **settings.enabled_plugins}
 
     def every(kind: RuleKind) -> tuple[SourceRule, ...]:
         return tuple(rule for source in found for rule in source.rules.get(kind, ()))
@@ -417,7 +422,9 @@ def merge(found: Sequence[Source]) -> Loaded:
         deny=tuple(r.text for r in deny),
         additional_directories=tuple(d.text for d in directories),
     )
-    settings = Settings(**scalars, env=env, hooks=hooks, permissions=permissions)
+    settings = Settings(
+        **scalars, env=env, hooks=hooks, permissions=permissions, enabled_plugins=plugins
+    )
     warnings = (*(line for source in found for line in source.warnings), *notes)
     return Loaded(settings, allow, ask, deny, directories, tuple(found), warnings)
 

@@ -106,7 +106,7 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
     asked = small_model(env, provider=choice.provider, main_model=choice.model, injected=injected)
     tool_context.ask_model = model_asker(params, asked)
     tool_context.sandbox = resolved.sandbox
-    hooks = resolved.settled.loaded.hooks
+    hooks = resolved.hooks  # the settings' and the plugins'
     return Setup(
         params,
         _announced(resolved, params, permissions),

@@ -33,22 +33,10 @@ from stayer.providers.select import ModelChoice
 from stayer.tools.base import Tool
 
 from .assemble import Setup, assemble
+from .mode_bounds import NO_LOOSER as _NO_LOOSER
 from .resolve import Resolved, listed
 from .system_prompt import SystemPrompt
 from .toolset import run_toolbox
-
-_NO_LOOSER: dict[PermissionMode, frozenset[PermissionMode]] = {
-    "bypassPermissions": frozenset(
-        {"bypassPermissions", "acceptEdits", "default", "dontAsk", "plan"}
-    ),
-    "acceptEdits": frozenset({"acceptEdits", "default", "dontAsk", "plan"}),
-    "default": frozenset({"default", "dontAsk", "plan"}),
-    "dontAsk": frozenset({"dontAsk"}),
-    "plan": frozenset({"plan"}),
-}
-"""The modes that let through no more than each mode does. Not a ladder: `dontAsk` lets
-through what allow rules name, which `plan` refuses, and `plan` asks about what `dontAsk`
-refuses; neither is below the other, so each keeps only itself."""
 
 
 class BoundedPermissionState(PermissionState):

@@ -1,9 +1,11 @@
 """Resolving a session: everything its start-up reads from disk, the environment and the
 machine, done once, off the event loop (`Session.open` runs it in a worker thread).
 
-`resolve(options)` checks the options, reads the settings files (`settings`), the memory files
-and the git snapshot (`system_prompt`), probes the sandbox, makes the model client, and loads
-the tools deny rules need to see; it raises `ConfigError` with one line when something is
+`resolve(options)` checks the options, reads the settings files (`settings`), the agents,
+skills, commands and plugins (`stayer.agents`; `--agent` folds its agent into the options,
+`agent_options`), the plugins' hooks and MCP servers, the memory files and the git snapshot
+(`system_prompt`), probes the sandbox, makes the model client, and loads the tools deny rules
+need to see; it raises `ConfigError` with one line when something is
 unusable. What it returns, `Resolved`, is all `assemble` needs to build the loop's parameters
 without further I/O, and all `Session.derive` needs to make a child session without any.
 """
@@ -22,7 +24,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from stayer.agents.catalog import load_catalog
-from stayer.agents.model import Catalog
+from stayer.agents.model import Catalog, Plugin
 from stayer.config.dirs import claude_json_path
 from stayer.config.sources import claude_json_unread
 from stayer.context.memory import project_root
@@ -48,6 +50,10 @@ from .toolset import run_toolbox
 
 if TYPE_CHECKING:
     from stayer.config.mcp_servers import McpServers
+    from stayer.config.model import HookMatcher
+
+NO_MEMORY = "CLAUDE_CODE_DISABLE_CLAUDE_MDS"
+"""The switch that leaves the memory files out (an agent without `memory` runs so)."""
 
 
 class Resolved(Struct, frozen=True, kw_only=True):
@@ -73,6 +79,17 @@ class Resolved(Struct, frozen=True, kw_only=True):
     """The MCP servers configured (None: none anywhere, and nothing of MCP loads)."""
     catalog: Catalog = field(default_factory=Catalog)
     """The agents, skills, commands and plugins found (`stayer.agents`)."""
+    plugin_hooks: Mapping[str, tuple[HookMatcher, ...]] = field(default_factory=dict)
+    """The loaded plugins' hooks, event name → matchers (`plugin_hooks`)."""
+
+    @property
+    def hooks(self) -> Mapping[str, tuple[HookMatcher, ...]]:
+        """Every hook of the session: the settings' and then the plugins'."""
+        if not self.plugin_hooks:
+            return self.settled.loaded.hooks
+        from .plugin_hooks import with_plugin_hooks
+
+        return with_plugin_hooks(self.settled.loaded.hooks, self.plugin_hooks)
 
     @property
     def options(self) -> QueryOptions:
@@ -88,6 +105,10 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     something is off. Blocking: async code runs it in a worker thread."""
     cwd = working_directory(options)
     settled = settle(options, cwd, os.environ if options.env is None else options.env)
+    catalog = _catalog(settled, cwd)
+    hooks = _plugin_hooks(catalog)
+    mcp = mcp_servers(settled.options, settled.env, cwd, settled, catalog.plugins)
+    settled, memory = _as_agent(settled, catalog, mcp, flags=options)
     options, env = settled.options, settled.env
     policy = starting_policy(options, settled.ask, cwd)
     check_limits(options)
@@ -101,7 +122,7 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     provider, choice, owns = _provider(options, env)
     system = system_prompt(
         options,
-        env,
+        env if memory else {**env, NO_MEMORY: "1"},
         cwd=cwd,
         model=choice.model,
         tool_names=tools.names,
@@ -117,17 +138,10 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
         betas=betas(options.betas),
         max_tokens=lambda ceiling: output_budget(options, env, ceiling),
     )
-    mcp = mcp_servers(options, env, cwd, settled)
-    catalog = load_catalog(
-        cwd,
-        project_root=project_root(cwd),
-        env=env,
-        agents_json=options.agents,
-        plugin_dirs=tuple(Path(folder) for folder in options.plugin_dirs),
-    )
     return Resolved(
         mcp=mcp,
         catalog=catalog,
+        plugin_hooks=hooks,
         settled=settled,
         cwd=cwd,
         policy=policy,
@@ -145,15 +159,92 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     )
 
 
+def _catalog(settled: Settled, cwd: Path) -> Catalog:
+    """The agents, skills, commands and plugins for the session; raises `ConfigError` for a
+    `--plugin-dir` that is not a plugin, or a bad `--agents`."""
+    options = settled.options
+    folders = tuple(cwd / Path(folder).expanduser() for folder in options.plugin_dirs)
+    for folder in folders:
+        _check_plugin_dir(folder)
+    merged = settled.loaded.merged
+    catalog = load_catalog(
+        cwd,
+        project_root=project_root(cwd),
+        env=settled.env,
+        agents_json=options.agents,
+        plugin_dirs=folders,
+        enabled_plugins=None if merged is None else merged.enabled_plugins,
+    )
+    roots = {plugin.root.resolve() for plugin in catalog.plugins}
+    for folder in folders:
+        said = [line for line in catalog.problems if str(folder) in line]
+        if folder.resolve() not in roots and said:
+            raise ConfigError(f"--plugin-dir: {said[0]}")
+    return catalog
+
+
+def _check_plugin_dir(folder: Path) -> None:
+    if not folder.is_dir():
+        raise ConfigError(f"--plugin-dir {folder}: no such folder; give a plugin's folder")
+    if not (folder / ".claude-plugin" / "plugin.json").is_file():
+        raise ConfigError(
+            f"--plugin-dir {folder}: not a plugin (it has no .claude-plugin/plugin.json); give "
+            "the folder that holds .claude-plugin/"
+        )
+
+
+def _as_agent(
+    settled: Settled, catalog: Catalog, mcp: McpServers | None, *, flags: QueryOptions
+) -> tuple[Settled, bool]:
+    """The settled options for a session run as the agent `--agent` (or the settings) names,
+    with the catalog's problems added to the warnings; and whether the memory files are read.
+    `mcp` are the session's servers, whose tools the agent's `tools` pick among too."""
+    warnings = (*settled.warnings, *catalog.problems)
+    name = settled.options.agent
+    if name is None:
+        return replace(settled, warnings=warnings), True
+    from stayer.tools.registry import BUILTIN_NAMES
+
+    from .agent_options import as_agent, chosen_agent
+
+    # from the settings, a name that is no agent still stops the run: the agent may have been
+    # meant to narrow what the session may do, and running without it would not
+    said_by = "--agent" if flags.agent is not None else 'settings\' "agent":'
+    agent = chosen_agent(catalog, name, said_by=said_by)
+    servers = () if mcp is None else (*mcp.start, *mcp.needs_approval, *mcp.disabled)
+    options, notes = as_agent(
+        agent,
+        settled.options,
+        flags=flags,
+        builtins=BUILTIN_NAMES,
+        servers=[server.name for server in servers],
+    )
+    return replace(settled, options=options, warnings=(*warnings, *notes)), agent.memory
+
+
+def _plugin_hooks(catalog: Catalog) -> Mapping[str, tuple[HookMatcher, ...]]:
+    """The loaded plugins' hooks; raises `ConfigError` for a hooks file that cannot be used."""
+    if not any(plugin.hooks_file for plugin in catalog.plugins):
+        return {}
+    from .plugin_hooks import plugin_hooks
+
+    return plugin_hooks(catalog.plugins)
+
+
 def mcp_servers(
-    options: QueryOptions, env: Mapping[str, str], cwd: Path, settled: Settled
+    options: QueryOptions,
+    env: Mapping[str, str],
+    cwd: Path,
+    settled: Settled,
+    plugins: Sequence[Plugin] = (),
 ) -> McpServers | None:
     """The MCP servers configured for the session (`--mcp-config`, the settings, the project's
-    `.mcp.json`), sorted by whether they may start; None when there are none anywhere (and
-    then nothing of MCP is imported)."""
-    if not _mcp_anywhere(options, cwd, settled):
+    `.mcp.json`, the plugins'), sorted by whether they may start; None when there are none
+    anywhere (and then nothing of MCP is imported)."""
+    served = [plugin for plugin in plugins if plugin.mcp_file is not None]
+    if not served and not _mcp_anywhere(options, cwd, settled):
         return None
-    from stayer.config.mcp_servers import load_mcp_servers
+    from stayer.config.mcp_servers import PluginServers, load_mcp_servers
     from stayer.context.git import git_tracks
 
     found = load_mcp_servers(
@@ -163,6 +254,7 @@ def mcp_servers(
         flag_configs=tuple(options.mcp_config),
         strict=options.strict_mcp_config,
         tracked=git_tracks,
+        plugins=[PluginServers(p.name, p.root, p.mcp_file) for p in served if p.mcp_file],
     )
     if not (found.start or found.needs_approval or found.disabled or found.failed):
         if found.warnings:

@@ -265,9 +265,27 @@ class Session:
             self._mcp.watch(listener)
 
     def _announcement(self) -> SessionStarted:
-        """The session's first event: as assembled, with the MCP servers as they are now
-        and what the tool definitions cost."""
+        """The session's first event: as assembled, with the MCP servers as they are now,
+        what the tool definitions cost, and what the catalog holds (the agent types, the
+        skills the model may load, the commands a prompt may start with, the plugins, and
+        the agent the session runs as)."""
         started = replace(self.setup.started, tool_tokens=self.tool_tokens())
+        resolved = self.setup.resolved
+        if resolved is not None:
+            catalog = resolved.catalog
+            started = replace(
+                started,
+                agents=tuple(agent.name for agent in catalog.agents),
+                skills=tuple(
+                    s.name
+                    for s in catalog.skills
+                    if s.kind == "skill" and not s.disable_model_invocation
+                ),
+                slash_commands=tuple(s.name for s in catalog.skills if s.user_invocable),
+                plugins=tuple(plugin.name for plugin in catalog.plugins),
+                plugin_roots=tuple(str(plugin.root) for plugin in catalog.plugins),
+                agent=resolved.options.agent if self.parent is None else None,
+            )
         if self._mcp is None:
             return started
         self._mcp.drain()  # the init line tells what happened so far

@@ -13,6 +13,7 @@ What the caller gave wins; settings fill in what it left out, as in Claude Code:
   `disableBypassPermissionsMode: "disable"` refuses a bypassPermissions run;
 * `env` is set on the run's environment over what the process inherited (Claude Code applies
   settings `env` to the session the same way);
+* `agent` (the agent the session runs as) when `--agent` names none;
 * `model` when none was given and the environment names none (`ANTHROPIC_MODEL` comes before
   the settings' model in Claude Code); `autoCompactWindow`, `autoCompactPercent` and `doneWhen`
   when their options are not set.
@@ -85,6 +86,7 @@ def settle(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> Settled:
         autocompact_window=settings.auto_compact_window if window is None else window,
         autocompact_percent=settings.auto_compact_percent if percent is None else percent,
         env=run_env if settings.env else options.env,
+        agent=options.agent if options.agent is not None else settings.agent,
     )
     rules = tuple(Rule.parse(rule.text) for rule in ask)
     return Settled(folded, run_env, rules, loaded, tuple(warnings))

@@ -7,6 +7,8 @@ The `system`/`init` line also says which memory files the system prompt holds (`
 in the order read) and what of them was cut or left out (`memory_notes`), and the settings files
 applied (`settings_files`) and what of them could not be used (`settings_warnings`): stayer's
 own fields, since Claude Code's line has none, and the SDK passes on fields it does not know.
+Its `agents`, `skills` and `slash_commands` are names and its `plugins` `{name, path}`, as in
+Claude Code's.
 
 Assistant messages are printed as Claude Code prints them: one `assistant` line per content
 block, each holding the API message with `content` narrowed to that one block (a message with no
@@ -397,14 +399,17 @@ class StreamJsonWriter(Struct):
             tool_tokens=event.tool_tokens,
             model=event.model,
             permissionMode=event.permission_mode,
-            slash_commands=[],
+            slash_commands=list(event.slash_commands),
             apiKeySource=self.api_key_source,
             claude_code_version=CLAUDE_CODE_COMPAT_VERSION,
             stayer_version=__version__,
             output_style="default",
-            agents=[],
-            skills=[],
-            plugins=[],
+            agents=list(event.agents),
+            skills=list(event.skills),
+            plugins=[
+                {"name": name, "path": path}
+                for name, path in zip(event.plugins, event.plugin_roots, strict=False)
+            ],
             memory_files=list(event.memory_files),
             memory_notes=list(event.memory_notes),
             settings_files=list(event.settings_files),

@@ -1,0 +1,19 @@
+"""Which permission modes let through no more than another: what bounds a subagent's mode by
+its parent's (`derive`) and a main session's agent's mode by the settings' (`agent_options`)."""
+
+from __future__ import annotations
+
+from stayer.permissions import PermissionMode
+
+NO_LOOSER: dict[PermissionMode, frozenset[PermissionMode]] = {
+    "bypassPermissions": frozenset(
+        {"bypassPermissions", "acceptEdits", "default", "dontAsk", "plan"}
+    ),
+    "acceptEdits": frozenset({"acceptEdits", "default", "dontAsk", "plan"}),
+    "default": frozenset({"default", "dontAsk", "plan"}),
+    "dontAsk": frozenset({"dontAsk"}),
+    "plan": frozenset({"plan"}),
+}
+"""The modes that let through no more than each mode does. Not a ladder: `dontAsk` lets
+through what allow rules name, which `plan` refuses, and `plan` asks about what `dontAsk`
+refuses; neither is below the other, so each keeps only itself."""
