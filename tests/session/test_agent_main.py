@@ -201,3 +201,14 @@ def test_an_unknown_agent_stops_the_session_listing_the_agents(tmp_path: Path) -
         Session(options(tmp_path, ScriptedProvider([]), agent="nobody"))
     assert str(caught.value).startswith("--agent nobody: no such agent; the agents are: ")
     assert "general-purpose, reviewer" in str(caught.value)
+
+
+def test_an_agent_naming_task_gets_the_agent_tool() -> None:
+    options, notes = as_agent(
+        agent(tools=("Read", "Task")),
+        QueryOptions(),
+        flags=QueryOptions(),
+        builtins=(*BUILTINS, "Agent"),
+    )
+    assert options.tools == ["Read", "Agent"]
+    assert notes == ()

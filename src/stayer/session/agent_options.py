@@ -29,7 +29,7 @@ from stayer.agents.model import AgentDefinition, Catalog
 from stayer.errors import ConfigError
 from stayer.permissions import parse_mode
 from stayer.tools.base import Tool
-from stayer.tools.names import MCP_PREFIX
+from stayer.tools.names import MCP_PREFIX, TOOL_ALIASES
 
 from .mode_bounds import NO_LOOSER
 from .options import QueryOptions
@@ -111,6 +111,7 @@ def _tools(
     picked: list[str] = []
     for entry in agent.tools:
         name = entry.split("(", 1)[0].strip()  # `Agent(worker)`: the tool, not its rule
+        name = TOOL_ALIASES.get(name, name)  # `Task` is Agent
         if name in allowed:
             picked.append(name)
         elif name not in builtins and name not in own and not name.startswith(MCP_PREFIX):

@@ -101,7 +101,7 @@ async def test_recorded_calls_are_sorted_into_allowed_asked_and_denied(tmp_path:
         edit(".env"),
         edit(".git/config"),
         ("Write", {"file_path": "docs/x.md", "content": "x"}),
-        ("Task", {"prompt": "look around"}),
+        ("WebSearch", {"query": "look around"}),  # Claude Code's, not stayer's
         ("Read", {"path": "no such field"}),
     ]
     report = await report_for(
@@ -126,7 +126,7 @@ async def test_recorded_calls_are_sorted_into_allowed_asked_and_denied(tmp_path:
         "Edit": {"allowed": 1, "asked": 1, "denied": 1},
         "Write": {"allowed": 0, "asked": 1, "denied": 0},
     }
-    assert found["not_replayed"] == {"unknown_tools": {"Task": 1}, "unreadable": 1}
+    assert found["not_replayed"] == {"unknown_tools": {"WebSearch": 1}, "unreadable": 1}
     assert "deny rule" in found["denied"][0]["reason"]
     protected = [entry for entry in found["asked"] if entry["subject"] == ".git/config"]
     assert len(protected) == 1 and "protected" in protected[0]["reason"]
