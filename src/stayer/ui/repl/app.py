@@ -59,6 +59,7 @@ from stayer.permissions import Decision
 from stayer.providers.prices import listed_cost
 from stayer.session.options import QueryOptions
 from stayer.session.session import Prompt, Session
+from stayer.ui.wording import question_in
 
 from .commands import Commands
 from .commands_mcp import ask_approval
@@ -430,8 +431,9 @@ class ReplApp:
         self._track(event)
         if isinstance(event, McpServerStatus) and self.mcp.told(event):
             return  # said as it happened (`mcp_watch`)
-        if isinstance(event, PermissionRequested):
-            self._spawn(self._question(event))
+        request = question_in(event)  # a subagent's too: answered by its call's id
+        if request is not None:
+            self._spawn(self._question(request))
         ended = self.view.flush() if isinstance(event, Finished) else []
         self.show([*ended, *self.view.feed(event)])
 

@@ -30,6 +30,7 @@ from stayer.exec.attached import editor_command, run_attached
 from stayer.loop.abort import AbortSignal
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
+from stayer.ui.wording import question_in
 
 from .commands import Commands
 from .commands_mcp import ask_approval
@@ -241,8 +242,9 @@ class PlainRepl:
         if isinstance(event, Finished):
             self._write(self.view.flush())
         self._write(self.view.feed(event))
-        if isinstance(event, PermissionRequested):
-            await self._question(event)
+        request = question_in(event)  # a subagent's is put as the session's own is
+        if request is not None:
+            await self._question(request)
         waiting = self._driver is not None and self._driver.session.queued
         if isinstance(event, Finished) and not self.running and not waiting:
             self._idle.set()
