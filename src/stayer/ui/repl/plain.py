@@ -33,6 +33,7 @@ from stayer.session.session import Session
 from stayer.ui.wording import question_in
 
 from .commands import Commands
+from .commands_custom import CatalogCommands, catalog_of
 from .commands_mcp import ask_approval
 from .dialogs import Dialog, decision_for, keeper, permission_dialog
 from .entry import entered
@@ -99,6 +100,7 @@ class PlainRepl:
         self.view = View(width=lambda: shutil.get_terminal_size().columns, color=False)
         self.commands = Commands()
         self.mcp = McpWatch(self.commands, say=self.say, warn=self.say)
+        self._catalog = CatalogCommands()
         self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
         self._driver_task: asyncio.Task[None] | None = None
@@ -222,6 +224,8 @@ class PlainRepl:
         for warning in self._driver.session.warnings:
             self.say(warning)
         self.mcp.attach(self._driver.session)
+        for problem in self._catalog.offer(self.commands, catalog_of(self._driver.session)):
+            self.say(problem)
         if self._driver.session.history:
             self._write(self.view.replay(self._driver.session.history))
         self._driver_task = asyncio.create_task(self._driver.run())
