@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from msgspec.structs import replace
+
 from stayer.events import (
     Compacted,
     Continue,
@@ -98,10 +100,17 @@ def unwrapped(event: SubagentEvent) -> tuple[SubagentEvent, int]:
 
 
 def question_in(event: Event) -> PermissionRequested | None:
-    """The permission question `event` puts, the session's own or a subagent's (wrapped)."""
-    if isinstance(event, SubagentEvent):
-        event = unwrapped(event)[0].event
-    return event if isinstance(event, PermissionRequested) else None
+    """The permission question `event` puts, the session's own or a subagent's (wrapped; named
+    by its wrapper when it does not name the subagent itself)."""
+    if not isinstance(event, SubagentEvent):
+        return event if isinstance(event, PermissionRequested) else None
+    level = unwrapped(event)[0]
+    request = level.event
+    if not isinstance(request, PermissionRequested):
+        return None
+    if request.agent:
+        return request
+    return replace(request, agent=agent_label(level.agent_type, level.description))
 
 
 def agent_label(agent_type: str, description: str) -> str:

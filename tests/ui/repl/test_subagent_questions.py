@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from stayer.driver import Answer, Close, Driver, Submit
 from stayer.events import (
     Event,
@@ -92,3 +94,6 @@ async def test_the_dialog_names_the_subagent_that_asks(tmp_path: Path) -> None:
     wrapped = SubagentEvent("parent_call", SubagentEvent("inner", request, "a2"), "a1")
     assert question_in(wrapped) is request
     assert question_in(SubagentEvent("parent_call", TextDelta(0, "x"))) is None
+    unnamed = replace(request, agent="")
+    named = question_in(SubagentEvent("parent_call", unnamed, "a1", "Plan", "plan the move"))
+    assert named == replace(request, agent="Plan: plan the move")
