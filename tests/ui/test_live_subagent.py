@@ -86,3 +86,15 @@ def test_a_subagent_s_start_calls_and_end_name_it_and_say_how_it_went() -> None:
         "        ✗ Plan: plan it · failed (max_turns) · 0 tool calls · 3.1s",
         "    ✓ Explore: find the loader · done · 1 tool call · 3.1s",
     ]
+
+
+def test_a_subagent_whose_end_never_came_is_said_when_the_run_ends() -> None:
+    out = io.StringIO()
+    view = LiveView(out)
+    started = SessionStarted("a1", "haiku", "scripted", (), "/w", "default")
+    view.show(SubagentEvent("t1", started, "a1", "Explore", "find the loader", background=True))
+    view.show(_end(Terminal.ABORTED_TOOLS))
+    assert out.getvalue().splitlines()[:2] == [
+        "    ⧉ Explore: find the loader (in the background)",
+        "    ✗ Explore: find the loader · stopped: the run ended before it did",
+    ]

@@ -51,6 +51,7 @@ from stayer.messages import JSON
 from .live_output import RunningOutput
 from .wording import (
     RECOVERIES,
+    UNFINISHED,
     agent_label,
     compacted_note,
     hook_line,
@@ -109,8 +110,8 @@ class LiveView(Struct):
     _running: RunningOutput = field(default_factory=RunningOutput)
     _drawn: int = 0
     """How many rows of running output are on screen, just above the cursor."""
-    _agents: dict[str, int] = field(default_factory=dict[str, int])
-    """The subagents running, each with how many tool calls it has made."""
+    _agents: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
+    """The subagents running: what each is (its label, indented) and its tool calls so far."""
 
     @classmethod
     def for_stream(cls, out: TextIO) -> LiveView:
@@ -191,6 +192,7 @@ class LiveView(Struct):
                 self._subagent(event)
             case Finished():
                 self._running.clear()
+                self._unfinished()
                 self._finished(event)
             case (
                 MessageStarted()
@@ -252,14 +254,15 @@ class LiveView(Struct):
         label = agent_label(level.agent_type, level.description)
         match level.event:
             case SessionStarted():
-                self._agents[key] = 0
+                self._agents[key] = (f"{indent}{label}", 0)
                 where = " (in the background)" if level.background else ""
                 line, code = f"{indent}⧉ {label}{where}\n", "2"
             case ToolCallStarted(name=name, input=tool_input):
-                self._agents[key] = self._agents.get(key, 0) + 1
+                shown, calls = self._agents.get(key, (f"{indent}{label}", 0))
+                self._agents[key] = (shown, calls + 1)
                 line, code = f"{indent}↳ {name}({_summary(tool_input)})\n", "2"
             case Finished() as ended:
-                outcome = subagent_outcome(ended, self._agents.pop(key, 0))
+                outcome = subagent_outcome(ended, self._agents.pop(key, ("", 0))[1])
                 done = ended.terminal is Terminal.COMPLETED
                 line = f"{indent}{'✓' if done else '✗'} {label} · {outcome}\n"
                 code = "2" if done else "31"
@@ -267,6 +270,14 @@ class LiveView(Struct):
                 return
         self._newline()
         self._write(self._style(line, code))
+
+    def _unfinished(self) -> None:
+        """The run ended: a line for each subagent whose end never came."""
+        for shown, _ in self._agents.values():
+            self._newline()
+            indent = shown[: len(shown) - len(shown.lstrip())]
+            self._write(self._style(f"{indent}✗ {shown.lstrip()} · {UNFINISHED}\n", "31"))
+        self._agents.clear()
 
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished | ToolResultsAppended) -> None:
         match event:

@@ -212,6 +212,8 @@ class StreamJsonWriter(Struct):
     """The session's folder, where a subagent's transcript (a task's `output_file`) goes."""
     tool_uses: int = 0
     """Tool calls this writer's run has made (a background task's `usage` counts them)."""
+    _tasks: dict[str, SubagentEvent] = field(default_factory=dict[str, SubagentEvent])
+    """Background tasks announced and not yet closed, by the call that started each."""
 
     def lines(self, event: Event) -> list[Line]:
         """The lines one event produces (often none)."""
@@ -231,7 +233,7 @@ class StreamJsonWriter(Struct):
                 return self._system_lines(event)
             case Finished():
                 self._streaming = None  # a failed answer is not in the conversation
-                return [self.result(event)]
+                return [*self._unfinished_tasks(), self.result(event)]
             case ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
                 return self._tool_call_lines(event)
             case SubagentEvent():
@@ -259,21 +261,20 @@ class StreamJsonWriter(Struct):
         parent = wrapped.parent_tool_use_id
         inner = wrapped.event
         if isinstance(inner, SessionStarted):
-            return [task_started(wrapped, self._frame)] if wrapped.background else []
-        if isinstance(inner, Finished):
-            ended = self._nested.pop(parent, None)
             if not wrapped.background:
                 return []
+            self._tasks[parent] = wrapped
+            return [task_started(wrapped, self._frame)]
+        if isinstance(inner, Finished):
+            ended = self._nested.pop(parent, None)
+            left = ended._unfinished_tasks() if ended is not None else []
+            if self._tasks.pop(parent, None) is None:
+                return left
             tool_uses = ended.tool_uses if ended is not None else 0
-            return [
-                task_notification(
-                    wrapped,
-                    inner,
-                    tool_uses=tool_uses,
-                    session_dir=self.session_dir,
-                    frame=self._frame,
-                )
-            ]
+            closed = task_notification(
+                wrapped, inner, tool_uses=tool_uses, session_dir=self.session_dir, frame=self._frame
+            )
+            return [*left, closed]
         writer = self._nested.get(parent)
         if writer is None:
             writer = StreamJsonWriter(
@@ -292,6 +293,19 @@ class StreamJsonWriter(Struct):
             else {**line, "parent_tool_use_id": parent}
             for line in writer.lines(inner)
         ]
+
+    def _unfinished_tasks(self) -> list[Line]:
+        """The run ends: a `task_notification` (stopped) for each background task whose end
+        never came, so no caller waits for it."""
+        from .stream_json_tasks import task_unfinished
+
+        tasks, self._tasks = self._tasks, {}
+        lines: list[Line] = []
+        for parent, started in tasks.items():
+            writer = self._nested.pop(parent, None)
+            tool_uses = writer.tool_uses if writer is not None else 0
+            lines.append(task_unfinished(started, tool_uses, self.session_dir, self._frame))
+        return lines
 
     def _hook_lines(self, event: HookRan) -> list[Line]:
         """Claude Code's two lines for one hook run."""

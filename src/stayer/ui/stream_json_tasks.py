@@ -15,7 +15,7 @@ from typing import Any
 
 from stayer.events import Finished, SubagentEvent
 from stayer.tools.base import subagent_transcript
-from stayer.ui.wording import agent_label, subagent_outcome, task_status
+from stayer.ui.wording import UNFINISHED, agent_label, subagent_outcome, task_status
 
 Line = dict[str, Any]
 Frame = Callable[..., Line]
@@ -38,13 +38,33 @@ def task_started(wrapped: SubagentEvent, frame: Frame) -> Line:
     )
 
 
+def _output_file(wrapped: SubagentEvent, session_dir: str) -> str:
+    if not (session_dir and wrapped.agent_id):
+        return ""
+    return str(subagent_transcript(Path(session_dir), wrapped.agent_id))
+
+
+def task_unfinished(started: SubagentEvent, tool_uses: int, session_dir: str, frame: Frame) -> Line:
+    """The line closing a background subagent whose end never came (stopped before it began,
+    or with the run): a caller waiting on its tasks must not wait for it. No `usage`: what it
+    spent is not known here (the run's result counts it)."""
+    label = agent_label(started.agent_type, started.description)
+    return frame(
+        "system",
+        subtype="task_notification",
+        task_id=started.agent_id,
+        status="stopped",
+        output_file=_output_file(started, session_dir),
+        summary=f"{label} · {UNFINISHED} ({tool_uses} tool calls)",
+        tool_use_id=started.parent_tool_use_id,
+    )
+
+
 def task_notification(
     wrapped: SubagentEvent, finished: Finished, *, tool_uses: int, session_dir: str, frame: Frame
 ) -> Line:
     """The line closing a background subagent (its wrapped `Finished` came)."""
-    output_file = ""
-    if session_dir and wrapped.agent_id:
-        output_file = str(subagent_transcript(Path(session_dir), wrapped.agent_id))
+    output_file = _output_file(wrapped, session_dir)
     label = agent_label(wrapped.agent_type, wrapped.description)
     usage = finished.usage
     return frame(

@@ -126,6 +126,11 @@ def task_status(terminal: Terminal) -> TaskStatus:
     return "stopped" if terminal in _STOPPED else "failed"
 
 
+UNFINISHED = "stopped: the run ended before it did"
+"""What is said of a background subagent whose end never came (stopped before it started, or
+with the run)."""
+
+
 def subagent_outcome(finished: Finished, tool_calls: int) -> str:
     """How a subagent ended, one line: done or why not, its tool calls, its time."""
     status = task_status(finished.terminal)

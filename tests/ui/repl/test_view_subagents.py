@@ -155,3 +155,16 @@ def test_an_interrupted_call_takes_its_subagents_with_it() -> None:
     view.feed(_explore(STARTED))
     assert lines(view.flush()) == ["● Agent(find the loader)", "  ⎿  Interrupted"]
     assert view.live() == ""
+
+
+def test_a_background_subagent_whose_end_never_came_is_said_when_the_run_ends() -> None:
+    view, _ = make(100)
+    view.feed(ToolCallStarted("call1", "Agent", {"description": "find the loader"}))
+    view.feed(_explore(STARTED, background=True))
+    view.feed(result("call1", "Started agent a1 in the background.", "Agent"))
+    out = view.feed(_end(Terminal.ABORTED_TOOLS))
+    assert lines(out)[:2] == [
+        "",
+        "✗ Explore: find the loader (in the background) · stopped: the run ended before it did",
+    ]
+    assert view.live() == ""

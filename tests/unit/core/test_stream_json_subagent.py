@@ -181,3 +181,35 @@ def test_a_subagent_s_permission_question_prints_no_line_as_the_session_s_own_do
     answered = PermissionResolved("b1", "Bash", "deny", "policy", "not allowed headless")
     for event in (asked, answered):
         assert _printed(writer, [event, SubagentEvent("call1", event, "a7", "Explore")]) == []
+
+
+def test_a_background_task_whose_end_never_came_is_closed_before_the_result() -> None:
+    from stayer.events import SessionStarted, ToolCallStarted
+
+    writer = StreamJsonWriter(session_id=SESSION, session_dir="/sessions/s1")
+    run_end = Finished(Terminal.ABORTED_TOOLS, "stopped", 1, Usage(1, 1), 0.0, "", None, 9.0, 1.0)
+    lines = _printed(
+        writer,
+        [
+            _background(SessionStarted("a7", "haiku", "scripted", (), "/w", "default")),
+            _background(ToolCallStarted("g1", "Grep", {"pattern": "load"})),
+            run_end,
+        ],
+    )
+    assert [line["subtype"] if line["type"] == "system" else line["type"] for line in lines] == [
+        "task_started",
+        "task_notification",
+        "result",
+    ]
+    closed = lines[1]
+    assert (closed["task_id"], closed["status"], closed["tool_use_id"]) == (
+        "a7",
+        "stopped",
+        "call1",
+    )
+    assert closed["output_file"] == "/sessions/s1/subagents/agent-a7.jsonl"
+    assert closed["summary"] == (
+        "Explore: find the loader · stopped: the run ended before it did (1 tool calls)"
+    )
+    assert set(closed) >= TASK_NOTIFICATION_FIELDS
+    assert _printed(writer, [run_end])[0]["type"] == "result"  # closed once only

@@ -27,7 +27,7 @@ from stayer.events import (
     ToolCallStarted,
 )
 from stayer.ui.live_output import safe
-from stayer.ui.wording import agent_label, subagent_outcome, task_status, unwrapped
+from stayer.ui.wording import UNFINISHED, agent_label, subagent_outcome, task_status, unwrapped
 
 from .tool_lines import key_argument
 
@@ -106,6 +106,15 @@ class Subagents:
             if not isinstance(level.event, SubagentEvent):
                 return agent
             parent, depth, level = key, depth + 1, level.event
+
+    def unfinished(self) -> list[Text]:
+        """The run ended: a line for each subagent still live (a background one whose end
+        never came), and none is live any more."""
+        left = [agent for agent in self._agents.values() if agent.parent == "" and not agent.ended]
+        for agent in left:
+            agent.ended, agent.failed = UNFINISHED, True
+        self._agents.clear()
+        return [self._ended_line(agent, prefix="", background=agent.background) for agent in left]
 
     def forget(self, agent: _Agent) -> None:
         """A background subagent's end is printed: it and what it ran are no longer live."""

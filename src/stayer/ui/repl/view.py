@@ -535,6 +535,7 @@ class View:
     def _finished(self, event: Finished) -> list[str]:
         out = self.flush()
         self._flushed.clear()
+        out += self._item(self._rows(self._agents.unfinished()))
         return out + self._item(self._rows([Text(finished_line(event), style="dim")]))
 
     # --- replay ----------------------------------------------------------------------------
