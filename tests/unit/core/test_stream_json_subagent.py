@@ -213,3 +213,24 @@ def test_a_background_task_whose_end_never_came_is_closed_before_the_result() ->
     )
     assert set(closed) >= TASK_NOTIFICATION_FIELDS
     assert _printed(writer, [run_end])[0]["type"] == "result"  # closed once only
+
+
+def test_the_sdk_s_own_parser_reads_the_task_lines_as_its_task_messages() -> None:
+    """Only where claude-agent-sdk is installed (it is not a dependency): checked by hand with
+    0.2.189, which reads them as TaskStartedMessage and TaskNotificationMessage."""
+    import pytest
+
+    parser = pytest.importorskip("claude_agent_sdk._internal.message_parser")
+    writer = StreamJsonWriter(session_id=SESSION, session_dir="/sessions/s1")
+    lines = _printed(writer, _background_run())
+    started, _, notified = (parser.parse_message(line) for line in lines)
+    assert (type(started).__name__, started.task_id, started.task_type) == (
+        "TaskStartedMessage",
+        "a7",
+        "local_agent",
+    )
+    assert (type(notified).__name__, notified.status, notified.usage["tool_uses"]) == (
+        "TaskNotificationMessage",
+        "completed",
+        2,
+    )
