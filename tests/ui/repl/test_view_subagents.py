@@ -168,3 +168,12 @@ def test_a_background_subagent_whose_end_never_came_is_said_when_the_run_ends() 
         "✗ Explore: find the loader (in the background) · stopped: the run ended before it did",
     ]
     assert view.live() == ""
+
+
+def test_a_call_a_rule_refused_a_subagent_is_said_naming_it() -> None:
+    view, _ = make(100)
+    view.feed(ToolCallStarted("call1", "Agent", {"description": "find the loader"}))
+    refused = PermissionResolved("s1", "Bash", "deny", "rule", "Bash(rm:*) is denied")
+    assert lines(view.feed(_explore(refused))) == [
+        "Explore: find the loader: ⊘ Bash denied by rule: Bash(rm:*) is denied"
+    ]

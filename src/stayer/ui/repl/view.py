@@ -67,7 +67,7 @@ from stayer.messages import (
     UserMessage,
 )
 from stayer.ui.live_output import RunningOutput, safe
-from stayer.ui.wording import unwrapped
+from stayer.ui.wording import agent_label, unwrapped
 
 from .ansi import Painter, hang, markdown, plain
 from .diffs import Change, Reader, change_of, diff_texts, file_argument, read_text
@@ -487,8 +487,13 @@ class View:
         one in the background whose call has returned is an item of its own, and a call a
         policy refused it is said as the session's own would be."""
         ended = self._agents.take(event)
-        inner = unwrapped(event)[0].event
-        out = self._notice_event(inner) if isinstance(inner, PermissionResolved) else []
+        level = unwrapped(event)[0]
+        out: list[str] = []
+        if isinstance(level.event, PermissionResolved):  # said as the session's own, named
+            notice = notice_of(level.event)
+            if notice is not None:
+                label = safe(agent_label(level.agent_type, level.description))
+                out = self._say(Notice(f"{label}: {notice.text}", notice.level))
         if ended is not None and ended.call not in self._calls:
             self._agents.forget(ended)
             out += self._item(self._rows([self._agents.ended_line(ended)]))
