@@ -1,18 +1,20 @@
 """A person watches subagents in the REPL: one the model starts shows under its Agent call with
 its type, task and latest action; its permission question opens the same dialog as the
 session's own, naming it, and the answer lets its call run; it ends in one line. One started in
-the background stays on screen after its call returned, until it ends. Real `stayer`, the fake
-model server answering the session and its subagent apart (by their conversations)."""
+the background stays on screen after its call returned, until it ends. A dumb terminal asks in
+plain lines. Real `stayer`, the fake model server answering the session and its subagent apart
+(by their conversations)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.util import find_spec
 
 import pytest
 
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import Response, ToolCall, reply
-from tests.tty.harness import Pane, asking, idle, needs_tmux
+from tests.tty.harness import OpenPane, Pane, asking, idle, needs_tmux
 
 pytestmark = [
     needs_tmux,
@@ -36,9 +38,9 @@ def _is_child(request: RecordedRequest, prompt: str) -> bool:
     return bool(request.messages) and prompt in str(request.messages[0])
 
 
-def test_a_subagent_s_question_names_it_and_its_end_is_one_line(
-    server: FakeModelServer, pane: Pane
-) -> None:
+def _make_file_responder() -> Callable[[RecordedRequest], Response]:
+    """The session asks a general-purpose subagent to make a file; the subagent runs touch."""
+
     def respond(request: RecordedRequest) -> Response:
         said = str(request.messages)
         if _is_child(request, TASK):
@@ -49,7 +51,13 @@ def test_a_subagent_s_question_names_it_and_its_end_is_one_line(
             return reply(_agent("make the file", TASK, background=False))
         return reply("The helper made the file.")
 
-    server.respond_with(respond)
+    return respond
+
+
+def test_a_subagent_s_question_names_it_and_its_end_is_one_line(
+    server: FakeModelServer, pane: Pane
+) -> None:
+    server.respond_with(_make_file_responder())
     pane.submit("have a helper make a file")
     screen = pane.wait_for(lambda s: asking(s) and "touch made.txt" in s)
     assert "general-purpose: make the file wants to use Bash" in screen
@@ -90,3 +98,18 @@ def test_a_background_subagent_stays_on_screen_until_it_ends(
         "✓ general-purpose: count markdown files (in the background) · done · 1 tool call · "
         in screen
     )
+
+
+def test_on_a_dumb_terminal_a_subagent_s_question_is_asked_in_plain_lines(
+    server: FakeModelServer, open_pane: OpenPane
+) -> None:
+    server.respond_with(_make_file_responder())
+    with open_pane(env={"TERM": "dumb"}) as pane:
+        pane.wait_for(lambda s: s.endswith(">"))
+        pane.submit("have a helper make a file")
+        screen = pane.wait_for("Answer 1-3:")
+        assert "general-purpose: make the file wants to use Bash" in screen
+        pane.submit("1")
+        screen = pane.wait_for("The helper made the file.")
+        assert "✓ general-purpose: make the file · done · 1 tool call · " in screen
+        assert (pane.repo / "made.txt").exists()
