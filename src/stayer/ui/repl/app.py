@@ -578,7 +578,12 @@ class ReplApp:
         return max(self.output.get_size().columns, 20)
 
     def _command_names(self) -> list[tuple[str, str, str]]:
-        return [(c.name, c.summary, c.argument_hint) for c in self.commands.complete("")]
+        """What `/` completes: a custom command with its argument hint beside its name (what
+        it takes is its file's to say; the built-ins' are in /help)."""
+        return [
+            (c.name, c.summary, c.argument_hint if c.origin else "")
+            for c in self.commands.complete("")
+        ]
 
     def _warn(self, line: str) -> None:
         self.show(self.view.notice(line, level="warning"))
