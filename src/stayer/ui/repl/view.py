@@ -77,6 +77,7 @@ from .subagents import Subagents
 from .tool_lines import (
     SHORT_RESULT_LINES,
     call_text,
+    describe_input,
     result_texts,
     status_mark,
     todo_texts,
@@ -303,7 +304,7 @@ class View:
             change = change_of(name, input, self._read(self._resolve(path)))
             body: list[RenderableType] = [*diff_texts(change)] if change is not None else []
         else:
-            body = _describe_input(input)
+            body = [*describe_input(input)]
         return "\n".join(self._rows([head, *body]))
 
     # --- text and thinking -------------------------------------------------------------------
@@ -589,19 +590,3 @@ class View:
 def safe_text(text: str) -> str:
     """Streamed text without escape sequences or control characters; newlines kept."""
     return "\n".join(safe(line) for line in text.split("\n"))
-
-
-def _describe_input(tool_input: Mapping[str, JSON]) -> list[RenderableType]:
-    """A call's input, one argument a line: a command in full, the rest cut short."""
-    texts: list[RenderableType] = []
-    for key, value in tool_input.items():
-        if isinstance(value, str) and key == "command":
-            texts += [Text("  " + safe(line), style="bold") for line in value.splitlines()]
-        elif isinstance(value, str):
-            first = (safe(value).splitlines() or [""])[0]
-            texts.append(Text(f"  {key}: {first}", style="dim", no_wrap=True, overflow="ellipsis"))
-        else:
-            texts.append(
-                Text(f"  {key}: {value!r}"[:200], style="dim", no_wrap=True, overflow="ellipsis")
-            )
-    return texts
