@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from msgspec import Struct
@@ -145,6 +146,11 @@ class HeadlessOutput:
         self._finished: Finished | None = None
         self._output = GuardedOutput(out, self._reader_gone)
 
+    def transcripts_in(self, session_dir: Path | None) -> None:
+        """Where the session's folder is: a background subagent's `task_notification` names
+        its transcript there as its `output_file`."""
+        self._writer.session_dir = str(session_dir or "")
+
     def _reader_gone(self) -> None:
         if self.stop is not None:
             self.stop(READER_GONE)
@@ -183,6 +189,7 @@ async def run_headless(driver: Driver, prompt: str, output: HeadlessOutput) -> i
     """`stayer -p`: one prompt through `driver` (whose sink is `output`), then the session's
     end; a stop signal or a reader gone interrupts it. Returns the exit status."""
     output.stop = driver.interrupt
+    output.transcripts_in(driver.session.setup.params.tool_context.session_dir)
     with interrupt_aborts(driver.interrupt) as caught, watch_reader(output.out, output.reader_gone):
         driver.send(Submit(prompt))
         driver.send(Close())

@@ -49,7 +49,16 @@ from stayer.events import (
 from stayer.messages import JSON
 
 from .live_output import RunningOutput
-from .wording import RECOVERIES, compacted_note, hook_line, mcp_line
+from .wording import (
+    RECOVERIES,
+    UNFINISHED,
+    agent_label,
+    compacted_note,
+    hook_line,
+    mcp_line,
+    subagent_outcome,
+    unwrapped,
+)
 
 _SUBJECT_FIELDS = ("command", "file_path", "pattern", "path", "url")
 MAX_RESULT_LINES = 6
@@ -101,6 +110,8 @@ class LiveView(Struct):
     _running: RunningOutput = field(default_factory=RunningOutput)
     _drawn: int = 0
     """How many rows of running output are on screen, just above the cursor."""
+    _agents: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
+    """The subagents running: what each is (its label, indented) and its tool calls so far."""
 
     @classmethod
     def for_stream(cls, out: TextIO) -> LiveView:
@@ -134,7 +145,7 @@ class LiveView(Struct):
                 self._erase_running()
                 self._draw_running()
             return
-        if isinstance(event, SubagentEvent) and _nested_line(event, 1) is None:
+        if isinstance(event, SubagentEvent) and not _shown(event):
             return  # nothing to show: the running output stays drawn as it is
         self._erase_running()
         self._render(event)
@@ -178,12 +189,10 @@ class LiveView(Struct):
             ):
                 self._note(event)
             case SubagentEvent():
-                line = _nested_line(event, 1)
-                if line is not None:
-                    self._newline()
-                    self._write(self._style(line, "2"))
+                self._subagent(event)
             case Finished():
                 self._running.clear()
+                self._unfinished()
                 self._finished(event)
             case (
                 MessageStarted()
@@ -236,6 +245,40 @@ class LiveView(Struct):
             case _ as unreachable:
                 assert_never(unreachable)
 
+    def _subagent(self, wrapped: SubagentEvent) -> None:
+        """A subagent, compactly: a line as it starts, one per tool call it makes, and one
+        as it ends (how, its tool calls, its time); indented under the call that runs it,
+        deeper for a subagent of a subagent."""
+        level, depth = unwrapped(wrapped)
+        indent, key = "    " * depth, level.agent_id or level.parent_tool_use_id
+        label = agent_label(level.agent_type, level.description)
+        match level.event:
+            case SessionStarted():
+                self._agents[key] = (f"{indent}{label}", 0)
+                where = " (in the background)" if level.background else ""
+                line, code = f"{indent}⧉ {label}{where}\n", "2"
+            case ToolCallStarted(name=name, input=tool_input):
+                shown, calls = self._agents.get(key, (f"{indent}{label}", 0))
+                self._agents[key] = (shown, calls + 1)
+                line, code = f"{indent}↳ {name}({_summary(tool_input)})\n", "2"
+            case Finished() as ended:
+                outcome = subagent_outcome(ended, self._agents.pop(key, ("", 0))[1])
+                done = ended.terminal is Terminal.COMPLETED
+                line = f"{indent}{'✓' if done else '✗'} {label} · {outcome}\n"
+                code = "2" if done else "31"
+            case _:
+                return
+        self._newline()
+        self._write(self._style(line, code))
+
+    def _unfinished(self) -> None:
+        """The run ended: a line for each subagent whose end never came."""
+        for shown, _ in self._agents.values():
+            self._newline()
+            indent = shown[: len(shown) - len(shown.lstrip())]
+            self._write(self._style(f"{indent}✗ {shown.lstrip()} · {UNFINISHED}\n", "31"))
+        self._agents.clear()
+
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished | ToolResultsAppended) -> None:
         match event:
             case ToolCallStarted(tool_use_id=tool_use_id, name=name, input=tool_input):
@@ -277,44 +320,11 @@ class LiveView(Struct):
             self._write(self._style(line, "31"))
 
 
-def _nested_line(wrapped: SubagentEvent, depth: int) -> str | None:
-    """What a person sees of a nested run's event: its tool calls, each a line indented under
-    the call that runs it (deeper for a run nested deeper); nothing of the rest, which shows in
-    that call's result."""
-    match wrapped.event:
-        case ToolCallStarted(name=name, input=tool_input):
-            return "    " * depth + f"↳ {name}({_summary(tool_input)})\n"
-        case SubagentEvent() as deeper:
-            return _nested_line(deeper, depth + 1)
-        case (
-            MessageStarted()
-            | BlockStarted()
-            | TextDelta()
-            | ThinkingDelta()
-            | ToolInputDelta()
-            | BlockCompleted()
-            | MessageDelta()
-            | MessageCompleted()
-            | SessionStarted()
-            | RequestStarted()
-            | Retrying()
-            | Withdrawn()
-            | PartialKept()
-            | ModelSwitched()
-            | ToolCallProgress()
-            | ToolCallFinished()
-            | PermissionRequested()
-            | PermissionResolved()
-            | ToolResultsAppended()
-            | Continuing()
-            | Compacted()
-            | HookRan()
-            | McpServerStatus()
-            | Finished()
-        ):
-            return None
-        case _ as unreachable:
-            assert_never(unreachable)
+def _shown(wrapped: SubagentEvent) -> bool:
+    """Whether a person sees a line of a nested run's event: its start, its tool calls and its
+    end do; the rest shows in its call's result."""
+    inner = unwrapped(wrapped)[0].event
+    return isinstance(inner, SessionStarted | ToolCallStarted | Finished)
 
 
 def _todo_list(todos: list[JSON]) -> str:

@@ -53,7 +53,9 @@ that counts. The Python SDK skips a message type it does not know, so its caller
 A nested run's events (`SubagentEvent`: a subagent a tool call runs) print as that run's own
 lines would, made by a writer of its own, each with the call as `parent_tool_use_id` (Claude
 Code's field for a subagent's messages) under the parent's session id; its `init` and `result`
-are left out, since the call's own result says how it ended.
+are left out, since the call's own result says how it ended; a subagent that runs in the
+background has Claude Code's `task_started` and `task_notification` lines instead
+(`stream_json_tasks`).
 
 A shrunk history is a `system` line `{"subtype": "compact_boundary", "compact_metadata": ...}`
 (Claude Code's shape, with `trigger`, `method`, `pre_tokens` and `post_tokens`). Every way the
@@ -208,6 +210,12 @@ class StreamJsonWriter(Struct):
     """The tool calls running now: their names and when they started (by `clock`)."""
     _nested: dict[str, StreamJsonWriter] = field(default_factory=dict[str, "StreamJsonWriter"])
     """A writer for each nested run going on, by the tool call that runs it."""
+    session_dir: str = ""
+    """The session's folder, where a subagent's transcript (a task's `output_file`) goes."""
+    tool_uses: int = 0
+    """Tool calls this writer's run has made (a background task's `usage` counts them)."""
+    _tasks: dict[str, SubagentEvent] = field(default_factory=dict[str, SubagentEvent])
+    """Background tasks announced and not yet closed, by the call that started each."""
 
     def lines(self, event: Event) -> list[Line]:
         """The lines one event produces (often none)."""
@@ -227,7 +235,7 @@ class StreamJsonWriter(Struct):
                 return self._system_lines(event)
             case Finished():
                 self._streaming = None  # a failed answer is not in the conversation
-                return [self.result(event)]
+                return [*self._unfinished_tasks(), self.result(event)]
             case ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
                 return self._tool_call_lines(event)
             case SubagentEvent():
@@ -249,13 +257,26 @@ class StreamJsonWriter(Struct):
         runs it as `parent_tool_use_id` (Claude Code's field for a subagent's messages; a line
         of a run nested deeper keeps its own). Its start and its end are no lines of their
         own: the call's result, in the run around it, says how it ended."""
+        # loaded when a run first nests another: a plain run starts without it
+        from .stream_json_tasks import TASK_SUBTYPES, task_notification, task_started
+
         parent = wrapped.parent_tool_use_id
         inner = wrapped.event
         if isinstance(inner, SessionStarted):
-            return []
+            if not wrapped.background:
+                return []
+            self._tasks[parent] = wrapped
+            return [task_started(wrapped, self._frame)]
         if isinstance(inner, Finished):
-            self._nested.pop(parent, None)
-            return []
+            ended = self._nested.pop(parent, None)
+            left = ended._unfinished_tasks() if ended is not None else []
+            if self._tasks.pop(parent, None) is None:
+                return left
+            tool_uses = ended.tool_uses if ended is not None else 0
+            closed = task_notification(
+                wrapped, inner, tool_uses=tool_uses, session_dir=self.session_dir, frame=self._frame
+            )
+            return [*left, closed]
         writer = self._nested.get(parent)
         if writer is None:
             writer = StreamJsonWriter(
@@ -265,12 +286,28 @@ class StreamJsonWriter(Struct):
                 session_id=self.session_id,
                 model=self.model,
                 clock=self.clock,
+                session_dir=self.session_dir,
             )
             self._nested[parent] = writer
         return [
-            line if line.get("parent_tool_use_id") else {**line, "parent_tool_use_id": parent}
+            line
+            if line.get("parent_tool_use_id") or line.get("subtype") in TASK_SUBTYPES
+            else {**line, "parent_tool_use_id": parent}
             for line in writer.lines(inner)
         ]
+
+    def _unfinished_tasks(self) -> list[Line]:
+        """The run ends: a `task_notification` (stopped) for each background task whose end
+        never came, so no caller waits for it."""
+        from .stream_json_tasks import task_unfinished
+
+        tasks, self._tasks = self._tasks, {}
+        lines: list[Line] = []
+        for parent, started in tasks.items():
+            writer = self._nested.pop(parent, None)
+            tool_uses = writer.tool_uses if writer is not None else 0
+            lines.append(task_unfinished(started, tool_uses, self.session_dir, self._frame))
+        return lines
 
     def _hook_lines(self, event: HookRan) -> list[Line]:
         """Claude Code's two lines for one hook run."""
@@ -329,6 +366,7 @@ class StreamJsonWriter(Struct):
         match event:
             case ToolCallStarted(tool_use_id=tool_use_id, name=name):
                 self._running[tool_use_id] = (name, self.clock())
+                self.tool_uses += 1
                 return []
             case ToolCallFinished(tool_use_id=tool_use_id):
                 self._running.pop(tool_use_id, None)

@@ -1,10 +1,25 @@
 """What a person reads about how a run goes on: the wording the demo's live view and the REPL
 share (a recovery the loop made, a hook that stopped something, a history that was shrunk), so
-both say the same thing in the same words."""
+both say the same thing in the same words; and how a subagent reads (its label, how it ended)
+for every printer."""
 
 from __future__ import annotations
 
-from stayer.events import Compacted, Continue, HookRan, McpServerStatus
+from typing import Literal
+
+from msgspec.structs import replace
+
+from stayer.events import (
+    Compacted,
+    Continue,
+    Event,
+    Finished,
+    HookRan,
+    McpServerStatus,
+    PermissionRequested,
+    SubagentEvent,
+    Terminal,
+)
 
 RECOVERIES: dict[Continue, str] = {
     Continue.MAX_OUTPUT_TOKENS_ESCALATE: "cut off by the output limit: asking again, allowing more",
@@ -66,3 +81,61 @@ def mcp_line(event: McpServerStatus) -> str | None:
             )
         case "connected" | "pending" | "disabled":
             return None
+
+
+# --- subagents ------------------------------------------------------------------------------
+
+TaskStatus = Literal["completed", "failed", "stopped"]
+
+_STOPPED = frozenset({Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS})
+
+
+def unwrapped(event: SubagentEvent) -> tuple[SubagentEvent, int]:
+    """The innermost wrapper of a nested run's event (whose `event` is the run's own) and how
+    deep it is (1: a subagent of the session's own call)."""
+    depth = 1
+    while isinstance(event.event, SubagentEvent):
+        event, depth = event.event, depth + 1
+    return event, depth
+
+
+def question_in(event: Event) -> PermissionRequested | None:
+    """The permission question `event` puts, the session's own or a subagent's (wrapped; named
+    by its wrapper when it does not name the subagent itself)."""
+    if not isinstance(event, SubagentEvent):
+        return event if isinstance(event, PermissionRequested) else None
+    level = unwrapped(event)[0]
+    request = level.event
+    if not isinstance(request, PermissionRequested):
+        return None
+    if request.agent:
+        return request
+    return replace(request, agent=agent_label(level.agent_type, level.description))
+
+
+def agent_label(agent_type: str, description: str) -> str:
+    """A subagent in a few words: its type, and what it was asked to do."""
+    kind = agent_type or "subagent"
+    return f"{kind}: {description}" if description.strip() else kind
+
+
+def task_status(terminal: Terminal) -> TaskStatus:
+    """How a subagent's run ended, in Claude Code's task words."""
+    if terminal is Terminal.COMPLETED:
+        return "completed"
+    return "stopped" if terminal in _STOPPED else "failed"
+
+
+UNFINISHED = "stopped: the run ended before it did"
+"""What is said of a background subagent whose end never came (stopped before it started, or
+with the run)."""
+
+
+def subagent_outcome(finished: Finished, tool_calls: int) -> str:
+    """How a subagent ended, one line: done or why not, its tool calls, its time."""
+    status = task_status(finished.terminal)
+    said = {"completed": "done", "stopped": "stopped"}.get(status)
+    if said is None:
+        said = f"failed ({finished.terminal.value})"
+    calls = f"{tool_calls} tool call" + ("" if tool_calls == 1 else "s")
+    return f"{said} · {calls} · {finished.duration_ms / 1000:.1f}s"

@@ -14,8 +14,8 @@ from tests.fakes.model_server import FakeModelServer
 from tests.ui.repl.commands_kit import RecordingRepl, opened, run
 
 BUILT_IN_NAMES = [
-    "clear", "compact", "context", "cost", "exit", "help", "init", "mcp", "memory", "model",
-    "permissions", "resume", "status",
+    "agents", "clear", "compact", "context", "cost", "exit", "help", "init", "mcp", "memory",
+    "model", "permissions", "resume", "status",
 ]  # fmt: skip
 
 

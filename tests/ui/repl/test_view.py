@@ -14,7 +14,6 @@ from stayer.events import (
     Event,
     Finished,
     SessionStarted,
-    SubagentEvent,
     Terminal,
     TextDelta,
     ThinkingDelta,
@@ -274,22 +273,6 @@ def test_a_changed_todo_list_is_shown_instead_of_the_result() -> None:
         data={"oldTodos": [], "newTodos": todos},
     )
     assert lines(view.feed(done)) == ["● TodoWrite(1 task)", "  ⎿  ◐ fix"]
-
-
-def test_a_subagents_calls_are_live_under_the_call_that_runs_it() -> None:
-    view, _ = make()
-    view.feed(ToolCallStarted("task", "Task", {"description": "Find the bug"}))
-    view.feed(SubagentEvent("task", ToolCallStarted("s1", "Grep", {"pattern": "bug"})))
-    view.feed(
-        SubagentEvent(
-            "task", SubagentEvent("s1", ToolCallStarted("s2", "Read", {"file_path": "a"}))
-        )
-    )
-    view.feed(SubagentEvent("task", TextDelta(0, "thinking aloud")))
-    live = view.live().splitlines()
-    assert live[1:] == ['  ↳ Grep(pattern: "bug")', "    ↳ Read(a)"]
-    out = view.feed(result("task", "Found it.", "Task"))
-    assert lines(out) == ["● Task(Find the bug)", "  ⎿  Found it."]
 
 
 def test_an_interrupted_call_is_printed_once() -> None:

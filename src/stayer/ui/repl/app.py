@@ -59,8 +59,10 @@ from stayer.permissions import Decision
 from stayer.providers.prices import listed_cost
 from stayer.session.options import QueryOptions
 from stayer.session.session import Prompt, Session
+from stayer.ui.wording import question_in
 
 from .commands import Commands
+from .commands_custom import CatalogCommands, catalog_of
 from .commands_mcp import ask_approval
 from .completion import FileIndex, ReplCompleter
 from .dialogs import Chosen, Dialog, Option, decision_for, keeper, permission_dialog
@@ -126,6 +128,7 @@ class ReplApp:
             self.commands, say=self.say, warn=self._warn, changed=self._commands_changed
         )
         self.pastes = Pastes()
+        self._catalog = CatalogCommands()
         self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
         self._driver_task: asyncio.Task[None] | None = None
@@ -294,6 +297,8 @@ class ReplApp:
         self._tracker.totals.context_window = started.context_window
         self._tracker.mode = session.permission_mode
         self.mcp.attach(session)
+        for problem in self._catalog.offer(self.commands, catalog_of(session)):
+            self._warn(problem)
         refused = self.footer.attach(session, self._cwd)
         if refused is not None:
             self.show(self.view.notice(refused, level="warning"))
@@ -430,8 +435,9 @@ class ReplApp:
         self._track(event)
         if isinstance(event, McpServerStatus) and self.mcp.told(event):
             return  # said as it happened (`mcp_watch`)
-        if isinstance(event, PermissionRequested):
-            self._spawn(self._question(event))
+        request = question_in(event)  # a subagent's too: answered by its call's id
+        if request is not None:
+            self._spawn(self._question(request))
         ended = self.view.flush() if isinstance(event, Finished) else []
         self.show([*ended, *self.view.feed(event)])
 
@@ -571,8 +577,13 @@ class ReplApp:
     def _width(self) -> int:
         return max(self.output.get_size().columns, 20)
 
-    def _command_names(self) -> list[tuple[str, str]]:
-        return [(command.name, command.summary) for command in self.commands.complete("")]
+    def _command_names(self) -> list[tuple[str, str, str]]:
+        """What `/` completes: a custom command with its argument hint beside its name (what
+        it takes is its file's to say; the built-ins' are in /help)."""
+        return [
+            (c.name, c.summary, c.argument_hint if c.origin else "")
+            for c in self.commands.complete("")
+        ]
 
     def _warn(self, line: str) -> None:
         self.show(self.view.notice(line, level="warning"))

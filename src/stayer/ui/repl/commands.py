@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from stayer.errors import ConfigError, StayerError
 
 from .commands_context import context_command
+from .commands_custom import agents_command
 from .commands_entry import Command
 from .commands_info import cost_command, status_command
 from .commands_mcp import mcp_command
@@ -61,9 +62,26 @@ KEYS: tuple[tuple[str, str], ...] = (
 async def _help(repl: Repl, argument: str) -> None:
     table = RUNNING.get(None)
     commands = table.commands() if table is not None else list(BUILT_IN)
-    usage = [(_usage(command), command.summary) for command in commands]
-    lines = ["Commands:", *_columns(usage), "", "Keys:", *_columns(KEYS)]
+    usage = [(_usage(command), command.summary) for command in commands if not command.origin]
+    lines = ["Commands:", *_columns(usage)]
+    lines += _custom_lines(commands, table.shadowed if table is not None else {})
+    lines += ["", "Keys:", *_columns(KEYS)]
     repl.say("\n".join(lines))
+
+
+def _custom_lines(commands: Sequence[Command], shadowed: dict[str, str]) -> list[str]:
+    """The custom commands and skills, each saying where it is from, and those a built-in
+    command's name hides."""
+    rows = [
+        (_usage(command), f"{command.summary} ({command.origin})")
+        for command in commands
+        if command.origin
+    ]
+    rows += [
+        (f"/{name}", f"({where}) not offered: the built-in /{name} wins; rename it")
+        for name, where in sorted(shadowed.items())
+    ]
+    return ["", "Custom commands and skills (sent to the model):", *_columns(rows)] if rows else []
 
 
 def _columns(rows: Sequence[tuple[str, str]], most: int = 24) -> list[str]:
@@ -97,6 +115,7 @@ BUILT_IN: tuple[Command, ...] = (
     init_command,
     status_command,
     mcp_command,
+    agents_command,
     exit_command,
 )
 """The commands every REPL has; their names are fixed."""
@@ -108,6 +127,8 @@ class Commands:
     def __init__(self, commands: Iterable[Command] = BUILT_IN) -> None:
         self._by_name: dict[str, Command] = {}
         self._fixed: set[str] = set()
+        self.shadowed: dict[str, str] = {}
+        """Custom commands not offered because a built-in has their name: name, where from."""
         for command in commands:
             self._check_free(command, self._by_name.keys())
             self._enter(command)

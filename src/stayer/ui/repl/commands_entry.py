@@ -21,3 +21,6 @@ class Command(Struct, frozen=True):
     aliases: tuple[str, ...] = ()
     while_running: bool = False
     """Whether it may run while a run is going (/cost may, /clear may not)."""
+    origin: str = ""
+    """Where a custom command or skill comes from ("the project's command"); "" for the
+    REPL's own."""

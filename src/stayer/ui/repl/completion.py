@@ -37,8 +37,9 @@ LIST_TIMEOUT_S = 20.0
 LIST_MAX_BYTES = 64 * 1024 * 1024
 MAX_SHOWN = 50
 
-CommandSource = Callable[[], Iterable[tuple[str, str]]]
-"""The commands on offer now: (name without the slash, one-line summary)."""
+CommandSource = Callable[[], Iterable[tuple[str, str] | tuple[str, str, str]]]
+"""The commands on offer now: (name without the slash, one-line summary), and what may follow
+the name (`<name>`, shown beside it) when something may."""
 
 _MENTION = re.compile(r'(?:^|(?<=\s))@(?P<query>"[^"]*|[^\s"]*)$')
 _COMMAND = re.compile(r"^/(?P<query>\S*)$")
@@ -216,16 +217,17 @@ class ReplCompleter(Completer):
             yield completion
 
     def _command_completions(self, query: str) -> Iterator[Completion]:
-        summaries = dict(self._commands())
-        names = sorted(summaries)
+        offered = {entry[0]: entry for entry in self._commands()}
+        names = sorted(offered)
         prefixed = [name for name in names if name.startswith(query)]
         others = [name for name in fuzzy_matches(query, names) if name not in prefixed]
         for name in [*prefixed, *others]:
+            _, summary, *hint = offered[name]
             yield Completion(
                 f"/{name}",
                 start_position=-(len(query) + 1),
-                display=f"/{name}",
-                display_meta=summaries[name],
+                display=" ".join([f"/{name}", *hint]).rstrip(),
+                display_meta=summary,
             )
 
     def _path_completions(self, query: str) -> Iterator[Completion]:

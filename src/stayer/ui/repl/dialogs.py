@@ -22,6 +22,7 @@ from stayer.permissions import Decision
 from stayer.session.session import Session
 from stayer.session.settings import rule_problem
 from stayer.tools.names import EXIT_PLAN_MODE, WRITING_TOOLS
+from stayer.ui.live_output import safe
 
 
 class Option(Struct, frozen=True):
@@ -113,6 +114,8 @@ def permission_dialog(request: PermissionRequested, shown: str, cwd: Path) -> Di
         options.append(Option(f"Yes, and don't ask again for {rule} in this project"))
     options.append(Option("No, and tell the model what to do instead", takes_note=True))
     heading = shown.rstrip("\n") + "\n" + _question(request, cwd)
+    if request.agent:  # a subagent asks: say which, before what it would do
+        heading = f"{safe(request.agent)} wants to use {safe(request.name)}:\n{heading}"
     return Dialog(heading, options, footnote="Esc to say no")
 
 

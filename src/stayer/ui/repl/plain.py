@@ -30,8 +30,10 @@ from stayer.exec.attached import editor_command, run_attached
 from stayer.loop.abort import AbortSignal
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
+from stayer.ui.wording import question_in
 
 from .commands import Commands
+from .commands_custom import CatalogCommands, catalog_of
 from .commands_mcp import ask_approval
 from .dialogs import Dialog, decision_for, keeper, permission_dialog
 from .entry import entered
@@ -98,6 +100,7 @@ class PlainRepl:
         self.view = View(width=lambda: shutil.get_terminal_size().columns, color=False)
         self.commands = Commands()
         self.mcp = McpWatch(self.commands, say=self.say, warn=self.say)
+        self._catalog = CatalogCommands()
         self._tracker = Tracker(options.permission_mode or "default")
         self._driver: Driver | None = None
         self._driver_task: asyncio.Task[None] | None = None
@@ -221,6 +224,8 @@ class PlainRepl:
         for warning in self._driver.session.warnings:
             self.say(warning)
         self.mcp.attach(self._driver.session)
+        for problem in self._catalog.offer(self.commands, catalog_of(self._driver.session)):
+            self.say(problem)
         if self._driver.session.history:
             self._write(self.view.replay(self._driver.session.history))
         self._driver_task = asyncio.create_task(self._driver.run())
@@ -241,8 +246,9 @@ class PlainRepl:
         if isinstance(event, Finished):
             self._write(self.view.flush())
         self._write(self.view.feed(event))
-        if isinstance(event, PermissionRequested):
-            await self._question(event)
+        request = question_in(event)  # a subagent's is put as the session's own is
+        if request is not None:
+            await self._question(request)
         waiting = self._driver is not None and self._driver.session.queued
         if isinstance(event, Finished) and not self.running and not waiting:
             self._idle.set()

@@ -157,3 +157,20 @@ def todo_texts(todos: Sequence[JSON]) -> list[Table]:
         style = {"completed": "strike dim", "in_progress": "bold"}.get(status, "")
         lines.append(Text(f"{TODO_MARKS.get(status, '☐')} {content}", style=style))
     return _under(lines, None, more_style="dim")
+
+
+def describe_input(tool_input: Mapping[str, JSON]) -> list[Text]:
+    """A call's input, one argument a line, for a permission question: a command in full,
+    the rest cut short."""
+    texts: list[Text] = []
+    for key, value in tool_input.items():
+        if isinstance(value, str) and key == "command":
+            texts += [Text("  " + safe(line), style="bold") for line in value.splitlines()]
+        elif isinstance(value, str):
+            first = (safe(value).splitlines() or [""])[0]
+            texts.append(Text(f"  {key}: {first}", style="dim", no_wrap=True, overflow="ellipsis"))
+        else:
+            texts.append(
+                Text(f"  {key}: {value!r}"[:200], style="dim", no_wrap=True, overflow="ellipsis")
+            )
+    return texts

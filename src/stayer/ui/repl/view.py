@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, assert_never
@@ -68,15 +67,17 @@ from stayer.messages import (
     UserMessage,
 )
 from stayer.ui.live_output import RunningOutput, safe
+from stayer.ui.wording import agent_label, unwrapped
 
 from .ansi import Painter, hang, markdown, plain
 from .diffs import Change, Reader, change_of, diff_texts, file_argument, read_text
 from .markdown_stream import MarkdownStream
 from .notices import Notice, NoticeEvent, finished_line, notice_of
+from .subagents import Subagents
 from .tool_lines import (
     SHORT_RESULT_LINES,
     call_text,
-    key_argument,
+    describe_input,
     result_texts,
     status_mark,
     todo_texts,
@@ -88,7 +89,6 @@ LIVE_ROWS = 16
 KEPT_LIVE_ROWS = 4
 """Source lines of such a block that stay live when its head is printed (the last ones may
 still change as text arrives)."""
-NESTED_LINES = 3
 _WORD = re.compile(r"\S+")
 SPINNER = "·✢✳✶✻✽✻✶✳✢"
 PROMPT_LINES = 40
@@ -103,7 +103,6 @@ class _Running(Struct):
     started: float
     before: str | None
     output: RunningOutput
-    nested: deque[str]
     waiting: bool = False
 
 
@@ -150,6 +149,7 @@ class View:
         self._rendered: tuple[str, int, list[str]] = ("", 0, [])
         self._thinking: _Thinking | None = None
         self._calls: dict[str, _Running] = {}
+        self._agents = Subagents(now=now, cwd=lambda: self._cwd)
         self._flushed: set[str] = set()
         self._last: _Done | None = None
         self._printed = False
@@ -230,7 +230,13 @@ class View:
             if rows:
                 groups.append(rows)
         if self._calls:
-            groups.append([row for call in self._calls.values() for row in self._call_rows(call)])
+            groups.append(
+                [row for key, call in self._calls.items() for row in self._call_rows(key, call)]
+            )
+        if self._agents:
+            rows = self._rows(self._agents.detached_rows(set(self._calls), self._paint().width))
+            if rows:
+                groups.append(rows)
         if not groups:
             return ""
         lines = [""] if self._printed and not self._text_continues else []
@@ -241,6 +247,7 @@ class View:
     def flush(self) -> list[str]:
         """Commit everything live: a run ended or was stopped."""
         out = self._end_thinking() + self._end_text()
+        self._agents.drop_under(set(self._calls))
         for tool_use_id, call in self._calls.items():
             self._flushed.add(tool_use_id)
             line = call_text(call.name, call.input, self._cwd, Text("●", style="dim"))
@@ -297,7 +304,7 @@ class View:
             change = change_of(name, input, self._read(self._resolve(path)))
             body: list[RenderableType] = [*diff_texts(change)] if change is not None else []
         else:
-            body = _describe_input(input)
+            body = [*describe_input(input)]
         return "\n".join(self._rows([head, *body]))
 
     # --- text and thinking -------------------------------------------------------------------
@@ -437,12 +444,7 @@ class View:
                 path = file_argument(name, tool_input)
                 before = self._read(self._resolve(path)) if path is not None else None
                 self._calls[tool_use_id] = _Running(
-                    name,
-                    dict(tool_input),
-                    self._now(),
-                    before,
-                    RunningOutput(),
-                    deque(maxlen=NESTED_LINES),
+                    name, dict(tool_input), self._now(), before, RunningOutput()
                 )
                 self._calls[tool_use_id].output.start(tool_use_id, name)
                 return []
@@ -454,8 +456,7 @@ class View:
             case ToolCallFinished():
                 return self._call_finished(event)
             case SubagentEvent():
-                self._nested(event)
-                return []
+                return self._nested(event)
             case _ as unreachable:
                 assert_never(unreachable)
 
@@ -468,6 +469,7 @@ class View:
         change = change_of(event.name, tool_input, before) if event.status == "completed" else None
         self._last = _Done(event.name, tool_input, event.status, event.result.text, change)
         head = call_text(event.name, tool_input, self._cwd, status_mark(event.status))
+        agents: list[RenderableType] = [*self._agents.finished_under(event.tool_use_id)]
         todos = event.data.get("newTodos")
         if isinstance(todos, list) and todos != event.data.get("oldTodos"):
             body = todo_texts(todos)
@@ -479,20 +481,26 @@ class View:
                 limit=SHORT_RESULT_LINES,
                 cwd=self._cwd,
             )
-        return self._item(self._rows([head, *body]))
+        return self._item(self._rows([head, *agents, *body]))
 
-    def _nested(self, event: SubagentEvent) -> None:
-        """A subagent's tool call, kept as a line under the top call that runs it."""
-        depth, inner = 1, event.event
-        while isinstance(inner, SubagentEvent):
-            depth, inner = depth + 1, inner.event
-        call = self._calls.get(event.parent_tool_use_id)
-        if call is None or not isinstance(inner, ToolCallStarted):
-            return
-        argument = key_argument(inner.name, inner.input, self._cwd)
-        call.nested.append("  " * depth + f"↳ {safe(inner.name)}({argument})")
+    def _nested(self, event: SubagentEvent) -> list[str]:
+        """A subagent's event: live under the call that started it (`subagents`); the end of
+        one in the background whose call has returned is an item of its own, and a call a
+        policy refused it is said as the session's own would be."""
+        ended = self._agents.take(event)
+        level = unwrapped(event)[0]
+        out: list[str] = []
+        if isinstance(level.event, PermissionResolved):  # said as the session's own, named
+            notice = notice_of(level.event)
+            if notice is not None:
+                label = safe(agent_label(level.agent_type, level.description))
+                out = self._say(Notice(f"{label}: {notice.text}", notice.level))
+        if ended is not None and ended.call not in self._calls:
+            self._agents.forget(ended)
+            out += self._item(self._rows([self._agents.ended_line(ended)]))
+        return out
 
-    def _call_rows(self, call: _Running) -> list[str]:
+    def _call_rows(self, tool_use_id: str, call: _Running) -> list[str]:
         width = self._paint().width
         elapsed = max(self._now() - call.started, 0.0)
         if call.waiting:
@@ -505,7 +513,7 @@ class View:
         line.append(suffix, style="dim")
         texts = [line]
         texts += [Text(row, style="dim", no_wrap=True) for row in call.output.rows(width)]
-        texts += [Text(row, style="dim", no_wrap=True, overflow="ellipsis") for row in call.nested]
+        texts += self._agents.rows_under(tool_use_id, width)
         return self._rows(texts)
 
     def _permission(self, event: PermissionRequested | PermissionResolved) -> list[str]:
@@ -533,6 +541,7 @@ class View:
     def _finished(self, event: Finished) -> list[str]:
         out = self.flush()
         self._flushed.clear()
+        out += self._item(self._rows(self._agents.unfinished()))
         return out + self._item(self._rows([Text(finished_line(event), style="dim")]))
 
     # --- replay ----------------------------------------------------------------------------
@@ -581,19 +590,3 @@ class View:
 def safe_text(text: str) -> str:
     """Streamed text without escape sequences or control characters; newlines kept."""
     return "\n".join(safe(line) for line in text.split("\n"))
-
-
-def _describe_input(tool_input: Mapping[str, JSON]) -> list[RenderableType]:
-    """A call's input, one argument a line: a command in full, the rest cut short."""
-    texts: list[RenderableType] = []
-    for key, value in tool_input.items():
-        if isinstance(value, str) and key == "command":
-            texts += [Text("  " + safe(line), style="bold") for line in value.splitlines()]
-        elif isinstance(value, str):
-            first = (safe(value).splitlines() or [""])[0]
-            texts.append(Text(f"  {key}: {first}", style="dim", no_wrap=True, overflow="ellipsis"))
-        else:
-            texts.append(
-                Text(f"  {key}: {value!r}"[:200], style="dim", no_wrap=True, overflow="ellipsis")
-            )
-    return texts
