@@ -13,6 +13,16 @@ Scope = Literal["built-in", "user", "project", "flag", "plugin"]
 up to the repository root), `--agents`, or a plugin."""
 
 
+RESERVED_COMMANDS = frozenset(
+    {
+        "help", "clear", "compact", "cost", "context", "model", "resume", "permissions",
+        "memory", "init", "status", "exit", "quit", "mcp", "agents", "config", "doctor",
+    }
+)  # fmt: skip
+"""The REPL's own slash commands: a skill or command file may not take one of these names
+(in any case); it is left out with a problem line."""
+
+
 class AgentDefinition(Struct, frozen=True, kw_only=True):
     """A kind of subagent: what the model names as `subagent_type`, and what a child of that
     kind runs with. `prompt` is its whole system prompt (a file's body). `tools` None means
