@@ -5,9 +5,16 @@ plugins' and `--agents`, and returns one `Catalog`.
 Which definition of a name wins, highest first:
   agents: `--agents` > project (nearest folder; in one folder `.stayer` over `.claude`) >
     user (`~/.stayer` over `~/.claude`) > plugin (`plugin:name`) > built-in;
-  skills and commands: a skill over a command of the same name; then personal (home) >
-    project (nearest; `.stayer` over `.claude` over `.agents`) > plugin (`plugin:name`).
-Two files in one folder defining the same name keep the first (by path) and a problem line.
+  skills and commands: personal (home) > project (nearest; `.stayer` over `.claude` over
+    `.agents`) > plugin (`plugin:name`), and within one of these a skill over a command of
+    the same name (so a repository's skill never replaces the user's own command).
+Two files in one folder defining the same name keep the first (by path) and a problem line, as
+does a name taken across scopes, one of the REPL's own (`RESERVED_COMMANDS`), or one differing
+from another only in case. A project's agent may replace a built-in or the user's own agent, as
+in Claude Code, with a notice line in `problems` saying so.
+
+A project's folders and files must resolve inside the repository (or `cwd` outside one), a
+plugin's inside the plugin; see `guard` for what else a file must be to be read.
 
 A run with none of these folders only stats them: the parsers, and PyYAML behind them, are
 imported when the first file is found. Nothing here raises for a file: every file left out is

@@ -61,7 +61,7 @@ def model_field(value: object) -> str | None:
     text = frontmatter.as_text(value)
     if not text:
         raise BadValue("must be a model alias (sonnet, opus, haiku), a model id, or inherit")
-    return None if text == "inherit" else text
+    return None if text == "inherit" else guard.one_line(text, guard.SHOWN_CAP)
 
 
 def _mode(value: object) -> str:

@@ -98,9 +98,9 @@ class Plugin(Struct, frozen=True, kw_only=True):
 
 
 class Catalog(Struct, frozen=True, kw_only=True):
-    """Everything a session found: one agent and one skill per name (the nearest, then the
-    higher scope, wins; a skill wins over a command of the same name), the plugins they came
-    with, and `problems`, one line each, for every file left out and why."""
+    """Everything a session found: one agent and one skill per name (see `catalog` for which
+    wins), the plugins they came with, and `problems`, one clean line each, for every file
+    left out and why (and a notice for a project's agent replacing one the user relies on)."""
 
     agents: tuple[AgentDefinition, ...] = ()
     skills: tuple[Skill, ...] = ()

@@ -67,8 +67,10 @@ def read_plugin(
         name=name,
         root=root,
         source=source,
-        version=given_version if isinstance(given_version, str) else version,
-        description=description if isinstance(description, str) else "",
+        version=guard.shown(given_version) if isinstance(given_version, str) else version,
+        description=guard.cut(guard.flat(description), guard.FIELD_CAP)
+        if isinstance(description, str)
+        else "",
         hooks_file=hooks,
         mcp_file=mcp,
     )

@@ -208,3 +208,18 @@ def test_a_plugins_default_folders_must_stay_inside_it(
     assert sorted(line.split(": ", 1)[0] for line in found.problems) == sorted(
         str(kit / p) for p in ("skills", "commands", "agents", "hooks/hooks.json", ".mcp.json")
     )
+
+
+def test_a_plugins_description_and_an_agents_model_are_clean(
+    repo: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    kit = tmp_path / "kit"
+    write(
+        kit / ".claude-plugin/plugin.json",
+        json.dumps({"name": "kit", "description": "x\u001b[2J\ny", "version": "1\u009b"}),
+    )
+    write(repo / ".claude/agents/a.md", '---\nname: a\ndescription: d\nmodel: "m\\e]0;t"\n---\np')
+    found = load(repo, env, plugin_dirs=(kit,))
+    agent = found.agent("a")
+    assert agent is not None and agent.model == "m\\x1b]0;t"
+    assert (found.plugins[0].description, found.plugins[0].version) == ("x\\x1b[2J y", "1\\x9b")
