@@ -209,18 +209,6 @@ def _adjusted(fields: dict[str, object], *, plugin: str | None) -> list[str]:
     return []
 
 
-def agent_files(folder: Path) -> tuple[Path, ...]:
-    """The Markdown files under `folder`, subfolders included, in a stable order; a README is
-    the folder's documentation (collections of agents ship one), not an agent."""
-    return tuple(
-        sorted(
-            path
-            for path in folder.rglob("*.md")
-            if path.is_file() and path.name.lower() != "readme.md"
-        )
-    )
-
-
 def agents_from_json(given: str | Mapping[str, object]) -> tuple[AgentDefinition, ...]:
     """The agents `--agents` defines (JSON text or its parsed mapping); raises `ConfigError`
     with one line for anything wrong in it."""
