@@ -15,4 +15,5 @@ call.
     skills       skill folders and command files
     plugins      plugin folders, from `--plugin-dir` or `enabledPlugins`
     arguments    a body's placeholders filled, its `!` commands found and filled
+    guard        reading files a repository wrote without trusting them; clean text to show
 """

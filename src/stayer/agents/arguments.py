@@ -8,27 +8,42 @@ falls back to splitting on spaces), `$name` for a name the front matter's `argum
 declares, and `${CLAUDE_SESSION_ID}`, `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_SKILL_DIR}`,
 `${CLAUDE_PLUGIN_ROOT}`. A body with no argument placeholder gets the arguments appended, so
 what the user typed is never lost.
+
+`render` is the safe way: the commands are found in the body as written, so an argument can
+never become one, and an argument inside a command is shell-quoted (there `$N` is the shell's
+own and left alone). `expand`, `shell_commands` and `fill` are the older pieces, kept for their
+callers until they move to `render`.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from msgspec import Struct
 
-_PLACEHOLDER = re.compile(
+_FIXED = (
     r"\$\{CLAUDE_(?P<var>SESSION_ID|PROJECT_DIR|SKILL_DIR|PLUGIN_ROOT)\}"
     r"|\$ARGUMENTS\[(?P<index>\d+)\]"
     r"|\$(?P<all>ARGUMENTS)(?![\w\[])"
-    r"|\$(?P<number>\d+)(?!\w)"
-    r"|\$(?P<name>[A-Za-z_][\w-]*)"
 )
+_NUMBER = r"|\$(?P<number>\d+)(?!\w)"
 
 _INLINE = re.compile(r"(?:^|(?<=\s))!`(?P<command>[^`\n]+)`", re.MULTILINE)
 _FENCED = re.compile(r"^```!\s*\n(?P<command>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def _pattern(names: Sequence[str], *, numbers: bool) -> re.Pattern[str]:
+    """The placeholders to fill: `$N` only outside commands (in a command it is the shell's
+    own, as in `awk '{print $1}'`), `$name` only for a declared name not followed by more of
+    a name (`$env` declared leaves `$env-specific` alone)."""
+    pattern = _FIXED + (_NUMBER if numbers else "")
+    if names:
+        declared = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+        pattern += rf"|\$(?P<name>{declared})(?![\w-])"
+    return re.compile(pattern)
 
 
 def split_arguments(args: str) -> list[str]:
@@ -37,6 +52,67 @@ def split_arguments(args: str) -> list[str]:
         return shlex.split(args)
     except ValueError:
         return args.split()
+
+
+class _Filler:
+    """Fills placeholders in pieces of one body, remembering whether any took the arguments."""
+
+    def __init__(
+        self, args: str, names: Sequence[str], variables: Mapping[str, str | None]
+    ) -> None:
+        self.args = args
+        self.words = split_arguments(args)
+        self.names = list(names)
+        self.variables = variables
+        self.used = False
+        self.outside = _pattern(names, numbers=True)
+        self.inside = _pattern(names, numbers=False)
+
+    def text(self, piece: str) -> str:
+        """`piece` with its placeholders filled as typed."""
+        return self.outside.sub(lambda match: self._value(match, quote=False), piece)
+
+    def command(self, piece: str) -> str:
+        """A shell command with its placeholders filled, each value quoted for the shell."""
+        return self.inside.sub(lambda match: self._value(match, quote=True), piece)
+
+    def _value(self, match: re.Match[str], *, quote: bool) -> str:
+        if match["var"] is not None:
+            value = self.variables[match["var"]]
+            if value is None:
+                return match[0]  # unknown here: left as written
+        else:
+            self.used = True
+            value = self._argument(match)
+        return shlex.quote(value) if quote else value
+
+    def _argument(self, match: re.Match[str]) -> str:
+        found = match.groupdict()  # `name` and `number` are not in every pattern
+        if found["all"] is not None:
+            return self.args.strip()
+        if found.get("name") is not None:
+            index = self.names.index(found["name"])
+        else:
+            index = int(found["index"] if found["index"] is not None else found["number"])
+        return self.words[index] if index < len(self.words) else ""
+
+
+def _variables(
+    session_id: str, project_dir: Path, skill_dir: Path | None, plugin_root: Path | None
+) -> dict[str, str | None]:
+    return {
+        "SESSION_ID": session_id,
+        "PROJECT_DIR": str(project_dir),
+        "SKILL_DIR": str(skill_dir) if skill_dir is not None else None,
+        "PLUGIN_ROOT": str(plugin_root) if plugin_root is not None else None,
+    }
+
+
+def _appended(text: str, args: str, filler: _Filler) -> str:
+    """What the user typed after the text, when no placeholder took it (never lost)."""
+    if filler.used or not args.strip():
+        return text
+    return f"{text.rstrip()}\n\nARGUMENTS: {args.strip()}"
 
 
 def expand(
@@ -49,38 +125,61 @@ def expand(
     skill_dir: Path | None = None,
     plugin_root: Path | None = None,
 ) -> str:
-    """`body` with its placeholders filled; the arguments appended when it has none for them."""
-    words = split_arguments(args)
-    variables = {
-        "SESSION_ID": session_id,
-        "PROJECT_DIR": str(project_dir),
-        "SKILL_DIR": str(skill_dir) if skill_dir is not None else None,
-        "PLUGIN_ROOT": str(plugin_root) if plugin_root is not None else None,
-    }
-    used_arguments = False
+    """`body` with its placeholders filled everywhere, `!` commands included, as typed (see
+    `render`, which keeps arguments out of commands' syntax); the arguments appended when it
+    has none for them."""
+    filler = _Filler(args, names, _variables(session_id, project_dir, skill_dir, plugin_root))
+    return _appended(filler.text(body), args, filler)
 
-    def word(index: int) -> str:
-        return words[index] if index < len(words) else ""
 
-    def substitute(match: re.Match[str]) -> str:
-        nonlocal used_arguments
-        if match["var"] is not None:
-            value = variables[match["var"]]
-            return match[0] if value is None else value  # unknown here: left as written
-        if match["name"] is not None:
-            if match["name"] not in names:
-                return match[0]  # `$HOME` in a shell example, not an argument
-            used_arguments = True
-            return word(list(names).index(match["name"]))
-        used_arguments = True
-        if match["all"] is not None:
-            return args.strip()
-        return word(int(match["index"] if match["index"] is not None else match["number"]))
+class Rendered(Struct, frozen=True, kw_only=True):
+    """A body ready for the model once its commands have run: `text` is the body with the
+    placeholders filled outside the commands and each command left as written; `commands`
+    are the commands to run (through the permission policy), their placeholders filled with
+    shell-quoted values. `fill` puts the outputs in the commands' places."""
 
-    expanded = _PLACEHOLDER.sub(substitute, body)
-    if not used_arguments and args.strip():
-        expanded = f"{expanded.rstrip()}\n\nARGUMENTS: {args.strip()}"
-    return expanded
+    text: str
+    commands: tuple[str, ...]
+    pieces: tuple[str, ...]
+    """The text between the commands (one more than `commands`), filled."""
+
+    def fill(self, outputs: Sequence[str]) -> str:
+        """The body with each command's output (same order as `commands`) in its place."""
+        if len(outputs) != len(self.commands):
+            raise ValueError(f"{len(self.commands)} shell commands but {len(outputs)} outputs")
+        joined = [self.pieces[0]]
+        for output, piece in zip(outputs, self.pieces[1:], strict=True):
+            joined += [output, piece]
+        return "".join(joined)
+
+
+def render(
+    body: str,
+    args: str,
+    *,
+    names: Sequence[str] = (),
+    session_id: str,
+    project_dir: Path,
+    skill_dir: Path | None = None,
+    plugin_root: Path | None = None,
+) -> Rendered:
+    """`body` split at its `!` commands (found before anything is filled, so an argument
+    that reads ``!`cat ~/.ssh/id_rsa` `` stays text), the text filled as typed, the commands
+    filled with quoted values; the arguments appended when nothing took them."""
+    filler = _Filler(args, names, _variables(session_id, project_dir, skill_dir, plugin_root))
+    spans = shell_commands(body)
+    pieces: list[str] = []
+    commands: list[str] = []
+    position = 0
+    for span in spans:
+        pieces.append(filler.text(body[position : span.start]))
+        commands.append(filler.command(span.command))
+        position = span.end
+    pieces.append(filler.text(body[position:]))
+    pieces[-1] = _appended(pieces[-1], args, filler)
+    written = [body[span.start : span.end] for span in spans]
+    text = "".join(p for pair in zip(pieces, [*written, ""], strict=True) for p in pair)
+    return Rendered(text=text, commands=tuple(commands), pieces=tuple(pieces))
 
 
 class ShellSpan(Struct, frozen=True):

@@ -5,9 +5,16 @@ plugins' and `--agents`, and returns one `Catalog`.
 Which definition of a name wins, highest first:
   agents: `--agents` > project (nearest folder; in one folder `.stayer` over `.claude`) >
     user (`~/.stayer` over `~/.claude`) > plugin (`plugin:name`) > built-in;
-  skills and commands: a skill over a command of the same name; then personal (home) >
-    project (nearest; `.stayer` over `.claude` over `.agents`) > plugin (`plugin:name`).
-Two files in one folder defining the same name keep the first (by path) and a problem line.
+  skills and commands: personal (home) > project (nearest; `.stayer` over `.claude` over
+    `.agents`) > plugin (`plugin:name`), and within one of these a skill over a command of
+    the same name (so a repository's skill never replaces the user's own command).
+Two files in one folder defining the same name keep the first (by path) and a problem line, as
+does a name taken across scopes, one of the REPL's own (`RESERVED_COMMANDS`), or one differing
+from another only in case. A project's agent may replace a built-in or the user's own agent, as
+in Claude Code, with a notice line in `problems` saying so.
+
+A project's folders and files must resolve inside the repository (or `cwd` outside one), a
+plugin's inside the plugin; see `guard` for what else a file must be to be read.
 
 A run with none of these folders only stats them: the parsers, and PyYAML behind them, are
 imported when the first file is found. Nothing here raises for a file: every file left out is
@@ -26,8 +33,8 @@ from msgspec import Struct
 
 from stayer.config.dirs import claude_config_dir, config_root
 
-from .builtin import BUILTIN_AGENTS
-from .model import AgentDefinition, Catalog, Plugin, Scope, Skill
+from .builtin import BUILTIN_AGENTS, BUILTIN_NAMES
+from .model import RESERVED_COMMANDS, AgentDefinition, Catalog, Plugin, Scope, Skill
 
 if TYPE_CHECKING:
     from .plugins import PluginParts
@@ -41,12 +48,23 @@ SKILL_FOLDERS = (".stayer", ".claude", ".agents")
 standard's own folder, which Codex and opencode read too)."""
 
 
-class _Places(Struct, frozen=True, kw_only=True):
-    """The folders that may hold definitions, each with its scope, highest first."""
+class _Source(Struct, frozen=True, kw_only=True):
+    """A folder (or one file) that may hold definitions: its scope, its plugin, and the root
+    its files must stay inside (None for the user's own folders, whose links are theirs)."""
 
-    agents: tuple[tuple[Path, Scope], ...]
-    skills: tuple[tuple[Path, Scope], ...]
-    commands: tuple[tuple[Path, Scope], ...]
+    path: Path
+    scope: Scope
+    plugin: str | None = None
+    boundary: Path | None = None
+
+
+class _Places(Struct, frozen=True, kw_only=True):
+    """The folders that may hold definitions, highest first (the user's before the
+    project's)."""
+
+    agents: tuple[_Source, ...]
+    skills: tuple[_Source, ...]
+    commands: tuple[_Source, ...]
 
 
 def load_catalog(
@@ -72,8 +90,17 @@ def load_catalog(
         agents=agents,
         skills=skills,
         plugins=tuple(plugin for plugin, _ in plugins),
-        problems=tuple(problems),
+        problems=_clean(problems),
     )
+
+
+def _clean(problems: list[str]) -> tuple[str, ...]:
+    """Each line on one line, short, with no terminal control in it (a file's name may)."""
+    if not problems:
+        return ()
+    from .guard import one_line
+
+    return tuple(one_line(line) for line in problems)
 
 
 def _user_dirs(env: Mapping[str, str]) -> tuple[Path, Path, Path]:
@@ -100,15 +127,16 @@ def _places(cwd: Path, project_root: Path | None, env: Mapping[str, str]) -> _Pl
     user_paths = set(user.values())
     chain = _project_chain(cwd, project_root)
 
-    def existing(kind: str, folders: Sequence[str]) -> tuple[tuple[Path, Scope], ...]:
-        found: list[tuple[Path, Scope]] = []
-        for name in folders:
-            found.append((user[name] / kind, "user"))
+    top = chain[-1]  # the repository root, or `cwd` outside one: nothing above it is read
+
+    def existing(kind: str, folders: Sequence[str]) -> tuple[_Source, ...]:
+        found = [_Source(path=user[name] / kind, scope="user") for name in folders]
         for directory in chain:
             for name in folders:
                 if directory / name not in user_paths:  # a project at home: the user's, once
-                    found.append((directory / name / kind, "project"))
-        return tuple((path, scope) for path, scope in found if os.path.isdir(path))
+                    path = directory / name / kind
+                    found.append(_Source(path=path, scope="project", boundary=top))
+        return tuple(source for source in found if os.path.isdir(source.path))
 
     return _Places(
         agents=existing("agents", PROJECT_FOLDERS),
@@ -157,19 +185,17 @@ def _agents(
 ) -> tuple[AgentDefinition, ...]:
     """Every agent by name, lowest precedence first so a higher one replaces it."""
     chosen = {agent.name: agent for agent in BUILTIN_AGENTS}
-    sources: list[tuple[Path, Scope, str | None]] = [
-        (folder, "plugin", plugin.name) for plugin, parts in plugins for folder in parts.agents
-    ]
+    sources = _plugin_sources(plugins, "agents")
     # `places` is highest first with the user's before the project's; here the user's are
     # the lower of the two
-    sources += [
-        (folder, "user", None) for folder, scope in reversed(places.agents) if scope == "user"
-    ]
-    sources += [
-        (folder, "project", None) for folder, scope in reversed(places.agents) if scope == "project"
-    ]
-    for folder, scope, plugin_name in sources:
-        chosen.update(_agents_in(folder, scope, plugin_name, problems))
+    sources += [source for source in reversed(places.agents) if source.scope == "user"]
+    sources += [source for source in reversed(places.agents) if source.scope == "project"]
+    for source in sources:
+        for name, agent in _agents_in(source, problems).items():
+            replaced = chosen.get(name)
+            if agent.scope == "project" and replaced is not None:
+                problems.append(_replaces(agent, replaced))
+            chosen[name] = agent
     if agents_json is not None:
         from .definitions import agents_from_json
 
@@ -177,24 +203,87 @@ def _agents(
     return tuple(chosen.values())
 
 
-def _agents_in(
-    folder: Path, scope: Scope, plugin: str | None, problems: list[str]
-) -> dict[str, AgentDefinition]:
-    """The agents of one folder (or one file, a plugin's manifest may name one), by name."""
-    from .definitions import agent_files, read_agent_file
+def _replaces(agent: AgentDefinition, replaced: AgentDefinition) -> str:
+    """The notice for a project's agent taking the place of one the user relies on (allowed,
+    as in Claude Code, but said: a repository may redefine what `Explore` does)."""
+    if replaced.scope == "built-in":
+        whose = f"the built-in {replaced.name} agent"
+    elif replaced.scope == "user":
+        whose = f"your own agent `{replaced.name}` ({replaced.source})"
+    else:
+        whose = f"agent `{replaced.name}` from {replaced.source}"
+    return f"{agent.source}: notice: this project's agent replaces {whose}"
 
+
+def _plugin_sources(plugins: Sequence[tuple[Plugin, PluginParts]], kind: str) -> list[_Source]:
+    """The folders (or files) of one kind in the plugins, each bound to its plugin's root."""
+    return [
+        _Source(path=path, scope="plugin", plugin=plugin.name, boundary=plugin.root)
+        for plugin, parts in plugins
+        for path in getattr(parts, kind)
+    ]
+
+
+def _refused(path: Path, source: _Source) -> str | None:
+    """Why `path` is not read from `source`: it leads outside the project or plugin."""
+    from . import guard
+
+    if source.boundary is None or guard.within(path, source.boundary):
+        return None
+    where = "plugin" if source.plugin is not None else "project"
+    return (
+        f"{path}: leads outside the {where} ({source.boundary}); refused (a {where}'s "
+        "definitions must be its own files)"
+    )
+
+
+def _listing(source: _Source, kind: str, problems: list[str]) -> tuple[Path, ...] | None:
+    """The files (or skill folders) `source` holds, or None (with a problem line) when the
+    folder is refused or cannot be listed."""
+    from . import guard
+
+    refused = _refused(source.path, source)
+    if refused is not None:
+        problems.append(refused)
+        return None
     try:
-        files = (folder,) if folder.is_file() else agent_files(folder)
+        if source.path.is_file():  # a plugin's manifest may name one file
+            return (source.path,)
+        if kind == "skills":
+            from .skills import SKILL_FILE, skill_folders
+
+            if (source.path / SKILL_FILE).exists():  # or one skill's own folder
+                return (source.path,)
+            return skill_folders(source.path, problems)
+        keep = (lambda n: n.lower() != "readme.md") if kind == "agents" else (lambda n: True)
+        return guard.markdown_files(source.path, problems, keep=keep)
     except OSError as error:
         problems.append(
-            f"{folder}: cannot be listed ({error.strerror or error}); its agents are left out"
+            f"{source.path}: cannot be listed ({error.strerror or error}); its {kind} are left out"
         )
-        return {}
+        return None
+
+
+def _agents_in(source: _Source, problems: list[str]) -> dict[str, AgentDefinition]:
+    """The agents of one folder (or one file), by name."""
+    from . import guard
+    from .definitions import read_agent_file
+
     found: dict[str, AgentDefinition] = {}
-    for path in files:
-        sub = path.parent.relative_to(folder).parts if path.parent != folder else ()
-        prefix = "".join(f"{part}:" for part in sub) if plugin is not None else ""
-        agent, trouble = read_agent_file(path, scope=scope, plugin=plugin, prefix=prefix)
+    for path in _listing(source, "agents", problems) or ():
+        refused = _refused(path, source)
+        if refused is not None:
+            problems.append(refused)
+            continue
+        try:
+            prefix = _prefix(source, path)
+            agent, trouble = read_agent_file(
+                path, scope=source.scope, plugin=source.plugin, prefix=prefix
+            )
+        except _BadPrefix as error:
+            agent, trouble = None, (f"{path}: {error}; left out",)
+        except guard.PARSE_ERRORS as error:  # the last guard: a file never makes this raise
+            agent, trouble = None, (_unreadable(path, error),)
         problems += trouble
         if agent is None:
             continue
@@ -208,46 +297,94 @@ def _agents_in(
     return found
 
 
+class _BadPrefix(Exception):
+    """A plugin agent's subfolder that cannot be part of a name."""
+
+
+def _prefix(source: _Source, path: Path) -> str:
+    """For a plugin's agent in a subfolder, the `sub:` its name gets; raises `_BadPrefix`
+    for a subfolder that could not be a name."""
+    from . import guard
+
+    if source.plugin is None or path.parent == source.path:
+        return ""
+    from .definitions import valid_name
+
+    parts = path.parent.relative_to(source.path).parts
+    for part in parts:
+        if not valid_name(part) or part in BUILTIN_NAMES:
+            raise _BadPrefix(
+                f"its folder `{guard.shown(part)}` cannot be part of an agent's name (use "
+                "lowercase letters, digits, `-`, `.` and `_`)"
+            )
+    return "".join(f"{part}:" for part in parts)
+
+
+def _unreadable(path: Path, error: BaseException) -> str:
+    return f"{path}: cannot be read ({type(error).__name__}); left out"
+
+
+_ORDER: tuple[Scope, ...] = ("user", "project", "plugin")
+"""Skills and commands: the user's own first, then the project's, then the plugins'."""
+
+
 def _skills(
     places: _Places,
     plugins: Sequence[tuple[Plugin, PluginParts]],
     problems: list[str],
 ) -> tuple[Skill, ...]:
-    """Every skill and command by name, highest precedence first so the first one stays."""
-    chosen: dict[str, Skill] = {}
-    for kind in ("skills", "commands"):
-        folders: list[tuple[Path, Scope, str | None]] = [
-            (folder, scope, None) for folder, scope in getattr(places, kind)
-        ]
-        for plugin, parts in plugins:
-            folders += [(folder, "plugin", plugin.name) for folder in getattr(parts, kind)]
-        for folder, scope, plugin_name in folders:
-            for skill in _skills_in(folder, kind, scope, plugin_name, problems):
-                chosen.setdefault(skill.name, skill)
+    """Every skill and command by name: by scope first, then a skill over a command within
+    one scope, so the first one stays. A name clashing across scopes, a REPL command's name
+    or another's in a different case is a problem line."""
+    chosen: dict[str, Skill] = {}  # by lowercase name
+    for scope in _ORDER:
+        for kind in ("skills", "commands"):
+            sources = [s for s in getattr(places, kind) if s.scope == scope]
+            if scope == "plugin":
+                sources = _plugin_sources(plugins, kind)
+            for source in sources:
+                for skill in _skills_in(source, kind, problems):
+                    _choose(skill, chosen, problems)
     return tuple(sorted(chosen.values(), key=lambda skill: skill.name))
 
 
-def _skills_in(
-    folder: Path, kind: str, scope: Scope, plugin: str | None, problems: list[str]
-) -> list[Skill]:
-    """The skills (or commands) of one folder; a repeated name keeps the first."""
-    from .skills import SKILL_FILE, command_files, read_command, read_skill, skill_folders
-
-    found: dict[str, Skill] = {}
-    try:
-        if kind == "skills":
-            # a plugin's manifest may name one skill's own folder
-            folders = (folder,) if (folder / SKILL_FILE).is_file() else skill_folders(folder)
-            read = [read_skill(path, scope=scope, plugin=plugin) for path in folders]
-        else:
-            files = (folder,) if folder.is_file() else command_files(folder)
-            read = [read_command(path, scope=scope, plugin=plugin) for path in files]
-    except OSError as error:
+def _choose(skill: Skill, chosen: dict[str, Skill], problems: list[str]) -> None:
+    """Keep `skill` unless its name is taken (a problem line when that is surprising)."""
+    key = skill.name.lower()
+    if key in RESERVED_COMMANDS:
         problems.append(
-            f"{folder}: cannot be listed ({error.strerror or error}); its {kind} are left out"
+            f"{skill.source}: `/{skill.name}` is one of stayer's own commands; this one is "
+            "left out (rename it)"
         )
-        return []
-    for skill, problem in read:
+        return
+    kept = chosen.get(key)
+    if kept is None:
+        chosen[key] = skill
+    elif kept.name != skill.name:
+        problems.append(
+            f"{skill.source}: `/{skill.name}` differs from `/{kept.name}` ({kept.source}) "
+            "only in case; this one is left out (rename one)"
+        )
+    elif kept.scope != skill.scope:
+        problems.append(
+            f"{skill.source}: `/{skill.name}` is also defined by {kept.source}, which wins "
+            f"({kept.scope} over {skill.scope}); this one is left out"
+        )
+
+
+def _skills_in(source: _Source, kind: str, problems: list[str]) -> list[Skill]:
+    """The skills (or commands) of one folder; a repeated name keeps the first."""
+    found: dict[str, Skill] = {}
+    for path in _listing(source, kind, problems) or ():
+        refused = _refused(path, source)
+        if refused is None and kind == "skills" and path.is_dir():
+            from .skills import SKILL_FILE
+
+            refused = _refused(path / SKILL_FILE, source)
+        if refused is not None:
+            problems.append(refused)
+            continue
+        skill, problem = _read_skill(source, kind, path)
         if problem is not None:
             problems.append(problem)
         if skill is None:
@@ -260,6 +397,20 @@ def _skills_in(
             continue
         found[skill.name] = skill
     return list(found.values())
+
+
+def _read_skill(source: _Source, kind: str, path: Path) -> tuple[Skill | None, str | None]:
+    """One skill folder or command file, never raising (the last guard for a hostile file)."""
+    from . import guard
+    from .skills import read_command, read_skill
+
+    try:
+        if kind == "skills":
+            return read_skill(path, scope=source.scope, plugin=source.plugin)
+        prefix = path.parent.relative_to(source.path).parts if path != source.path else ()
+        return read_command(path, scope=source.scope, plugin=source.plugin, prefix=prefix)
+    except guard.PARSE_ERRORS as error:
+        return None, _unreadable(path, error)
 
 
 def _dangling(agents: Sequence[AgentDefinition], skills: Sequence[Skill]) -> list[str]:

@@ -28,7 +28,7 @@ from msgspec.structs import replace
 from stayer.config.model import ModeName
 from stayer.errors import ConfigError
 
-from . import frontmatter
+from . import frontmatter, guard
 from .builtin import BUILTIN_NAMES
 from .model import AgentDefinition, Scope
 
@@ -61,7 +61,7 @@ def model_field(value: object) -> str | None:
     text = frontmatter.as_text(value)
     if not text:
         raise BadValue("must be a model alias (sonnet, opus, haiku), a model id, or inherit")
-    return None if text == "inherit" else text
+    return None if text == "inherit" else guard.one_line(text, guard.SHOWN_CAP)
 
 
 def _mode(value: object) -> str:
@@ -71,7 +71,7 @@ def _mode(value: object) -> str:
 
 
 def _max_turns(value: object) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise BadValue("must be a whole number of turns, 1 or more")
@@ -132,7 +132,7 @@ def read_options(
         try:
             options[attr] = reader(fields[key])
         except BadValue as error:
-            raise BadValue(f"`{key}: {fields[key]}` {error}") from None
+            raise BadValue(f"`{key}: {guard.shown(fields[key])}` {error}") from None
     return options
 
 
@@ -143,8 +143,8 @@ def _identity(fields: Mapping[str, object]) -> tuple[str, str]:
         raise BadValue("no `name` in its front matter; add one (the model calls the agent by it)")
     if not valid_name(name):
         raise BadValue(
-            f"agent name `{name}` may use only lowercase letters, digits, `-`, `.` and `_`; "
-            "rename it"
+            f"agent name `{guard.shown(name)}` may use only lowercase letters, digits, `-`, "
+            "`.` and `_`; rename it"
         )
     description = frontmatter.as_text(fields.get("description"))
     if not description:
@@ -163,40 +163,50 @@ def read_agent_file(
     if parsed.problem is not None:
         return None, (f"{path}: {parsed.problem}",)
     fields = dict(parsed.fields)
-    problems: tuple[str, ...] = ()
-    if plugin is not None and fields.pop("permissionMode", None) is not None:
-        problems = (
-            f"{path}: `permissionMode` is ignored in a plugin's agent (a plugin does not "
-            "choose what its agent may do unasked); the agent runs in its parent's mode",
-        )
+    problems = [f"{path}: {line}" for line in _adjusted(fields, plugin=plugin)]
     try:
         name, description = _identity(fields)
         options = read_options(fields, _READERS)
     except BadValue as error:
         return None, (*problems, f"{path}: {error}")
+    if frontmatter.given(fields.get("hooks")):
+        if options.get("tools") != ():  # it has tools whose guard would not run
+            return None, (*problems, f"{path}: {_HOOKS_OUT}")
+        problems.append(f"{path}: `hooks` is not supported by stayer; ignored (it has no tools)")
     if plugin is not None:
         name = f"{plugin}:{prefix}{name}"
     agent = AgentDefinition(
         name=name,
-        description=description,
-        prompt=parsed.body.strip(),
+        description=guard.flat(description),
+        prompt=guard.clean_body(parsed.body.strip()),
         scope=scope,
         source=str(path),
         plugin=plugin,
     )
-    return replace(agent, **options), problems
+    return replace(agent, **options), tuple(problems)
 
 
-def agent_files(folder: Path) -> tuple[Path, ...]:
-    """The Markdown files under `folder`, subfolders included, in a stable order; a README is
-    the folder's documentation (collections of agents ship one), not an agent."""
-    return tuple(
-        sorted(
-            path
-            for path in folder.rglob("*.md")
-            if path.is_file() and path.name.lower() != "readme.md"
-        )
-    )
+_HOOKS_OUT = (
+    "`hooks` is not supported by stayer: the checks they make would not run while the agent "
+    "uses its tools, so the agent is left out (move them into settings' hooks, or remove them)"
+)
+
+
+def _adjusted(fields: dict[str, object], *, plugin: str | None) -> list[str]:
+    """Fields taken out or read otherwise before the file is read (changes `fields`), with a
+    line for each: a plugin's `permissionMode`, and Claude Code's `auto` mode."""
+    if plugin is not None and fields.pop("permissionMode", None) is not None:
+        return [
+            "`permissionMode` is ignored in a plugin's agent (a plugin does not choose what "
+            "its agent may do unasked); the agent runs in its parent's mode"
+        ]
+    if fields.get("permissionMode") == "auto":
+        fields["permissionMode"] = "default"
+        return [
+            "`permissionMode: auto` is Claude Code's classifier mode, which stayer does not "
+            "have; read as `default` (asks as its parent would)"
+        ]
+    return []
 
 
 def agents_from_json(given: str | Mapping[str, object]) -> tuple[AgentDefinition, ...]:
@@ -210,17 +220,28 @@ def agents_from_json(given: str | Mapping[str, object]) -> tuple[AgentDefinition
                 f"--agents: not valid JSON ({error.msg} at character {error.pos}); pass an "
                 'object such as {"reviewer": {"description": "...", "prompt": "..."}}'
             ) from None
+        except guard.PARSE_ERRORS as error:  # a 5000-digit number, nesting too deep
+            raise ConfigError(
+                f"--agents: cannot be read ({type(error).__name__}: "
+                f"{guard.shown(str(error))}); pass a plain JSON object of agents"
+            ) from None
     if not isinstance(given, Mapping):
         raise ConfigError(
             "--agents: must be a JSON object of agent names to definitions, such as "
             '{"reviewer": {"description": "...", "prompt": "..."}}'
         )
-    return tuple(_json_agent(str(name), entry) for name, entry in given.items())
+    try:
+        return tuple(_json_agent(str(name), entry) for name, entry in given.items())
+    except guard.PARSE_ERRORS as error:  # a value too large or too deep to turn into text
+        raise ConfigError(
+            f"--agents: a value cannot be read ({type(error).__name__}); use plain text, "
+            "names and small numbers"
+        ) from None
 
 
 def _json_agent(name: str, entry: object) -> AgentDefinition:
     """One `--agents` entry; raises `ConfigError` naming it."""
-    where = f"--agents: agent `{name}`"
+    where = f"--agents: agent `{guard.shown(name)}`"
     if not valid_name(name):
         raise ConfigError(
             f"{where}: use only lowercase letters, digits, `-`, `.` and `_` in its name"
@@ -234,7 +255,7 @@ def _json_agent(name: str, entry: object) -> AgentDefinition:
     try:
         options = read_options(entry, _READERS)
     except BadValue as error:
-        raise ConfigError(f"{where}: {error}") from None
+        raise ConfigError(guard.one_line(f"{where}: {error}")) from None
     agent = AgentDefinition(
         name=name, description=description, prompt=prompt.strip(), scope="flag", source="--agents"
     )

@@ -22,6 +22,8 @@ from typing import Any
 
 from msgspec import Struct
 
+from . import guard
+
 BOM = "\ufeff"
 FENCE = "---"
 
@@ -68,18 +70,29 @@ def parse(text: str) -> Parsed:
             body=body,
             problem="its front matter is not a mapping of `key: value` lines; write it as one",
         )
-    return Parsed(fields={str(key): value for key, value in loaded.items()}, body=body)
+    fields = {str(key): _capped(value) for key, value in loaded.items()}
+    return Parsed(fields=fields, body=body)
+
+
+def _capped(value: object) -> object:
+    """A text value cut to `guard.FIELD_CAP` characters (nobody writes a longer description;
+    a file that does is not let fill the model's context with it)."""
+    return guard.cut(value, guard.FIELD_CAP) if isinstance(value, str) else value
 
 
 def read(path: Path) -> Parsed:
-    """`parse` a file's text; a file that cannot be read or decoded is a problem, not an error."""
+    """`parse` a file's text; a file that cannot be read, decoded or parsed is a problem, not
+    an error."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return Parsed(fields={}, body="", problem="is not UTF-8 text; save it as UTF-8")
-    except OSError as error:
-        return Parsed(fields={}, body="", problem=f"cannot be read ({error.strerror or error})")
-    return parse(text)
+        return parse(guard.read_text(path))
+    except guard.Unreadable as error:
+        return Parsed(fields={}, body="", problem=str(error))
+    except guard.PARSE_ERRORS as error:
+        return Parsed(fields={}, body="", problem=_failure(error))
+
+
+def _failure(error: BaseException) -> str:
+    return f"cannot be read ({type(error).__name__}: {guard.shown(str(error))}); fix it"
 
 
 def _load_yaml(block: str) -> tuple[Any, str | None]:
@@ -92,8 +105,11 @@ def _load_yaml(block: str) -> tuple[Any, str | None]:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""  # +2: the fence, 1-based
-        what = getattr(error, "problem", None) or "cannot be parsed"
+        what = guard.shown(getattr(error, "problem", None) or "cannot be parsed")
         return None, f"its front matter is not valid YAML{where} ({what}); fix or quote the value"
+    except guard.PARSE_ERRORS as error:  # PyYAML's constructors: `!!int abc`, 2024-02-30
+        what = guard.shown(str(error))
+        return None, f"its front matter has a value YAML cannot build ({what}); fix or quote it"
 
 
 _KEY_LINE = re.compile(r"([A-Za-z_][\w-]*):(?:[ \t]+(.*))?")
@@ -148,6 +164,12 @@ def _plain_value(lines: list[str]) -> object:
         if problem is None and isinstance(value, (str, bool, int, float, list)):
             return value
     return text
+
+
+def given(value: object) -> bool:
+    """Whether a field says anything: `hooks: {}` (or `[]`, or nothing, also as the text the
+    line-by-line reading keeps) has nothing to act on."""
+    return value not in (None, "", "{}", "[]") and value != {} and value != []
 
 
 def as_bool(value: object) -> bool | None:

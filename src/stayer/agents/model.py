@@ -13,6 +13,16 @@ Scope = Literal["built-in", "user", "project", "flag", "plugin"]
 up to the repository root), `--agents`, or a plugin."""
 
 
+RESERVED_COMMANDS = frozenset(
+    {
+        "help", "clear", "compact", "cost", "context", "model", "resume", "permissions",
+        "memory", "init", "status", "exit", "quit", "mcp", "agents", "config", "doctor",
+    }
+)  # fmt: skip
+"""The REPL's own slash commands: a skill or command file may not take one of these names
+(in any case); it is left out with a problem line."""
+
+
 class AgentDefinition(Struct, frozen=True, kw_only=True):
     """A kind of subagent: what the model names as `subagent_type`, and what a child of that
     kind runs with. `prompt` is its whole system prompt (a file's body). `tools` None means
@@ -88,9 +98,9 @@ class Plugin(Struct, frozen=True, kw_only=True):
 
 
 class Catalog(Struct, frozen=True, kw_only=True):
-    """Everything a session found: one agent and one skill per name (the nearest, then the
-    higher scope, wins; a skill wins over a command of the same name), the plugins they came
-    with, and `problems`, one line each, for every file left out and why."""
+    """Everything a session found: one agent and one skill per name (see `catalog` for which
+    wins), the plugins they came with, and `problems`, one clean line each, for every file
+    left out and why (and a notice for a project's agent replacing one the user relies on)."""
 
     agents: tuple[AgentDefinition, ...] = ()
     skills: tuple[Skill, ...] = ()

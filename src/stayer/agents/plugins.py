@@ -19,6 +19,7 @@ from typing import Literal
 
 from msgspec import Struct
 
+from . import guard
 from .model import Plugin
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"
@@ -66,8 +67,10 @@ def read_plugin(
         name=name,
         root=root,
         source=source,
-        version=given_version if isinstance(given_version, str) else version,
-        description=description if isinstance(description, str) else "",
+        version=guard.shown(given_version) if isinstance(given_version, str) else version,
+        description=guard.cut(guard.flat(description), guard.FIELD_CAP)
+        if isinstance(description, str)
+        else "",
         hooks_file=hooks,
         mcp_file=mcp,
     )
@@ -78,16 +81,18 @@ def _manifest(root: Path) -> tuple[Mapping[str, object] | None, str | None]:
     path = root / MANIFEST
     if not root.is_dir():
         return None, f"{root}: no such plugin folder"
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
+    if not path.exists():
         return None, f"{root}: not a plugin (no {MANIFEST}); the plugin is left out"
-    except (OSError, UnicodeDecodeError) as error:
-        return None, f"{path}: cannot be read ({error}); the plugin is left out"
+    if not guard.within(path, root):
+        return None, f"{path}: leads outside the plugin; refused, the plugin is left out"
     try:
-        manifest = json.loads(text)
+        manifest = json.loads(guard.read_text(path).removeprefix("\ufeff"))
+    except guard.Unreadable as error:
+        return None, f"{path}: {error}; the plugin is left out"
     except json.JSONDecodeError as error:
         return None, f"{path}: not valid JSON ({error.msg}, line {error.lineno}); fix it"
+    except guard.PARSE_ERRORS as error:  # huge numbers, nesting too deep
+        return None, f"{path}: cannot be read ({type(error).__name__}); the plugin is left out"
     if not isinstance(manifest, dict):
         return None, f"{path}: must be a JSON object with at least a `name`"
     return manifest, None
@@ -95,10 +100,14 @@ def _manifest(root: Path) -> tuple[Mapping[str, object] | None, str | None]:
 
 def inside(root: Path, given: str) -> Path | None:
     """`given` (relative to `root`) as a path that stays inside `root`, or None."""
-    if Path(given).is_absolute():
+    try:
+        if Path(given).is_absolute():
+            return None
+        resolved_root = root.resolve()
+        path = (resolved_root / given).resolve()
+        path.exists()  # a NUL in the path raises here, not later
+    except (OSError, RuntimeError, ValueError):
         return None
-    resolved_root = root.resolve()
-    path = (resolved_root / given).resolve()
     return path if path.is_relative_to(resolved_root) else None
 
 
@@ -125,22 +134,22 @@ def _declared(
         path = inside(root, item)
         if path is None:
             problems.append(
-                f"{root / MANIFEST}: `{key}` path {item} leads outside the plugin; refused "
-                "(a plugin's paths must stay inside its folder)"
+                f"{root / MANIFEST}: `{key}` path {guard.shown(item)} leads outside the "
+                "plugin; refused (a plugin's paths must stay inside its folder)"
             )
         elif path.exists():
             paths.append(path)
         else:
-            problems.append(f"{root / MANIFEST}: `{key}` path {item} does not exist")
+            problems.append(f"{root / MANIFEST}: `{key}` path {guard.shown(item)} does not exist")
     return paths
 
 
 def _part_paths(
     root: Path, manifest: Mapping[str, object], key: str, problems: list[str]
 ) -> tuple[Path, ...]:
-    """The default folder (when there) and the manifest's own, without repeats."""
-    default = root.resolve() / key
-    found = [default] if default.is_dir() else []
+    """The default folder (when there, and inside the plugin) and the manifest's own,
+    without repeats."""
+    found = _default(root, key, problems, want_dir=True)
     found += [path for path in _declared(root, manifest, key, problems) if path not in found]
     return tuple(found)
 
@@ -152,8 +161,28 @@ def _one_file(
     declared = _declared(root, manifest, key, problems)
     if declared:
         return declared[0]
-    path = root.resolve() / default
-    return path if path.is_file() else None
+    found = _default(root, str(default), problems, want_dir=False)
+    return found[0] if found else None
+
+
+def _default(root: Path, given: str, problems: list[str], *, want_dir: bool) -> list[Path]:
+    """A default part (`skills/`, `hooks/hooks.json`, ...) when there, kept only when it
+    stays inside the plugin as a declared path must (a link out is refused)."""
+    lexical = root / given
+    try:
+        there = lexical.is_dir() if want_dir else lexical.is_file()
+    except OSError:
+        there = False
+    if not there:
+        return []
+    path = inside(root, given)
+    if path is None:
+        problems.append(
+            f"{lexical}: leads outside the plugin; refused (a plugin's parts must stay inside "
+            "its folder)"
+        )
+        return []
+    return [path]
 
 
 def installed_roots(
@@ -183,8 +212,10 @@ def installed_roots(
 def _installed_record(path: Path) -> Mapping[str, object]:
     """The `plugins` table of `installed_plugins.json` (version 1 or 2), empty if unreadable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(guard.read_text(path).removeprefix("\ufeff"))
+    except guard.Unreadable:
+        return {}
+    except guard.PARSE_ERRORS:  # JSONDecodeError is a ValueError
         return {}
     plugins = data.get("plugins") if isinstance(data, dict) else None
     return plugins if isinstance(plugins, dict) else {}
@@ -199,6 +230,13 @@ def _install_of(entry: object, plugins_dir: Path) -> tuple[Path, str | None] | N
             continue
         path = plugins_dir / Path(install["installPath"]).expanduser()  # absolute stays so
         version = install.get("version")
-        if path.is_dir():
+        if _is_dir(path):
             return path, version if isinstance(version, str) else None
     return None
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a NUL in a recorded path
+        return False

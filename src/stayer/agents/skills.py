@@ -6,8 +6,10 @@ it replaces the folder's name after the plugin's (`plugin:name`). Front-matter f
 `description` (when missing, the body's first non-empty line stands in, as Claude Code does),
 `when_to_use`, `argument-hint`, `arguments`, `allowed-tools`, `disallowed-tools`, `model`,
 `effort`, `disable-model-invocation`, `user-invocable`, `context` (`fork`), `agent` and
-`background`. Claude Code's `hooks`, `paths`, `shell`, `license`, `compatibility` and
-`metadata` are not acted on. A file with a value we cannot use is left out with one problem line.
+`background`. Claude Code's `paths`, `license`, `compatibility` and `metadata` are not acted
+on. A skill with `hooks`, or a `shell` other than bash, is left out with a problem line: it
+would run without what its author counted on. A file with a value we cannot use is left out
+with one problem line.
 
 Only `SKILL.md` and the command file are read here: a skill's supporting files are for the
 model to open when the body points at them.
@@ -15,6 +17,7 @@ model to open when the body points at them.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,7 +25,7 @@ from typing import Literal
 
 from msgspec.structs import replace
 
-from . import frontmatter
+from . import frontmatter, guard
 from .definitions import (
     BadValue,
     Reader,
@@ -78,14 +81,19 @@ _READERS: dict[str, tuple[str, Reader]] = {
 """Front-matter key (Claude Code's spelling): the field it sets, its reader."""
 
 
-def skill_folders(root: Path) -> tuple[Path, ...]:
-    """The skill folders directly under `root` (each with a `SKILL.md`), by name."""
-    return tuple(sorted(folder for folder in root.iterdir() if (folder / SKILL_FILE).is_file()))
-
-
-def command_files(root: Path) -> tuple[Path, ...]:
-    """The command files under `root`, subfolders included, in a stable order."""
-    return tuple(sorted(path for path in root.rglob("*.md") if path.is_file()))
+def skill_folders(root: Path, problems: list[str]) -> tuple[Path, ...]:
+    """The skill folders directly under `root` (each with a `SKILL.md` entry, which the
+    reader then checks is a file), by name; at most `guard.MAX_ENTRIES` are looked at."""
+    entries = sorted(root.iterdir())
+    if len(entries) > guard.MAX_ENTRIES:
+        problems.append(
+            f"{root}: more than {guard.MAX_ENTRIES} entries; only the first are read (keep "
+            "definition folders small)"
+        )
+        entries = entries[: guard.MAX_ENTRIES]
+    return tuple(
+        folder for folder in entries if folder.is_dir() and os.path.lexists(folder / SKILL_FILE)
+    )
 
 
 def read_skill(
@@ -96,10 +104,31 @@ def read_skill(
 
 
 def read_command(
-    path: Path, *, scope: Scope, plugin: str | None = None
+    path: Path, *, scope: Scope, plugin: str | None = None, prefix: tuple[str, ...] = ()
 ) -> tuple[Skill | None, str | None]:
-    """The command a Markdown file defines (None when it cannot be used) and the problem line."""
-    return _read(path, path.stem, "command", scope=scope, plugin=plugin)
+    """The command a Markdown file defines (None when it cannot be used) and the problem line.
+    In a plugin, a command in a subfolder is named by it too: `plugin:sub:name`."""
+    name = ":".join([*prefix, path.stem]) if plugin is not None else path.stem
+    return _read(path, name, "command", scope=scope, plugin=plugin)
+
+
+_UNSUPPORTED = {
+    "hooks": "`hooks` is not supported by stayer: the skill's hooks would not run, so the "
+    "skill is left out (move its checks into settings' hooks)",
+}
+
+
+def _unsupported(fields: Mapping[str, object], kind: str) -> str | None:
+    """Why a skill is left out for a field stayer cannot honour yet, if it is."""
+    if kind == "skill" and frontmatter.given(fields.get("hooks")):
+        return _UNSUPPORTED["hooks"]
+    shell = frontmatter.as_text(fields.get("shell"))
+    if shell is not None and shell.lower() not in ("", "bash", "sh"):
+        return (
+            f"`shell: {guard.shown(shell)}` is not supported by stayer (its `!` commands run "
+            "in bash); the skill is left out"
+        )
+    return None
 
 
 def _read(
@@ -117,11 +146,15 @@ def _read(
     label = frontmatter.as_text(fields.get("name"))
     if plugin is not None and kind == "skill" and label:
         name = label
-    if _NAME.fullmatch(name) is None:
+    parts = name.split(":") if kind == "command" else [name]  # a plugin's `sub:` prefix
+    if any(_NAME.fullmatch(part) is None for part in parts):
         return None, (
-            f"{path}: `{name}` cannot be a command name (use letters, digits, `-`, `_` or "
-            "`.`, starting with a letter or digit); rename it"
+            f"{path}: `{guard.shown(name)}` cannot be a command name (use letters, digits, "
+            "`-`, `_` or `.`, starting with a letter or digit); rename it"
         )
+    unsupported = _unsupported(fields, kind)
+    if unsupported is not None:
+        return None, f"{path}: {unsupported}"
     try:
         description = _description(fields, parsed.body)
         options = read_options(fields, _READERS)
@@ -129,15 +162,20 @@ def _read(
         return None, f"{path}: {error}"
     skill = Skill(
         name=f"{plugin}:{name}" if plugin is not None else name,
-        description=description,
-        body=parsed.body,
+        description=guard.flat(description),
+        body=guard.clean_body(parsed.body),
         kind=kind,
         scope=scope,
         source=path,
         base_dir=path.parent,
         plugin=plugin,
     )
-    return replace(skill, **options), None
+    return replace(skill, **_flattened(options)), None
+
+
+def _flattened(options: dict[str, object]) -> dict[str, object]:
+    """The text options (`when_to_use`, `argument_hint`, `agent`) on one clean line."""
+    return {k: guard.flat(v) if isinstance(v, str) else v for k, v in options.items()}
 
 
 def _description(fields: Mapping[str, object], body: str) -> str:
@@ -147,7 +185,7 @@ def _description(fields: Mapping[str, object], body: str) -> str:
         try:
             return _text(given)
         except BadValue:
-            raise BadValue(f"`description: {given}` must be text") from None
+            raise BadValue(f"`description: {guard.shown(given)}` must be text") from None
     line = next((line.strip() for line in body.splitlines() if line.strip()), "")
     line = line.lstrip("#").strip()
     return line if len(line) <= DESCRIPTION_CAP else line[: DESCRIPTION_CAP - 1] + "…"

@@ -3,11 +3,20 @@ found and filled with their output."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
 
-from stayer.agents.arguments import ShellSpan, expand, fill, shell_commands, split_arguments
+from stayer.agents.arguments import (
+    Rendered,
+    ShellSpan,
+    expand,
+    fill,
+    render,
+    shell_commands,
+    split_arguments,
+)
 
 PROJECT = Path("/work/project")
 
@@ -91,3 +100,39 @@ def test_an_inline_command_inside_a_fenced_block_is_part_of_it() -> None:
 def test_fill_needs_one_output_per_command() -> None:
     with pytest.raises(ValueError, match="1 shell commands but 0 outputs"):
         fill("!`a`", shell_commands("!`a`"), [])
+
+
+def rendered(body: str, args: str, names: tuple[str, ...] = ()) -> Rendered:
+    return render(body, args, names=names, session_id="s-1", project_dir=PROJECT)
+
+
+def test_render_keeps_arguments_out_of_commands_syntax() -> None:
+    body = "Look at $ARGUMENTS:\n!`git log -- $ARGUMENTS`\nand $0\n```!\nwc -l $path\n```\n"
+    args = "'a b' !`cat ~/.ssh/id_rsa` ; rm -rf ~"
+    result = rendered(body, args, names=("path",))
+    assert result.commands == ("git log -- " + shlex.quote(args), "wc -l " + shlex.quote("a b"))
+    assert result.text == (
+        f"Look at {args}:\n!`git log -- $ARGUMENTS`\nand a b\n```!\nwc -l $path\n```\n"
+    )  # the argument's own !`...` is text: no third command
+    assert result.fill(["LOG", "3"]) == f"Look at {args}:\nLOG\nand a b\n3\n"
+    with pytest.raises(ValueError, match="2 shell commands but 1 outputs"):
+        result.fill(["one"])
+
+
+def test_render_leaves_the_shells_own_dollar_numbers_in_commands() -> None:
+    result = rendered("!`git log | awk '{print $1}'` for $1", "x y")
+    assert (result.commands, result.fill(["out"])) == (
+        ("git log | awk '{print $1}'",),
+        "out for y",
+    )
+
+
+def test_render_with_no_placeholder_appends_the_arguments() -> None:
+    assert rendered("Run !`date`", "now").fill(["D"]) == "Run D\n\nARGUMENTS: now"
+
+
+def test_a_name_matches_only_when_the_name_ends() -> None:
+    body = "$env-specific $env. $environment $env"
+    assert expand(body, "prod", names=("env",), session_id="s", project_dir=PROJECT) == (
+        "$env-specific prod. $environment prod"
+    )

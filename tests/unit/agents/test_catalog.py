@@ -123,7 +123,12 @@ def test_agent_precedence_flag_project_user_plugin_built_in(
         "shared": str(project_shared),
         "flagged": "--agents",
     }
-    assert found.problems == ()
+    # allowed, as in Claude Code, but said: a repository redefines what the user relies on
+    assert found.problems == (
+        f"{explore}: notice: this project's agent replaces the built-in Explore agent",
+        f"{project_shared}: notice: this project's agent replaces your own agent `shared` "
+        f"({home / '.claude/agents/shared.md'})",
+    )
 
 
 def test_config_dir_variables_move_the_users_folders(

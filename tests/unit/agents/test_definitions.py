@@ -94,7 +94,7 @@ def test_model_inherit_is_the_parents(tmp_path: Path) -> None:
          "high, xhigh, max"),
         ("name: a\ndescription: d\nbackground: sometimes", "`background: sometimes` must be "
          "true or false"),
-        ("name: a\ndescription: d\ntools: {Read: 1}", "`tools: {'Read': 1}` must be a list of "
+        ("name: a\ndescription: d\ntools: {Read: 1}", "`tools: a dict` must be a list of "
          "names (a YAML list, or one string of them)"),
     ],
 )  # fmt: skip

@@ -107,7 +107,7 @@ def test_a_plugins_skill_takes_its_front_matter_name_after_the_plugins(tmp_path:
          "default, inline)"),
         ("user-invocable: perhaps", "`user-invocable: perhaps` must be true or false"),
         ("effort: extreme", "`effort: extreme` must be one of low, medium, high, xhigh, max"),
-        ("description: [a, b]", "`description: ['a', 'b']` must be text"),
+        ("description: [a, b]", "`description: a list` must be text"),
         ("{a: [", "its front matter is not valid YAML at line 3 (did not find "
          "expected node content); fix or quote the value"),
     ],
@@ -125,7 +125,7 @@ def test_a_skill_md_that_cannot_be_read_is_a_problem(tmp_path: Path) -> None:
     (folder / "SKILL.md").mkdir(parents=True)  # unreadable as a file, even to root
     assert read_skill(folder, scope="project") == (
         None,
-        f"{folder / 'SKILL.md'}: cannot be read (Is a directory)",
+        f"{folder / 'SKILL.md'}: is not a regular file (a folder, FIFO or device); refused",
     )
 
 
@@ -143,4 +143,4 @@ def test_only_folders_with_a_skill_md_are_skills(tmp_path: Path) -> None:
     write(tmp_path / "a" / "SKILL.md", "a")
     write(tmp_path / "notes" / "README.md", "not a skill")
     write(tmp_path / "loose.md", "not a skill")
-    assert skill_folders(tmp_path) == (tmp_path / "a", tmp_path / "b")
+    assert skill_folders(tmp_path, []) == (tmp_path / "a", tmp_path / "b")
