@@ -132,6 +132,7 @@ STARTUP = frozenset(
         "stayer.session.fallback",
         "stayer.session.git_history",
         "stayer.session.limits",
+        "stayer.session.listings",  # the first message lists the agent types and skills
         "stayer.session.mode_reminder",  # the first request says when plan mode is on
         "stayer.session.options",
         "stayer.session.paths",
@@ -146,6 +147,7 @@ STARTUP = frozenset(
         "stayer.session.session",
         "stayer.session.setup",
         "stayer.session.settings",
+        "stayer.session.skill_host",  # every session's; rendering loads with the first skill
         "stayer.session.system_prompt",
         "stayer.session.todo_check",
         "stayer.session.toolset",

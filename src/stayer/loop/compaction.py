@@ -40,7 +40,7 @@ from stayer.messages import AssistantMessage, Message, TextBlock
 
 from .abort import relay, until_aborted
 from .fallback import billed
-from .reattach import Reattached, reread
+from .reattach import Reattached, reattach_skills, reread
 from .recovery import WINDOW_EXCEEDED, Finish, Retry, Step, prompt_too_long
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
@@ -243,16 +243,17 @@ async def _with_summary(
     params: LoopParams, state: LoopState, summary: str
 ) -> tuple[tuple[Message, ...], list[Reattached]]:
     """The history replaced by `summary`, with the latest round of work, the pinned notes and
-    the files read most recently shown again; and those files."""
+    the files read most recently and the skills invoked shown again; and those files."""
     keep = compaction_window(params) // KEEP_RECENT_SHARE
     kept = kept_round(state.messages, keep_recent_tokens=keep)
     files = await reread(params, state.messages, kept, budget_tokens=threshold(params) // 4)
+    skills = reattach_skills(params, kept)
     messages = compacted(
         state.messages,
         summary,
         keep_recent_tokens=keep,
         pins=tuple(params.tool_context.pins),
-        files=[file.text for file in files],
+        files=[shown.text for shown in (*files, *skills)],
     )
     return messages, files
 

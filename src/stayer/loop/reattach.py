@@ -6,6 +6,10 @@ read again through the run's own Read tool and its permission check, as they are
 also tells Edit the model has seen them), each cut to a share of the budget; files whose Read
 the kept round still shows, whose Read failed or was denied, or that can no longer be read, are
 left out.
+
+The skills invoked in the conversation are shown again too (`reattach_skills`): the latest
+rendering of each, newest first, each cut to a share and all within a total (Claude Code's
+5,000 and 25,000 tokens), unless the kept round still shows it.
 """
 
 from __future__ import annotations
@@ -17,13 +21,17 @@ from typing import Any
 from msgspec import Struct
 
 from stayer.context.compact import CHARS_PER_TOKEN, recently_read
-from stayer.messages import Message
+from stayer.messages import Message, TextBlock, UserMessage
 from stayer.tools.base import Tool, ToolFailure, ToolInputError
 from stayer.tools.names import READ
 
 from .state import LoopParams, ToolCall
 
 REATTACHED_INTRO = "[{path}, which you read before the summary, as it is now:]\n"
+SKILL_INTRO = "[Skill {name}, loaded before the summary; its instructions still apply:]\n"
+SKILL_CUT_NOTE = "\n[... cut to save room; load the skill again for the rest.]"
+SKILL_TOKENS = 5_000
+SKILLS_TOTAL_TOKENS = 25_000
 CUT_NOTE = "\n[... cut to save room; Read it again from line {line} for the rest.]"
 _NUMBERED = re.compile(r"^\s*(\d+)\t", re.MULTILINE)
 """A line of a Read page: its number, a tab, its text."""
@@ -89,3 +97,31 @@ def _fit(page: str, room: int) -> str:
     numbers = _NUMBERED.findall(head)
     line = int(numbers[-1]) + 1 if numbers else 1
     return head + CUT_NOTE.format(line=line)
+
+
+def reattach_skills(params: LoopParams, kept: Sequence[Message]) -> list[Reattached]:
+    """The skills to show again after a summary: each one's latest rendering, newest first,
+    cut to its share, until the total is spent (the rest are left out); none the `kept`
+    messages still show."""
+    if params.skills_loaded is None:
+        return []
+    visible = {
+        block.text
+        for message in kept
+        if isinstance(message, UserMessage)
+        for block in message.content
+        if isinstance(block, TextBlock)
+    }
+    room = SKILLS_TOTAL_TOKENS * CHARS_PER_TOKEN
+    found: list[Reattached] = []
+    for name, text in params.skills_loaded():
+        if text in visible:
+            continue
+        intro = SKILL_INTRO.format(name=name)
+        share = min(SKILL_TOKENS * CHARS_PER_TOKEN, room) - len(intro)
+        if share <= len(SKILL_CUT_NOTE):
+            break
+        shown = text if len(text) <= share else text[: share - len(SKILL_CUT_NOTE)] + SKILL_CUT_NOTE
+        room -= len(intro) + len(shown)
+        found.append(Reattached(f"skill:{name}", intro + shown))
+    return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -200,6 +200,11 @@ class LoopParams(Struct, frozen=True):
     """What else draws on `max_budget_usd` and is not billed to this run yet (for a subagent,
     its parent's and the other subagents' spend; for a parent, its running subagents'),
     counted when the budget is checked. None: nothing."""
+
+    skills_loaded: Callable[[], Sequence[tuple[str, str]]] | None = None
+    """The latest rendering of each skill invoked in the conversation (name, text), newest
+    first: a summary shows them again, within a budget (`reattach.reattach_skills`). None:
+    no skill was ever loaded here."""
 
     def settled(self, messages: tuple[Message, ...]) -> None:
         """Tell `observe` the conversation as it now stands."""

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from msgspec import Struct
 from msgspec.structs import replace
 
+from stayer.agents.model import Catalog, Skill
 from stayer.errors import ConfigError, StayerError
 from stayer.events import (
     Event,
@@ -57,6 +58,7 @@ from .repair import INTERRUPTED_NOTE, repair
 from .resolve import token_budget
 from .resuming import saved_to_resume
 from .setup import prepare
+from .skill_host import SessionSkills
 from .transcript import Loaded, TranscriptWriter
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from .hook_points import SessionHooks
     from .mcp_link import McpLink, McpPrompt
     from .rule_edits import RuleEdits, RulesView
+    from .skill_render import Places
 
 Busy = Literal["refuse", "queue"]
 Prompt = str | Sequence[ContentBlock]
@@ -143,6 +146,29 @@ class Session:
             self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
         if parent is None:  # a child spawns none of its own: no subagents of subagents yet
             setup.params.tool_context.spawn_subagent = self._spawn_subagent
+        self._skills = self._skill_host(env)
+        self.setup.params.tool_context.skills = self._skills
+
+    def _skill_host(self, env: Mapping[str, str]) -> SessionSkills:
+        """The session's skills, read from its catalog as it is at each use."""
+
+        def places(skill: Skill) -> Places:
+            from .skill_render import Places
+
+            cwd = self.setup.params.tool_context.cwd
+            return Places(session_id=self.session_id, project_dir=cwd, skill_dir=skill.base_dir)
+
+        return SessionSkills(
+            catalog=self._catalog,
+            params=lambda: self.setup.params,
+            permissions=self.setup.permissions,
+            places=places,
+            env=env,
+        )
+
+    def _catalog(self) -> Catalog:
+        resolved = self.setup.resolved
+        return Catalog() if resolved is None else resolved.catalog
 
     def derive(
         self,
@@ -418,6 +444,7 @@ class Session:
         context = self.setup.params.tool_context
         context.read_files.clear()
         context.todos.clear()
+        self._skills.forget()
         self.setup = replace(self.setup, started=started)
         self.history, self._seen, self._interrupted = (), (), False
         self._announced, self._source = False, "clear"
@@ -490,6 +517,8 @@ class Session:
         self, prompt: str | Sequence[ContentBlock], abort: AbortSignal
     ) -> AsyncGenerator[Event, None]:
         async with self._lock:
+            self._skills.new_prompt()  # the last turn's skills' rules end here
+            prompt = await self._command(prompt)  # raises ConfigError before anything is sent
             finished = False
             try:
                 async for event in self._run(prompt, abort):
@@ -499,6 +528,15 @@ class Session:
                 if not finished:
                     self._salvage()
                 self._note_failure()
+
+    async def _command(self, prompt: Prompt) -> Prompt:
+        """A `/name args` prompt as its command's message, else the prompt as typed."""
+        catalog = self._catalog()
+        if not catalog.skills:  # nothing to expand (and nothing of commands to load)
+            return prompt
+        from .commands import expanded
+
+        return await expanded(prompt, catalog, self._skills) or prompt
 
     def queue(self, prompt: Prompt) -> bool:
         """Add `prompt` to the running submission: it joins the conversation at the run's next
@@ -614,6 +652,8 @@ class Session:
         self, prompt: str | Sequence[ContentBlock], abort: AbortSignal, context: tuple[str, ...]
     ) -> AsyncIterator[Event]:
         message = user_message(prompt)
+        if not self.history:  # the conversation's first message says what it can delegate to
+            message = self._with_listing(message)
         if self._interrupted:  # the model is told the last turn never finished
             message = UserMessage((TextBlock(INTERRUPTED_NOTE), *message.content))
             self._interrupted = False
@@ -644,6 +684,22 @@ class Session:
                     self.history = event.messages
                 yield event
 
+    def _with_listing(self, message: UserMessage) -> UserMessage:
+        catalog = self._catalog()
+        if not catalog.agents and not catalog.skills:
+            return message
+        from .listings import listing
+        from .skill_host import usage_counts
+
+        params = self.setup.params
+        text = listing(
+            catalog,
+            offered=params.tools.names,
+            context_window=params.context_window,
+            usage=usage_counts(params.tool_context.env) if catalog.skills else {},
+        )
+        return message if text is None else UserMessage((TextBlock(text), *message.content))
+
     def _note_failure(self) -> None:
         writer = self._transcript
         if writer is not None and writer.failure and writer.failure not in self.warnings:
@@ -669,7 +725,11 @@ class Session:
                 model_prompt=lambda serving: system_for(budget, serving),
             )
         return replace(
-            params, observe=self._observe, reminder=self._reminder, take_queued=self._take_queued
+            params,
+            observe=self._observe,
+            reminder=self._reminder,
+            take_queued=self._take_queued,
+            skills_loaded=self._skills.renderings,
         )
 
     def _mcp_params(self, params: LoopParams) -> LoopParams:
