@@ -220,3 +220,28 @@ async def test_unreadable_usage_counts_are_taken_as_none(tmp_path: Path) -> None
         events = await submit(with_skills(session, skill("greet", "Hi.", tmp_path / "sk")))
     assert [r[:2] for r in results(events)] == [("Skill", "completed")]
     assert json.loads(path.read_text()) == {"greet": 1}
+
+
+async def test_deny_rules_and_protected_paths_judge_a_skills_commands(tmp_path: Path) -> None:
+    calls = [
+        tool_call("Skill", {"skill": "peek"}, id="s1"),
+        tool_call("Skill", {"skill": "hook"}, id="s2"),
+    ]
+    model = ScriptedProvider([*calls, text("ok")])
+    given = options(
+        tmp_path,
+        model,
+        allowed_tools=["Bash(echo:*)", "Bash(cat:*)"],
+        disallowed_tools=["Read(secret.txt)"],
+    )
+    async with stayer.Session(given) as session:
+        work = session.setup.params.tool_context.cwd
+        (work / "secret.txt").write_text("hidden")
+        peek = skill("peek", "!`cat secret.txt`", tmp_path / "sk")
+        hook = skill("hook", "!`echo x > .git/hooks/post-checkout`", tmp_path / "sk")
+        events = await submit(with_skills(session, peek, hook))
+    said = [r[2] for r in results(events)]
+    assert [r[1] for r in results(events)] == ["failed", "failed"]
+    assert said[0].startswith("skill peek: `cat secret.txt` was not run: Permission to read ")
+    assert said[1].startswith("skill hook: `echo x > .git/hooks/post-checkout` was not run: ")
+    assert not (work / ".git").exists()

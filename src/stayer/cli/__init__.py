@@ -110,6 +110,8 @@ async def _headless(args: argparse.Namespace) -> int:
         print(f"stayer: {warning}", file=sys.stderr)
     shown = len(session.warnings)
     status = await run_headless(driver, prompt, output)
+    for line in driver.errors:  # a prompt that could not be sent (a command's refused `!`)
+        print(f"stayer: {line}", file=sys.stderr)
     for warning in session.warnings[shown:]:  # what went wrong on the way (an unsaved session)
         print(f"stayer: {warning}", file=sys.stderr)
     return status

@@ -532,7 +532,9 @@ class Session:
     async def _command(self, prompt: Prompt) -> Prompt:
         """A `/name args` prompt as its command's message, else the prompt as typed."""
         catalog = self._catalog()
-        if not catalog.skills:  # nothing to expand (and nothing of commands to load)
+        if not catalog.skills or self.parent is not None:
+            # nothing to expand; or a child's prompt, which a model wrote: a model never runs
+            # a command (one only the user may invoke above all) by writing its name
             return prompt
         from .commands import expanded
 

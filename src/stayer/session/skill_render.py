@@ -120,7 +120,7 @@ async def render(skill: Skill, args: str, *, params: LoopParams, places: Places)
     outputs = [
         (span, await _run(skill.name, command, params)) for span, command in shell_commands(text)
     ]
-    return fill(text, outputs)
+    return fill(text, outputs).strip("\n")
 
 
 async def _run(name: str, command: str, params: LoopParams) -> str:
@@ -134,7 +134,11 @@ async def _run(name: str, command: str, params: LoopParams) -> str:
         raise ToolFailure(f"{shown} was not run: {_first_line(prepared.error or 'no shell')}")
     decision = await params.can_use_tool(prepared.call)
     if decision.behavior != "allow":
-        why = _first_line(decision.reason or "the permission policy would ask, and nobody is")
+        why = (
+            "it would need approval, and nobody is asked about a skill's commands"
+            if decision.behavior == "ask"
+            else _first_sentence(decision.reason or "a deny rule forbids it")
+        )
         raise ToolFailure(
             f"{shown} was not run: {why}; allow it with --allowedTools "
             f'"{BASH}({command})" or remove it from the skill'
@@ -159,6 +163,12 @@ def _printed(shown: str, command: str, data: Mapping[str, object]) -> str:
         said = _first_line(stderr or stdout)
         raise ToolFailure(f"{shown} failed with exit code {code}" + (f": {said}" if said else ""))
     return stdout.rstrip("\n")
+
+
+def _first_sentence(text: str) -> str:
+    """The reason's first sentence: the rest is written to the model, about what to do next."""
+    line = _first_line(text)
+    return line.split(". ", 1)[0].rstrip(".")
 
 
 def _first_line(text: str) -> str:

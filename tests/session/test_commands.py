@@ -1,0 +1,101 @@
+"""`/name args` prompts: a command the user may invoke becomes Claude Code's two-block user
+message (its name and arguments, then its rendered body); its `!` commands are judged by the
+policy before anything is sent; a `/word` that is no command goes as typed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import stayer
+from stayer.agents.model import Skill
+from stayer.errors import ConfigError
+from stayer.events import ToolCallFinished
+from stayer.messages import TextBlock, UserMessage
+from stayer.providers.scripted import ScriptedProvider, text, tool_call
+from stayer.session.commands import command_header
+from tests.session.skill_kit import options, skill, submit, with_skills
+
+
+def sent(model: ScriptedProvider, request: int = 0) -> list[str]:
+    last = model.requests[request].messages[-1]
+    assert isinstance(last, UserMessage)
+    return [block.text for block in last.content if isinstance(block, TextBlock)]
+
+
+def command(name: str, body: str, folder: Path, **more: object) -> Skill:
+    return skill(name, body, folder, kind="command", **more)
+
+
+async def test_a_command_with_arguments_is_sent_as_its_name_then_its_body(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([text("Hello, Ada.")])
+    given = options(tmp_path, model, extra_tools=[], allowed_tools=["Bash(echo:*)"])
+    async with stayer.Session(given) as session:
+        greet = command("greet", "Greet $ARGUMENTS warmly. Today: !`echo Tuesday`", tmp_path)
+        await submit(with_skills(session, greet), "/greet Ada")
+    assert sent(model) == [
+        command_header("greet", "Ada"),
+        "Greet Ada warmly. Today: Tuesday",
+    ]
+    assert command_header("greet", "Ada") == (
+        "<command-message>greet is running…</command-message>\n"
+        "<command-name>/greet</command-name>\n<command-args>Ada</command-args>"
+    )
+
+
+async def test_a_skill_run_as_a_command_names_its_folder(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("ok")])
+    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+        tidy = skill("tidy", "Tidy $0.", tmp_path)
+        await submit(with_skills(session, tidy), "/tidy src")
+    assert sent(model) == [
+        command_header("tidy", "src"),
+        f"Base directory for this skill: {tidy.base_dir}\n\nTidy src.",
+    ]
+
+
+async def test_a_word_that_is_no_command_is_sent_as_typed(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("ok"), text("ok")])
+    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+        hidden = command("hidden", "Secret.", tmp_path, user_invocable=False)
+        with_skills(session, hidden, command("greet", "Hi.", tmp_path))
+        await submit(session, "/tmp/x is a file")
+        await submit(session, "/hidden now")
+    assert sent(model, 0) == ["/tmp/x is a file"]
+    assert sent(model, 1) == ["/hidden now"]
+
+
+async def test_a_refused_command_raises_one_line_and_sends_nothing(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("later")])
+    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+        work = session.setup.params.tool_context.cwd
+        deploy = command("deploy", "Go: !`touch shipped`", tmp_path)
+        with_skills(session, deploy)
+        with pytest.raises(ConfigError) as raised:
+            await submit(session, "/deploy now")
+        assert session.history == ()
+        await submit(session, "plain")  # the session goes on
+    assert str(raised.value) == (
+        "skill deploy: `touch shipped` was not run: it would need approval, and nobody is "
+        'asked about a skill\'s commands; allow it with --allowedTools "Bash(touch shipped)" '
+        "or remove it from the skill"
+    )
+    assert not (work / "shipped").exists()
+    assert len(model.requests) == 1 and sent(model) == ["plain"]
+
+
+async def test_a_commands_allowed_tools_hold_for_its_turn_only(tmp_path: Path) -> None:
+    touch = [tool_call("Bash", {"command": f"touch {n}"}, id=f"t{n}") for n in ("one", "two")]
+    model = ScriptedProvider([touch[0], text("made"), touch[1], text("not")])
+    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+        work = session.setup.params.tool_context.cwd
+        maker = command("make", "Make it.", tmp_path, allowed_tools=("Bash(touch:*)",))
+        with_skills(session, maker)
+        first = await submit(session, "/make")
+        second = await submit(session, "more")
+    statuses = [e.status for e in (*first, *second) if isinstance(e, ToolCallFinished)]
+    assert statuses == ["completed", "denied"]
+    assert (work / "one").exists() and not (work / "two").exists()
