@@ -99,3 +99,23 @@ async def test_a_commands_allowed_tools_hold_for_its_turn_only(tmp_path: Path) -
     statuses = [e.status for e in (*first, *second) if isinstance(e, ToolCallFinished)]
     assert statuses == ["completed", "denied"]
     assert (work / "one").exists() and not (work / "two").exists()
+
+
+async def test_a_commands_model_answers_its_turn_only(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("quick"), text("usual")])
+    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+        usual = session.setup.params.model
+        with_skills(session, command("quick", "Be quick.", tmp_path, model="fast-one"))
+        await submit(session, "/quick")
+        await submit(session, "and now")
+    assert [request.model for request in model.requests] == ["fast-one", usual]
+
+
+async def test_a_subagents_prompt_never_runs_a_command(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("as typed")])
+    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+        with_skills(session, command("deploy", "Go: !`touch shipped`", tmp_path))
+        child = session.derive()
+        async with child:
+            await submit(child, "/deploy")
+    assert sent(model) == ["/deploy"]

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import stayer
+from stayer.context.compact import SUMMARY_INTRO
 from stayer.events import Event, ToolCallFinished
+from stayer.loop.reattach import SKILL_INTRO
 from stayer.messages import TextBlock, ToolResultBlock, UserMessage, history_problems
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from stayer.session.skill_host import usage_path
@@ -245,3 +247,32 @@ async def test_deny_rules_and_protected_paths_judge_a_skills_commands(tmp_path: 
     assert said[0].startswith("skill peek: `cat secret.txt` was not run: Permission to read ")
     assert said[1].startswith("skill hook: `echo x > .git/hooks/post-checkout` was not run: ")
     assert not (work / ".git").exists()
+
+
+async def test_a_skill_loaded_before_a_summary_is_shown_again_after_it(tmp_path: Path) -> None:
+    model = ScriptedProvider(
+        [tool_call("Skill", {"skill": "tidy"}, id="s1"), text("done"), text("SUMMARY"), text("ok")]
+    )
+    async with stayer.Session(options(tmp_path, model)) as session:
+        tidy = skill("tidy", "Tidy up $ARGUMENTS.", tmp_path / "sk")
+        await submit(with_skills(session, tidy))
+        [_ async for _ in session.compact()]
+        await submit(session, "next")
+    first = model.requests[3].messages[0]
+    assert user_texts(first) == [
+        SUMMARY_INTRO + "SUMMARY",
+        SKILL_INTRO.format(name="tidy")
+        + f"Base directory for this skill: {tidy.base_dir}\n\nTidy up .",
+        "next",
+    ]
+
+
+async def test_after_clear_a_skill_loads_afresh(tmp_path: Path) -> None:
+    call = tool_call("Skill", {"skill": "tidy"}, id="s1")
+    model = ScriptedProvider([call, text("done"), call, text("again")])
+    async with stayer.Session(options(tmp_path, model)) as session:
+        with_skills(session, skill("tidy", "Tidy.", tmp_path / "sk"))
+        first = await submit(session)
+        await session.clear()
+        second = await submit(session)
+    assert [r[2] for r in results(first) + results(second)] == ["Loaded skill tidy"] * 2

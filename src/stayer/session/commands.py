@@ -4,13 +4,16 @@ As Claude Code sends one, the message has two text blocks: first the command's n
 arguments in its tags, then the rendered body (arguments put in, `!` commands run, each judged
 by the permission policy and none asked about). A `/word` that names no command is sent as
 typed: it may be a path, or plain text. The same expansion serves `-p` and the REPL, which both
-submit the text to the Session.
+submit the text to the Session. A command's `model` answers its turn only: the session goes
+back to its own model at the next prompt.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from msgspec import Struct
 
 from stayer.agents.model import Catalog
 from stayer.errors import ConfigError
@@ -44,11 +47,19 @@ def parsed(prompt: str | Sequence[ContentBlock]) -> tuple[str, str] | None:
     return match.group("name"), (match.group("args") or "").strip()
 
 
+class Expansion(Struct, frozen=True):
+    """What a command prompt becomes: the message's content, and the model its turn asks for
+    (None: the session's)."""
+
+    content: tuple[ContentBlock, ...]
+    model: str | None = None
+
+
 async def expanded(
     prompt: str | Sequence[ContentBlock], catalog: Catalog, skills: SessionSkills
-) -> tuple[ContentBlock, ...] | None:
-    """The message content a `/name args` prompt becomes when `name` is a command the user
-    may invoke; None when the prompt is no such command (it is sent as typed). Raises
+) -> Expansion | None:
+    """The message a `/name args` prompt becomes when `name` is a command the user may
+    invoke; None when the prompt is no such command (it is sent as typed). Raises
     `ConfigError` in one line when one of its `!` commands may not run or fails: then
     nothing is sent."""
     found = parsed(prompt)
@@ -63,4 +74,5 @@ async def expanded(
     if skill.kind == "skill":
         body = f"Base directory for this skill: {skill.base_dir}\n\n{body}"
     skills.remember(name, body)
-    return TextBlock(command_header(name, args)), TextBlock(body)
+    content = (TextBlock(command_header(name, args)), TextBlock(body))
+    return Expansion(content, None if skill.model in (None, "inherit") else skill.model)

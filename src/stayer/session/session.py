@@ -133,6 +133,8 @@ class Session:
         only what it shares with nobody)."""
         self._source: StartSource = "startup"
         self._rule_edits: RuleEdits | None = None
+        self._turn_model: tuple[str, str] | None = None
+        """(the session's model, a command's) while a command's `model` answers its turn."""
         env = os.environ if options.env is None else options.env
         self._mcp: McpLink | None = parent._mcp if parent is not None else self._link(setup)
         if self._mcp is not None and parent is None:
@@ -530,7 +532,12 @@ class Session:
                 self._note_failure()
 
     async def _command(self, prompt: Prompt) -> Prompt:
-        """A `/name args` prompt as its command's message, else the prompt as typed."""
+        """A `/name args` prompt as its command's message, else the prompt as typed; the
+        model a command's turn asked for gives way to the session's own at the next prompt."""
+        if self._turn_model is not None:
+            (before, during), self._turn_model = self._turn_model, None
+            if self.setup.params.model == during:  # unless the user switched since
+                await self.set_model(before)
         catalog = self._catalog()
         if not catalog.skills or self.parent is not None:
             # nothing to expand; or a child's prompt, which a model wrote: a model never runs
@@ -538,7 +545,14 @@ class Session:
             return prompt
         from .commands import expanded
 
-        return await expanded(prompt, catalog, self._skills) or prompt
+        expansion = await expanded(prompt, catalog, self._skills)
+        if expansion is None:
+            return prompt
+        if expansion.model is not None:
+            before = self.setup.params.model
+            await self.set_model(expansion.model)
+            self._turn_model = (before, self.setup.params.model)
+        return expansion.content
 
     def queue(self, prompt: Prompt) -> bool:
         """Add `prompt` to the running submission: it joins the conversation at the run's next
