@@ -58,6 +58,12 @@ def split_args(args: str) -> list[str]:
 def expand(body: str, args: str, *, names: Sequence[str], places: Places) -> str:
     """`body` with its placeholders filled from `args`; when it has none for arguments and
     some were given, they follow it as `ARGUMENTS: ...` (the model still sees them)."""
+    text, used = _substitute(body, args, names=names, places=places)
+    return _with_arguments(text, args, used=used)
+
+
+def _substitute(text: str, args: str, *, names: Sequence[str], places: Places) -> tuple[str, bool]:
+    """`text` with its placeholders filled, and whether any stood for the arguments."""
     words = split_args(args)
     used = False
 
@@ -70,7 +76,7 @@ def expand(body: str, args: str, *, names: Sequence[str], places: Places) -> str
         position = int(index)
         return words[position] if position < len(words) else ""
 
-    text = _INDEXED.sub(indexed, body)
+    text = _INDEXED.sub(indexed, text)
     for position, name in enumerate(names):
         pattern = re.compile(rf"\${re.escape(name)}\b")
         if pattern.search(text):
@@ -82,23 +88,25 @@ def expand(body: str, args: str, *, names: Sequence[str], places: Places) -> str
         "CLAUDE_PROJECT_DIR": str(places.project_dir),
         "CLAUDE_SKILL_DIR": str(places.skill_dir),
     }
-    text = _VARIABLE.sub(lambda match: values[match.group(1)], text)
-    if not used and args.strip():
-        text = f"{text.rstrip()}\n\nARGUMENTS: {args.strip()}"
-    return text
+    return _VARIABLE.sub(lambda match: values[match.group(1)], text), used
+
+
+def _with_arguments(text: str, args: str, *, used: bool) -> str:
+    if used or not args.strip():
+        return text
+    return f"{text.rstrip()}\n\nARGUMENTS: {args.strip()}"
 
 
 def shell_commands(text: str) -> list[tuple[tuple[int, int], str]]:
-    """Each `!` command of `text`: where it stands (start, end) and the command, in order."""
-    found = [((m.start(), m.end()), m.group(1).strip()) for m in _INLINE.finditer(text)]
-    found += [((m.start(), m.end()), m.group(1).strip()) for m in _FENCED.finditer(text)]
-    inside = [span for span, _ in found if span[1] - span[0] > 0]
-    kept = [
-        (span, command)
-        for span, command in found
-        if not any(o != span and o[0] <= span[0] and span[1] <= o[1] for o in inside)
+    """Each `!` command of `text`: where it stands (start, end) and the command, in order
+    (an inline one inside a fenced block is part of that block)."""
+    fenced = [((m.start(), m.end()), m.group(1).strip()) for m in _FENCED.finditer(text)]
+    inline = [
+        ((m.start(), m.end()), m.group(1).strip())
+        for m in _INLINE.finditer(text)
+        if not any(start <= m.start() < end for (start, end), _ in fenced)
     ]
-    return sorted(kept)
+    return sorted(fenced + inline)
 
 
 def fill(text: str, outputs: Sequence[tuple[tuple[int, int], str]]) -> str:
@@ -113,14 +121,19 @@ def fill(text: str, outputs: Sequence[tuple[tuple[int, int], str]]) -> str:
 
 
 async def render(skill: Skill, args: str, *, params: LoopParams, places: Places) -> str:
-    """The body the model reads: expanded, and each `!` command replaced by its output.
-    Raises `ToolFailure` in one line when a command may not run or fails (nothing after it
-    runs)."""
-    text = expand(skill.body, args, names=skill.arguments, places=places)
-    outputs = [
-        (span, await _run(skill.name, command, params)) for span, command in shell_commands(text)
-    ]
-    return fill(text, outputs).strip("\n")
+    """The body the model reads: placeholders filled, and each `!` command replaced by its
+    output. The commands are found in the body as written, so arguments (which a model may
+    give) can fill a command in but never add one. Raises `ToolFailure` in one line when a
+    command may not run or fails (nothing after it runs)."""
+    body, parts, used, at = skill.body, [], False, 0
+    for (start, end), command in shell_commands(body):
+        text, used_here = _substitute(body[at:start], args, names=skill.arguments, places=places)
+        line, used_there = _substitute(command, args, names=skill.arguments, places=places)
+        parts += [text, await _run(skill.name, line, params)]
+        used, at = used or used_here or used_there, end
+    text, used_here = _substitute(body[at:], args, names=skill.arguments, places=places)
+    rendered = "".join([*parts, text]).strip("\n")
+    return _with_arguments(rendered, args, used=used or used_here)
 
 
 async def _run(name: str, command: str, params: LoopParams) -> str:
