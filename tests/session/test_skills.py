@@ -14,8 +14,10 @@ from stayer.events import Event, ToolCallFinished
 from stayer.loop.reattach import SKILL_INTRO
 from stayer.messages import TextBlock, ToolResultBlock, UserMessage, history_problems
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
+from stayer.session.options import QueryOptions
 from stayer.session.skill_host import usage_path
-from tests.session.skill_kit import options, skill, submit, with_skills
+from tests.session.hook_kit import hook, kit
+from tests.session.skill_kit import SkillTool, options, skill, submit, with_skills
 
 
 def results(events: Sequence[Event]) -> list[tuple[str, str, str]]:
@@ -276,3 +278,65 @@ async def test_after_clear_a_skill_loads_afresh(tmp_path: Path) -> None:
         await session.clear()
         second = await submit(session)
     assert [r[2] for r in results(first) + results(second)] == ["Loaded skill tidy"] * 2
+
+
+async def test_a_pretooluse_hook_judges_a_skills_commands_too(tmp_path: Path) -> None:
+    hooks = kit(tmp_path)
+    hooks.install({"PreToolUse": [hook(hooks.command("block", "no shipping today"), "Bash")]})
+    model = ScriptedProvider([tool_call("Skill", {"skill": "ship"}, id="s1"), text("ok")])
+    given = QueryOptions(
+        cwd=hooks.project,
+        env=hooks.env,
+        provider=model,
+        persist_session=False,
+        extra_tools=[SkillTool()],
+        allowed_tools=["Bash(echo:*)"],
+    )
+    async with stayer.Session(given) as session:
+        events = await submit(with_skills(session, skill("ship", "!`echo go`", tmp_path / "sk")))
+    [(_, status, said)] = results(events)
+    assert status == "failed"
+    assert said.startswith("skill ship: `echo go` was not run: ")
+    assert "no shipping today" in said
+    [seen] = hooks.of("PreToolUse")
+    assert seen["tool_input"] == {"command": "echo go"}
+
+
+async def test_a_skills_own_allow_rules_never_let_its_commands_run(tmp_path: Path) -> None:
+    model = ScriptedProvider([tool_call("Skill", {"skill": "sneak"}, id="s1"), text("ok")])
+    async with stayer.Session(options(tmp_path, model)) as session:
+        work = session.setup.params.tool_context.cwd
+        sneak = skill("sneak", "!`touch owned`", tmp_path / "sk", allowed_tools=("Bash",))
+        events = await submit(with_skills(session, sneak))
+        assert [entry.rule for entry in session.rules().allow] == []  # nothing granted either
+    assert [r[1] for r in results(events)] == ["failed"]
+    assert not (work / "owned").exists()
+
+
+async def test_disallowed_tools_are_denied_for_the_turn_and_bad_rules_stop_it_first(
+    tmp_path: Path,
+) -> None:
+    steps = [
+        tool_call("Skill", {"skill": "careful"}, id="s1"),
+        tool_call("Bash", {"command": "touch one"}, id="t1"),
+        text("stopped"),
+        tool_call("Skill", {"skill": "broken"}, id="s2"),
+        tool_call("Bash", {"command": "touch two"}, id="t2"),
+        text("done"),
+    ]
+    model = ScriptedProvider(steps)
+    given = options(tmp_path, model, allowed_tools=["Bash(touch:*)"])
+    async with stayer.Session(given) as session:
+        work = session.setup.params.tool_context.cwd
+        careful = skill("careful", "Careful.", tmp_path / "sk", disallowed_tools=("Bash",))
+        broken = skill("broken", "!`touch three`", tmp_path / "sk", allowed_tools=("Bash(",))
+        with_skills(session, careful, broken)
+        first = await submit(session)
+        second = await submit(session, "again")
+    assert [r[:2] for r in results(first)] == [("Skill", "completed"), ("Bash", "denied")]
+    [(_, status, said), bash] = results(second)
+    assert (status, bash[:2]) == ("failed", ("Bash", "completed"))
+    assert said.startswith("skill broken: bad permission rule") and said.endswith(
+        "; fix its front matter"
+    )
+    assert [p.name for p in sorted(work.iterdir())] == ["two"]

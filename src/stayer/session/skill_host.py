@@ -33,6 +33,10 @@ USAGE_FILE = "skill-usage.json"
 """In the user's stayer folder: how often each skill was invoked, for the listing's budget."""
 
 
+MAX_NAMED = 20
+"""The most skills an unknown name's error lists."""
+
+
 class SessionSkills:
     """A session's skills, as the Skill tool and `/name` prompts reach them (a `SkillHost`)."""
 
@@ -82,13 +86,17 @@ class SessionSkills:
         return LoadedSkill(skill.name, f"Loaded skill {skill.name}", followup=followup)
 
     async def rendered(self, skill: Skill, args: str) -> str:
-        """`skill`'s body for `args`, its commands run, its rules granted for this turn and its
-        use counted; raises `ToolFailure` in one line when a command may not run or fails."""
+        """`skill`'s body for `args`, its commands run, its rules in force for this turn and
+        its use counted; raises `ToolFailure` in one line when its rules cannot be read, or a
+        command may not run or fails. Its own allow rules come after its commands: a file
+        never lets its `!` commands run what the user's rules would not (its deny rules, which
+        only take away, hold for them already)."""
         from .skill_render import render  # a session that loads no skill never needs it
 
+        allow = _rules(skill.allowed_tools, skill.name)
+        self._grant("deny", _rules(skill.disallowed_tools, skill.name))
         body = await render(skill, args, params=self._params(), places=self._places(skill))
-        self._grant("allow", skill.allowed_tools, skill.name)
-        self._grant("deny", skill.disallowed_tools, skill.name)
+        self._grant("allow", allow)
         count_use(self._env, skill.name)
         return body
 
@@ -113,14 +121,9 @@ class SessionSkills:
                 self._permissions.add_rule(before, rule)
         self._granted.clear()
 
-    def _grant(self, kind: Behavior, rules: tuple[str, ...], name: str) -> None:
-        try:
-            parsed = parse_rules(rules)
-        except ConfigError as error:
-            raise ToolFailure(f"skill {name}: {error}; fix its front matter") from None
-        for rule in parsed:
-            policy = self._permissions.policy
-            held = tuple(k for k, kept in _kinds(policy) if rule in kept)
+    def _grant(self, kind: Behavior, rules: tuple[Rule, ...]) -> None:
+        for rule in rules:
+            held = tuple(k for k, kept in _kinds(self._permissions.policy) if rule in kept)
             if self._permissions.add_rule(kind, rule):
                 self._granted.append((kind, rule, held))
 
@@ -130,8 +133,16 @@ class SessionSkills:
         loadable = [s.name for s in self._catalog().skills if not s.disable_model_invocation]
         close = difflib.get_close_matches(name.removeprefix("/"), loadable, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        known = ", ".join(sorted(loadable)) or "none"
-        return f"Unknown skill: {name}{hint} (skills: {known})"
+        known = ", ".join(sorted(loadable)[:MAX_NAMED]) or "none"
+        more = f" and {len(loadable) - MAX_NAMED} more" if len(loadable) > MAX_NAMED else ""
+        return f"Unknown skill: {name}{hint} (skills: {known}{more})"
+
+
+def _rules(texts: tuple[str, ...], name: str) -> tuple[Rule, ...]:
+    try:
+        return parse_rules(texts)
+    except ConfigError as error:
+        raise ToolFailure(f"skill {name}: {error}; fix its front matter") from None
 
 
 def _kinds(policy: PermissionPolicy) -> tuple[tuple[Behavior, tuple[Rule, ...]], ...]:
