@@ -4,6 +4,8 @@ policy before anything is sent; a `/word` that is no command goes as typed."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,24 @@ async def test_a_subagents_prompt_never_runs_a_command(tmp_path: Path) -> None:
         async with child:
             await submit(child, "/deploy")
     assert sent(model) == ["/deploy"]
+
+
+async def test_interrupting_a_commands_shell_command_sends_nothing(tmp_path: Path) -> None:
+    model = ScriptedProvider([])
+    given = options(
+        tmp_path, model, extra_tools=[], allowed_tools=["Bash(touch:*)", "Bash(sleep:*)"]
+    )
+    async with stayer.Session(given) as session:
+        marker = session.setup.params.tool_context.cwd / "started"
+        with_skills(session, command("slow", "!`touch started && sleep 60`", tmp_path))
+        running = asyncio.create_task(submit(session, "/slow"))
+        while not marker.exists():  # the command says it has started
+            await asyncio.sleep(0.01)
+            assert not running.done()
+        began = time.monotonic()
+        session.interrupt()
+        with pytest.raises(ConfigError, match="interrupted while its ! commands ran"):
+            await running
+        assert time.monotonic() - began < 5
+        assert session.history == ()
+    assert model.requests == []

@@ -39,7 +39,7 @@ from stayer.events import (
     Terminal,
 )
 from stayer.exec import close_sandbox
-from stayer.loop.abort import AbortSignal
+from stayer.loop.abort import AbortSignal, until_aborted
 from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams
@@ -520,7 +520,7 @@ class Session:
     ) -> AsyncGenerator[Event, None]:
         async with self._lock:
             self._skills.new_prompt()  # the last turn's skills' rules end here
-            prompt = await self._command(prompt)  # raises ConfigError before anything is sent
+            prompt = await self._command(prompt, abort)  # a ConfigError: nothing is sent
             finished = False
             try:
                 async for event in self._run(prompt, abort):
@@ -531,7 +531,7 @@ class Session:
                     self._salvage()
                 self._note_failure()
 
-    async def _command(self, prompt: Prompt) -> Prompt:
+    async def _command(self, prompt: Prompt, abort: AbortSignal) -> Prompt:
         """A `/name args` prompt as its command's message, else the prompt as typed; the
         model a command's turn asked for gives way to the session's own at the next prompt."""
         if self._turn_model is not None:
@@ -545,7 +545,11 @@ class Session:
             return prompt
         from .commands import expanded
 
-        expansion = await expanded(prompt, catalog, self._skills)
+        expansion = await until_aborted(expanded(prompt, catalog, self._skills), abort)
+        if abort.aborted:  # its `!` commands were stopped: what they printed is not whole
+            raise ConfigError(
+                "the command was interrupted while its ! commands ran; nothing was sent"
+            )
         if expansion is None:
             return prompt
         if expansion.model is not None:
