@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from stayer.agents.catalog import load_catalog
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import reply
+from tests.fakes.sse import ToolCall, reply
 
 GREET = """---
 description: Greet someone by name
@@ -27,15 +24,23 @@ Shipping: !`touch shipped`
 """
 
 
+HAIKU = """---
+name: haiku
+description: Write a haiku about a topic
+---
+Write a haiku about $ARGUMENTS. Files here: !`ls`
+"""
+
+
 def project(tmp_path: Path) -> Path:
     work = tmp_path / "work"
     commands = work / ".claude" / "commands"
     commands.mkdir(parents=True)
     (commands / "greet.md").write_text(GREET)
     (commands / "deploy.md").write_text(DEPLOY)
-    catalog = load_catalog(work, project_root=work, env={"HOME": str(tmp_path / "home")})
-    if catalog.skill("greet") is None:
-        pytest.skip("command files are read once stayer.agents reads them (the files' helper)")
+    skill = work / ".claude" / "skills" / "haiku"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(HAIKU)
     return work
 
 
@@ -52,7 +57,8 @@ def test_a_command_with_arguments_is_sent_as_its_name_and_its_rendered_body(
     [request] = server.requests
     last = request.messages[-1]
     assert isinstance(last, dict) and last["role"] == "user"
-    texts = [block["text"] for block in last["content"] if block["type"] == "text"]
+    *texts, listing = [block["text"] for block in last["content"] if block["type"] == "text"]
+    assert listing.startswith("<system-reminder>") and "- greet: Greet someone by name" in listing
     assert texts == [
         "<command-message>greet is running…</command-message>\n"
         "<command-name>/greet</command-name>\n<command-args>Ada</command-args>",
@@ -75,3 +81,27 @@ def test_a_command_the_policy_would_not_allow_stops_before_any_request(
         'is asked about a skill\'s commands; allow it with --allowedTools "Bash(touch shipped)" '
         "or remove it from the skill"
     ]
+
+
+def test_the_model_loads_a_skill_and_reads_it_after_the_calls_result(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    work = project(tmp_path)
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Skill", {"skill": "haiku", "args": "rain"})),
+        reply("Soft rain on the roof."),
+    )
+    env = {**server.env(), "HOME": str(tmp_path / "home")}
+    done = stayer("-p", "write me a poem", cwd=work, env=env)
+
+    assert done.status == 0, done.stderr
+    first, second = server.requests
+    assert "- haiku: Write a haiku about a topic" in first.messages[0]["content"][-1]["text"]
+    result, followup = second.messages[-1]["content"]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+    assert followup.pop("cache_control", None) in (None, {"type": "ephemeral"})
+    assert followup == {
+        "type": "text",
+        "text": f"Base directory for this skill: {work / '.claude' / 'skills' / 'haiku'}\n\n"
+        "Write a haiku about rain. Files here: ",
+    }

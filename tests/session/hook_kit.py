@@ -15,6 +15,7 @@ import stayer
 from stayer.events import Event, Finished
 from stayer.messages import TextBlock, ToolResultBlock, UserMessage
 from stayer.providers.scripted import Reply
+from stayer.session.listings import is_listing
 from stayer.session.options import QueryOptions
 
 SCRIPT = r"""
@@ -143,5 +144,5 @@ def user_texts(finished: Event) -> list[str]:
         for message in finished.messages
         if isinstance(message, UserMessage)
         for block in message.content
-        if isinstance(block, TextBlock)
+        if isinstance(block, TextBlock) and not is_listing(block.text)  # the session's own
     ]

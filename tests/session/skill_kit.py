@@ -1,46 +1,18 @@
 """What the skill and command tests share: a session whose catalog holds the skills a test
-gives (put in place of the one it found, as the file readers would have read them), and a
-stand-in for the Skill tool that calls the session's host as the real one does."""
+gives (put in place of the one it found, as the file readers would have read them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from msgspec.structs import replace
-from pydantic import BaseModel, ConfigDict
 
 import stayer
 from stayer.agents.model import Catalog, Skill
 from stayer.events import Event
 from stayer.providers.scripted import ScriptedProvider
 from stayer.session.options import QueryOptions
-from stayer.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-
-
-class SkillInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    skill: str
-    args: str = ""
-
-
-class SkillTool(Tool[SkillInput]):
-    """Loads a skill through `ToolContext.skills`, as the Skill tool does."""
-
-    name = "Skill"
-    description = "Load a skill."
-    input_model: ClassVar[type[BaseModel]] = SkillInput
-    subject_kind = "none"
-    read_only = True  # loading instructions changes nothing; rules still judge it by name
-
-    def permission_subject(self, tool_input: SkillInput) -> str | None:
-        return tool_input.skill
-
-    async def call(self, tool_input: SkillInput, ctx: ToolContext) -> ToolOutput:
-        if ctx.skills is None:
-            raise ToolFailure("no skills here")
-        loaded = await ctx.skills.load(tool_input.skill, tool_input.args, ctx.tool_use_id)
-        return ToolOutput(loaded.result, followup=loaded.followup)
 
 
 def skill(name: str, body: str, folder: Path, **more: Any) -> Skill:
@@ -63,7 +35,6 @@ def options(tmp_path: Path, model: ScriptedProvider, **more: Any) -> QueryOption
     env = {"STAYER_CONFIG_DIR": str(tmp_path / "config"), "STAYER_NO_PREAPPROVED_HOSTS": "1"}
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    more.setdefault("extra_tools", [SkillTool()])
     return QueryOptions(cwd=work, provider=model, env=env, persist_session=False, **more)
 
 

@@ -34,7 +34,7 @@ async def test_a_command_with_arguments_is_sent_as_its_name_then_its_body(
     tmp_path: Path,
 ) -> None:
     model = ScriptedProvider([text("Hello, Ada.")])
-    given = options(tmp_path, model, extra_tools=[], allowed_tools=["Bash(echo:*)"])
+    given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(echo:*)"])
     async with stayer.Session(given) as session:
         greet = command("greet", "Greet $ARGUMENTS warmly. Today: !`echo Tuesday`", tmp_path)
         await submit(with_skills(session, greet), "/greet Ada")
@@ -50,7 +50,7 @@ async def test_a_command_with_arguments_is_sent_as_its_name_then_its_body(
 
 async def test_a_skill_run_as_a_command_names_its_folder(tmp_path: Path) -> None:
     model = ScriptedProvider([text("ok")])
-    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Bash"])) as session:
         tidy = skill("tidy", "Tidy $0.", tmp_path)
         await submit(with_skills(session, tidy), "/tidy src")
     assert sent(model) == [
@@ -61,7 +61,7 @@ async def test_a_skill_run_as_a_command_names_its_folder(tmp_path: Path) -> None
 
 async def test_a_word_that_is_no_command_is_sent_as_typed(tmp_path: Path) -> None:
     model = ScriptedProvider([text("ok"), text("ok")])
-    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Bash"])) as session:
         hidden = command("hidden", "Secret.", tmp_path, user_invocable=False)
         with_skills(session, hidden, command("greet", "Hi.", tmp_path))
         await submit(session, "/tmp/x is a file")
@@ -72,7 +72,7 @@ async def test_a_word_that_is_no_command_is_sent_as_typed(tmp_path: Path) -> Non
 
 async def test_a_refused_command_raises_one_line_and_sends_nothing(tmp_path: Path) -> None:
     model = ScriptedProvider([text("later")])
-    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Bash"])) as session:
         work = session.setup.params.tool_context.cwd
         deploy = command("deploy", "Go: !`touch shipped`", tmp_path)
         with_skills(session, deploy)
@@ -92,7 +92,7 @@ async def test_a_refused_command_raises_one_line_and_sends_nothing(tmp_path: Pat
 async def test_a_commands_allowed_tools_hold_for_its_turn_only(tmp_path: Path) -> None:
     touch = [tool_call("Bash", {"command": f"touch {n}"}, id=f"t{n}") for n in ("one", "two")]
     model = ScriptedProvider([touch[0], text("made"), touch[1], text("not")])
-    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Bash"])) as session:
         work = session.setup.params.tool_context.cwd
         maker = command("make", "Make it.", tmp_path, allowed_tools=("Bash(touch:*)",))
         with_skills(session, maker)
@@ -105,7 +105,7 @@ async def test_a_commands_allowed_tools_hold_for_its_turn_only(tmp_path: Path) -
 
 async def test_a_commands_model_answers_its_turn_only(tmp_path: Path) -> None:
     model = ScriptedProvider([text("quick"), text("usual")])
-    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Bash"])) as session:
         usual = session.setup.params.model
         with_skills(session, command("quick", "Be quick.", tmp_path, model="fast-one"))
         await submit(session, "/quick")
@@ -115,7 +115,7 @@ async def test_a_commands_model_answers_its_turn_only(tmp_path: Path) -> None:
 
 async def test_a_subagents_prompt_never_runs_a_command(tmp_path: Path) -> None:
     model = ScriptedProvider([text("as typed")])
-    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Bash"])) as session:
         with_skills(session, command("deploy", "Go: !`touch shipped`", tmp_path))
         child = session.derive()
         async with child:
@@ -126,7 +126,7 @@ async def test_a_subagents_prompt_never_runs_a_command(tmp_path: Path) -> None:
 async def test_interrupting_a_commands_shell_command_sends_nothing(tmp_path: Path) -> None:
     model = ScriptedProvider([])
     given = options(
-        tmp_path, model, extra_tools=[], allowed_tools=["Bash(touch:*)", "Bash(sleep:*)"]
+        tmp_path, model, tools=["Bash"], allowed_tools=["Bash(touch:*)", "Bash(sleep:*)"]
     )
     async with stayer.Session(given) as session:
         marker = session.setup.params.tool_context.cwd / "started"

@@ -11,6 +11,7 @@ import pytest
 from stayer.errors import ConfigError
 from stayer.messages import TextBlock
 from stayer.providers.scripted import ScriptedProvider, text
+from stayer.session.listings import is_listing
 from stayer.session.options import QueryOptions
 from stayer.session.paths import MAX_SLUG_CHARS, config_root, project_slug
 from stayer.session.session import Session
@@ -32,7 +33,12 @@ async def run(opts: QueryOptions, prompt: str) -> Session:
 
 
 def texts(session: Session) -> list[str]:
-    return [b.text for m in session.history for b in m.content if isinstance(b, TextBlock)]
+    return [
+        b.text
+        for m in session.history
+        for b in m.content
+        if isinstance(b, TextBlock) and not is_listing(b.text)  # what the session adds
+    ]
 
 
 def twins(tmp_path: Path) -> tuple[Path, Path]:

@@ -22,6 +22,7 @@ from stayer.loop.state import ToolCall
 from stayer.messages import AssistantMessage, TextBlock, UserMessage
 from stayer.permissions import Decision, PermissionPolicy, PermissionState
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
+from stayer.session.listings import is_listing
 from stayer.session.mode_reminder import (
     ModeReminder,
     plan_mode_off,
@@ -454,7 +455,7 @@ def reminders(model: ScriptedProvider) -> list[list[str]]:
         last = request.messages[-1]
         assert isinstance(last, UserMessage)
         texts = [b.text for b in last.content if isinstance(b, TextBlock)]
-        found.append([t for t in texts if t.startswith("<system-reminder>")])
+        found.append([t for t in texts if t.startswith("<system-reminder>") and not is_listing(t)])
     return found
 
 

@@ -17,7 +17,7 @@ from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
 from stayer.session.skill_host import usage_path
 from tests.session.hook_kit import hook, kit
-from tests.session.skill_kit import SkillTool, options, skill, submit, with_skills
+from tests.session.skill_kit import options, skill, submit, with_skills
 
 
 def results(events: Sequence[Event]) -> list[tuple[str, str, str]]:
@@ -289,7 +289,6 @@ async def test_a_pretooluse_hook_judges_a_skills_commands_too(tmp_path: Path) ->
         env=hooks.env,
         provider=model,
         persist_session=False,
-        extra_tools=[SkillTool()],
         allowed_tools=["Bash(echo:*)"],
     )
     async with stayer.Session(given) as session:

@@ -11,14 +11,13 @@ from stayer.agents.model import AgentDefinition, Catalog
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import ScriptedProvider, text
 from stayer.session.listings import (
-    AGENT_TOOL,
     AGENTS_HEAD,
     ENTRY_CHARS,
-    SKILL_TOOL,
     SKILLS_HEAD,
     listing,
     skill_lines,
 )
+from stayer.tools.names import AGENT, SKILL
 from tests.session.skill_kit import options, skill, submit, with_skills
 
 
@@ -30,7 +29,7 @@ def first_texts(model: ScriptedProvider, request: int) -> list[str]:
 
 async def test_the_first_message_lists_the_skills_the_model_may_load_once(tmp_path: Path) -> None:
     model = ScriptedProvider([text("one"), text("two")])
-    async with stayer.Session(options(tmp_path, model)) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Skill"])) as session:
         folder = tmp_path / "sk"
         with_skills(
             session,
@@ -40,13 +39,13 @@ async def test_the_first_message_lists_the_skills_the_model_may_load_once(tmp_pa
         await submit(session, "hello")
         await submit(session, "again")
     assert first_texts(model, 0) == [
+        "hello",
         f"<system-reminder>\n{SKILLS_HEAD}\n"
         "- greet: The greet skill. - When someone arrives.\n</system-reminder>",
-        "hello",
     ]
     later = model.requests[1].messages[-1]
     assert isinstance(later, UserMessage) and later.content == (TextBlock("again"),)
-    assert first_texts(model, 1)[1] == "hello"  # the conversation's first stays as it was
+    assert first_texts(model, 1) == first_texts(model, 0)  # the first message stays as it was
 
 
 async def test_a_resumed_conversation_is_not_listed_again(tmp_path: Path) -> None:
@@ -60,7 +59,7 @@ async def test_a_resumed_conversation_is_not_listed_again(tmp_path: Path) -> Non
 
 async def test_a_session_without_the_skill_tool_lists_no_skills(tmp_path: Path) -> None:
     model = ScriptedProvider([text("one")])
-    async with stayer.Session(options(tmp_path, model, extra_tools=[])) as session:
+    async with stayer.Session(options(tmp_path, model, tools=["Bash"])) as session:
         with_skills(session, skill("greet", "Hi.", tmp_path / "sk"))
         await submit(session, "hello")
     assert first_texts(model, 0) == ["hello"]
@@ -89,12 +88,12 @@ def test_agent_types_are_listed_with_their_tools_when_the_agent_tool_is_offered(
         ),
         skills=(skill("greet", "Hi.", tmp_path),),
     )
-    shown = listing(catalog, offered={AGENT_TOOL}, context_window=200_000, usage={})
+    shown = listing(catalog, offered={AGENT}, context_window=200_000, usage={})
     assert shown == (
         f"<system-reminder>\n{AGENTS_HEAD}\n- general-purpose: Anything. (tools: all tools)\n"
         "- reader: Reads. (tools: Read, Grep)\n</system-reminder>"
     )
-    both = listing(catalog, offered={AGENT_TOOL, SKILL_TOOL}, context_window=200_000, usage={})
+    both = listing(catalog, offered={AGENT, SKILL}, context_window=200_000, usage={})
     assert both is not None and SKILLS_HEAD in both
     assert listing(catalog, offered=set(), context_window=200_000, usage={}) is None
 

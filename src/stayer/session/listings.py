@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 
 from stayer.agents.model import AgentDefinition, Catalog, Skill
 from stayer.context.compact import CHARS_PER_TOKEN
-from stayer.tools import names
+from stayer.tools.names import AGENT, SKILL
 
 ENTRY_CHARS = 1_536
 """The most of one entry's description (with its when-to-use) the listing shows."""
@@ -27,10 +27,6 @@ SKILLS_HEAD = (
 )
 MARK = "<system-reminder>\n"
 
-# The Agent and Skill tools' names join `stayer.tools.names` with the tools themselves.
-AGENT_TOOL: str = getattr(names, "AGENT", "Agent")
-SKILL_TOOL: str = getattr(names, "SKILL", "Skill")
-
 
 def listing(
     catalog: Catalog,
@@ -42,15 +38,21 @@ def listing(
     """The `<system-reminder>` block for a first message, or None when the session offers
     neither tool, or has nothing to list for those it offers."""
     parts: list[str] = []
-    if AGENT_TOOL in offered and catalog.agents:
+    if AGENT in offered and catalog.agents:
         parts.append("\n".join([AGENTS_HEAD, *(_agent_line(a) for a in catalog.agents)]))
     loadable = [s for s in catalog.skills if not s.disable_model_invocation]
-    if SKILL_TOOL in offered and loadable:
+    if SKILL in offered and loadable:
         budget = context_window // WINDOW_SHARE * CHARS_PER_TOKEN
         parts.append("\n".join([SKILLS_HEAD, *skill_lines(loadable, budget, usage)]))
     if not parts:
         return None
     return MARK + "\n\n".join(parts) + "\n</system-reminder>"
+
+
+def is_listing(text: str) -> bool:
+    """Whether `text` is a listing this module wrote (a transcript reader, or a test, may
+    leave it out of what the user said)."""
+    return text.startswith((MARK + AGENTS_HEAD, MARK + SKILLS_HEAD))
 
 
 def _agent_line(agent: AgentDefinition) -> str:

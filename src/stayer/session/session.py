@@ -718,7 +718,8 @@ class Session:
             context_window=params.context_window,
             usage=usage_counts(params.tool_context.env) if catalog.skills else {},
         )
-        return message if text is None else UserMessage((TextBlock(text), *message.content))
+        # after the prompt, where the session's other reminders go: the prompt stays first
+        return message if text is None else UserMessage((*message.content, TextBlock(text)))
 
     def _note_failure(self) -> None:
         writer = self._transcript

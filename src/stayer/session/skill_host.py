@@ -75,6 +75,7 @@ class SessionSkills:
                 description=f"skill {skill.name}",
                 subagent_type=skill.agent or "general-purpose",
                 model=skill.model,
+                background=skill.background is True,  # the invoking turn waits, unless told
                 tool_use_id=tool_use_id or "",
             )
             return LoadedSkill(skill.name, f"Skill {skill.name} runs as a subagent", fork=fork)

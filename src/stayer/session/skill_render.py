@@ -1,28 +1,26 @@
 """A skill's or command's body made ready for the model: arguments put in, `!` commands run.
 
-The arguments go in first (`$ARGUMENTS`, `$ARGUMENTS[N]`, `$N`, a named `$arg`, and the
-`${CLAUDE_...}` variables), then each ``!`cmd` `` (at a line's start or after a space) and each
-fenced ```` ```! ```` block is replaced by what the command printed. Every command is judged
-exactly as the model's own Bash call would be (rules, mode, hooks, protected paths, sandbox) by
-the run's permission check, and nobody is asked: anything but an allow aborts the whole
-invocation, as does a failing command, so a repository's skill can never run what the user's
-settings would not let the model run.
-
-The argument expansion lives here until `stayer.agents.arguments` (the file readers' helper)
-lands; the names are the same (`expand`, `shell_commands`, `fill`).
+The placeholders are `stayer.agents.arguments`' (`expand`), and so is finding the ``!`cmd` ``
+and fenced ```` ```! ```` commands (`shell_commands`). What this module adds is running them:
+each is judged exactly as the model's own Bash call would be (rules, mode, hooks, protected
+paths, sandbox) by the run's permission check, and nobody is asked: anything but an allow
+aborts the whole invocation, as does a failing command, so a repository's skill never runs
+what the user's settings would not let the model run. The commands are found in the body as
+written, before the arguments go in, so arguments (which a model may give, through the Skill
+tool) can fill a command in but never add one.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from msgspec import Struct
 from msgspec.structs import replace
 
+from stayer.agents.arguments import expand, shell_commands
 from stayer.agents.model import Skill
 from stayer.loop.state import LoopParams, ToolCall
 from stayer.loop.tool_exec import prepare
@@ -30,12 +28,10 @@ from stayer.messages import ToolUseBlock
 from stayer.tools.base import ToolFailure
 from stayer.tools.names import BASH
 
-_INDEXED = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS\b|\$(\d+)\b")
-_VARIABLE = re.compile(r"\$\{(CLAUDE_SESSION_ID|CLAUDE_PROJECT_DIR|CLAUDE_SKILL_DIR)\}")
-_INLINE = re.compile(r"(?:(?<=\s)|^)!`([^`\n]+)`", re.MULTILINE)
-_FENCED = re.compile(r"^```!\s*\n(.*?)\n```\s*$", re.MULTILINE | re.DOTALL)
 QUIET_FAILURES = ("grep", "rg", "find", "diff", "test", "git diff", "git grep")
 """Programs whose exit status 1 means "nothing found" or "they differ", not a failure."""
+_MARKED = re.compile(r"\x00(\d+)<\x00(.*?)\x00>\1\x00", re.DOTALL)
+"""A command of the body as written, between the marks `_marked` put around it."""
 
 
 class Places(Struct, frozen=True, kw_only=True):
@@ -44,96 +40,52 @@ class Places(Struct, frozen=True, kw_only=True):
     session_id: str
     project_dir: Path
     skill_dir: Path
-
-
-def split_args(args: str) -> list[str]:
-    """The arguments as the shell would split them (quotes group words); plain spaces when the
-    quoting is unbalanced, so a stray apostrophe is not an error."""
-    try:
-        return shlex.split(args)
-    except ValueError:
-        return args.split()
-
-
-def expand(body: str, args: str, *, names: Sequence[str], places: Places) -> str:
-    """`body` with its placeholders filled from `args`; when it has none for arguments and
-    some were given, they follow it as `ARGUMENTS: ...` (the model still sees them)."""
-    text, used = _substitute(body, args, names=names, places=places)
-    return _with_arguments(text, args, used=used)
-
-
-def _substitute(text: str, args: str, *, names: Sequence[str], places: Places) -> tuple[str, bool]:
-    """`text` with its placeholders filled, and whether any stood for the arguments."""
-    words = split_args(args)
-    used = False
-
-    def indexed(match: re.Match[str]) -> str:
-        nonlocal used
-        used = True
-        index = match.group(1) or match.group(2)
-        if index is None:
-            return args
-        position = int(index)
-        return words[position] if position < len(words) else ""
-
-    text = _INDEXED.sub(indexed, text)
-    for position, name in enumerate(names):
-        pattern = re.compile(rf"\${re.escape(name)}\b")
-        if pattern.search(text):
-            used = True
-            value = words[position] if position < len(words) else ""
-            text = pattern.sub(value.replace("\\", "\\\\"), text)
-    values = {
-        "CLAUDE_SESSION_ID": places.session_id,
-        "CLAUDE_PROJECT_DIR": str(places.project_dir),
-        "CLAUDE_SKILL_DIR": str(places.skill_dir),
-    }
-    return _VARIABLE.sub(lambda match: values[match.group(1)], text), used
-
-
-def _with_arguments(text: str, args: str, *, used: bool) -> str:
-    if used or not args.strip():
-        return text
-    return f"{text.rstrip()}\n\nARGUMENTS: {args.strip()}"
-
-
-def shell_commands(text: str) -> list[tuple[tuple[int, int], str]]:
-    """Each `!` command of `text`: where it stands (start, end) and the command, in order
-    (an inline one inside a fenced block is part of that block)."""
-    fenced = [((m.start(), m.end()), m.group(1).strip()) for m in _FENCED.finditer(text)]
-    inline = [
-        ((m.start(), m.end()), m.group(1).strip())
-        for m in _INLINE.finditer(text)
-        if not any(start <= m.start() < end for (start, end), _ in fenced)
-    ]
-    return sorted(fenced + inline)
-
-
-def fill(text: str, outputs: Sequence[tuple[tuple[int, int], str]]) -> str:
-    """`text` with each command's place taken by its output."""
-    parts: list[str] = []
-    at = 0
-    for (start, end), output in outputs:
-        parts += [text[at:start], output]
-        at = end
-    parts.append(text[at:])
-    return "".join(parts)
+    plugin_root: Path | None = None
 
 
 async def render(skill: Skill, args: str, *, params: LoopParams, places: Places) -> str:
     """The body the model reads: placeholders filled, and each `!` command replaced by its
-    output. The commands are found in the body as written, so arguments (which a model may
-    give) can fill a command in but never add one. Raises `ToolFailure` in one line when a
-    command may not run or fails (nothing after it runs)."""
-    body, parts, used, at = skill.body, [], False, 0
-    for (start, end), command in shell_commands(body):
-        text, used_here = _substitute(body[at:start], args, names=skill.arguments, places=places)
-        line, used_there = _substitute(command, args, names=skill.arguments, places=places)
-        parts += [text, await _run(skill.name, line, params)]
-        used, at = used or used_here or used_there, end
-    text, used_here = _substitute(body[at:], args, names=skill.arguments, places=places)
-    rendered = "".join([*parts, text]).strip("\n")
-    return _with_arguments(rendered, args, used=used or used_here)
+    output. Raises `ToolFailure` in one line when a command may not run or fails (nothing
+    after it runs)."""
+    body, args = skill.body.replace("\x00", ""), args.replace("\x00", "")
+    filled = expand(
+        _marked(body),
+        args,
+        names=skill.arguments,
+        session_id=places.session_id,
+        project_dir=places.project_dir,
+        skill_dir=places.skill_dir,
+        plugin_root=places.plugin_root,
+    )
+    parts: list[str] = []
+    at = 0
+    for match in _MARKED.finditer(filled):
+        output = await _run(skill.name, _command(match.group(2)), params)
+        parts += [filled[at : match.start()], output]
+        at = match.end()
+    parts.append(filled[at:])
+    return "".join(parts).strip("\n")
+
+
+def _marked(body: str) -> str:
+    """`body` with each of its commands between two marks (NULs, which no text holds), so the
+    commands are still known, and only those, once the arguments are in."""
+    pieces: list[str] = []
+    at = 0
+    for index, span in enumerate(shell_commands(body)):
+        marked = f"\x00{index}<\x00{body[span.start : span.end]}\x00>{index}\x00"
+        pieces += [body[at : span.start], marked]
+        at = span.end
+    pieces.append(body[at:])
+    return "".join(pieces)
+
+
+def _command(written: str) -> str:
+    """The command line of a ``!`...` `` or ```` ```! ```` block, its arguments filled in."""
+    if written.startswith("```!"):
+        inside = written.split("\n", 1)[1] if "\n" in written else ""
+        return inside.rstrip().removesuffix("```").strip()
+    return written.removeprefix("!`").removesuffix("`").strip()
 
 
 async def _run(name: str, command: str, params: LoopParams) -> str:
