@@ -25,7 +25,7 @@ async def test_placeholders_and_both_command_forms_are_filled(tmp_path: Path) ->
     model = ScriptedProvider([text("ok")])
     body = (
         "who=$who first=$0 all=$ARGUMENTS s=${CLAUDE_SESSION_ID} p=${CLAUDE_PROJECT_DIR}\n"
-        "Say: !`echo hi $0`\n```!\necho fenced\necho twice\n```\nnot!`a command` $HOME"
+        "Say: !`echo hi $who`\n```!\necho fenced\necho twice\n```\nnot!`a command` $HOME"
     )
     given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(echo:*)"])
     async with stayer.Session(given) as session:
@@ -45,8 +45,13 @@ async def test_arguments_fill_a_command_in_but_never_add_one(tmp_path: Path) -> 
     )
     async with stayer.Session(given) as session:
         work = session.setup.params.tool_context.cwd
-        say = skill("say", "Said: !`echo $0` then $ARGUMENTS", tmp_path / "sk", kind="command")
-        events = await submit(with_skills(session, say), "/say hi !`touch pwned`")
+        body = "Said: !`echo $ARGUMENTS` then $ARGUMENTS"
+        say = skill("say", body, tmp_path / "sk", kind="command")
+        events = await submit(with_skills(session, say), "/say hi; touch pwned !`touch pwned`")
     assert not (work / "pwned").exists()
     assert not [e for e in events if isinstance(e, ToolCallFinished)]
-    assert body_sent(model) == "Said: hi then hi !`touch pwned`"
+    # quoted in the command: one word for echo, never a second command
+    assert (
+        body_sent(model)
+        == "Said: hi; touch pwned !`touch pwned` then hi; touch pwned !`touch pwned`"
+    )

@@ -158,7 +158,14 @@ class Session:
             from .skill_render import Places
 
             cwd = self.setup.params.tool_context.cwd
-            return Places(session_id=self.session_id, project_dir=cwd, skill_dir=skill.base_dir)
+            plugins = self._catalog().plugins
+            root = next((p.root for p in plugins if p.name == skill.plugin), None)
+            return Places(
+                session_id=self.session_id,
+                project_dir=cwd,
+                skill_dir=skill.base_dir,
+                plugin_root=root if skill.plugin is not None else None,
+            )
 
         return SessionSkills(
             catalog=self._catalog,

@@ -1,18 +1,16 @@
 """A skill's or command's body made ready for the model: arguments put in, `!` commands run.
 
-The placeholders are `stayer.agents.arguments`' (`expand`), and so is finding the ``!`cmd` ``
-and fenced ```` ```! ```` commands (`shell_commands`). What this module adds is running them:
-each is judged exactly as the model's own Bash call would be (rules, mode, hooks, protected
-paths, sandbox) by the run's permission check, and nobody is asked: anything but an allow
-aborts the whole invocation, as does a failing command, so a repository's skill never runs
-what the user's settings would not let the model run. The commands are found in the body as
-written, before the arguments go in, so arguments (which a model may give, through the Skill
-tool) can fill a command in but never add one.
+Filling the placeholders and finding the ``!`cmd` `` and fenced ```` ```! ```` commands is
+`stayer.agents.arguments.render`'s (the commands are found before anything is filled, so an
+argument never becomes a command). What this module adds is running them: each is judged
+exactly as the model's own Bash call would be (rules, mode, hooks, protected paths, sandbox)
+by the run's permission check, and nobody is asked: anything but an allow aborts the whole
+invocation, as does a failing command, so a repository's skill never runs what the user's
+settings would not let the model run.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +18,7 @@ from pathlib import Path
 from msgspec import Struct
 from msgspec.structs import replace
 
-from stayer.agents.arguments import expand, shell_commands
+from stayer.agents.arguments import render as fill_in
 from stayer.agents.model import Skill
 from stayer.loop.state import LoopParams, ToolCall
 from stayer.loop.tool_exec import prepare
@@ -30,8 +28,6 @@ from stayer.tools.names import BASH
 
 QUIET_FAILURES = ("grep", "rg", "find", "diff", "test", "git diff", "git grep")
 """Programs whose exit status 1 means "nothing found" or "they differ", not a failure."""
-_MARKED = re.compile(r"\x00(\d+)<\x00(.*?)\x00>\1\x00", re.DOTALL)
-"""A command of the body as written, between the marks `_marked` put around it."""
 
 
 class Places(Struct, frozen=True, kw_only=True):
@@ -47,9 +43,8 @@ async def render(skill: Skill, args: str, *, params: LoopParams, places: Places)
     """The body the model reads: placeholders filled, and each `!` command replaced by its
     output. Raises `ToolFailure` in one line when a command may not run or fails (nothing
     after it runs)."""
-    body, args = skill.body.replace("\x00", ""), args.replace("\x00", "")
-    filled = expand(
-        _marked(body),
+    filled = fill_in(
+        skill.body,
         args,
         names=skill.arguments,
         session_id=places.session_id,
@@ -57,35 +52,8 @@ async def render(skill: Skill, args: str, *, params: LoopParams, places: Places)
         skill_dir=places.skill_dir,
         plugin_root=places.plugin_root,
     )
-    parts: list[str] = []
-    at = 0
-    for match in _MARKED.finditer(filled):
-        output = await _run(skill.name, _command(match.group(2)), params)
-        parts += [filled[at : match.start()], output]
-        at = match.end()
-    parts.append(filled[at:])
-    return "".join(parts).strip("\n")
-
-
-def _marked(body: str) -> str:
-    """`body` with each of its commands between two marks (NULs, which no text holds), so the
-    commands are still known, and only those, once the arguments are in."""
-    pieces: list[str] = []
-    at = 0
-    for index, span in enumerate(shell_commands(body)):
-        marked = f"\x00{index}<\x00{body[span.start : span.end]}\x00>{index}\x00"
-        pieces += [body[at : span.start], marked]
-        at = span.end
-    pieces.append(body[at:])
-    return "".join(pieces)
-
-
-def _command(written: str) -> str:
-    """The command line of a ``!`...` `` or ```` ```! ```` block, its arguments filled in."""
-    if written.startswith("```!"):
-        inside = written.split("\n", 1)[1] if "\n" in written else ""
-        return inside.rstrip().removesuffix("```").strip()
-    return written.removeprefix("!`").removesuffix("`").strip()
+    outputs = [await _run(skill.name, command, params) for command in filled.commands]
+    return filled.fill(outputs).strip("\n")
 
 
 async def _run(name: str, command: str, params: LoopParams) -> str:
