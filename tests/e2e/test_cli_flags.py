@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stayer.session.listings import is_listing
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
@@ -52,7 +53,7 @@ def test_continue_goes_on_with_the_last_session_of_this_folder(
     assert (first.status, second.status) == (0, 0), second.stderr
     assert json.loads(first.stdout)["session_id"] == json.loads(second.stdout)["session_id"]
     texts = [
-        (message["role"], [block["text"] for block in message["content"]])
+        (message["role"], [b["text"] for b in message["content"] if not is_listing(b["text"])])
         for message in server.requests[1].messages
     ]
     assert texts == [
@@ -123,10 +124,8 @@ def test_claude_code_flags_with_values_are_reported_and_their_values_kept_from_t
     assert (done.status, done.stdout) == (0, "hello\n"), done.stderr
     assert done.stderr.splitlines() == [f"stayer: {reported} is not supported yet and was ignored"]
     (request,) = server.requests
-    assert request.messages[-1] == {
-        "role": "user",
-        "content": [{"type": "text", "text": "say hi", "cache_control": {"type": "ephemeral"}}],
-    }
+    said, listing = request.messages[-1]["content"]  # the prompt, then the session's listing
+    assert said == {"type": "text", "text": "say hi"} and is_listing(listing["text"])
 
 
 @pytest.mark.parametrize(
@@ -358,4 +357,8 @@ def test_resume_without_an_id_takes_a_choice_on_a_terminal(
     assert process.returncode == 0
     assert json.loads(out)["result"] == "Back in the first."
     texts = [block["text"] for m in server.requests[2].messages for block in m["content"]]
-    assert texts == ["the first session", "First.", "go on"]
+    assert [text for text in texts if not is_listing(text)] == [
+        "the first session",
+        "First.",
+        "go on",
+    ]

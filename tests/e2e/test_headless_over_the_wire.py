@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from stayer.session.listings import is_listing
 from tests.e2e.cli import stayer
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import HttpError, ToolCall, reply
@@ -288,7 +289,7 @@ def reminders_sent(request: RecordedRequest) -> list[str]:
     """The system reminders in the user message a request ends with."""
     content = request.messages[-1]["content"]
     texts = [block["text"] for block in content if block.get("type") == "text"]
-    return [text for text in texts if text.startswith("<system-reminder>")]
+    return [text for text in texts if text.startswith("<system-reminder>") and not is_listing(text)]
 
 
 def test_plan_mode_is_told_in_the_request_and_nothing_outside_it(

@@ -27,6 +27,7 @@ from stayer.messages import (
     UserMessage,
     history_problems,
 )
+from stayer.session.listings import is_listing
 from stayer.session.repair import INTERRUPTED_NOTE, UNKNOWN_OUTCOME
 from stayer.session.transcript import load
 from tests.e2e.cli import start_streaming, stayer
@@ -87,10 +88,11 @@ def test_a_kill_mid_round_keeps_the_finished_calls_result(tmp_path: Path) -> Non
     )
     finished = ToolResultBlock("toolu_m1", (TextBlock(f"first done\n\n{HOOK_SAYS}"),))
     loaded = load(transcript_of(root, session_id))
+    first = loaded.messages[0]  # the prompt, then what the session lists for the model
+    listing = [b for b in first.content if isinstance(b, TextBlock) and is_listing(b.text)]
+    asked = UserMessage((TextBlock(PROMPT), *listing))
     # the file holds the finished call's result, exactly as the model would have read it
-    assert wire(loaded.messages) == wire(
-        [UserMessage.of_text(PROMPT), answer, UserMessage((finished,))]
-    )
+    assert wire(loaded.messages) == wire([asked, answer, UserMessage((finished,))])
 
     with FakeModelServer() as server:
         server.enqueue(reply("Picked it up."))
@@ -102,6 +104,6 @@ def test_a_kill_mid_round_keeps_the_finished_calls_result(tmp_path: Path) -> Non
         (request,) = server.requests
 
     unknown = ToolResultBlock("toolu_m2", (TextBlock(UNKNOWN_OUTCOME),), is_error=True)
-    resumed: list[Message] = [UserMessage.of_text(PROMPT), answer, UserMessage((finished, unknown))]
+    resumed: list[Message] = [asked, answer, UserMessage((finished, unknown))]
     assert history_problems(resumed) == []
     assert sent(request) == continued(resumed, [INTERRUPTED_NOTE, "go on"])

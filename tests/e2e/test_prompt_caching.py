@@ -78,8 +78,9 @@ def test_from_the_second_request_on_the_cached_prefix_goes_out_byte_for_byte(
     first, second, third = server.requests
     last_tool = f"tools.{len(first.body['tools']) - 1}"
     assert [breakpoints(r.body) for r in (first, second, third)] == [
-        [last_tool, "system.0", "messages.0.0"],
-        [last_tool, "system.0", "messages.0.0", "messages.2.0"],
+        # The first message's last block is the session's listing, after the prompt.
+        [last_tool, "system.0", "messages.0.1"],
+        [last_tool, "system.0", "messages.0.1", "messages.2.0"],
         # The second-newest user message keeps the breakpoint the previous request ended on.
         [last_tool, "system.0", "messages.2.0", "messages.4.1"],
     ]

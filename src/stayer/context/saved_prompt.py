@@ -38,7 +38,8 @@ def save_prompt(
 ) -> tuple[UserMessage, Path] | None:
     """`message` with its text replaced by a head and a reference to the file now holding it
     all, and that file; None when the text is no longer than the head or cannot be saved."""
-    text = "\n".join(block.text for block in message.content if isinstance(block, TextBlock))
+    words = [b for b in message.content if isinstance(b, TextBlock) and not _reminder(b)]
+    text = "\n".join(block.text for block in words)
     room = max(head_tokens, 1) * CHARS_PER_TOKEN
     if len(text) <= room:
         return None
@@ -53,8 +54,17 @@ def save_prompt(
         return None  # the caller goes on as if there were no folder: nothing is lost
     head, shown = _head(text, room)
     note = SAVED_NOTE.format(chars=len(text), lines=text.count("\n") + 1, path=path, next=shown + 1)
-    others = tuple(block for block in message.content if not isinstance(block, TextBlock))
+    # what the session added (its reminders, the listing of agents and skills) stays as it is
+    others = tuple(block for block in message.content if not any(block is w for w in words))
     return UserMessage((TextBlock(note + head), *others)), path
+
+
+REMINDER = "<system-reminder>"
+
+
+def _reminder(block: TextBlock) -> bool:
+    """Whether `block` is a note of the session's, not the user's words."""
+    return block.text.startswith(REMINDER)
 
 
 def _head(text: str, room: int) -> tuple[str, int]:
