@@ -61,3 +61,8 @@ READ_MCP_RESOURCE = "ReadMcpResource"
 
 MCP_PREFIX = "mcp__"
 """How every MCP server tool's name begins: `mcp__<server>__<tool>`."""
+
+AGENT = "Agent"
+TASK = "Task"
+"""The subagent tool and its old name (a call or a rule naming `Task` means `Agent`): a child
+at the depth cap is made without it."""

@@ -1,0 +1,219 @@
+"""Running a subagent (`Session._spawn_subagent`): in the call that asked, or in the background.
+
+A foreground child runs inside the call: its events come out wrapped as the call's, and its
+spend joins the parent's run with the call's result. A background child gets a place in its
+parent session's `Background` and the call returns at once with the child's `SessionStarted`;
+its events reach the parent's stream as they come, and when it ends, a notification for the
+parent model (its report, framed and escaped, and its transcript) waits for the parent's next
+model call, with its spend. Every child waits for a place among the tree's running children
+first, and gives it back however it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+from stayer.events import Event, Finished, SubagentEvent, Terminal
+from stayer.loop.abort import AbortSignal
+from stayer.messages import ModelSpend
+from stayer.tools.base import SubagentRequest, ToolFailure
+from stayer.tools.builtin.agent_result import report, spends
+
+from .children import Account, Tree
+from .spawn import child_writer, definition_for, derive_child, first_message
+
+if TYPE_CHECKING:
+    from .session import Session
+
+Wrap = Callable[[Event], SubagentEvent]
+
+
+async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Event]:
+    """The `SpawnSubagent` contract for `parent` (see `stayer.tools.base`)."""
+    tree = parent.tree
+    if parent.depth >= tree.max_depth:
+        raise ToolFailure(
+            f"subagents may nest only {tree.max_depth} deep (CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH)"
+            "; do this part of the task yourself"
+        )
+    if request.isolation is not None:
+        raise ToolFailure(
+            f"isolation {request.isolation!r} is not supported yet; leave isolation out"
+        )
+    resolved = parent.setup.resolved
+    assert resolved is not None  # a session that spawns was opened from options
+    definition = definition_for(resolved.catalog, request)
+    child = derive_child(parent, request, definition)
+    agent_id = child.session_id
+    child.adopt(child_writer(parent, agent_id, child), depth=parent.depth + 1, account=tree.open())
+    prompt = first_message(resolved.catalog, definition, request.prompt)
+
+    def wrap(event: Event) -> SubagentEvent:
+        return SubagentEvent(
+            request.tool_use_id,
+            event,
+            agent_id=agent_id,
+            agent_type=definition.name,
+            description=request.description,
+            background=request.background,
+        )
+
+    if request.background:
+        yield wrap(child.announce())
+        notice = _Notice(agent_id, definition.name, request.description, child)
+        parent.background.launch(
+            agent_id, lambda abort: _behind(parent, child, prompt, wrap, abort, notice)
+        )
+        return
+    abort = parent.abort_signal or AbortSignal()
+    await tree.slot(abort)
+    try:
+        async with child, aclosing(child.submit(prompt, abort=abort)) as events:
+            async for event in events:
+                if isinstance(event, Finished):
+                    tree.bill(parent.account, child.account)
+                yield wrap(event)
+    finally:
+        tree.release()
+
+
+class _Notice:
+    """Who a background child is, for the notification its parent's model reads."""
+
+    def __init__(self, agent_id: str, agent_type: str, description: str, child: Session) -> None:
+        self.agent_id = agent_id
+        self.agent_type = agent_type
+        self.description = description
+        self.path = child.transcript_path
+
+    def text(self, finished: Finished | None) -> str:
+        """The `<task-notification>` for the parent's model."""
+        if finished is None:
+            status, body = "stopped", "It was stopped before it started."
+        else:
+            status = _status(finished)
+            body = report(finished, agent_id=self.agent_id, agent_type=self.agent_type)
+        lines = [
+            "<task-notification>",
+            f"<task-id>{self.agent_id}</task-id>",
+            f"<status>{status}</status>",
+            f'<summary>Agent "{self.description}" {status}</summary>',
+            f"<result>{body}</result>",
+        ]
+        if self.path is not None:
+            lines.append(f"<output-file>{self.path}</output-file>")
+        lines.append("</task-notification>")
+        return "\n".join(lines)
+
+
+def _status(finished: Finished) -> str:
+    if finished.terminal is Terminal.COMPLETED:
+        return "completed"
+    aborted = (Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS)
+    return "stopped" if finished.terminal in aborted else "failed"
+
+
+async def _behind(
+    parent: Session,
+    child: Session,
+    prompt: str,
+    wrap: Wrap,
+    abort: AbortSignal,
+    notice: _Notice,
+) -> None:
+    """A background child's whole run, its events into the parent's stream."""
+    tree, work = parent.tree, parent.background
+    finished: Finished | None = None
+    try:
+        await tree.slot(abort)
+    except ToolFailure:
+        await child.aclose()
+        work.ended(notice.text(None), child.account, ())
+        return
+    try:
+        async with child, aclosing(child.submit(prompt, abort=abort)) as events:
+            async for event in events:
+                if isinstance(event, Finished):
+                    finished = event
+                work.put(wrap(event))
+    finally:
+        tree.release()
+        spent = () if finished is None else spends(finished)
+        work.ended(notice.text(finished), child.account, spent)
+
+
+class Background:
+    """A session's children running in the background: their events on the way to the
+    session's stream, and what each left for the parent's model and bill when it ended."""
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._tasks: dict[str, tuple[asyncio.Task[None], AbortSignal]] = {}
+        self._notes: list[str] = []
+        self._spent: list[tuple[Account, tuple[ModelSpend, ...]]] = []
+        self._waiting = False
+
+    def launch(self, agent_id: str, run: Callable[[AbortSignal], object]) -> None:
+        """Start a child's run (`run(abort)`, a coroutine) in the session's keeping."""
+        abort = AbortSignal()
+        coroutine = run(abort)
+        assert asyncio.iscoroutine(coroutine)
+        task = asyncio.ensure_future(coroutine)
+        self._tasks[agent_id] = (task, abort)
+        task.add_done_callback(lambda _: self._queue.put_nowait(None))
+
+    @property
+    def running(self) -> int:
+        return sum(1 for task, _ in self._tasks.values() if not task.done())
+
+    def put(self, event: Event) -> None:
+        self._queue.put_nowait(event)
+
+    def ended(self, note: str, account: Account, spent: tuple[ModelSpend, ...]) -> None:
+        self._notes.append(note)
+        self._spent.append((account, spent))
+
+    def drain(self) -> list[Event]:
+        """The children's events so far (none while the loop waits on them: it yields them)."""
+        if self._waiting:
+            return []
+        found: list[Event] = []
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is not None:
+                found.append(item)
+        return found
+
+    async def until_done(self) -> AsyncIterator[Event]:
+        """The children's events as they come, until every one has ended."""
+        self._waiting = True
+        try:
+            while self.running or not self._queue.empty():
+                item = await self._queue.get()
+                if item is not None:
+                    yield item
+        finally:
+            self._waiting = False
+
+    def take_notes(self) -> tuple[str, ...]:
+        taken, self._notes = self._notes, []
+        return tuple(taken)
+
+    def take_spent(self, into: Account) -> tuple[ModelSpend, ...]:
+        """What the ended children spent, billed from now on to the run `into`."""
+        taken, self._spent = self._spent, []
+        for account, _ in taken:
+            self._tree.bill(into, account)
+        return tuple(spend for _, spent in taken for spend in spent)
+
+    async def stop(self) -> None:
+        """Stop every child still running (its notification says so) and wait for it to end."""
+        running = [(task, abort) for task, abort in self._tasks.values() if not task.done()]
+        for _, abort in running:
+            abort.abort("stopped: the run that started it ended")
+        await asyncio.gather(*(task for task, _ in running), return_exceptions=True)
+        self._tasks = {k: v for k, v in self._tasks.items() if not v[0].done()}
