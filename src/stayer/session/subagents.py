@@ -62,11 +62,13 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
         )
 
     if request.background:
-        yield wrap(child.announce())
+        started = wrap(child.announce())
         notice = _Notice(agent_id, definition.name, request.description, child)
+        # launched before it is announced: a caller may stop reading at the announcement
         parent.background.launch(
             agent_id, lambda abort: _behind(parent, child, prompt, wrap, abort, notice)
         )
+        yield started
         return
     abort = parent.abort_signal or AbortSignal()
     await tree.slot(abort)

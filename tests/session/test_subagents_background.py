@@ -1,0 +1,82 @@
+"""Background subagents: the call returns at once, the child's events reach the parent's
+stream as they come, and its report reaches the parent's model before the run may complete;
+a run that ends otherwise stops them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import stayer
+from stayer.events import Finished, SessionStarted, SubagentEvent, Terminal, ToolCallFinished
+from stayer.messages import TextBlock, UserMessage
+from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
+
+from .subagent_kit import Router, nested, options
+from .test_subagents import result_text, run
+
+HELPER = "one task for a lead agent"
+LAUNCH = {"prompt": "find it", "description": "look", "run_in_background": True}
+
+
+def last_user_text(messages: tuple[object, ...]) -> str:
+    last = messages[-1]
+    assert isinstance(last, UserMessage)
+    return "".join(b.text for b in last.content if isinstance(b, TextBlock))
+
+
+async def test_the_parent_reads_its_background_childs_report_before_it_completes(
+    tmp_path: Path,
+) -> None:
+    lead = ScriptedProvider(
+        [
+            tool_call("Spawn", LAUNCH, id="t1"),
+            text("I will wait for the helper."),
+            text("The helper found it."),
+        ]
+    )
+    helper = ScriptedProvider([text("It is under src/.")])
+    router = Router(lead, **{HELPER: helper})
+    async with stayer.Session(options(tmp_path, router)) as session:
+        events = await run(session, "go")
+        assert session.background.running == 0
+
+    (launched,) = [e for e in events if isinstance(e, ToolCallFinished)]
+    agent_id = nested(events)[0].agent_id
+    assert result_text(launched.result) == f"Started agent {agent_id} in the background."
+    kinds = [(type(e.event).__name__, e.background) for e in nested(events)]
+    assert kinds[0] == ("SessionStarted", True)
+    assert kinds[-1] == ("Finished", True)
+    # the child's whole run comes out before the parent's Finished, after its call returned
+    order = [type(e).__name__ for e in events if isinstance(e, ToolCallFinished | Finished)]
+    assert order == ["ToolCallFinished", "Finished"]
+    assert events.index(launched) < events.index(nested(events)[-1])
+    told = last_user_text(lead.requests[2].messages)
+    assert told.startswith(f"<task-notification>\n<task-id>{agent_id}</task-id>\n")
+    assert "<status>completed</status>" in told and "It is under src/." in told
+    finished = events[-1]
+    assert isinstance(finished, Finished)
+    assert finished.terminal is Terminal.COMPLETED
+    assert finished.result_text == "The helper found it."
+    assert finished.usage.input_tokens == 400  # three calls of the lead's, one of the child's
+    router.assert_done()
+
+
+async def test_a_run_that_ends_otherwise_stops_its_background_children(tmp_path: Path) -> None:
+    async def never(_index: int) -> None:
+        await asyncio.Event().wait()
+
+    lead = ScriptedProvider(
+        [tool_call("Spawn", LAUNCH, id="t1"), tool_call("Spawn", {"prompt": "x"}, id="t2")]
+    )
+    helper = ScriptedProvider([Reply((TextBlock("thinking"),), after_block=never)])
+    router = Router(lead, **{HELPER: helper})
+    async with stayer.Session(options(tmp_path, router, max_turns=1)) as session:
+        events = await run(session, "go")
+        assert session.background.running == 0
+    finished = events[-1]
+    assert isinstance(finished, Finished) and finished.terminal is Terminal.MAX_TURNS
+    ends = [e.event for e in nested(events) if isinstance(e.event, Finished)]
+    assert [f.terminal for f in ends] == [Terminal.ABORTED_STREAMING]
+    assert isinstance(nested(events)[0].event, SessionStarted)
+    assert all(isinstance(e, SubagentEvent) for e in nested(events))
