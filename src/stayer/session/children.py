@@ -38,11 +38,17 @@ CONCURRENT_VAR = "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS"
 class Account:
     """One run's spend in the tree: its own model calls, and the runs billed into it."""
 
-    __slots__ = ("billed", "own")
+    __slots__ = ("billed", "borrowed", "holds", "lent", "own")
 
     def __init__(self) -> None:
         self.own = 0.0
         self.billed: list[Account] = []
+        self.holds = False
+        """The run holds a place among the running children."""
+        self.lent = False
+        """... and lent it to its first child, which runs in its place."""
+        self.borrowed: Account | None = None
+        """The run whose place this one took, if it took one."""
 
 
 class Tree:
@@ -80,17 +86,32 @@ class Tree:
         """`child`'s run is now part of `parent`'s (its spend reached the parent's run)."""
         parent.billed.extend((child, *child.billed))
 
-    async def slot(self, abort: AbortSignal) -> None:
-        """Wait for a place among the running children (an abort ends the wait with a
-        `ToolFailure`); `release` gives it back."""
+    async def slot(self, abort: AbortSignal, *, parent: Account, child: Account) -> None:
+        """Wait for a place among the running children for `child`'s run (an abort ends the
+        wait with a `ToolFailure`); `release` gives it back.
+
+        A child's first child takes its parent's place instead of waiting: a parent holding a
+        place only waits for its children, and if every place were held by parents waiting
+        for a place for their children, none would ever be given back."""
+        if parent.holds and not parent.lent:
+            parent.lent = True
+            child.holds, child.borrowed = True, parent
+            return
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent)
         if await until_aborted(self._slots.acquire(), abort) is None:
             raise ToolFailure("the subagent was stopped while it waited for a free slot")
+        child.holds = True
         self.running += 1
 
-    def release(self) -> None:
-        """A child's place, free again."""
+    def release(self, child: Account) -> None:
+        """`child`'s place, free again (given back to its parent, if it was the parent's)."""
+        if not child.holds:
+            return
+        child.holds = False
+        if child.borrowed is not None:
+            child.borrowed.lent, child.borrowed = False, None
+            return
         assert self._slots is not None
         self.running -= 1
         self._slots.release()

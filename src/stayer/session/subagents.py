@@ -71,7 +71,11 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
         yield started
         return
     abort = parent.abort_signal or AbortSignal()
-    await tree.slot(abort)
+    try:
+        await tree.slot(abort, parent=parent.account, child=child.account)
+    except ToolFailure:
+        await child.aclose()
+        raise
     try:
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
@@ -79,7 +83,7 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
                     tree.bill(parent.account, child.account)
                 yield wrap(event)
     finally:
-        tree.release()
+        tree.release(child.account)
 
 
 class _Notice:
@@ -130,7 +134,7 @@ async def _behind(
     tree, work = parent.tree, parent.background
     finished: Finished | None = None
     try:
-        await tree.slot(abort)
+        await tree.slot(abort, parent=parent.account, child=child.account)
     except ToolFailure:
         await child.aclose()
         work.ended(notice.text(None), child.account, ())
@@ -142,7 +146,7 @@ async def _behind(
                     finished = event
                 work.put(wrap(event))
     finally:
-        tree.release()
+        tree.release(child.account)
         spent = () if finished is None else spends(finished)
         work.ended(notice.text(finished), child.account, spent)
 
