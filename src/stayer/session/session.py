@@ -302,7 +302,7 @@ class Session:
             env={**os.environ, **params.tool_context.env},
             permission_mode=lambda: self.permission_mode,  # live: hooks see a switch at once
         )
-        return SessionHooks(self.setup.hooks, base)
+        return SessionHooks(self.setup.hooks, base, subagent=self.parent is not None)
 
     def _spawn_subagent(self, request: SubagentRequest) -> AsyncIterator[Event]:
         """A tool's nested run (`ToolContext.spawn_subagent`; see `subagents.spawn`)."""
@@ -336,6 +336,11 @@ class Session:
     @property
     def transcript_writer(self) -> TranscriptWriter | None:
         return self._transcript
+
+    @property
+    def hooks(self) -> SessionHooks | None:
+        """The session's hooks (None when its settings define none)."""
+        return self._hooks
 
     def mcp_source(self) -> ToolSource | None:
         """The MCP servers' tools, as a source a child's toolbox can draw on."""

@@ -49,6 +49,9 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
     child = derive_child(parent, request, definition)
     agent_id = child.session_id
     child.adopt(child_writer(parent, agent_id, child), depth=parent.depth + 1, account=tree.open())
+    if parent.hooks is not None and child.hooks is not None:
+        path = str(child.transcript_path or "")
+        child.hooks.as_subagent(parent.hooks.runner.base, agent_id, definition.name, path)
     prompt = first_message(resolved.catalog, definition, request.prompt)
 
     def wrap(event: Event) -> SubagentEvent:
@@ -77,6 +80,7 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
         await child.aclose()
         raise
     try:
+        await _started(parent, agent_id, definition.name)
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
                 if isinstance(event, Finished):
@@ -84,6 +88,12 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
                 yield wrap(event)
     finally:
         tree.release(child.account)
+
+
+async def _started(parent: Session, agent_id: str, agent_type: str) -> None:
+    """The parent's SubagentStart hooks, as the child starts (their runs join its stream)."""
+    if parent.hooks is not None:
+        await parent.hooks.subagent_started(agent_id, agent_type)
 
 
 class _Notice:
@@ -140,6 +150,7 @@ async def _behind(
         work.ended(notice.text(None), child.account, ())
         return
     try:
+        await _started(parent, notice.agent_id, notice.agent_type)
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
                 if isinstance(event, Finished):
