@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from stayer.agents.model import AgentDefinition, Catalog
-from stayer.context.memory import project_root
-from stayer.context.prompt import Environment, environment_section
+from stayer.context.memory import Memory, project_root
+from stayer.context.prompt import Environment, environment_section, memory_section
 from stayer.errors import ConfigError
 from stayer.events import PermissionRequested
 from stayer.messages import ToolSpec
@@ -114,9 +114,15 @@ class FilteredSource:
 
 
 def system_text(
-    definition: AgentDefinition, request: SubagentRequest, *, cwd: Path, model: str
+    definition: AgentDefinition,
+    request: SubagentRequest,
+    *,
+    cwd: Path,
+    model: str,
+    memory: Memory,
 ) -> str:
-    """The child's system prompt: the request's or the agent's, then where it works."""
+    """The child's system prompt: the request's or the agent's, where it works, and the
+    memory files its parent read when its agent type keeps them (`memory`)."""
     own = request.system_prompt or definition.prompt
     facts = Environment(
         cwd=cwd,
@@ -126,7 +132,10 @@ def system_text(
         is_git_repo=project_root(cwd) is not None,
         model=model,
     )
-    return f"{own.rstrip()}\n\n{environment_section(facts).rstrip()}"
+    parts = [own.rstrip(), environment_section(facts).rstrip()]
+    if definition.memory and memory.files:
+        parts.append(memory_section(memory).rstrip())
+    return "\n\n".join(parts)
 
 
 def first_message(catalog: Catalog, definition: AgentDefinition, prompt: str) -> str:
@@ -149,9 +158,12 @@ def derive_child(parent: Session, request: SubagentRequest, definition: AgentDef
     fixed, allowed = child_tools(params.tools.names, definition, request, at_cap=at_cap)
     model = request.model or definition.model
     cwd = params.tool_context.cwd
+    resolved = parent.setup.resolved
+    memory = Memory() if resolved is None else resolved.system.memory
+    prompt = system_text(definition, request, cwd=cwd, model=model or params.model, memory=memory)
     try:
         child = parent.derive(
-            system_prompt=system_text(definition, request, cwd=cwd, model=model or params.model),
+            system_prompt=prompt,
             tools=fixed,
             model=model,
             permission_mode=definition.permission_mode,
