@@ -164,6 +164,7 @@ class Session:
         extra_tools: Sequence[Tool[Any]] = (),
         model: str | None = None,
         permission_mode: str | None = None,
+        cwd: Path | None = None,
         busy: Busy = "refuse",
     ) -> Session:
         """A child session (a subagent's, say), made with no file or process I/O: it shares
@@ -171,8 +172,9 @@ class Session:
         its own conversation, system prompt (`system_prompt`, else this one's), tools
         (`tools` selects built-ins as `QueryOptions.tools` does; `extra_tools` adds the
         caller's), model (one this session's client serves) and tool context, and a permission
-        mode that cannot let through more than this session's now. It keeps no transcript and
-        closes nothing it shares; raises `ConfigError` for an unknown tool or model."""
+        mode that cannot let through more than this session's now, working in `cwd` (this
+        session's folder when None). It keeps no transcript and closes nothing it shares;
+        raises `ConfigError` for an unknown tool or model."""
         from .derive import derived_setup
 
         setup = derived_setup(
@@ -182,6 +184,7 @@ class Session:
             extra_tools=extra_tools,
             model=model,
             permission_mode=permission_mode,
+            cwd=cwd,
         )
         assert setup.resolved is not None
         child = Session.__new__(Session)
@@ -336,6 +339,11 @@ class Session:
     @property
     def transcript_writer(self) -> TranscriptWriter | None:
         return self._transcript
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment the session's commands run with (the process's, then its own)."""
+        return {**os.environ, **self.setup.params.tool_context.env}
 
     @property
     def hooks(self) -> SessionHooks | None:

@@ -150,14 +150,21 @@ def first_message(catalog: Catalog, definition: AgentDefinition, prompt: str) ->
     return "\n\n".join((*parts, prompt))
 
 
-def derive_child(parent: Session, request: SubagentRequest, definition: AgentDefinition) -> Session:
-    """The child session, before it runs; a model its parent's client cannot serve, or a
-    permission mode that cannot be read, is refused in one line."""
+def derive_child(
+    parent: Session,
+    request: SubagentRequest,
+    definition: AgentDefinition,
+    *,
+    cwd: Path | None = None,
+) -> Session:
+    """The child session, before it runs, working in `cwd` (its parent's folder when None); a
+    model its parent's client cannot serve, or a permission mode that cannot be read, is
+    refused in one line."""
     params = parent.setup.params
     at_cap = parent.depth + 1 >= parent.tree.max_depth
     fixed, allowed = child_tools(params.tools.names, definition, request, at_cap=at_cap)
     model = request.model or definition.model
-    cwd = params.tool_context.cwd
+    cwd = cwd or params.tool_context.cwd
     resolved = parent.setup.resolved
     memory = Memory() if resolved is None else resolved.system.memory
     prompt = system_text(definition, request, cwd=cwd, model=model or params.model, memory=memory)
@@ -167,6 +174,7 @@ def derive_child(parent: Session, request: SubagentRequest, definition: AgentDef
             tools=fixed,
             model=model,
             permission_mode=definition.permission_mode,
+            cwd=cwd,
         )
     except ConfigError as error:
         raise ToolFailure(f"cannot start a {definition.name} agent: {error}") from None

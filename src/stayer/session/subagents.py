@@ -12,10 +12,14 @@ first, and gives it back however it ends.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
+from stayer.agents.model import AgentDefinition
 from stayer.events import Event, Finished, SubagentEvent, Terminal
 from stayer.loop.abort import AbortSignal
 from stayer.messages import ModelSpend
@@ -24,55 +28,67 @@ from stayer.tools.builtin.agent_result import report, spends
 
 from .children import Account, Tree
 from .spawn import child_writer, definition_for, derive_child, first_message
+from .worktree import Worktree, make_worktree, settle_worktree
 
 if TYPE_CHECKING:
     from .session import Session
 
-Wrap = Callable[[Event], SubagentEvent]
+
+class _Run:
+    """One subagent about to run: its session, who it is, what it is asked, where it works."""
+
+    def __init__(
+        self,
+        parent: Session,
+        child: Session,
+        definition: AgentDefinition,
+        request: SubagentRequest,
+        worktree: Worktree | None,
+    ) -> None:
+        self.parent, self.child, self.request, self.worktree = parent, child, request, worktree
+        self.agent_type = definition.name
+        self.agent_id = child.session_id
+
+    def wrap(self, event: Event) -> SubagentEvent:
+        """`event` of the child's, as its parent's stream carries it."""
+        return SubagentEvent(
+            self.request.tool_use_id,
+            event,
+            agent_id=self.agent_id,
+            agent_type=self.agent_type,
+            description=self.request.description,
+            background=self.request.background,
+        )
+
+    async def ended(self, finished: Finished) -> Finished:
+        """The child's end, once its worktree is settled: removed when it changed nothing,
+        else named at the end of its report."""
+        if self.worktree is None:
+            return finished
+        try:
+            kept = await settle_worktree(self.worktree, self.parent.env)
+        except ToolFailure as failure:
+            note = f"[Its git worktree {self.worktree.path} could not be tidied: {failure}]"
+        else:
+            if not kept:
+                return finished
+            note = (
+                f"[It changed files in its own git worktree, kept for you: "
+                f"{self.worktree.path} (branch {self.worktree.branch}).]"
+            )
+        return replace(finished, result_text=f"{finished.result_text}\n\n{note}".lstrip())
 
 
 async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Event]:
     """The `SpawnSubagent` contract for `parent` (see `stayer.tools.base`)."""
-    tree = parent.tree
-    if parent.depth >= tree.max_depth:
-        raise ToolFailure(
-            f"subagents may nest only {tree.max_depth} deep (CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH)"
-            "; do this part of the task yourself"
-        )
-    if request.isolation is not None:
-        raise ToolFailure(
-            f"isolation {request.isolation!r} is not supported yet; leave isolation out"
-        )
-    resolved = parent.setup.resolved
-    assert resolved is not None  # a session that spawns was opened from options
-    definition = definition_for(resolved.catalog, request)
-    child = derive_child(parent, request, definition)
-    agent_id = child.session_id
-    child.adopt(child_writer(parent, agent_id, child), depth=parent.depth + 1, account=tree.open())
-    if parent.hooks is not None and child.hooks is not None:
-        path = str(child.transcript_path or "")
-        child.hooks.as_subagent(parent.hooks.runner.base, agent_id, definition.name, path)
-    prompt = first_message(resolved.catalog, definition, request.prompt)
-
-    def wrap(event: Event) -> SubagentEvent:
-        return SubagentEvent(
-            request.tool_use_id,
-            event,
-            agent_id=agent_id,
-            agent_type=definition.name,
-            description=request.description,
-            background=request.background,
-        )
-
+    run, prompt = await _prepare(parent, request)
     if request.background:
-        started = wrap(child.announce())
-        notice = _Notice(agent_id, definition.name, request.description, child)
+        started = run.wrap(run.child.announce())
         # launched before it is announced: a caller may stop reading at the announcement
-        parent.background.launch(
-            agent_id, lambda abort: _behind(parent, child, prompt, wrap, abort, notice)
-        )
+        parent.background.launch(run.agent_id, lambda abort: _behind(run, prompt, abort))
         yield started
         return
+    tree, child = parent.tree, run.child
     abort = parent.abort_signal or AbortSignal()
     try:
         await tree.slot(abort, parent=parent.account, child=child.account)
@@ -80,14 +96,51 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
         await child.aclose()
         raise
     try:
-        await _started(parent, agent_id, definition.name)
+        await _started(parent, run.agent_id, run.agent_type)
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
                 if isinstance(event, Finished):
                     tree.bill(parent.account, child.account)
-                yield wrap(event)
+                    event = await run.ended(event)
+                yield run.wrap(event)
     finally:
         tree.release(child.account)
+
+
+async def _prepare(parent: Session, request: SubagentRequest) -> tuple[_Run, str]:
+    """The child session the request asks for, ready to run, and its first message; raises
+    `ToolFailure` in one line for a request that cannot run."""
+    tree = parent.tree
+    if parent.depth >= tree.max_depth:
+        raise ToolFailure(
+            f"subagents may nest only {tree.max_depth} deep (CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH)"
+            "; do this part of the task yourself"
+        )
+    resolved = parent.setup.resolved
+    assert resolved is not None  # a session that spawns was opened from options
+    definition = definition_for(resolved.catalog, request)
+    isolation = request.isolation or definition.isolation
+    if isolation not in (None, "worktree"):
+        raise ToolFailure(f"isolation {isolation!r} is not supported; use 'worktree' or none")
+    worktree = None
+    if isolation == "worktree":
+        context = parent.setup.params.tool_context
+        folder, name = context.session_dir, uuid.uuid4().hex[:12]
+        worktree = await make_worktree(context.cwd, folder=folder, name=name, env=parent.env)
+    cwd = None if worktree is None else worktree.path
+    try:
+        child = derive_child(parent, request, definition, cwd=cwd)
+    except ToolFailure:
+        if worktree is not None:  # nothing ran in it: it goes
+            await settle_worktree(worktree, parent.env)
+        raise
+    agent_id = child.session_id
+    child.adopt(child_writer(parent, agent_id, child), depth=parent.depth + 1, account=tree.open())
+    if parent.hooks is not None and child.hooks is not None:
+        path = str(child.transcript_path or "")
+        child.hooks.as_subagent(parent.hooks.runner.base, agent_id, definition.name, path)
+    prompt = first_message(resolved.catalog, definition, request.prompt)
+    return _Run(parent, child, definition, request, worktree), prompt
 
 
 async def _started(parent: Session, agent_id: str, agent_type: str) -> None:
@@ -132,16 +185,11 @@ def _status(finished: Finished) -> str:
     return "stopped" if finished.terminal in aborted else "failed"
 
 
-async def _behind(
-    parent: Session,
-    child: Session,
-    prompt: str,
-    wrap: Wrap,
-    abort: AbortSignal,
-    notice: _Notice,
-) -> None:
+async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
     """A background child's whole run, its events into the parent's stream."""
+    parent, child = run.parent, run.child
     tree, work = parent.tree, parent.background
+    notice = _Notice(run.agent_id, run.agent_type, run.request.description, child)
     finished: Finished | None = None
     try:
         await tree.slot(abort, parent=parent.account, child=child.account)
@@ -150,12 +198,12 @@ async def _behind(
         work.ended(notice.text(None), child.account, ())
         return
     try:
-        await _started(parent, notice.agent_id, notice.agent_type)
+        await _started(parent, run.agent_id, run.agent_type)
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
                 if isinstance(event, Finished):
-                    finished = event
-                work.put(wrap(event))
+                    finished = event = await run.ended(event)
+                work.put(run.wrap(event))
     finally:
         tree.release(child.account)
         spent = () if finished is None else spends(finished)
