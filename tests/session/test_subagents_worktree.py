@@ -16,7 +16,7 @@ from .subagent_kit import Router, nested, options
 from .test_subagents import result_text, results, run
 
 HELPER = "one task for a lead agent"
-ISOLATED = {"prompt": "work", "isolation": "worktree"}
+ISOLATED: dict[str, object] = {"prompt": "work", "isolation": "worktree"}
 
 
 def repository(path: Path) -> Path:
