@@ -5,10 +5,20 @@ a run that ends otherwise stops them."""
 from __future__ import annotations
 
 import asyncio
+from contextlib import aclosing
 from pathlib import Path
 
 import stayer
-from stayer.events import Finished, SessionStarted, SubagentEvent, Terminal, ToolCallFinished
+from stayer.events import (
+    Continuing,
+    Event,
+    Finished,
+    SessionStarted,
+    StreamEvent,
+    SubagentEvent,
+    Terminal,
+    ToolCallFinished,
+)
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 
@@ -17,6 +27,25 @@ from .test_subagents import result_text, run
 
 HELPER = "one task for a lead agent"
 LAUNCH = {"prompt": "find it", "description": "look", "run_in_background": True}
+
+
+def outline(events: list[Event]) -> list[str]:
+    """The run's events but the model's streaming, nested ones indented, with what says how
+    it went on or ended."""
+    lines = []
+    for event in events:
+        inner, indent = event, ""
+        if isinstance(event, SubagentEvent):
+            inner, indent = event.event, "  "
+        if isinstance(inner, StreamEvent):
+            continue
+        detail = ""
+        if isinstance(inner, Continuing):
+            detail = f" {inner.reason.value}"
+        if isinstance(inner, Finished):
+            detail = f" {inner.terminal.value}"
+        lines.append(f"{indent}{inner.type}{detail}")
+    return lines
 
 
 def last_user_text(messages: tuple[object, ...]) -> str:
@@ -41,6 +70,21 @@ async def test_the_parent_reads_its_background_childs_report_before_it_completes
         events = await run(session, "go")
         assert session.background.running == 0
 
+    assert outline(events) == [
+        "session_started",
+        "request_started",
+        "tool_call_started",
+        "  session_started",  # all the call waits for
+        "tool_call_finished",
+        "tool_results_appended",
+        "continuing next_turn",
+        "request_started",  # the lead would stop here: the run waits for its child
+        "  request_started",
+        "  finished completed",
+        "continuing queued_input",  # the child's report goes to the lead
+        "request_started",
+        "finished completed",
+    ]
     (launched,) = [e for e in events if isinstance(e, ToolCallFinished)]
     agent_id = nested(events)[0].agent_id
     assert result_text(launched.result) == f"Started agent {agent_id} in the background."
@@ -80,3 +124,18 @@ async def test_a_run_that_ends_otherwise_stops_its_background_children(tmp_path:
     assert [f.terminal for f in ends] == [Terminal.ABORTED_STREAMING]
     assert isinstance(nested(events)[0].event, SessionStarted)
     assert all(isinstance(e, SubagentEvent) for e in nested(events))
+
+
+async def test_a_run_its_consumer_leaves_stops_its_background_children(tmp_path: Path) -> None:
+    async def never(_index: int) -> None:
+        await asyncio.Event().wait()
+
+    lead = ScriptedProvider([tool_call("Spawn", LAUNCH, id="t1"), text("waiting")])
+    helper = ScriptedProvider([Reply((TextBlock("thinking"),), after_block=never)])
+    router = Router(lead, **{HELPER: helper})
+    async with stayer.Session(options(tmp_path, router)) as session:
+        async with aclosing(session.submit("go")) as events:
+            async for event in events:
+                if isinstance(event, ToolCallFinished):
+                    break  # the consumer goes away while the child works
+        assert session.background.running == 0

@@ -530,6 +530,8 @@ class Session:
             finally:
                 if not finished:
                     self._salvage()
+                if self._background is not None:  # nothing the run launched outlives it
+                    await self._background.stop()
                 self._note_failure()
 
     def queue(self, prompt: Prompt) -> bool:
