@@ -19,10 +19,11 @@ from stayer.events import (
     Terminal,
     ToolCallFinished,
 )
-from stayer.messages import TextBlock, UserMessage
+from stayer.messages import TextBlock, ToolUseBlock, UserMessage
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
+from tests.fakes.tools import Rendezvous
 
-from .subagent_kit import Router, nested, options
+from .subagent_kit import Router, Spawn, nested, options
 from .test_subagents import result_text, run
 
 HELPER = "one task for a lead agent"
@@ -106,24 +107,42 @@ async def test_the_parent_reads_its_background_childs_report_before_it_completes
     router.assert_done()
 
 
-async def test_a_run_that_ends_otherwise_stops_its_background_children(tmp_path: Path) -> None:
+async def test_a_run_that_ends_otherwise_stops_its_background_children_and_bills_them(
+    tmp_path: Path,
+) -> None:
     async def never(_index: int) -> None:
         await asyncio.Event().wait()
 
+    meet = Pair()  # the lead's round ends only once the child has made a call and run a tool
     lead = ScriptedProvider(
-        [tool_call("Spawn", LAUNCH, id="t1"), tool_call("Spawn", {"prompt": "x"}, id="t2")]
+        [
+            Reply(
+                (
+                    ToolUseBlock(id="t1", name="Spawn", input=LAUNCH),
+                    ToolUseBlock(id="r1", name="Rendezvous", input={"text": "lead"}),
+                )
+            )
+        ]
     )
-    helper = ScriptedProvider([Reply((TextBlock("thinking"),), after_block=never)])
+    helper = ScriptedProvider(
+        [
+            tool_call("Rendezvous", {"text": "child"}, id="r2"),
+            Reply((TextBlock("thinking"),), after_block=never),
+        ]
+    )
     router = Router(lead, **{HELPER: helper})
-    async with stayer.Session(options(tmp_path, router, max_turns=1)) as session:
+    opts = options(tmp_path, router, max_turns=1, extra_tools=[Spawn(), meet])
+    async with stayer.Session(opts) as session:
         events = await run(session, "go")
         assert session.background.running == 0
     finished = events[-1]
     assert isinstance(finished, Finished) and finished.terminal is Terminal.MAX_TURNS
+    assert finished.usage.input_tokens == 200  # the lead's call and the stopped child's
     ends = [e.event for e in nested(events) if isinstance(e.event, Finished)]
-    assert [f.terminal for f in ends] == [Terminal.ABORTED_STREAMING]
+    stopped = (Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS)
+    assert [f.terminal in stopped for f in ends] == [True]
     assert isinstance(nested(events)[0].event, SessionStarted)
-    assert all(isinstance(e, SubagentEvent) for e in nested(events))
+    lead.assert_done()
 
 
 async def test_a_run_its_consumer_leaves_stops_its_background_children(tmp_path: Path) -> None:
@@ -139,3 +158,7 @@ async def test_a_run_its_consumer_leaves_stops_its_background_children(tmp_path:
                 if isinstance(event, ToolCallFinished):
                     break  # the consumer goes away while the child works
         assert session.background.running == 0
+
+
+class Pair(Rendezvous):
+    expected = 2

@@ -674,6 +674,10 @@ class Session:
             params = self._mcp_params(params)
         async with aclosing(loop_query(params, messages)) as events:  # its tools stop with it
             async for event in events:
+                if isinstance(event, Finished) and self._background is not None:
+                    # nothing the run launched outlives it, and what it spent is billed
+                    await self._background.stop()
+                    event = self._background.late_spend(event, self.account)
                 async for before in self._before(event, writer, params.model):
                     yield before
                 yield event
@@ -687,11 +691,8 @@ class Session:
             yield ran
         for status in self._mcp.drain() if self._mcp is not None else ():
             yield status
-        if self._background is not None:
-            if isinstance(event, Finished):  # nothing the run launched outlives it
-                await self._background.stop()
-            for nested in self._background.drain():
-                yield nested
+        for nested in self._background.drain() if self._background is not None else ():
+            yield nested
         if writer is not None:
             record(writer, event)
         if isinstance(event, MessageCompleted):

@@ -229,7 +229,14 @@ class Background:
         assert asyncio.iscoroutine(coroutine)
         task = asyncio.ensure_future(coroutine)
         self._tasks[agent_id] = (task, abort)
-        task.add_done_callback(lambda _: self._queue.put_nowait(None))
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[None]) -> None:
+        """A child's task ended: wake whoever waits on the queue. Its run reports its own
+        failures in its notification; what escaped it is taken here, not left unretrieved."""
+        if not task.cancelled():
+            task.exception()
+        self._queue.put_nowait(None)
 
     @property
     def running(self) -> int:
@@ -267,6 +274,20 @@ class Background:
     def take_notes(self) -> tuple[str, ...]:
         taken, self._notes = self._notes, []
         return tuple(taken)
+
+    def late_spend(self, finished: Finished, into: Account) -> Finished:
+        """`finished` with what children stopped at its run's end had spent (their spend comes
+        too late for the loop to bill it)."""
+        spent = self.take_spent(into)
+        if not spent:
+            return finished
+        from stayer.loop.fallback import billed_spends
+        from stayer.loop.state import LoopState
+
+        tally = LoopState((), usage=finished.usage, model_usage=finished.model_usage)
+        tally = billed_spends(tally, spent)
+        cost = sum(entry.cost_usd for entry in tally.model_usage)
+        return replace(finished, usage=tally.usage, model_usage=tally.model_usage, cost_usd=cost)
 
     def take_spent(self, into: Account) -> tuple[ModelSpend, ...]:
         """What the ended children spent, billed from now on to the run `into`."""
