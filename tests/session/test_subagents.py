@@ -239,6 +239,8 @@ async def test_a_childs_question_reaches_the_top_decider_naming_it_and_its_answe
     async with stayer.Session(opts) as session:
         events = await run(session, "go")
     assert [(r.name, r.agent) for r in asked] == [("Echo", "general-purpose: say hi")]
+    shown = [e.event for e in nested(events) if isinstance(e.event, PermissionRequested)]
+    assert [r.agent for r in shown] == ["general-purpose: say hi"]  # the stream names it too
     echoed = [
         e.event
         for e in nested(events)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from stayer.agents.model import AgentDefinition
-from stayer.events import Event, Finished, SubagentEvent, Terminal
+from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
 from stayer.loop.abort import AbortSignal
 from stayer.messages import ModelSpend
 from stayer.tools.base import SubagentRequest, ToolFailure
@@ -50,7 +50,10 @@ class _Run:
         self.agent_id = child.session_id
 
     def wrap(self, event: Event) -> SubagentEvent:
-        """`event` of the child's, as its parent's stream carries it."""
+        """`event` of the child's, as its parent's stream carries it (a question it asks
+        names it, as the question the top session's decider gets does)."""
+        if isinstance(event, PermissionRequested) and not event.agent:
+            event = replace(event, agent=f"{self.agent_type}: {self.request.description}")
         return SubagentEvent(
             self.request.tool_use_id,
             event,
