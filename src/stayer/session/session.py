@@ -678,12 +678,12 @@ class Session:
                     # nothing the run launched outlives it, and what it spent is billed
                     await self._background.stop()
                     event = self._background.late_spend(event, self.account)
-                async for before in self._before(event, writer, params.model):
+                async for before in self._before(event, writer, params):
                     yield before
                 yield event
 
     async def _before(
-        self, event: Event, writer: TranscriptWriter | None, model: str
+        self, event: Event, writer: TranscriptWriter | None, params: LoopParams
     ) -> AsyncIterator[Event]:
         """What goes out before the run's `event` (what the hooks did on the way to it, MCP
         servers' news, background children's events), and what the session keeps of it."""
@@ -695,8 +695,9 @@ class Session:
             yield nested
         if writer is not None:
             record(writer, event)
-        if isinstance(event, MessageCompleted):
-            self.account.own += priced(model, event.message.usage)
+        if isinstance(event, MessageCompleted) and params.max_budget_usd is not None:
+            # the ledger serves only the budget's checks, and pricing a call is not free
+            self.account.own += priced(params.model, event.message.usage)
         if isinstance(event, Finished):
             self.history = event.messages
 
