@@ -99,8 +99,14 @@ class Router:
             script.assert_done()
 
 
+HELPER = "HELPER"
+"""The marker of the general-purpose agent's prompt in these tests (`options` sets it, so no
+test depends on the built-in's wording)."""
+
+
 def options(tmp_path: Path, provider: Any, **more: Any) -> QueryOptions:
     env = {"STAYER_CONFIG_DIR": str(tmp_path / "config"), **more.pop("env", {})}
+    more["agents"] = {"general-purpose": agent(HELPER), **more.get("agents", {})}
     given: dict[str, Any] = {
         "cwd": tmp_path,
         "env": env,

@@ -23,10 +23,9 @@ from stayer.messages import TextBlock, ToolUseBlock, UserMessage
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from tests.fakes.tools import Rendezvous
 
-from .subagent_kit import Router, Spawn, nested, options
+from .subagent_kit import HELPER, Router, Spawn, nested, options
 from .test_subagents import result_text, run
 
-HELPER = "one task for a lead agent"
 LAUNCH = {"prompt": "find it", "description": "look", "run_in_background": True}
 
 

@@ -16,14 +16,12 @@ from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.tools.base import subagent_transcript
 from tests.fakes.tools import Echo
 
-from .subagent_kit import Router, Spawn, nested, options
+from .subagent_kit import HELPER, Router, Spawn, nested, options
 from .test_subagents import run
 
 MODEL = "claude-sonnet-4-5"
 CALL = Usage(input_tokens=100, output_tokens=20)
 """What each scripted call uses."""
-HELPER = "one task for a lead agent"
-"""Words of the built-in general-purpose agent's prompt: the router's key for it."""
 
 
 async def test_the_parents_result_counts_what_its_child_spent(tmp_path: Path) -> None:

@@ -12,10 +12,9 @@ from stayer.events import Finished
 from stayer.providers.base import ModelRequest
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 
-from .subagent_kit import Router, nested, options
+from .subagent_kit import HELPER, Router, nested, options
 from .test_subagents import result_text, results, run
 
-HELPER = "one task for a lead agent"
 ISOLATED: dict[str, object] = {"prompt": "work", "isolation": "worktree"}
 
 

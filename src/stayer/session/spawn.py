@@ -27,7 +27,7 @@ from stayer.events import PermissionRequested
 from stayer.messages import ToolSpec
 from stayer.permissions import Decision
 from stayer.tools.base import SubagentRequest, Tool, ToolFailure, subagent_transcript
-from stayer.tools.names import AGENT, TASK
+from stayer.tools.names import AGENT, MCP_PREFIX, TASK
 
 from .transcript import TranscriptWriter
 
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from stayer.tools.base import ToolSource
 
     from .session import Session
-
-MCP_PREFIX = "mcp__"
 
 
 def definition_for(catalog: Catalog, request: SubagentRequest) -> AgentDefinition:

@@ -47,10 +47,24 @@ tools themselves."""
 
 PIN = "Pin"
 
-RUN_ONLY_TOOLS = frozenset({EXIT_PLAN_MODE, TODO_WRITE, PIN})
+AGENT = "Agent"
+"""The tool that starts a subagent (Claude Code's `Agent`)."""
+
+TASK = "Task"
+"""`Agent`'s name before Claude Code renamed it: a call by it reaches Agent, and a permission
+rule written with it applies to Agent (`TOOL_ALIASES`)."""
+
+SKILL = "Skill"
+"""The tool that loads a skill into the conversation (Claude Code's `Skill`)."""
+
+TOOL_ALIASES = {TASK: AGENT}
+"""Old names of built-in tools, each to the name it has now: rules written for either apply
+to both (settings written for older Claude Code say `Task(Explore)`)."""
+
+RUN_ONLY_TOOLS = frozenset({EXIT_PLAN_MODE, TODO_WRITE, PIN, AGENT, SKILL})
 """Tools that mean something only inside a model's run (a plan to accept, a task list checked
-before stopping, notes kept through compaction): `stayer mcp serve` leaves them out unless
-`--tools` names them."""
+before stopping, notes kept through compaction, a subagent or a skill, which need the session
+that runs the model): `stayer mcp serve` leaves them out unless `--tools` names them."""
 
 TOOL_SEARCH = "ToolSearch"
 """The tool that loads the full definitions of MCP tools sent only by name (deferred)."""
@@ -61,8 +75,3 @@ READ_MCP_RESOURCE = "ReadMcpResource"
 
 MCP_PREFIX = "mcp__"
 """How every MCP server tool's name begins: `mcp__<server>__<tool>`."""
-
-AGENT = "Agent"
-TASK = "Task"
-"""The subagent tool and its old name (a call or a rule naming `Task` means `Agent`): a child
-at the depth cap is made without it."""
