@@ -90,9 +90,11 @@ class Tree:
         """Wait for a place among the running children for `child`'s run (an abort ends the
         wait with a `ToolFailure`); `release` gives it back.
 
-        A child's first child takes its parent's place instead of waiting: a parent holding a
-        place only waits for its children, and if every place were held by parents waiting
-        for a place for their children, none would ever be given back."""
+        A child's first child takes its parent's place instead of waiting: if every place
+        were held by parents waiting for a place for their children, none would ever be given
+        back. A foreground child so placed runs while its parent only waits for it; a
+        background one runs beside its parent, so a tree can pass the cap by one run per
+        parent that lent its place (the cost of never deadlocking)."""
         if parent.holds and not parent.lent:
             parent.lent = True
             child.holds, child.borrowed = True, parent
