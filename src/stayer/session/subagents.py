@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import aclosing, suppress
+from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
@@ -63,6 +63,14 @@ class _Run:
             background=self.request.background,
         )
 
+    async def discard(self) -> None:
+        """The child never ran (it was stopped waiting for a place): close it, and remove its
+        worktree, in which nothing was done."""
+        await self.child.aclose()
+        if self.worktree is not None:
+            with suppress(ToolFailure):  # a worktree git cannot remove stays, as it would
+                await settle_worktree(self.worktree, self.parent.env)
+
     async def ended(self, finished: Finished) -> Finished:
         """The child's end, once its worktree is settled: removed when it changed nothing,
         else named at the end of its report."""
@@ -96,7 +104,7 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
     try:
         await tree.slot(abort, parent=parent.account, child=child.account)
     except ToolFailure:
-        await child.aclose()
+        await run.discard()
         raise
     try:
         await _started(parent, run.agent_id, run.agent_type)
@@ -197,7 +205,7 @@ async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
     try:
         await tree.slot(abort, parent=parent.account, child=child.account)
     except ToolFailure:
-        await child.aclose()
+        await run.discard()
         work.ended(notice.text(None), child.account, ())
         return
     try:
@@ -225,12 +233,12 @@ class Background:
         self._spent: list[tuple[Account, tuple[ModelSpend, ...]]] = []
         self._waiting = False
 
-    def launch(self, agent_id: str, run: Callable[[AbortSignal], object]) -> None:
-        """Start a child's run (`run(abort)`, a coroutine) in the session's keeping."""
+    def launch(
+        self, agent_id: str, run: Callable[[AbortSignal], Coroutine[Any, Any, None]]
+    ) -> None:
+        """Start a child's run (`run(abort)`) in the session's keeping."""
         abort = AbortSignal()
-        coroutine = run(abort)
-        assert asyncio.iscoroutine(coroutine)
-        task = asyncio.ensure_future(coroutine)
+        task = asyncio.ensure_future(run(abort))
         self._tasks[agent_id] = (task, abort)
         task.add_done_callback(self._settled)
 
