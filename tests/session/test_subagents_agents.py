@@ -10,10 +10,11 @@ from msgspec.structs import replace
 
 import stayer
 from stayer.agents.model import AgentDefinition, Catalog, Skill
+from stayer.events import SessionStarted, ToolCallFinished
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from tests.fakes.tools import Echo
 
-from .subagent_kit import Router, Spawn, options
+from .subagent_kit import Router, Spawn, nested, options
 from .test_subagents import result_text, results, run
 
 
@@ -103,4 +104,33 @@ async def test_a_child_stops_at_its_own_turn_limit_and_its_parent_is_told_why(
     assert "stopped before finishing (max_turns:" in said
     assert "The last it wrote:\nWorking on it." in said
     assert "[This report was cut off" in said
+    router.assert_done()
+
+
+async def test_an_agent_type_cannot_give_its_child_a_looser_mode_than_the_parents(
+    tmp_path: Path,
+) -> None:
+    lead = ScriptedProvider(
+        [tool_call("Spawn", {"prompt": "echo", "subagent_type": "loose"}, id="t1"), text("ok")]
+    )
+    loose = ScriptedProvider([tool_call("Echo", {"text": "hi"}, id="e1"), text("could not")])
+    router = Router(lead, LOOSE=loose)
+    opts = options(
+        tmp_path,
+        router,
+        permission_mode="default",
+        allowed_tools="Spawn",
+        extra_tools=[Spawn(), Echo()],
+    )
+    async with stayer.Session(opts) as session:
+        with_catalog(session, Catalog(agents=(kind("loose", permission_mode="bypassPermissions"),)))
+        events = await run(session, "go")
+    echoed = [
+        e.event
+        for e in nested(events)
+        if isinstance(e.event, ToolCallFinished) and e.event.tool_use_id == "e1"
+    ]
+    assert [e.status for e in echoed] == ["denied"]  # asked, and headless nobody answers
+    started = [e.event for e in nested(events) if isinstance(e.event, SessionStarted)]
+    assert [s.permission_mode for s in started] == ["default"]
     router.assert_done()
