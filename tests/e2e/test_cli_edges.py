@@ -24,14 +24,14 @@ def test_values_of_flags_stayer_does_not_act_on_are_not_taken_for_the_prompt(
 ) -> None:
     server.enqueue(reply("hello"))
     done = stayer(
-        "-p", "--effort", "high", "--agent", "reviewer", "--debug-file", "d.log",
+        "-p", "--effort", "high", "--name", "reviewer", "--debug-file", "d.log",
         "--bare", "say hi", cwd=tmp_path, env=server.env(),
     )  # fmt: skip
 
     assert (done.status, done.stdout) == (0, "hello\n"), done.stderr
     assert done.stderr.splitlines() == [
         f"stayer: {flag} is not supported yet and was ignored"
-        for flag in ("--agent", "--effort", "--debug-file", "--bare")
+        for flag in ("--effort", "--debug-file", "--name", "--bare")
     ]
     assert "say hi" in json.dumps(server.requests[0].messages[-1])
 

@@ -128,6 +128,7 @@ STARTUP = frozenset(
         "stayer.session",
         "stayer.session.ask_model",
         "stayer.session.assemble",
+        "stayer.session.children",  # the subagent tree's bounds, read from the environment
         "stayer.session.compaction",
         "stayer.session.fallback",
         "stayer.session.git_history",

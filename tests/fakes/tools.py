@@ -235,10 +235,13 @@ class Delegate(Tool[str]):
         request = SubagentRequest(prompt=tool_input, description="helper")
         answer = ""
         async for event in ctx.spawn_subagent(request):
-            # the id it names is not the call's: the executor says whose it is
-            ctx.emit(SubagentEvent("not-this-call", event))
-            if isinstance(event, Finished):
-                answer = event.result_text
+            # a session's spawn wraps its child's events (`with_subagents` below does not); the
+            # id either names is not the call's: the executor says whose it is
+            wrapped = event if isinstance(event, SubagentEvent) else None
+            ctx.emit(wrapped or SubagentEvent("not-this-call", event))
+            inner = event if wrapped is None else wrapped.event
+            if isinstance(inner, Finished):
+                answer = inner.result_text
         return ToolOutput(answer)
 
 

@@ -61,12 +61,13 @@ def test_a_project_command_is_listed_completed_and_sent(
     _command(repo, "greet", greet)
     _command(repo, "clear", "---\ndescription: My own clear\n---\nClear it.\n")
     with open_pane(repo=repo) as pane:
-        pane.wait_idle()
+        start = pane.wait_idle()
+        assert "`/clear` is one of stayer's own commands; this one is left out" in start
         pane.submit("/help")
         screen = pane.wait_for(lambda s: "Keys:" in s and idle(s))
         rows = [" ".join(line.split()) for line in screen.splitlines()]
         assert "/greet <name> Greet someone warmly (the project's command)" in rows
-        assert any("/clear (the project's command) not offered: the built-in" in r for r in rows)
+        assert not any("My own clear" in row for row in rows)
 
         pane.type("/gre")
         menu = pane.wait_for("Greet someone warmly")

@@ -38,13 +38,14 @@ HookEvent = Literal[
     "PostToolUseFailure",
     "UserPromptSubmit",
     "Stop",
+    "SubagentStart",
     "SubagentStop",
     "SessionStart",
     "SessionEnd",
     "PreCompact",
     "Notification",
 ]
-"""The events stayer fires. SubagentStop loads and will fire when subagents exist."""
+"""The events stayer fires (SubagentStart and SubagentStop as subagents start and end)."""
 
 EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 

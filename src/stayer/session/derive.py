@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from msgspec.structs import replace
@@ -76,10 +77,12 @@ def derived_setup(
     extra_tools: Sequence[Tool[Any]] = (),
     model: str | None = None,
     permission_mode: str | None = None,
+    cwd: Path | None = None,
 ) -> Setup:
     """The child's setup: see the module's docstring. `tools` picks among the parent's tools
-    (all of them when None); `extra_tools` adds the caller's own. Raises `ConfigError` for a
-    tool the parent does not have or a model its parent's client does not serve."""
+    (all of them when None); `extra_tools` adds the caller's own; `cwd` is where it works
+    (its parent's folder when None; a subagent's own git worktree, say). Raises `ConfigError`
+    for a tool the parent does not have or a model its parent's client does not serve."""
     resolved = parent.resolved
     if resolved is None:
         raise ConfigError("this session was not opened from options, so it cannot be derived")
@@ -95,6 +98,7 @@ def derived_setup(
     builtin = [name for name in wanted if name not in inherited and name not in given]
     options = replace(
         resolved.options,
+        cwd=cwd or resolved.options.cwd,
         system_prompt=system_prompt,
         append_system_prompt=None,
         tools=builtin,
@@ -110,6 +114,7 @@ def derived_setup(
     child = replace(
         resolved,
         settled=replace(resolved.settled, options=options),
+        cwd=cwd or resolved.cwd,
         policy=replace(resolved.policy, mode=mode),
         session_id=str(uuid.uuid4()),
         tools=toolbox,

@@ -49,12 +49,33 @@ _TOOL_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUse
 class SessionHooks:
     """The hooks of one session, and what they have said in the run going on."""
 
-    def __init__(self, hooks: Mapping[str, Sequence[HookMatcher]], base: HookBase) -> None:
+    def __init__(
+        self, hooks: Mapping[str, Sequence[HookMatcher]], base: HookBase, *, subagent: bool = False
+    ) -> None:
         self._ran: list[HookRan] = []
         self.runner = HookRunner(hooks, base, self._ran.append)
         self.hooks = hooks
         self._halt: str | None = None
         self._context: dict[str, list[str]] = {}
+        self.subagent = subagent
+        """A subagent's session: where the session's own would fire Stop, it fires
+        SubagentStop (with `agent`), as Claude Code does."""
+        self.agent: dict[str, JSON] = {}
+        """Who the subagent is, for its SubagentStop input (`as_subagent`)."""
+
+    def as_subagent(self, parent: HookBase, agent_id: str, agent_type: str, path: str) -> None:
+        """Make these a subagent's hooks: their input names the session that started it (its
+        id and transcript), and SubagentStop names the agent and its own transcript."""
+        self.runner.base = replace(
+            self.runner.base, session_id=parent.session_id, transcript_path=parent.transcript_path
+        )
+        self.agent = {"agent_id": agent_id, "agent_type": agent_type, "agent_transcript_path": path}
+
+    async def subagent_started(self, agent_id: str, agent_type: str) -> None:
+        """SubagentStart, as a subagent of this session starts (its matcher: the agent type)."""
+        if self.configured("SubagentStart"):
+            fields = {"agent_id": agent_id, "agent_type": agent_type}
+            await self.runner.run("SubagentStart", fields, subject=agent_type)
 
     def configured(self, *events: HookEvent) -> bool:
         """Whether the settings give handlers for any of `events`."""
@@ -71,7 +92,7 @@ class SessionHooks:
             params = replace(params, can_use_tool=self.permission_check(params.can_use_tool))
         if self.configured(*_TOOL_EVENTS):
             params = replace(params, after_tool=self.after_tool, halted=self.halted)
-        if self.configured("Stop"):
+        if self.configured("SubagentStop" if self.subagent else "Stop"):
             cap = block_cap(self.runner.base.env)
             params = replace(params, stop_hook=self.stop, max_hook_blocks=cap)
         if self.configured("PreCompact"):
@@ -163,9 +184,18 @@ class SessionHooks:
         return _added(output, notes)
 
     async def stop(self, active: bool, last_message: str) -> StopVerdict:
-        """The Stop hooks' verdict when the model would stop."""
-        fields = {"stop_hook_active": active, "last_assistant_message": last_message}
-        verdict = await self.runner.run("Stop", fields)
+        """The Stop hooks' verdict when the model would stop (a subagent's SubagentStop
+        hooks', matched on its type)."""
+        fields: dict[str, JSON] = {
+            "stop_hook_active": active,
+            "last_assistant_message": last_message,
+        }
+        if self.subagent:
+            agent_type = str(self.agent.get("agent_type", ""))
+            fields = {**self.agent, **fields}
+            verdict = await self.runner.run("SubagentStop", fields, subject=agent_type)
+        else:
+            verdict = await self.runner.run("Stop", fields)
         blocks = "\n".join(verdict.blocks)
         return StopVerdict(block=blocks or None, prevent=verdict.stop)
 

@@ -36,6 +36,7 @@ from stayer.errors import ConfigError, StayerError
 from stayer.events import (
     Event,
     Finished,
+    MessageCompleted,
     Terminal,
 )
 from stayer.exec import close_sandbox
@@ -43,13 +44,14 @@ from stayer.loop.abort import AbortSignal, until_aborted
 from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams
-from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
+from stayer.messages import ContentBlock, Message, ModelSpend, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 from stayer.tools.base import SubagentRequest, Tool
 from stayer.tools.names import EXIT_PLAN_MODE
 
 from .assemble import Setup, prompt_blocks, user_message
+from .children import Account, Tree, priced
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import session_folder
@@ -63,11 +65,13 @@ from .transcript import Loaded, TranscriptWriter
 
 if TYPE_CHECKING:
     from stayer.events import McpServerStatus, SessionStarted
+    from stayer.tools.base import ToolSource
 
     from .hook_points import SessionHooks
     from .mcp_link import McpLink, McpPrompt
     from .rule_edits import RuleEdits, RulesView
     from .skill_render import Places
+    from .subagents import Background
 
 Busy = Literal["refuse", "queue"]
 Prompt = str | Sequence[ContentBlock]
@@ -146,8 +150,16 @@ class Session:
         self._reminder = ModeReminder(setup.permissions, can_ask=can_ask)
         if self._hooks is not None:
             self.setup = replace(self.setup, params=self._hooks.wire(self.setup.params))
-        if parent is None:  # a child spawns none of its own: no subagents of subagents yet
-            setup.params.tool_context.spawn_subagent = self._spawn_subagent
+        self.tree: Tree = Tree(env) if parent is None else parent.tree
+        """The bounds and the spend ledger this session's tree of subagents shares."""
+        self.depth = 0
+        """How deep this session is among subagents (0: the top session)."""
+        self.account = Account()
+        """The spend of the run going on now, in the tree's ledger."""
+        self._background: Background | None = None
+        if parent is None:
+            self.warnings = (*self.warnings, *self.tree.warnings)
+        self.setup.params.tool_context.spawn_subagent = self._spawn_subagent
         self._skills = self._skill_host(env)
         self.setup.params.tool_context.skills = self._skills
 
@@ -187,6 +199,7 @@ class Session:
         extra_tools: Sequence[Tool[Any]] = (),
         model: str | None = None,
         permission_mode: str | None = None,
+        cwd: Path | None = None,
         busy: Busy = "refuse",
     ) -> Session:
         """A child session (a subagent's, say), made with no file or process I/O: it shares
@@ -194,8 +207,9 @@ class Session:
         its own conversation, system prompt (`system_prompt`, else this one's), tools
         (`tools` selects built-ins as `QueryOptions.tools` does; `extra_tools` adds the
         caller's), model (one this session's client serves) and tool context, and a permission
-        mode that cannot let through more than this session's now. It keeps no transcript and
-        closes nothing it shares; raises `ConfigError` for an unknown tool or model."""
+        mode that cannot let through more than this session's now, working in `cwd` (this
+        session's folder when None). It keeps no transcript and closes nothing it shares;
+        raises `ConfigError` for an unknown tool or model."""
         from .derive import derived_setup
 
         setup = derived_setup(
@@ -205,6 +219,7 @@ class Session:
             extra_tools=extra_tools,
             model=model,
             permission_mode=permission_mode,
+            cwd=cwd,
         )
         assert setup.resolved is not None
         child = Session.__new__(Session)
@@ -343,19 +358,54 @@ class Session:
             env={**os.environ, **params.tool_context.env},
             permission_mode=lambda: self.permission_mode,  # live: hooks see a switch at once
         )
-        return SessionHooks(self.setup.hooks, base)
+        return SessionHooks(self.setup.hooks, base, subagent=self.parent is not None)
 
-    async def _spawn_subagent(self, request: SubagentRequest) -> AsyncIterator[Event]:
-        """A tool's nested run (`ToolContext.spawn_subagent`): a child session derived from
-        this one runs the request's prompt with the tools it names that this session has (all
-        of this session's when it names none; never one it lacks) and its model; its events
-        as they come."""
-        names = self.setup.params.tools.names
-        tools = None if request.tools is None else [n for n in request.tools if n in names]
-        child = self.derive(tools=tools, model=request.model)
-        async with child, aclosing(child.submit(request.prompt, abort=self._abort)) as events:
-            async for event in events:
-                yield event
+    def _spawn_subagent(self, request: SubagentRequest) -> AsyncIterator[Event]:
+        """A tool's nested run (`ToolContext.spawn_subagent`; see `subagents.spawn`)."""
+        from .subagents import spawn
+
+        return spawn(self, request)
+
+    @property
+    def background(self) -> Background:
+        """This session's subagents running in the background (made on first use)."""
+        if self._background is None:
+            from .subagents import Background
+
+            self._background = Background(self.tree)
+        return self._background
+
+    def adopt(self, writer: TranscriptWriter | None, *, depth: int, account: Account) -> None:
+        """Make this derived session a subagent's: its transcript, depth and ledger account."""
+        self._transcript, self.depth, self.account = writer, depth, account
+
+    def announce(self) -> SessionStarted:
+        """This session's `SessionStarted`, now rather than as its first run starts."""
+        self._announced = True
+        return self._announcement()
+
+    @property
+    def abort_signal(self) -> AbortSignal | None:
+        """The signal of the run going on (or last run)."""
+        return self._abort
+
+    @property
+    def transcript_writer(self) -> TranscriptWriter | None:
+        return self._transcript
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment the session's commands run with (the process's, then its own)."""
+        return {**os.environ, **self.setup.params.tool_context.env}
+
+    @property
+    def hooks(self) -> SessionHooks | None:
+        """The session's hooks (None when its settings define none)."""
+        return self._hooks
+
+    def mcp_source(self) -> ToolSource | None:
+        """The MCP servers' tools, as a source a child's toolbox can draw on."""
+        return None if self._mcp is None else self._mcp.catalog
 
     @property
     def session_id(self) -> str:
@@ -536,6 +586,8 @@ class Session:
             finally:
                 if not finished:
                     self._salvage()
+                if self._background is not None:  # nothing the run launched outlives it
+                    await self._background.stop()
                 self._note_failure()
 
     async def _command(self, prompt: Prompt, abort: AbortSignal) -> Prompt:
@@ -593,7 +645,9 @@ class Session:
     def _take_queued(self) -> tuple[ContentBlock, ...]:
         """For the loop, at a model call: what was queued since the last, as content."""
         taken, self._queued = self._queued, []
-        return tuple(block for prompt in taken for block in prompt_blocks(prompt))
+        notes = () if self._background is None else self._background.take_notes()
+        blocks = (block for prompt in taken for block in prompt_blocks(prompt))
+        return (*(TextBlock(note) for note in notes), *blocks)
 
     def interrupt(self) -> None:
         """Stop the running submission (its run still ends with `Finished`)."""
@@ -618,6 +672,8 @@ class Session:
         if self._hooks is not None and self._announced and self._ending:
             self._ending = False
             await self._hooks.session_ended()
+        if self._background is not None:
+            await self._background.stop()
         context = self.setup.params.tool_context
         await context.shells.aclose()
         if self._mcp is not None and self.parent is None:  # a child shares its parent's
@@ -692,6 +748,8 @@ class Session:
         writer = self._transcript
         if writer is not None:
             writer.sync(messages)
+        if self.parent is None:
+            self.account = self.tree.open_top()
         params = replace(self._params_for(prompt), abort=abort)
         self._seen = messages  # before the first yield: a consumer may leave at any of them
         if not self._announced:
@@ -701,15 +759,32 @@ class Session:
             params = self._mcp_params(params)
         async with aclosing(loop_query(params, messages)) as events:  # its tools stop with it
             async for event in events:
-                for ran in self._hooks.drain() if self._hooks is not None else ():
-                    yield ran  # what the hooks did on the way to this event, before it
-                for status in self._mcp.drain() if self._mcp is not None else ():
-                    yield status
-                if writer is not None:
-                    record(writer, event)
-                if isinstance(event, Finished):
-                    self.history = event.messages
+                if isinstance(event, Finished) and self._background is not None:
+                    # nothing the run launched outlives it, and what it spent is billed
+                    await self._background.stop()
+                    event = self._background.late_spend(event, self.account)
+                async for before in self._before(event, writer, params):
+                    yield before
                 yield event
+
+    async def _before(
+        self, event: Event, writer: TranscriptWriter | None, params: LoopParams
+    ) -> AsyncIterator[Event]:
+        """What goes out before the run's `event` (what the hooks did on the way to it, MCP
+        servers' news, background children's events), and what the session keeps of it."""
+        for ran in self._hooks.drain() if self._hooks is not None else ():
+            yield ran
+        for status in self._mcp.drain() if self._mcp is not None else ():
+            yield status
+        for nested in self._background.drain() if self._background is not None else ():
+            yield nested
+        if writer is not None:
+            record(writer, event)
+        if isinstance(event, MessageCompleted) and params.max_budget_usd is not None:
+            # the ledger serves only the budget's checks, and pricing a call is not free
+            self.account.own += priced(params.model, event.message.usage)
+        if isinstance(event, Finished):
+            self.history = event.messages
 
     def _with_listing(self, message: UserMessage) -> UserMessage:
         catalog = self._catalog()
@@ -758,7 +833,23 @@ class Session:
             reminder=self._reminder,
             take_queued=self._take_queued,
             skills_loaded=self._skills.renderings,
+            take_spent=self._take_spent,
+            background=self._waiting_on,
+            cost_elsewhere=lambda: self.tree.elsewhere(self.account),
         )
+
+    def _take_spent(self) -> tuple[ModelSpend, ...]:
+        """For the loop: what the background children that ended spent, billed to this run."""
+        if self._background is None:
+            return ()
+        return self._background.take_spent(self.account)
+
+    def _waiting_on(self) -> AsyncIterator[Event]:
+        """For the loop when the model would stop: the background children's events until
+        they have all ended (their reports then come through `_take_queued`)."""
+        if self._background is None:
+            return _nothing()
+        return self._background.until_done()
 
     def _mcp_params(self, params: LoopParams) -> LoopParams:
         """The run's parameters with the connected MCP servers' instructions in its system
@@ -840,6 +931,11 @@ class _Gate(Struct):
 
     context: tuple[str, ...] = ()
     refused: str | None = None
+
+
+async def _nothing() -> AsyncIterator[Event]:
+    return
+    yield
 
 
 def _prompt_text(prompt: str | Sequence[ContentBlock]) -> str:

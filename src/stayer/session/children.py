@@ -1,0 +1,144 @@
+"""What a tree of sessions shares about its subagents: how deep they may nest, how many run at
+once, and what every run of the tree has spent against the top session's budget.
+
+A top-level session makes one `Tree`; every child derived from it, and their children, hold
+the same one. Runaway cost is the complaint users make most of subagents, so the bounds are
+the tree's, not each session's: ten children each allowed ten more would otherwise be a
+hundred, and each child checking only its own spend would let the tree spend the budget many
+times over.
+
+The ledger keeps one `Account` per run in the tree (the top run's and each child's): what its
+own model calls cost so far, and which finished descendants were billed into it (a foreground
+child's spend becomes part of its parent's run through the tool's result; a background
+child's through `take_spent`). A run's budget check adds to its own cost everything else the
+tree spent: every account's own cost, less its own and those already billed into it, so no
+dollar is counted twice and none is missed while a child is still running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from stayer.loop.abort import AbortSignal, until_aborted
+from stayer.messages import Usage
+from stayer.tools.base import ToolFailure
+
+DEFAULT_MAX_DEPTH = 3
+"""How deep subagents may nest (a child of the top session is at depth 1), as Claude Code's
+`CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH` defaults."""
+DEFAULT_MAX_CONCURRENT = 10
+"""How many subagents of one tree may run at once (`CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`);
+more wait for a slot."""
+
+DEPTH_VAR = "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH"
+CONCURRENT_VAR = "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS"
+
+
+class Account:
+    """One run's spend in the tree: its own model calls, and the runs billed into it."""
+
+    __slots__ = ("billed", "borrowed", "holds", "lent", "own")
+
+    def __init__(self) -> None:
+        self.own = 0.0
+        self.billed: list[Account] = []
+        self.holds = False
+        """The run holds a place among the running children."""
+        self.lent = False
+        """... and lent it to its first child, which runs in its place."""
+        self.borrowed: Account | None = None
+        """The run whose place this one took, if it took one."""
+
+
+class Tree:
+    """The bounds and the ledger a session tree shares (see the module's docstring)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        warnings: list[str] = []
+        self.max_depth = _limit(env, DEPTH_VAR, DEFAULT_MAX_DEPTH, warnings, least=0)
+        self.max_concurrent = _limit(env, CONCURRENT_VAR, DEFAULT_MAX_CONCURRENT, warnings, least=1)
+        self.warnings = tuple(warnings)
+        self._slots: asyncio.Semaphore | None = None
+        self._accounts: list[Account] = []
+        self.running = 0
+        """Children running now, in the whole tree."""
+
+    def open_top(self) -> Account:
+        """A new top-level run: its account, the ledger starting from it (the runs of earlier
+        prompts were settled, and their children stopped, as those runs ended)."""
+        account = Account()
+        self._accounts = [account]
+        return account
+
+    def open(self) -> Account:
+        """A child's run: its account, counted from now on."""
+        account = Account()
+        self._accounts.append(account)
+        return account
+
+    def elsewhere(self, account: Account) -> float:
+        """What the tree has spent that `account`'s run has not counted as its own."""
+        mine = {id(account), *(id(billed) for billed in account.billed)}
+        return sum(other.own for other in self._accounts if id(other) not in mine)
+
+    def bill(self, parent: Account, child: Account) -> None:
+        """`child`'s run is now part of `parent`'s (its spend reached the parent's run)."""
+        parent.billed.extend((child, *child.billed))
+
+    async def slot(self, abort: AbortSignal, *, parent: Account, child: Account) -> None:
+        """Wait for a place among the running children for `child`'s run (an abort ends the
+        wait with a `ToolFailure`); `release` gives it back.
+
+        A child's first child takes its parent's place instead of waiting: if every place
+        were held by parents waiting for a place for their children, none would ever be given
+        back. A foreground child so placed runs while its parent only waits for it; a
+        background one runs beside its parent, so a tree can pass the cap by one run per
+        parent that lent its place (the cost of never deadlocking)."""
+        if parent.holds and not parent.lent:
+            parent.lent = True
+            child.holds, child.borrowed = True, parent
+            return
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_concurrent)
+        if await until_aborted(self._slots.acquire(), abort) is None:
+            raise ToolFailure("the subagent was stopped while it waited for a free slot")
+        child.holds = True
+        self.running += 1
+
+    def release(self, child: Account) -> None:
+        """`child`'s place, free again (given back to its parent, if it was the parent's)."""
+        if not child.holds:
+            return
+        child.holds = False
+        if child.borrowed is not None:
+            child.borrowed.lent, child.borrowed = False, None
+            return
+        assert self._slots is not None
+        self.running -= 1
+        self._slots.release()
+
+
+def _limit(
+    env: Mapping[str, str], name: str, default: int, warnings: list[str], *, least: int
+) -> int:
+    """A whole-number limit from the environment; an unusable value keeps the default, said
+    in one line (a typo must not lift the bound, nor stop the session)."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = least - 1
+    if value < least:
+        warnings.append(f"{name}={raw!r} is not a whole number >= {least}; using {default}")
+        return default
+    return value
+
+
+def priced(model: str, usage: Usage) -> float:
+    """What one call of `model` cost at list prices (the pricing tables load on first use)."""
+    from stayer.providers.profiles import cost_usd
+
+    return cost_usd(model, usage)

@@ -1,0 +1,219 @@
+"""A subagent's session, made from its agent type and the request (`Session._spawn_subagent`).
+
+The child is derived from the session whose tool asked (`Session.derive`): its conversation
+starts from the request's prompt (with the agent's preloaded skills), its system prompt is the
+agent's own with the environment facts the model needs (where it works, on what, when), its
+tools are the agent's less what it may not use and never one its parent lacks, and its model
+is the one asked for or the agent's, served by its parent's client (a model that client cannot
+serve is refused in one line: a child never silently answers with another model than the one
+configured). It asks its permission questions of the top session's decider, naming itself.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
+
+from stayer.agents.model import AgentDefinition, Catalog
+from stayer.context.memory import Memory, project_root
+from stayer.context.prompt import Environment, environment_section, memory_section
+from stayer.errors import ConfigError
+from stayer.events import PermissionRequested
+from stayer.messages import ToolSpec
+from stayer.permissions import Decision
+from stayer.tools.base import SubagentRequest, Tool, ToolFailure, subagent_transcript
+from stayer.tools.names import AGENT, MCP_PREFIX, TASK
+
+from .transcript import TranscriptWriter
+
+if TYPE_CHECKING:
+    from stayer.tools.base import ToolSource
+
+    from .session import Session
+
+
+def definition_for(catalog: Catalog, request: SubagentRequest) -> AgentDefinition:
+    """The agent type the request names; an unknown one is refused naming the known ones."""
+    found = catalog.agent(request.subagent_type)
+    if found is None:
+        known = ", ".join(agent.name for agent in catalog.agents) or "none"
+        raise ToolFailure(
+            f"there is no agent type {request.subagent_type!r}; the types are: {known}"
+        )
+    return found
+
+
+def child_tools(
+    parent_names: Sequence[str],
+    definition: AgentDefinition,
+    request: SubagentRequest,
+    *,
+    at_cap: bool,
+) -> tuple[list[str], Callable[[str], bool]]:
+    """The built-in and caller's tools the child gets, and which MCP tools it may see: the
+    agent's (all its parent's when it names none), narrowed by the request's, less its
+    disallowed ones, never a tool the parent lacks, and no subagent tool at the depth cap."""
+    listed = None if definition.tools is None else set(_names(definition.tools))
+    asked = None if request.tools is None else set(_names(request.tools))
+    denied = tuple(_names(definition.disallowed_tools))
+
+    def allowed(name: str) -> bool:
+        if at_cap and name in (AGENT, TASK):
+            return False
+        if listed is not None and not _matches(name, listed):
+            return False
+        if asked is not None and not _matches(name, asked):
+            return False
+        return not any(_rule_covers(rule, name) for rule in denied)
+
+    fixed = [name for name in parent_names if not name.startswith(MCP_PREFIX) and allowed(name)]
+    return fixed, allowed
+
+
+def _names(items: Sequence[str]) -> list[str]:
+    return [name.strip() for item in items for name in item.split(",") if name.strip()]
+
+
+def _matches(name: str, wanted: set[str]) -> bool:
+    return name in wanted or any(_rule_covers(rule, name) for rule in wanted)
+
+
+def _rule_covers(rule: str, name: str) -> bool:
+    """Whether a tool rule in rule form (`Bash`, `mcp__server`, `mcp__server__*`) names `name`."""
+    rule = rule.split("(", 1)[0].strip()
+    if rule == name:
+        return True
+    if rule.startswith(MCP_PREFIX):
+        server = rule.removesuffix("*").removesuffix("__")
+        return name.startswith(server + "__")
+    return False
+
+
+class FilteredSource:
+    """A tool source (the session's MCP catalog) as a child sees it: only the tools it may use."""
+
+    def __init__(self, source: ToolSource, allowed: Callable[[str], bool]) -> None:
+        self._source = source
+        self._allowed = allowed
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(spec for spec in self._source.specs() if self._allowed(spec.name))
+
+    def tools(self) -> Mapping[str, Tool[Any]]:
+        return {n: t for n, t in self._source.tools().items() if self._allowed(n)}
+
+    def begin(self) -> None:
+        self._source.begin()
+
+
+def system_text(
+    definition: AgentDefinition,
+    request: SubagentRequest,
+    *,
+    cwd: Path,
+    model: str,
+    memory: Memory,
+) -> str:
+    """The child's system prompt: the request's or the agent's, where it works, and the
+    memory files its parent read when its agent type keeps them (`memory`)."""
+    own = request.system_prompt or definition.prompt
+    facts = Environment(
+        cwd=cwd,
+        platform=platform.system().lower(),
+        os_version=platform.release(),
+        date=datetime.date.today(),
+        is_git_repo=project_root(cwd) is not None,
+        model=model,
+    )
+    parts = [own.rstrip(), environment_section(facts).rstrip()]
+    if definition.memory and memory.files:
+        parts.append(memory_section(memory).rstrip())
+    return "\n\n".join(parts)
+
+
+def first_message(catalog: Catalog, definition: AgentDefinition, prompt: str) -> str:
+    """The child's first message: the preloaded skills' instructions, then the task."""
+    parts: list[str] = []
+    for name in definition.skills:
+        skill = catalog.skill(name)
+        if skill is None:
+            parts.append(f"[The skill {name!r} this agent preloads was not found.]")
+            continue
+        parts.append(f"[Skill {skill.name}, from {skill.base_dir}:]\n{skill.body.strip()}")
+    return "\n\n".join((*parts, prompt))
+
+
+def derive_child(
+    parent: Session,
+    request: SubagentRequest,
+    definition: AgentDefinition,
+    *,
+    cwd: Path | None = None,
+) -> Session:
+    """The child session, before it runs, working in `cwd` (its parent's folder when None); a
+    model its parent's client cannot serve, or a permission mode that cannot be read, is
+    refused in one line."""
+    params = parent.setup.params
+    at_cap = parent.depth + 1 >= parent.tree.max_depth
+    fixed, allowed = child_tools(params.tools.names, definition, request, at_cap=at_cap)
+    model = request.model or definition.model
+    cwd = cwd or params.tool_context.cwd
+    resolved = parent.setup.resolved
+    memory = Memory() if resolved is None else resolved.system.memory
+    prompt = system_text(definition, request, cwd=cwd, model=model or params.model, memory=memory)
+    try:
+        child = parent.derive(
+            system_prompt=prompt,
+            tools=fixed,
+            model=model,
+            permission_mode=definition.permission_mode,
+            cwd=cwd,
+        )
+    except ConfigError as error:
+        raise ToolFailure(f"cannot start a {definition.name} agent: {error}") from None
+    child_params = child.setup.params
+    mcp = parent.mcp_source()
+    if mcp is not None:
+        tools = child_params.tools.with_source(FilteredSource(mcp, allowed))
+        child_params = replace(child_params, tools=tools)
+    if definition.max_turns is not None:
+        child_params = replace(child_params, max_turns=definition.max_turns)
+    label = f"{definition.name}: {request.description}"
+    child_params = replace(child_params, decide=_naming(child_params.decide, label))
+    child.setup = replace(child.setup, params=child_params)
+    return child
+
+
+def _naming(
+    decide: Callable[[PermissionRequested], Awaitable[Decision]] | None, label: str
+) -> Callable[[PermissionRequested], Awaitable[Decision]] | None:
+    """The top session's decider, told which subagent asks (headless: none, as the parent)."""
+    if decide is None:
+        return None
+
+    async def named(request: PermissionRequested) -> Decision:
+        return await decide(replace(request, agent=label))
+
+    return named
+
+
+def child_writer(parent: Session, agent_id: str, child: Session) -> TranscriptWriter | None:
+    """The child's transcript, beside its parent's (`subagents/agent-<id>.jsonl`); none when
+    the parent keeps none."""
+    kept = parent.transcript_writer
+    folder = parent.setup.params.tool_context.session_dir
+    if kept is None or folder is None:
+        return None
+    return TranscriptWriter(
+        path=subagent_transcript(folder, agent_id),
+        session_id=agent_id,
+        cwd=kept.cwd,
+        git_branch=kept.git_branch,
+        scrub=kept.scrub,
+        mode=lambda: child.permission_mode,
+    )

@@ -1,0 +1,316 @@
+"""Running a subagent (`Session._spawn_subagent`): in the call that asked, or in the background.
+
+A foreground child runs inside the call: its events come out wrapped as the call's, and its
+spend joins the parent's run with the call's result. A background child gets a place in its
+parent session's `Background` and the call returns at once with the child's `SessionStarted`;
+its events reach the parent's stream as they come, and when it ends, a notification for the
+parent model (its report, framed and escaped, and its transcript) waits for the parent's next
+model call, with its spend. Every child waits for a place among the tree's running children
+first, and gives it back however it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import aclosing, suppress
+from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
+
+from stayer.agents.model import AgentDefinition
+from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
+from stayer.loop.abort import AbortSignal
+from stayer.messages import ModelSpend
+from stayer.tools.base import SubagentRequest, ToolFailure
+from stayer.tools.builtin.agent_result import report, spends
+
+from .children import Account, Tree
+from .spawn import child_writer, definition_for, derive_child, first_message
+from .worktree import Worktree, make_worktree, settle_worktree
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+class _Run:
+    """One subagent about to run: its session, who it is, what it is asked, where it works."""
+
+    def __init__(
+        self,
+        parent: Session,
+        child: Session,
+        definition: AgentDefinition,
+        request: SubagentRequest,
+        worktree: Worktree | None,
+    ) -> None:
+        self.parent, self.child, self.request, self.worktree = parent, child, request, worktree
+        self.agent_type = definition.name
+        self.agent_id = child.session_id
+
+    def wrap(self, event: Event) -> SubagentEvent:
+        """`event` of the child's, as its parent's stream carries it (a question it asks
+        names it, as the question the top session's decider gets does)."""
+        if isinstance(event, PermissionRequested) and not event.agent:
+            event = replace(event, agent=f"{self.agent_type}: {self.request.description}")
+        return SubagentEvent(
+            self.request.tool_use_id,
+            event,
+            agent_id=self.agent_id,
+            agent_type=self.agent_type,
+            description=self.request.description,
+            background=self.request.background,
+        )
+
+    async def discard(self) -> None:
+        """The child never ran (it was stopped waiting for a place): close it, and remove its
+        worktree, in which nothing was done."""
+        await self.child.aclose()
+        if self.worktree is not None:
+            with suppress(ToolFailure):  # a worktree git cannot remove stays, as it would
+                await settle_worktree(self.worktree, self.parent.env)
+
+    async def ended(self, finished: Finished) -> Finished:
+        """The child's end, once its worktree is settled: removed when it changed nothing,
+        else named at the end of its report."""
+        if self.worktree is None:
+            return finished
+        try:
+            kept = await settle_worktree(self.worktree, self.parent.env)
+        except ToolFailure as failure:
+            note = f"[Its git worktree {self.worktree.path} could not be tidied: {failure}]"
+        else:
+            if not kept:
+                return finished
+            note = (
+                f"[It changed files in its own git worktree, kept for you: "
+                f"{self.worktree.path} (branch {self.worktree.branch}).]"
+            )
+        return replace(finished, result_text=f"{finished.result_text}\n\n{note}".lstrip())
+
+
+async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Event]:
+    """The `SpawnSubagent` contract for `parent` (see `stayer.tools.base`)."""
+    run, prompt = await _prepare(parent, request)
+    if request.background:
+        started = run.wrap(run.child.announce())
+        # launched before it is announced: a caller may stop reading at the announcement
+        parent.background.launch(run.agent_id, lambda abort: _behind(run, prompt, abort))
+        yield started
+        return
+    tree, child = parent.tree, run.child
+    abort = parent.abort_signal or AbortSignal()
+    try:
+        await tree.slot(abort, parent=parent.account, child=child.account)
+    except ToolFailure:
+        await run.discard()
+        raise
+    try:
+        await _started(parent, run.agent_id, run.agent_type)
+        async with child, aclosing(child.submit(prompt, abort=abort)) as events:
+            async for event in events:
+                if isinstance(event, Finished):
+                    tree.bill(parent.account, child.account)
+                    event = await run.ended(event)
+                yield run.wrap(event)
+    finally:
+        tree.release(child.account)
+
+
+async def _prepare(parent: Session, request: SubagentRequest) -> tuple[_Run, str]:
+    """The child session the request asks for, ready to run, and its first message; raises
+    `ToolFailure` in one line for a request that cannot run."""
+    tree = parent.tree
+    if parent.depth >= tree.max_depth:
+        raise ToolFailure(
+            f"subagents may nest only {tree.max_depth} deep (CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH)"
+            "; do this part of the task yourself"
+        )
+    resolved = parent.setup.resolved
+    assert resolved is not None  # a session that spawns was opened from options
+    definition = definition_for(resolved.catalog, request)
+    isolation = request.isolation or definition.isolation
+    if isolation not in (None, "worktree"):
+        raise ToolFailure(f"isolation {isolation!r} is not supported; use 'worktree' or none")
+    worktree = None
+    if isolation == "worktree":
+        context = parent.setup.params.tool_context
+        folder, name = context.session_dir, uuid.uuid4().hex[:12]
+        worktree = await make_worktree(context.cwd, folder=folder, name=name, env=parent.env)
+    cwd = None if worktree is None else worktree.path
+    try:
+        child = derive_child(parent, request, definition, cwd=cwd)
+    except ToolFailure:
+        if worktree is not None:  # nothing ran in it: it goes
+            await settle_worktree(worktree, parent.env)
+        raise
+    agent_id = child.session_id
+    child.adopt(child_writer(parent, agent_id, child), depth=parent.depth + 1, account=tree.open())
+    if parent.hooks is not None and child.hooks is not None:
+        path = str(child.transcript_path or "")
+        child.hooks.as_subagent(parent.hooks.runner.base, agent_id, definition.name, path)
+    prompt = first_message(resolved.catalog, definition, request.prompt)
+    return _Run(parent, child, definition, request, worktree), prompt
+
+
+async def _started(parent: Session, agent_id: str, agent_type: str) -> None:
+    """The parent's SubagentStart hooks, as the child starts (their runs join its stream)."""
+    if parent.hooks is not None:
+        await parent.hooks.subagent_started(agent_id, agent_type)
+
+
+class _Notice:
+    """Who a background child is, for the notification its parent's model reads."""
+
+    def __init__(self, agent_id: str, agent_type: str, description: str, child: Session) -> None:
+        self.agent_id = agent_id
+        self.agent_type = agent_type
+        self.description = description
+        self.path = child.transcript_path
+
+    def text(self, finished: Finished | None) -> str:
+        """The `<task-notification>` for the parent's model."""
+        if finished is None:
+            status, body = "stopped", "It was stopped before it started."
+        else:
+            status = _status(finished)
+            body = report(finished, agent_id=self.agent_id, agent_type=self.agent_type)
+        lines = [
+            "<task-notification>",
+            f"<task-id>{self.agent_id}</task-id>",
+            f"<status>{status}</status>",
+            f'<summary>Agent "{self.description}" {status}</summary>',
+            f"<result>{body}</result>",
+        ]
+        if self.path is not None:
+            lines.append(f"<output-file>{self.path}</output-file>")
+        lines.append("</task-notification>")
+        return "\n".join(lines)
+
+
+def _status(finished: Finished) -> str:
+    if finished.terminal is Terminal.COMPLETED:
+        return "completed"
+    aborted = (Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS)
+    return "stopped" if finished.terminal in aborted else "failed"
+
+
+async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
+    """A background child's whole run, its events into the parent's stream."""
+    parent, child = run.parent, run.child
+    tree, work = parent.tree, parent.background
+    notice = _Notice(run.agent_id, run.agent_type, run.request.description, child)
+    finished: Finished | None = None
+    try:
+        await tree.slot(abort, parent=parent.account, child=child.account)
+    except ToolFailure:
+        await run.discard()
+        work.ended(notice.text(None), child.account, ())
+        return
+    try:
+        await _started(parent, run.agent_id, run.agent_type)
+        async with child, aclosing(child.submit(prompt, abort=abort)) as events:
+            async for event in events:
+                if isinstance(event, Finished):
+                    finished = event = await run.ended(event)
+                work.put(run.wrap(event))
+    finally:
+        tree.release(child.account)
+        spent = () if finished is None else spends(finished)
+        work.ended(notice.text(finished), child.account, spent)
+
+
+class Background:
+    """A session's children running in the background: their events on the way to the
+    session's stream, and what each left for the parent's model and bill when it ended."""
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._tasks: dict[str, tuple[asyncio.Task[None], AbortSignal]] = {}
+        self._notes: list[str] = []
+        self._spent: list[tuple[Account, tuple[ModelSpend, ...]]] = []
+        self._waiting = False
+
+    def launch(
+        self, agent_id: str, run: Callable[[AbortSignal], Coroutine[Any, Any, None]]
+    ) -> None:
+        """Start a child's run (`run(abort)`) in the session's keeping."""
+        abort = AbortSignal()
+        task = asyncio.ensure_future(run(abort))
+        self._tasks[agent_id] = (task, abort)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[None]) -> None:
+        """A child's task ended: wake whoever waits on the queue. Its run reports its own
+        failures in its notification; what escaped it is taken here, not left unretrieved."""
+        if not task.cancelled():
+            task.exception()
+        self._queue.put_nowait(None)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for task, _ in self._tasks.values() if not task.done())
+
+    def put(self, event: Event) -> None:
+        self._queue.put_nowait(event)
+
+    def ended(self, note: str, account: Account, spent: tuple[ModelSpend, ...]) -> None:
+        self._notes.append(note)
+        self._spent.append((account, spent))
+
+    def drain(self) -> list[Event]:
+        """The children's events so far (none while the loop waits on them: it yields them)."""
+        if self._waiting:
+            return []
+        found: list[Event] = []
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is not None:
+                found.append(item)
+        return found
+
+    async def until_done(self) -> AsyncIterator[Event]:
+        """The children's events as they come, until every one has ended."""
+        self._waiting = True
+        try:
+            while self.running or not self._queue.empty():
+                item = await self._queue.get()
+                if item is not None:
+                    yield item
+        finally:
+            self._waiting = False
+
+    def take_notes(self) -> tuple[str, ...]:
+        taken, self._notes = self._notes, []
+        return tuple(taken)
+
+    def late_spend(self, finished: Finished, into: Account) -> Finished:
+        """`finished` with what children stopped at its run's end had spent (their spend comes
+        too late for the loop to bill it)."""
+        spent = self.take_spent(into)
+        if not spent:
+            return finished
+        from stayer.loop.fallback import billed_spends
+        from stayer.loop.state import LoopState
+
+        tally = LoopState((), usage=finished.usage, model_usage=finished.model_usage)
+        tally = billed_spends(tally, spent)
+        cost = sum(entry.cost_usd for entry in tally.model_usage)
+        return replace(finished, usage=tally.usage, model_usage=tally.model_usage, cost_usd=cost)
+
+    def take_spent(self, into: Account) -> tuple[ModelSpend, ...]:
+        """What the ended children spent, billed from now on to the run `into`."""
+        taken, self._spent = self._spent, []
+        for account, _ in taken:
+            self._tree.bill(into, account)
+        return tuple(spend for _, spent in taken for spend in spent)
+
+    async def stop(self) -> None:
+        """Stop every child still running (its notification says so) and wait for it to end."""
+        running = [(task, abort) for task, abort in self._tasks.values() if not task.done()]
+        for _, abort in running:
+            abort.abort("stopped: the run that started it ended")
+        await asyncio.gather(*(task for task, _ in running), return_exceptions=True)
+        self._tasks = {k: v for k, v in self._tasks.items() if not v[0].done()}
