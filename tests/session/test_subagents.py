@@ -18,11 +18,11 @@ from stayer.messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
-    UserMessage,
     history_problems,
 )
 from stayer.permissions import Decision
 from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
+from stayer.session.listings import is_listing
 from stayer.session.spawn import child_tools
 from stayer.tools.base import SubagentRequest
 from tests.fakes.tools import Echo, Rendezvous
@@ -70,7 +70,9 @@ async def test_a_subagent_runs_its_own_conversation_and_its_report_is_the_calls_
     request = scout.requests[0]
     assert request.system.startswith("You are SCOUT.\n\n# Environment\n")
     assert f"Working directory: {tmp_path}" in request.system
-    assert request.messages == (UserMessage.of_text("find the loader"),)
+    (first,) = request.messages  # the prompt, then the agent types and skills it may use
+    asked = [b for b in first.content if not (isinstance(b, TextBlock) and is_listing(b.text))]
+    assert asked == [TextBlock("find the loader")]
     wrapped = nested(events)
     assert {(e.parent_tool_use_id, e.agent_type) for e in wrapped} == {("t1", "scout")}
     assert isinstance(wrapped[0].event, SessionStarted)

@@ -11,7 +11,9 @@ from msgspec.structs import replace
 import stayer
 from stayer.agents.model import AgentDefinition, Catalog, Skill
 from stayer.events import SessionStarted, ToolCallFinished
+from stayer.messages import TextBlock
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
+from stayer.session.listings import is_listing
 from tests.fakes.tools import Echo
 
 from .subagent_kit import Router, Spawn, nested, options
@@ -78,7 +80,11 @@ async def test_preloaded_skills_open_a_childs_first_message(tmp_path: Path) -> N
         with_catalog(session, catalog)
         await run(session, "go")
     (first,) = styler.requests[0].messages
-    said = "".join(block.text for block in first.content if hasattr(block, "text"))
+    said = "".join(
+        block.text
+        for block in first.content
+        if isinstance(block, TextBlock) and not is_listing(block.text)  # the session's own
+    )
     assert said == (
         f"[Skill style, from {tmp_path / 'style'}:]\nIndent with tabs.\n\n"
         "[The skill 'missing' this agent preloads was not found.]\n\nfix it"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from stayer.session.listings import is_listing
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
 from tests.tty.harness import Pane, idle, needs_tmux
@@ -31,5 +32,5 @@ def test_a_100_kb_paste_arrives_whole(server: FakeModelServer, pane: Pane) -> No
     pane.send("Enter")
     pane.wait_for(lambda s: "Got the whole log." in s and idle(s), timeout=15)
     [request] = server.requests
-    [block] = request.messages[-1]["content"]
+    [block] = [b for b in request.messages[-1]["content"] if not is_listing(b["text"])]
     assert block["text"] == text
