@@ -14,6 +14,8 @@ from collections.abc import Collection, Mapping
 
 from stayer.agents.model import AgentDefinition, Catalog, Skill
 from stayer.context.compact import CHARS_PER_TOKEN
+from stayer.loop.state import LoopParams
+from stayer.messages import TextBlock, UserMessage
 from stayer.tools.names import AGENT, SKILL
 
 ENTRY_CHARS = 1_536
@@ -26,6 +28,22 @@ SKILLS_HEAD = (
     "before doing the work yourself:"
 )
 MARK = "<system-reminder>\n"
+
+
+def with_listing(message: UserMessage, catalog: Catalog, params: LoopParams) -> UserMessage:
+    """A conversation's first `message` with the listing after what the user said (where the
+    session's other reminders go), or as it is when there is nothing to list."""
+    if not catalog.agents and not catalog.skills:
+        return message
+    from .skill_host import usage_counts  # read only when there are skills to rank
+
+    text = listing(
+        catalog,
+        offered=params.tools.names,
+        context_window=params.context_window,
+        usage=usage_counts(params.tool_context.env) if catalog.skills else {},
+    )
+    return message if text is None else UserMessage((*message.content, TextBlock(text)))
 
 
 def listing(

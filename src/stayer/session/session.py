@@ -52,6 +52,7 @@ from stayer.tools.names import EXIT_PLAN_MODE
 
 from .assemble import Setup, prompt_blocks, user_message
 from .children import Account, Tree, priced
+from .listings import with_listing
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import session_folder
@@ -736,7 +737,7 @@ class Session:
     ) -> AsyncIterator[Event]:
         message = user_message(prompt)
         if not self.history:  # the conversation's first message says what it can delegate to
-            message = self._with_listing(message)
+            message = with_listing(message, self._catalog(), self.setup.params)
         if self._interrupted:  # the model is told the last turn never finished
             message = UserMessage((TextBlock(INTERRUPTED_NOTE), *message.content))
             self._interrupted = False
@@ -785,23 +786,6 @@ class Session:
             self.account.own += priced(params.model, event.message.usage)
         if isinstance(event, Finished):
             self.history = event.messages
-
-    def _with_listing(self, message: UserMessage) -> UserMessage:
-        catalog = self._catalog()
-        if not catalog.agents and not catalog.skills:
-            return message
-        from .listings import listing
-        from .skill_host import usage_counts
-
-        params = self.setup.params
-        text = listing(
-            catalog,
-            offered=params.tools.names,
-            context_window=params.context_window,
-            usage=usage_counts(params.tool_context.env) if catalog.skills else {},
-        )
-        # after the prompt, where the session's other reminders go: the prompt stays first
-        return message if text is None else UserMessage((*message.content, TextBlock(text)))
 
     def _note_failure(self) -> None:
         writer = self._transcript
