@@ -76,6 +76,9 @@ CHILD_CALLS = READS + 1
 SAME_CALLS_READS = CHILD_CALLS + 1
 """The parent's Reads in the run that makes as many model calls as a one-child run (seven) in
 one conversation, with no child."""
+SETTLE_POLLS = 2000
+"""How many times, a millisecond apart, to look for the server's note of the end of the last
+answer a run read (two seconds at least)."""
 MODEL = "claude-sonnet-4-5"
 PARENT_MARK = "BENCH-PARENT"
 CHILD_MARK = "BENCH-CHILD-"
@@ -217,6 +220,22 @@ def busy(timings: Sequence[Timing]) -> float:
     return total
 
 
+async def settled(server: TimedServer, calls: int) -> list[Timing]:
+    """The server's timings once all `calls` are in; raises `BenchmarkError` on any other count.
+
+    The server notes a call's end on its own thread after the last byte went out, so the
+    client can have read the last answer and closed the session a moment before; the wait is
+    bounded, and it is not timed."""
+    for _ in range(SETTLE_POLLS):  # the server thread has no event to await
+        if len(server.timings) >= calls:
+            break
+        await asyncio.sleep(0.001)
+    timings = server.timings
+    if len(timings) != calls:
+        raise BenchmarkError(f"{len(timings)} model calls, expected {calls}")
+    return timings
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """One timed session: its children, wall and model seconds, and model calls."""
@@ -238,10 +257,7 @@ async def timed_run(children: int, workdir: Path, *, parent_reads: int = 0) -> R
     with TimedServer() as server:
         server.respond_with(script(children, workdir / SAMPLE_NAME, parent_reads=parent_reads))
         wall = await session_run(server.env("anthropic"), children, workdir)
-        timings = server.timings
-    expected = expected_calls(children, parent_reads)
-    if len(timings) != expected:
-        raise BenchmarkError(f"{len(timings)} model calls, expected {expected}")
+        timings = await settled(server, expected_calls(children, parent_reads))
     return Run(children, wall, busy(timings), len(timings))
 
 
@@ -286,10 +302,10 @@ async def peak_rss_kib(children: int, workdir: Path) -> int:
             stderr=asyncio.subprocess.PIPE,
         )
         out, err = await spawned.communicate()
-        calls = len(server.timings)
-    if spawned.returncode != 0 or calls != expected_calls(children):
-        tail = err.decode(errors="replace")[-1500:]
-        raise BenchmarkError(f"the memory probe failed ({spawned.returncode}, {calls}): {tail}")
+        if spawned.returncode != 0:
+            tail = err.decode(errors="replace")[-1500:]
+            raise BenchmarkError(f"the memory probe failed ({spawned.returncode}): {tail}")
+        await settled(server, expected_calls(children))
     found = json.loads(out.decode().strip().splitlines()[-1])
     return int(found["peak_rss_kib"])
 
