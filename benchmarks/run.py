@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.run [--runs 10] [--turns 100] [--turn-runs 3] [--warmup 1]
                                        [--no-floor] [--imports | --imports-only]
                                        [--recovery] [--compaction] [--session-turns]
-                                       [--repl]
+                                       [--repl] [--subagents]
                                        [--json PATH]
 
 Runs are interleaved (stayer, floor, stayer, floor, ...) so a burst of load on a shared machine
@@ -20,6 +20,8 @@ the recovery tree costs a fault-free turn; compaction of a 150k-token history), 
 `benchmarks.recovery`, `benchmarks.compaction`, `benchmarks.session_turns`, which also run
 alone with more options). `--repl` adds the REPL's latencies at a terminal (token to screen,
 tools and questions shown, interrupts, keystroke echo, idle CPU; see `benchmarks.repl_latency`).
+`--subagents` adds ten subagents of five turns at once, against ten one after another, with the
+harness's time and memory per child (see `benchmarks.subagents`).
 The exit status is 1 when stayer's median misses a target, so a script can notice.
 """
 
@@ -33,7 +35,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks import compaction, imports, machine, recovery, repl_latency, session_turns
+from benchmarks import (
+    compaction,
+    imports,
+    machine,
+    recovery,
+    repl_latency,
+    session_turns,
+    subagents,
+)
 from benchmarks.measure import (
     DEFAULT_VENV,
     StartupRun,
@@ -151,6 +161,9 @@ class Config:
         "(benchmarks.session_turns)",
     )
     repl: bool = option(False, "also the REPL's latencies at a terminal (benchmarks.repl_latency)")
+    subagents: bool = option(
+        False, "also ten subagents at once, time and memory per child (benchmarks.subagents)"
+    )
     venv: Path = option(
         DEFAULT_VENV,
         "environment whose bin/stayer and bin/python to run (default: .venv, which holds the "
@@ -340,9 +353,11 @@ IN_PROCESS: tuple[tuple[str, str, Benchmark[Any, Any]], ...] = (
     ("compaction", "compaction", compaction.BENCHMARK),
     ("session_turns", "turns deep into a long session", session_turns.BENCHMARK),
     ("repl", "the REPL at a terminal", repl_latency.BENCHMARK),
+    ("subagents", "subagents side by side", subagents.BENCHMARK),
 )
-"""The benchmarks `--recovery`, `--compaction`, `--session-turns` and `--repl` add after the
-main table (`--repl` runs stayer processes of its own; the others run in this process)."""
+"""The benchmarks `--recovery`, `--compaction`, `--session-turns`, `--repl` and `--subagents`
+add after the main table (`--repl` runs stayer processes of its own, and `--subagents` its
+memory probes; the others run in this process)."""
 
 
 def _in_process(args: Config) -> dict[str, Any]:
