@@ -62,11 +62,13 @@ def last_user_text(request: RecordedRequest) -> str:
 
 
 def tool_results(request: RecordedRequest) -> dict[str, str]:
+    last = request.messages[-1]
+    assert isinstance(last, dict) and isinstance(last["content"], list)
     found: dict[str, str] = {}
-    for part in request.messages[-1]["content"]:  # type: ignore[index]
+    for part in last["content"]:
         if isinstance(part, dict) and part.get("type") == "tool_result":
-            content = part["content"]
-            found[part["tool_use_id"]] = (
+            content: Any = part["content"]
+            found[str(part["tool_use_id"])] = (
                 content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
             )
     return found

@@ -51,7 +51,7 @@ from stayer.tools.base import SubagentRequest, Tool
 from stayer.tools.names import EXIT_PLAN_MODE
 
 from .assemble import Setup, prompt_blocks, user_message
-from .children import Account, Tree, priced
+from .children import Account, Background, Tree, priced
 from .listings import with_listing
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
@@ -72,7 +72,6 @@ if TYPE_CHECKING:
     from .mcp_link import McpLink, McpPrompt
     from .rule_edits import RuleEdits, RulesView
     from .skill_render import Places
-    from .subagents import Background
 
 Busy = Literal["refuse", "queue"]
 Prompt = str | Sequence[ContentBlock]
@@ -371,8 +370,6 @@ class Session:
     def background(self) -> Background:
         """This session's subagents running in the background (made on first use)."""
         if self._background is None:
-            from .subagents import Background
-
             self._background = Background(self.tree)
         return self._background
 

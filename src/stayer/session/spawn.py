@@ -29,12 +29,11 @@ from stayer.permissions import Decision
 from stayer.tools.base import SubagentRequest, Tool, ToolFailure, subagent_transcript
 from stayer.tools.names import AGENT, MCP_PREFIX, TASK
 
+from .member import Member
 from .transcript import TranscriptWriter
 
 if TYPE_CHECKING:
     from stayer.tools.base import ToolSource
-
-    from .session import Session
 
 
 def definition_for(catalog: Catalog, request: SubagentRequest) -> AgentDefinition:
@@ -149,12 +148,12 @@ def first_message(catalog: Catalog, definition: AgentDefinition, prompt: str) ->
 
 
 def derive_child(
-    parent: Session,
+    parent: Member,
     request: SubagentRequest,
     definition: AgentDefinition,
     *,
     cwd: Path | None = None,
-) -> Session:
+) -> Member:
     """The child session, before it runs, working in `cwd` (its parent's folder when None); a
     model its parent's client cannot serve, or a permission mode that cannot be read, is
     refused in one line."""
@@ -202,7 +201,7 @@ def _naming(
     return named
 
 
-def child_writer(parent: Session, agent_id: str, child: Session) -> TranscriptWriter | None:
+def child_writer(parent: Member, agent_id: str, child: Member) -> TranscriptWriter | None:
     """The child's transcript, beside its parent's (`subagents/agent-<id>.jsonl`); none when
     the parent keeps none."""
     kept = parent.transcript_writer

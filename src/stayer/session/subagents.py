@@ -11,27 +11,21 @@ first, and gives it back however it ends.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import aclosing, suppress
-from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
 from stayer.agents.model import AgentDefinition
 from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
 from stayer.loop.abort import AbortSignal
-from stayer.messages import ModelSpend
 from stayer.tools.base import SubagentRequest, ToolFailure
 from stayer.tools.builtin.agent_result import report, spends
 
-from .children import Account, Tree
+from .member import Member
 from .spawn import child_writer, definition_for, derive_child, first_message
 from .worktree import Worktree, make_worktree, settle_worktree
-
-if TYPE_CHECKING:
-    from .session import Session
 
 
 class _Run:
@@ -39,8 +33,8 @@ class _Run:
 
     def __init__(
         self,
-        parent: Session,
-        child: Session,
+        parent: Member,
+        child: Member,
         definition: AgentDefinition,
         request: SubagentRequest,
         worktree: Worktree | None,
@@ -90,7 +84,7 @@ class _Run:
         return replace(finished, result_text=f"{finished.result_text}\n\n{note}".lstrip())
 
 
-async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Event]:
+async def spawn(parent: Member, request: SubagentRequest) -> AsyncIterator[Event]:
     """The `SpawnSubagent` contract for `parent` (see `stayer.tools.base`)."""
     run, prompt = await _prepare(parent, request)
     if request.background:
@@ -118,7 +112,7 @@ async def spawn(parent: Session, request: SubagentRequest) -> AsyncIterator[Even
         tree.release(child.account)
 
 
-async def _prepare(parent: Session, request: SubagentRequest) -> tuple[_Run, str]:
+async def _prepare(parent: Member, request: SubagentRequest) -> tuple[_Run, str]:
     """The child session the request asks for, ready to run, and its first message; raises
     `ToolFailure` in one line for a request that cannot run."""
     tree = parent.tree
@@ -154,7 +148,7 @@ async def _prepare(parent: Session, request: SubagentRequest) -> tuple[_Run, str
     return _Run(parent, child, definition, request, worktree), prompt
 
 
-async def _started(parent: Session, agent_id: str, agent_type: str) -> None:
+async def _started(parent: Member, agent_id: str, agent_type: str) -> None:
     """The parent's SubagentStart hooks, as the child starts (their runs join its stream)."""
     if parent.hooks is not None:
         await parent.hooks.subagent_started(agent_id, agent_type)
@@ -163,7 +157,7 @@ async def _started(parent: Session, agent_id: str, agent_type: str) -> None:
 class _Notice:
     """Who a background child is, for the notification its parent's model reads."""
 
-    def __init__(self, agent_id: str, agent_type: str, description: str, child: Session) -> None:
+    def __init__(self, agent_id: str, agent_type: str, description: str, child: Member) -> None:
         self.agent_id = agent_id
         self.agent_type = agent_type
         self.description = description
@@ -219,98 +213,3 @@ async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
         tree.release(child.account)
         spent = () if finished is None else spends(finished)
         work.ended(notice.text(finished), child.account, spent)
-
-
-class Background:
-    """A session's children running in the background: their events on the way to the
-    session's stream, and what each left for the parent's model and bill when it ended."""
-
-    def __init__(self, tree: Tree) -> None:
-        self._tree = tree
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        self._tasks: dict[str, tuple[asyncio.Task[None], AbortSignal]] = {}
-        self._notes: list[str] = []
-        self._spent: list[tuple[Account, tuple[ModelSpend, ...]]] = []
-        self._waiting = False
-
-    def launch(
-        self, agent_id: str, run: Callable[[AbortSignal], Coroutine[Any, Any, None]]
-    ) -> None:
-        """Start a child's run (`run(abort)`) in the session's keeping."""
-        abort = AbortSignal()
-        task = asyncio.ensure_future(run(abort))
-        self._tasks[agent_id] = (task, abort)
-        task.add_done_callback(self._settled)
-
-    def _settled(self, task: asyncio.Task[None]) -> None:
-        """A child's task ended: wake whoever waits on the queue. Its run reports its own
-        failures in its notification; what escaped it is taken here, not left unretrieved."""
-        if not task.cancelled():
-            task.exception()
-        self._queue.put_nowait(None)
-
-    @property
-    def running(self) -> int:
-        return sum(1 for task, _ in self._tasks.values() if not task.done())
-
-    def put(self, event: Event) -> None:
-        self._queue.put_nowait(event)
-
-    def ended(self, note: str, account: Account, spent: tuple[ModelSpend, ...]) -> None:
-        self._notes.append(note)
-        self._spent.append((account, spent))
-
-    def drain(self) -> list[Event]:
-        """The children's events so far (none while the loop waits on them: it yields them)."""
-        if self._waiting:
-            return []
-        found: list[Event] = []
-        while not self._queue.empty():
-            item = self._queue.get_nowait()
-            if item is not None:
-                found.append(item)
-        return found
-
-    async def until_done(self) -> AsyncIterator[Event]:
-        """The children's events as they come, until every one has ended."""
-        self._waiting = True
-        try:
-            while self.running or not self._queue.empty():
-                item = await self._queue.get()
-                if item is not None:
-                    yield item
-        finally:
-            self._waiting = False
-
-    def take_notes(self) -> tuple[str, ...]:
-        taken, self._notes = self._notes, []
-        return tuple(taken)
-
-    def late_spend(self, finished: Finished, into: Account) -> Finished:
-        """`finished` with what children stopped at its run's end had spent (their spend comes
-        too late for the loop to bill it)."""
-        spent = self.take_spent(into)
-        if not spent:
-            return finished
-        from stayer.loop.fallback import billed_spends
-        from stayer.loop.state import LoopState
-
-        tally = LoopState((), usage=finished.usage, model_usage=finished.model_usage)
-        tally = billed_spends(tally, spent)
-        cost = sum(entry.cost_usd for entry in tally.model_usage)
-        return replace(finished, usage=tally.usage, model_usage=tally.model_usage, cost_usd=cost)
-
-    def take_spent(self, into: Account) -> tuple[ModelSpend, ...]:
-        """What the ended children spent, billed from now on to the run `into`."""
-        taken, self._spent = self._spent, []
-        for account, _ in taken:
-            self._tree.bill(into, account)
-        return tuple(spend for _, spent in taken for spend in spent)
-
-    async def stop(self) -> None:
-        """Stop every child still running (its notification says so) and wait for it to end."""
-        running = [(task, abort) for task, abort in self._tasks.values() if not task.done()]
-        for _, abort in running:
-            abort.abort("stopped: the run that started it ended")
-        await asyncio.gather(*(task for task, _ in running), return_exceptions=True)
-        self._tasks = {k: v for k, v in self._tasks.items() if not v[0].done()}
