@@ -146,6 +146,8 @@ STARTUP = frozenset(
         "stayer.session.recording",
         "stayer.session.resuming",
         "stayer.session.session",
+        "stayer.session.session_mcp",  # the MCP part of Session (a mixin): the link is lazy
+        "stayer.session.session_tree",  # the subagent part of Session (a mixin)
         "stayer.session.setup",
         "stayer.session.settings",
         "stayer.session.skill_host",  # every session's; rendering loads with the first skill

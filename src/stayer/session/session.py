@@ -21,7 +21,7 @@ import asyncio
 import os
 import threading
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import aclosing
 from pathlib import Path
@@ -44,7 +44,7 @@ from stayer.loop.abort import AbortSignal, until_aborted
 from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams
-from stayer.messages import ContentBlock, Message, ModelSpend, TextBlock, Usage, UserMessage
+from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider
 from stayer.tools.base import SubagentRequest, Tool
@@ -60,16 +60,17 @@ from .recording import record, session_writer
 from .repair import INTERRUPTED_NOTE, repair
 from .resolve import token_budget
 from .resuming import saved_to_resume
+from .session_mcp import McpFacet
+from .session_tree import TreeFacet
 from .setup import prepare
 from .skill_host import SessionSkills
 from .transcript import Loaded, TranscriptWriter
 
 if TYPE_CHECKING:
-    from stayer.events import McpServerStatus, SessionStarted
-    from stayer.tools.base import ToolSource
+    from stayer.events import SessionStarted
 
     from .hook_points import SessionHooks
-    from .mcp_link import McpLink, McpPrompt
+    from .mcp_link import McpLink
     from .rule_edits import RuleEdits, RulesView
     from .skill_render import Places
 
@@ -84,7 +85,7 @@ class SessionBusy(StayerError):
     """A prompt was submitted while another ran, and the session refuses to queue it."""
 
 
-class Session:
+class Session(McpFacet, TreeFacet):
     """One conversation: submit prompts one after another; use as `async with`."""
 
     _source: StartSource
@@ -241,79 +242,6 @@ class Session:
                 opened.add_done_callback(_discard)
             raise
 
-    def _link(self, setup: Setup) -> McpLink | None:
-        """The session's MCP servers, when any is configured (none: nothing of MCP loads)."""
-        resolved = setup.resolved
-        if resolved is None or resolved.mcp is None:
-            return None
-        from .mcp_link import McpLink, configured
-
-        if not configured(resolved.mcp):
-            return None
-
-        permissions = setup.permissions
-        return McpLink(
-            resolved.mcp,
-            env=resolved.env,
-            session_dir=setup.params.tool_context.session_dir,
-            context_window=setup.params.context_window,
-            hides=lambda name: permissions.policy.hides(name),
-        )
-
-    def mcp_servers(self) -> tuple[McpServerStatus, ...]:
-        """Every MCP server of the session, as it stands now (none configured: empty)."""
-        return () if self._mcp is None else self._mcp.statuses()
-
-    async def mcp_prompts(self) -> tuple[McpPrompt, ...]:
-        """The prompts the connected MCP servers offer (a front end makes each a slash
-        command, `/mcp__<server>__<prompt>`); a server that cannot list them offers none."""
-        return () if self._mcp is None else await self._mcp.prompts()
-
-    async def mcp_prompt(self, command: str, arguments: Sequence[str]) -> str:
-        """The text of the MCP prompt `command` names (`mcp__<server>__<prompt>`), its
-        arguments given in order, to send as a prompt; raises `ConfigError` in one line when
-        there is no such prompt, an argument it requires is missing, or the server fails."""
-        if self._mcp is None:
-            raise ConfigError("no MCP server is configured in this session")
-        return await self._mcp.prompt_text(command, arguments)
-
-    async def approve_mcp(self, names: Sequence[str]) -> tuple[str, ...]:
-        """Approve the project's MCP servers `names` (as `stayer mcp approve` does) and start
-        at once those that may start now; their names (see `mcp_approval`)."""
-        from .mcp_approval import approve_mcp
-
-        return await approve_mcp(self._mcp, self.options, self.setup, names)
-
-    def mcp_saved_tokens(self) -> int:
-        """About how many tokens ToolSearch deferral keeps out of each request now (0 when
-        nothing is deferred)."""
-        return 0 if self._mcp is None else self._mcp.saved_tokens()
-
-    def mcp_log_dir(self) -> Path | None:
-        """Where the MCP servers' stderr logs go (None: no server configured)."""
-        return None if self._mcp is None else self._mcp.log_dir
-
-    def start_mcp(self) -> None:
-        """Start the MCP servers now, on the running loop, once (they connect in the
-        background): a front end where a person types first (the REPL) calls it as it opens.
-        Otherwise they start as the first request leaves, or before it when told to wait
-        for them (`MCP_CONNECTION_NONBLOCKING=0`)."""
-        if self._mcp is not None:
-            self._mcp.start()
-
-    def tool_tokens(self) -> int:
-        """About how many tokens the tool definitions sent with each request cost now."""
-        from stayer.mcp.tokens import spec_tokens
-
-        tools = self.setup.params.tools
-        return spec_tokens(tools.specs)
-
-    def watch_mcp(self, listener: Callable[[], None]) -> None:
-        """Call `listener` (on the event loop) each time an MCP server's state or tools
-        change, between runs too (a front end refreshes its commands and footer)."""
-        if self._mcp is not None:
-            self._mcp.watch(listener)
-
     def _announcement(self) -> SessionStarted:
         """The session's first event: as assembled, with the MCP servers as they are now,
         what the tool definitions cost, and what the catalog holds (the agent types, the
@@ -366,44 +294,10 @@ class Session:
 
         return spawn(self, request)
 
-    @property
-    def background(self) -> Background:
-        """This session's subagents running in the background (made on first use)."""
-        if self._background is None:
-            self._background = Background(self.tree)
-        return self._background
-
-    def adopt(self, writer: TranscriptWriter | None, *, depth: int, account: Account) -> None:
-        """Make this derived session a subagent's: its transcript, depth and ledger account."""
-        self._transcript, self.depth, self.account = writer, depth, account
-
     def announce(self) -> SessionStarted:
         """This session's `SessionStarted`, now rather than as its first run starts."""
         self._announced = True
         return self._announcement()
-
-    @property
-    def abort_signal(self) -> AbortSignal | None:
-        """The signal of the run going on (or last run)."""
-        return self._abort
-
-    @property
-    def transcript_writer(self) -> TranscriptWriter | None:
-        return self._transcript
-
-    @property
-    def env(self) -> dict[str, str]:
-        """The environment the session's commands run with (the process's, then its own)."""
-        return {**os.environ, **self.setup.params.tool_context.env}
-
-    @property
-    def hooks(self) -> SessionHooks | None:
-        """The session's hooks (None when its settings define none)."""
-        return self._hooks
-
-    def mcp_source(self) -> ToolSource | None:
-        """The MCP servers' tools, as a source a child's toolbox can draw on."""
-        return None if self._mcp is None else self._mcp.catalog
 
     @property
     def session_id(self) -> str:
@@ -819,33 +713,6 @@ class Session:
             cost_elsewhere=lambda: self.tree.elsewhere(self.account),
         )
 
-    def _take_spent(self) -> tuple[ModelSpend, ...]:
-        """For the loop: what the background children that ended spent, billed to this run."""
-        if self._background is None:
-            return ()
-        return self._background.take_spent(self.account)
-
-    def _waiting_on(self) -> AsyncIterator[Event]:
-        """For the loop when the model would stop: the background children's events until
-        they have all ended (their reports then come through `_take_queued`)."""
-        if self._background is None:
-            return _nothing()
-        return self._background.until_done()
-
-    def _mcp_params(self, params: LoopParams) -> LoopParams:
-        """The run's parameters with the connected MCP servers' instructions in its system
-        prompt, whoever serves."""
-        assert self._mcp is not None
-        section = self._mcp.instructions()
-        if not section:
-            return params
-        serving = params.model_prompt
-        return replace(
-            params,
-            system_prompt=params.system_prompt + section,
-            model_prompt=None if serving is None else (lambda model: serving(model) + section),
-        )
-
     def _observe(self, messages: tuple[Message, ...]) -> None:
         """The conversation as the loop last settled it: kept, and written."""
         self._seen = messages
@@ -912,11 +779,6 @@ class _Gate(Struct):
 
     context: tuple[str, ...] = ()
     refused: str | None = None
-
-
-async def _nothing() -> AsyncIterator[Event]:
-    return
-    yield
 
 
 def _prompt_text(prompt: str | Sequence[ContentBlock]) -> str:
