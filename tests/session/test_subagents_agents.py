@@ -17,8 +17,9 @@ from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.listings import is_listing
 from stayer.session.spawn import child_tools, restriction_notes
 from stayer.tools.base import SubagentRequest
-from stayer.tools.names import AGENT, TASK
+from stayer.tools.names import AGENT, SKILL, TASK
 from tests.fakes.tools import Echo
+from tests.session.skill_kit import skill
 
 from .subagent_kit import Router, Spawn, nested, options
 from .test_subagents import result_text, results, run
@@ -217,4 +218,24 @@ async def test_a_deny_rule_for_another_agent_type_leaves_this_one_be(tmp_path: P
         with_catalog(session, Catalog(agents=(kind("gitter"),)))
         events = await run(session, "go")
     assert not results(events)["t1"].is_error
+    router.assert_done()
+
+
+async def test_a_forked_skill_whose_agent_type_a_deny_rule_covers_does_not_run(
+    tmp_path: Path,
+) -> None:
+    lead = ScriptedProvider([tool_call(SKILL, {"skill": "research"}, id="s1"), text("ok")])
+    router = Router(lead, GITTER=ScriptedProvider([]))
+    denied = [f"{AGENT}(gitter)"]
+    async with stayer.Session(options(tmp_path, router, disallowed_tools=denied)) as session:
+        research = skill("research", "Look.", tmp_path / "sk", context="fork", agent="gitter")
+        with_catalog(session, Catalog(agents=(kind("gitter"),), skills=(research,)))
+        events = await run(session, "go")
+    block = results(events)["s1"]
+    assert block.is_error
+    assert result_text(block) == (
+        "a gitter agent is denied by the permission rule Agent(gitter); do this part of the "
+        "task yourself"
+    )
+    assert nested(events) == []
     router.assert_done()

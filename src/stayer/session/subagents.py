@@ -181,7 +181,8 @@ class _Notice:
             status, body = "stopped", "It was stopped before it started."
         else:
             status = _status(finished)
-            body = self._cut(report(finished, agent_id=self.agent_id, agent_type=self.agent_type))
+            said = report(finished, agent_id=self.agent_id, agent_type=self.agent_type, notice=True)
+            body = self._cut(said)
         # Escaped once more after the cut, which may join what was apart into a tag.
         body = escaped(body, notice=True)[0]
         lines = [

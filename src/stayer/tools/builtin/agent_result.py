@@ -118,17 +118,20 @@ def escaped(text: str, *, notice: bool = False) -> tuple[str, tuple[str, ...]]:
     return text, tuple(dict.fromkeys(found))
 
 
-def report(finished: Finished, *, agent_id: str, agent_type: str) -> str:
+def report(finished: Finished, *, agent_id: str, agent_type: str, notice: bool = False) -> str:
     """The text the parent model reads for a finished subagent: who it was, its report (or why
-    it stopped and the last it wrote), and what it used."""
+    it stopped and the last it wrote), and what it used; `notice`: for a notification (whose
+    own fields' tags are escaped too)."""
     # The type is the model's word or a repository file's, the reason may quote a server or
     # a hook: neither is stayer's to vouch for either.
     head = f"Agent {escaped(agent_type)[0]} ({agent_id})"
     if finished.terminal is Terminal.COMPLETED:
-        body, found = escaped(finished.result_text or last_text(finished.messages) or NO_TEXT)
+        body, found = escaped(
+            finished.result_text or last_text(finished.messages) or NO_TEXT, notice=notice
+        )
         parts = [f"{head} finished. Its report:", body]
     else:
-        body, found = escaped(last_text(finished.messages) or NO_TEXT)
+        body, found = escaped(last_text(finished.messages) or NO_TEXT, notice=notice)
         why = escaped(finished.message or finished.terminal.value)[0]
         parts = [
             f"{head} stopped before finishing ({finished.terminal.value}: {why}).",
