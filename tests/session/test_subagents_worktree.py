@@ -187,3 +187,21 @@ async def test_a_worktree_child_of_a_persisted_session_writes_in_its_worktree(
     assert found is not None
     assert (Path(found.group(1)) / "made.txt").read_text() == "new\n"
     router.assert_done()
+
+
+async def test_a_stayer_folder_that_is_a_link_gets_no_worktree(tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".stayer").symlink_to(elsewhere)
+    lead = ScriptedProvider([tool_call("Spawn", ISOLATED, id="t1"), text("ok")])
+    async with stayer.Session(options(repo, lead)) as session:
+        events = await run(session, "go")
+    block = results(events)["t1"]
+    assert block.is_error
+    assert result_text(block) == (
+        f"isolation 'worktree' is refused here: {repo / '.stayer'} is a link to another place; "
+        "leave isolation out"
+    )
+    assert branches(repo) == ["main"]
+    assert list(elsewhere.iterdir()) == []

@@ -57,7 +57,18 @@ async def make_worktree(cwd: Path, *, name: str, env: Mapping[str, str]) -> Work
     base = found.strip()
     path = root.joinpath(*FOLDER, f"agent-{name}")
     branch = f"stayer-agent-{name}"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    linked = [folder for folder in (path.parent.parent, path.parent) if folder.is_symlink()]
+    if linked:
+        # a link the repository holds would put the checkout, and what the child writes
+        # there unasked, wherever it points
+        raise ToolFailure(
+            f"isolation 'worktree' is refused here: {linked[0]} is a link to another place; "
+            "leave isolation out"
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ToolFailure(f"could not make a worktree: {error}") from None
     _exclude(root)
     command = ("worktree", "add", "-b", branch, str(path), base)
     await _git(root, settings, command, env, "make a worktree")
@@ -88,7 +99,7 @@ def _exclude(root: Path) -> None:
 async def settle_worktree(tree: Worktree, env: Mapping[str, str]) -> bool:
     """Remove the worktree and its branch when the child changed nothing there (no edit, no
     commit); whether it was kept."""
-    settings = await _settings(tree.root, env)
+    settings = await _settings(tree.path, env)  # its own config.worktree too, if any
     looking = "look at the worktree"
     status = await _git(tree.path, settings, ("status", "--porcelain"), env, looking)
     head = (await _git(tree.path, settings, ("rev-parse", "HEAD"), env, looking)).strip()
@@ -100,13 +111,13 @@ async def settle_worktree(tree: Worktree, env: Mapping[str, str]) -> bool:
     return False
 
 
-async def _settings(root: Path, env: Mapping[str, str]) -> Settings:
+async def _settings(where: Path, env: Mapping[str, str]) -> Settings:
     """The settings every git command on the worktree runs with: the safe ones, and an empty
     command for each driver the repository's configuration names (asked afresh each time: the
     configuration may have changed since)."""
     argv = git_argv(SAFE_SETTINGS, DRIVERS)
     try:
-        listed = await run_argv(argv, cwd=root, env=git_env(env), timeout_s=GIT_TIMEOUT_S)
+        listed = await run_argv(argv, cwd=where, env=git_env(env), timeout_s=GIT_TIMEOUT_S)
     except OSError as error:
         raise ToolFailure(
             f"could not read the git configuration: git did not run ({error})"
