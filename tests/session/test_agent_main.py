@@ -53,7 +53,21 @@ def test_the_agent_fills_in_what_the_flags_left_out() -> None:
     assert options.tools == ["Read", "Grep"]
     assert options.disallowed_tools == ("Write", "Bash(rm *)")
     assert (options.model, options.max_turns, options.permission_mode) == ("haiku", 4, "plan")
-    assert notes == ("agent reviewer: tool Agent is not one stayer has; left out",)
+    assert notes == (
+        "agent reviewer: tools entry Agent(worker) names only some of Agent's calls, which the "
+        "tools list cannot hold a session to; Agent is left out (list it bare to give all of it)",
+    )
+
+
+def test_a_tools_entry_with_a_specifier_gives_none_of_the_tool() -> None:
+    definition = agent(tools=("Read", "Bash(git log:*)", "Echo(x)"))
+    settled = QueryOptions(extra_tools=(Echo(),))
+    options, notes = folded(definition, settled, QueryOptions())
+    assert (options.tools, tuple(options.extra_tools)) == (["Read"], ())
+    assert [note.split(" names ")[0] for note in notes] == [
+        "agent reviewer: tools entry Bash(git log:*)",
+        "agent reviewer: tools entry Echo(x)",
+    ]
 
 
 def test_the_flags_win_and_the_agent_never_adds_a_tool_they_left_out() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from msgspec.structs import replace
 
 import stayer
@@ -14,7 +15,11 @@ from stayer.events import SessionStarted, ToolCallFinished
 from stayer.messages import TextBlock
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.listings import is_listing
+from stayer.session.spawn import child_tools, restriction_notes
+from stayer.tools.base import SubagentRequest
+from stayer.tools.names import AGENT, SKILL, TASK
 from tests.fakes.tools import Echo
+from tests.session.skill_kit import skill
 
 from .subagent_kit import Router, Spawn, nested, options
 from .test_subagents import result_text, results, run
@@ -139,4 +144,98 @@ async def test_an_agent_type_cannot_give_its_child_a_looser_mode_than_the_parent
     assert [e.status for e in echoed] == ["denied"]  # asked, and headless nobody answers
     started = [e.event for e in nested(events) if isinstance(e.event, SessionStarted)]
     assert [s.permission_mode for s in started] == ["default"]
+    router.assert_done()
+
+
+def test_a_tools_entry_with_a_specifier_grants_nothing_and_a_disallowed_one_takes_all() -> None:
+    definition = kind(
+        "gitter", tools=("Read", "Bash(git log:*)", "Edit"), disallowed_tools=("Edit(*.py)",)
+    )
+    request = SubagentRequest(prompt="p", description="d")
+    fixed, allowed = child_tools(
+        ["Read", "Bash", "Edit", "Grep"], definition, request, at_cap=False
+    )
+    assert fixed == ["Read"]
+    assert not allowed("Bash") and not allowed("Edit")
+    asked = SubagentRequest(prompt="p", description="d", tools=("Read", "Grep(x)"))
+    assert child_tools(["Read", "Grep"], kind("all"), asked, at_cap=False)[0] == ["Read"]
+    assert restriction_notes(definition, request) == (
+        "[stayer, agent gitter: tools entry Bash(git log:*) names only some of Bash's calls, "
+        "which a subagent cannot be held to; Bash is left out (list it bare to give all of it).]",
+        "[stayer, agent gitter: disallowedTools entry Edit(*.py) takes away all of Edit, not "
+        "only those calls.]",
+    )
+
+
+async def test_a_child_is_told_which_tools_entries_were_left_out(tmp_path: Path) -> None:
+    lead = ScriptedProvider(
+        [tool_call("Spawn", {"prompt": "log", "subagent_type": "gitter"}, id="t1"), text("ok")]
+    )
+    gitter = ScriptedProvider([text("no Bash here")])
+    router = Router(lead, GITTER=gitter)
+    async with stayer.Session(options(tmp_path, router)) as session:
+        with_catalog(session, Catalog(agents=(kind("gitter", tools=("Read", "Bash(git:*)")),)))
+        await run(session, "go")
+    request = gitter.requests[0]
+    assert [tool.name for tool in request.tools] == ["Read"]
+    (first,) = request.messages
+    said = "".join(block.text for block in first.content if isinstance(block, TextBlock))
+    assert said.endswith(
+        "[stayer, agent gitter: tools entry Bash(git:*) names only some of Bash's calls, which "
+        "a subagent cannot be held to; Bash is left out (list it bare to give all of it).]"
+        "\n\nlog"
+    )
+    router.assert_done()
+
+
+@pytest.mark.parametrize("rule", [AGENT, f"{AGENT}(gitter)", f"{TASK}(gitter)"])
+async def test_a_spawn_an_agent_deny_rule_covers_is_refused_however_it_comes(
+    tmp_path: Path, rule: str
+) -> None:
+    lead = ScriptedProvider(
+        [tool_call("Spawn", {"prompt": "log", "subagent_type": "gitter"}, id="t1"), text("ok")]
+    )
+    router = Router(lead, GITTER=ScriptedProvider([]))
+    async with stayer.Session(options(tmp_path, router, disallowed_tools=[rule])) as session:
+        with_catalog(session, Catalog(agents=(kind("gitter"),)))
+        events = await run(session, "go")
+    block = results(events)["t1"]
+    assert block.is_error
+    assert result_text(block) == (
+        f"a gitter agent is denied by the permission rule {rule}; do this part of the task yourself"
+    )
+    assert nested(events) == []
+    router.assert_done()
+
+
+async def test_a_deny_rule_for_another_agent_type_leaves_this_one_be(tmp_path: Path) -> None:
+    lead = ScriptedProvider(
+        [tool_call("Spawn", {"prompt": "log", "subagent_type": "gitter"}, id="t1"), text("ok")]
+    )
+    router = Router(lead, GITTER=ScriptedProvider([text("done")]))
+    denied = [f"{AGENT}(other)"]
+    async with stayer.Session(options(tmp_path, router, disallowed_tools=denied)) as session:
+        with_catalog(session, Catalog(agents=(kind("gitter"),)))
+        events = await run(session, "go")
+    assert not results(events)["t1"].is_error
+    router.assert_done()
+
+
+async def test_a_forked_skill_whose_agent_type_a_deny_rule_covers_does_not_run(
+    tmp_path: Path,
+) -> None:
+    lead = ScriptedProvider([tool_call(SKILL, {"skill": "research"}, id="s1"), text("ok")])
+    router = Router(lead, GITTER=ScriptedProvider([]))
+    denied = [f"{AGENT}(gitter)"]
+    async with stayer.Session(options(tmp_path, router, disallowed_tools=denied)) as session:
+        research = skill("research", "Look.", tmp_path / "sk", context="fork", agent="gitter")
+        with_catalog(session, Catalog(agents=(kind("gitter"),), skills=(research,)))
+        events = await run(session, "go")
+    block = results(events)["s1"]
+    assert block.is_error
+    assert result_text(block) == (
+        "a gitter agent is denied by the permission rule Agent(gitter); do this part of the "
+        "task yourself"
+    )
+    assert nested(events) == []
     router.assert_done()

@@ -39,7 +39,8 @@ What is protected, and why:
   folder, and `.config/direnv/` on every one); `.tmux.conf`.
 * editors: `.vscode/` and `.idea/` run tasks and run configurations; vim's and emacs's
   start-up files (`.vimrc`, `.exrc`, `.vim/`, `.config/nvim/`, `.emacs`, `.emacs.d/`).
-* the agent's own settings: `.claude/`, `.stayer/`, `.mcp.json` (it starts MCP servers),
+* the agent's own settings: `.claude/`, `.stayer/` (but for what is inside a subagent's git
+  worktree, `.stayer/worktrees/agent-<id>/`), `.mcp.json` (it starts MCP servers),
   `.claude.json`, and `STAYER_CONFIG_DIR` and `CLAUDE_CONFIG_DIR` when set.
 * what the system starts by itself: `.config/autostart/`, `.config/systemd/`,
   `Library/LaunchAgents/` and `LaunchDaemons/`, crontabs (`/var/spool/cron/`, `/etc/cron*`),
@@ -243,8 +244,8 @@ def protected_places(path: str, located: Iterable[Place] = ()) -> list[Place]:
 def _named(parts: Sequence[str]) -> list[Place]:
     found = [
         Place(part + "/", PROTECTED_DIRECTORIES[part])
-        for part in parts
-        if part in PROTECTED_DIRECTORIES
+        for at, part in enumerate(parts)
+        if part in PROTECTED_DIRECTORIES and not _in_worktree(parts, at)
     ]
     for trail, why in PROTECTED_TRAILS.items():
         size = len(trail)
@@ -253,6 +254,21 @@ def _named(parts: Sequence[str]) -> list[Place]:
     if parts and parts[-1] in PROTECTED_FILES:
         found.append(Place(parts[-1], PROTECTED_FILES[parts[-1]]))
     return found
+
+
+def _in_worktree(parts: Sequence[str], at: int) -> bool:
+    """Whether the `.stayer` at `parts[at]` only holds a subagent's git worktree, something
+    inside `.stayer/worktrees/agent-<id>/` (stayer reads no settings from there; the child
+    writes its work there). A `..` after it could climb back out, so then it does not count;
+    a protected name further in (the worktree's own `.git`, `.stayer`) still counts."""
+    rest = parts[at + 1 :]
+    return (
+        parts[at] == ".stayer"
+        and len(rest) > 2
+        and rest[0] == "worktrees"
+        and rest[1].startswith("agent-")
+        and not {".", ".."} & set(rest)
+    )
 
 
 def _within(path: str, place: str) -> bool:

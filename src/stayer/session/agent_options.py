@@ -102,7 +102,9 @@ def _tools(
     builtins: Collection[str],
     notes: list[str],
 ) -> str | Sequence[str] | None:
-    """The built-ins the agent names, among those the run would have."""
+    """The built-ins the agent names, among those the run would have; an entry with a
+    specifier (`Bash(git log:*)`) names none: the session cannot be held to some of a tool's
+    calls by its list of tools, and the whole tool is more than the agent asked for."""
     given, extra = options.tools, options.extra_tools
     if agent.tools is None:
         return given
@@ -112,7 +114,13 @@ def _tools(
     for entry in agent.tools:
         name = entry.split("(", 1)[0].strip()  # `Agent(worker)`: the tool, not its rule
         name = TOOL_ALIASES.get(name, name)  # `Task` is Agent
-        if name in allowed:
+        if "(" in entry:
+            notes.append(
+                f"agent {agent.name}: tools entry {entry.strip()} names only some of {name}'s "
+                f"calls, which the tools list cannot hold a session to; {name} is left out "
+                "(list it bare to give all of it)"
+            )
+        elif name in allowed:
             picked.append(name)
         elif name not in builtins and name not in own and not name.startswith(MCP_PREFIX):
             notes.append(f"agent {agent.name}: tool {name} is not one stayer has; left out")
@@ -123,7 +131,7 @@ def _own_tools(agent: AgentDefinition, options: QueryOptions) -> Sequence[Tool[A
     """The caller's own tools (`QueryOptions.extra_tools`) the agent's `tools` name."""
     if agent.tools is None:
         return options.extra_tools
-    named = {entry.split("(", 1)[0].strip() for entry in agent.tools}
+    named = {entry.strip() for entry in agent.tools if "(" not in entry}
     return tuple(tool for tool in options.extra_tools if tool.name in named)
 
 

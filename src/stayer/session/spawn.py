@@ -26,8 +26,9 @@ from stayer.errors import ConfigError
 from stayer.events import PermissionRequested
 from stayer.messages import ToolSpec
 from stayer.permissions import Decision
+from stayer.permissions.matching import first_hit
 from stayer.tools.base import SubagentRequest, Tool, ToolFailure, subagent_transcript
-from stayer.tools.names import AGENT, MCP_PREFIX, TASK
+from stayer.tools.names import AGENT, MCP_PREFIX, TASK, TOOL_ALIASES
 
 from .member import Member
 from .transcript import TranscriptWriter
@@ -47,6 +48,26 @@ def definition_for(catalog: Catalog, request: SubagentRequest) -> AgentDefinitio
     return found
 
 
+def check_allowed(parent: Member, definition: AgentDefinition, isolation: str | None) -> None:
+    """Refuse, in one line, a subagent the parent's permission policy rules out: one an
+    `Agent` or `Agent(type)` deny rule covers (a skill's fork reaches here without the Agent
+    tool's own check), or one in its own worktree while the parent plans (making a worktree
+    writes a branch and a checkout; plan mode changes nothing)."""
+    policy = parent.setup.permissions.policy
+    cwd = parent.setup.params.tool_context.cwd
+    rule = first_hit(policy.deny, AGENT, (definition.name,), cwd, "none")
+    if rule is not None:
+        raise ToolFailure(
+            f"a {definition.name} agent is denied by the permission rule {rule}; do this part "
+            "of the task yourself"
+        )
+    if isolation == "worktree" and parent.permission_mode == "plan":
+        raise ToolFailure(
+            "isolation 'worktree' makes a branch and a checkout, and plan mode changes "
+            "nothing; leave isolation out while planning"
+        )
+
+
 def child_tools(
     parent_names: Sequence[str],
     definition: AgentDefinition,
@@ -56,7 +77,11 @@ def child_tools(
 ) -> tuple[list[str], Callable[[str], bool]]:
     """The built-in and caller's tools the child gets, and which MCP tools it may see: the
     agent's (all its parent's when it names none), narrowed by the request's, less its
-    disallowed ones, never a tool the parent lacks, and no subagent tool at the depth cap."""
+    disallowed ones, never a tool the parent lacks, and no subagent tool at the depth cap.
+
+    An entry with a specifier (`Bash(git log:*)`) grants nothing: a child cannot be held to
+    some of a tool's calls, and the whole tool would be more than the agent asked for; a
+    disallowed one removes the whole tool (`restriction_notes` says both)."""
     listed = None if definition.tools is None else set(_names(definition.tools))
     asked = None if request.tools is None else set(_names(request.tools))
     denied = tuple(_names(definition.disallowed_tools))
@@ -79,13 +104,37 @@ def _names(items: Sequence[str]) -> list[str]:
 
 
 def _matches(name: str, wanted: set[str]) -> bool:
-    return name in wanted or any(_rule_covers(rule, name) for rule in wanted)
+    """Whether an entry of a list that grants tools grants `name` (a specifier never does)."""
+    return any(_rule_covers(rule, name) for rule in wanted if "(" not in rule)
+
+
+def restriction_notes(definition: AgentDefinition, request: SubagentRequest) -> tuple[str, ...]:
+    """A line for each `tools` entry with a specifier, which grants nothing, and each
+    `disallowedTools` one, which takes the whole tool away."""
+    granting = (*(definition.tools or ()), *(request.tools or ()))
+    notes = [
+        f"tools entry {entry} names only some of {_bare(entry)}'s calls, which a subagent "
+        f"cannot be held to; {_bare(entry)} is left out (list it bare to give all of it)"
+        for entry in dict.fromkeys(_names(granting))
+        if "(" in entry
+    ]
+    notes += [
+        f"disallowedTools entry {entry} takes away all of {_bare(entry)}, not only those calls"
+        for entry in dict.fromkeys(_names(definition.disallowed_tools))
+        if "(" in entry
+    ]
+    return tuple(f"[stayer, agent {definition.name}: {note}.]" for note in notes)
+
+
+def _bare(entry: str) -> str:
+    return entry.split("(", 1)[0].strip()
 
 
 def _rule_covers(rule: str, name: str) -> bool:
-    """Whether a tool rule in rule form (`Bash`, `mcp__server`, `mcp__server__*`) names `name`."""
-    rule = rule.split("(", 1)[0].strip()
-    if rule == name:
+    """Whether a tool rule in rule form (`Bash`, `mcp__server`, `mcp__server__*`) names `name`
+    (a specifier is dropped: for a deny, the whole tool goes)."""
+    rule = _bare(rule)
+    if TOOL_ALIASES.get(rule, rule) == TOOL_ALIASES.get(name, name):
         return True
     if rule.startswith(MCP_PREFIX):
         server = rule.removesuffix("*").removesuffix("__")
@@ -135,9 +184,12 @@ def system_text(
     return "\n\n".join(parts)
 
 
-def first_message(catalog: Catalog, definition: AgentDefinition, prompt: str) -> str:
-    """The child's first message: the preloaded skills' instructions, then the task."""
-    parts: list[str] = []
+def first_message(
+    catalog: Catalog, definition: AgentDefinition, prompt: str, *, notes: Sequence[str] = ()
+) -> str:
+    """The child's first message: what stayer says of its tools (`notes`), the preloaded
+    skills' instructions, then the task."""
+    parts: list[str] = list(notes)
     for name in definition.skills:
         skill = catalog.skill(name)
         if skill is None:

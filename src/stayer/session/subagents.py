@@ -19,12 +19,20 @@ from msgspec.structs import replace
 
 from stayer.agents.model import AgentDefinition
 from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
+from stayer.exec import truncate_middle
 from stayer.loop.abort import AbortSignal
-from stayer.tools.base import SubagentRequest, ToolFailure
-from stayer.tools.builtin.agent_result import report, spends
+from stayer.tools.base import MAX_RESULT_CHARS, SubagentRequest, ToolFailure
+from stayer.tools.builtin.agent_result import escaped, report, spends
 
 from .member import Member
-from .spawn import child_writer, definition_for, derive_child, first_message
+from .spawn import (
+    check_allowed,
+    child_writer,
+    definition_for,
+    derive_child,
+    first_message,
+    restriction_notes,
+)
 from .worktree import Worktree, make_worktree, settle_worktree
 
 
@@ -127,11 +135,11 @@ async def _prepare(parent: Member, request: SubagentRequest) -> tuple[_Run, str]
     isolation = request.isolation or definition.isolation
     if isolation not in (None, "worktree"):
         raise ToolFailure(f"isolation {isolation!r} is not supported; use 'worktree' or none")
+    check_allowed(parent, definition, isolation)
     worktree = None
     if isolation == "worktree":
-        context = parent.setup.params.tool_context
-        folder, name = context.session_dir, uuid.uuid4().hex[:12]
-        worktree = await make_worktree(context.cwd, folder=folder, name=name, env=parent.env)
+        here, name = parent.setup.params.tool_context.cwd, uuid.uuid4().hex[:12]
+        worktree = await make_worktree(here, name=name, env=parent.env)
     cwd = None if worktree is None else worktree.path
     try:
         child = derive_child(parent, request, definition, cwd=cwd)
@@ -144,7 +152,8 @@ async def _prepare(parent: Member, request: SubagentRequest) -> tuple[_Run, str]
     if parent.hooks is not None and child.hooks is not None:
         path = str(child.transcript_path or "")
         child.hooks.as_subagent(parent.hooks.runner.base, agent_id, definition.name, path)
-    prompt = first_message(resolved.catalog, definition, request.prompt)
+    notes = restriction_notes(definition, request)
+    prompt = first_message(resolved.catalog, definition, request.prompt, notes=notes)
     return _Run(parent, child, definition, request, worktree), prompt
 
 
@@ -164,23 +173,50 @@ class _Notice:
         self.path = child.transcript_path
 
     def text(self, finished: Finished | None) -> str:
-        """The `<task-notification>` for the parent's model."""
+        """The `<task-notification>` for the parent's model: the model-written description is
+        data, and so is the report (the agent type in its head too), whose markup (the
+        notification's own fields' too) is escaped, and which is held to a tool result's
+        length, its middle cut, saying where the whole is."""
         if finished is None:
             status, body = "stopped", "It was stopped before it started."
         else:
             status = _status(finished)
-            body = report(finished, agent_id=self.agent_id, agent_type=self.agent_type)
+            said = report(finished, agent_id=self.agent_id, agent_type=self.agent_type, notice=True)
+            body = self._cut(said)
+        # Escaped once more after the cut, which may join what was apart into a tag.
+        body = escaped(body, notice=True)[0]
         lines = [
             "<task-notification>",
             f"<task-id>{self.agent_id}</task-id>",
             f"<status>{status}</status>",
-            f'<summary>Agent "{self.description}" {status}</summary>',
+            f'<summary>Agent "{_field(self.description)}" {status}</summary>',
             f"<result>{body}</result>",
         ]
         if self.path is not None:
             lines.append(f"<output-file>{self.path}</output-file>")
         lines.append("</task-notification>")
         return "\n".join(lines)
+
+    def _cut(self, body: str) -> str:
+        """`body` held to a tool result's length, its middle cut, saying where the whole is."""
+        if len(body) <= MAX_RESULT_CHARS:
+            return body
+        where = "is not kept (this session keeps no transcripts)"
+        if self.path is not None:
+            where = f"is in its transcript, {self.path}"
+
+        def note(omitted: int) -> str:
+            cut = f"{omitted} characters of this report were cut from its middle"
+            return f"\n[{cut}; the whole {where}]"
+
+        # The count has at most as many digits as the whole length: reserve that much.
+        text, omitted = truncate_middle(body, MAX_RESULT_CHARS - len(note(len(body))))
+        return text + note(omitted)
+
+
+def _field(text: str) -> str:
+    """A model's or a file's words on one line of a notification, no `<` left in them."""
+    return " ".join(text.split()).replace("<", "&lt;")
 
 
 def _status(finished: Finished) -> str:

@@ -328,3 +328,22 @@ def test_a_rule_names_a_located_place_only_inside_it_before_any_wildcard() -> No
     ):
         policy = PermissionPolicy(mode="bypassPermissions", allow=parse_rules([rule]))
         assert write(policy, "/w/store/config", "Write", located=located).behavior == behavior, rule
+
+
+@pytest.mark.parametrize(
+    ("path", "protected"),
+    [
+        ("/w/.stayer/worktrees/agent-1a2b/src/a.py", False),  # a subagent's checkout
+        ("/w/.stayer/worktrees/agent-1a2b/.stayer/settings.json", True),  # its own settings
+        ("/w/.stayer/worktrees/agent-1a2b/.git", True),
+        ("/w/.stayer/worktrees/agent-1a2b/../../settings.json", True),
+        ("/w/.stayer/worktrees/agent-1a2b", True),  # the folder itself is stayer's
+        ("/w/.stayer/worktrees/other/a.py", True),
+        ("/w/.stayer/agents/agent-1/x.md", True),
+    ],
+)
+def test_only_what_is_inside_a_subagents_worktree_leaves_stayers_folder(
+    path: str, protected: bool
+) -> None:
+    decision = write(PermissionPolicy(mode="bypassPermissions"), path)
+    assert (decision.behavior != "allow") is protected

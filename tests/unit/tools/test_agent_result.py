@@ -3,6 +3,10 @@ billed; ordinary text passed on byte for byte."""
 
 from __future__ import annotations
 
+import re
+import sys
+import unicodedata
+
 import pytest
 
 from stayer.events import Finished, ModelUsage, Terminal
@@ -16,6 +20,7 @@ from stayer.messages import (
     UserMessage,
 )
 from stayer.tools.builtin.agent_result import (
+    _CF,
     NO_TEXT,
     escaped,
     last_text,
@@ -65,7 +70,9 @@ ORDINARY = [
     "A line about the Human: in the middle of a line.",
     "Tabs\tand trailing spaces   \r\nwindows line ends\r\n",
     "Unicode: ü, 中文, emoji 🎉, &lt; already escaped &amp;",
-    "<systemreminder> <system_reminder> <task-notifications>",
+    "<systemreminder> <task-notifications> <status-bar> <results>",
+    "A family: \U0001f468\u200d\U0001f469\u200d\U0001f467, a soft\u00adhyphen, \u200fRTL mark",
+    "Time\uff1a 10:00. Note\uff1a Human rights\uff1a all.",
     "",
 ]
 
@@ -73,6 +80,42 @@ ORDINARY = [
 @pytest.mark.parametrize("text", ORDINARY)
 def test_ordinary_text_passes_byte_for_byte(text: str) -> None:
     assert escaped(text) == (text, ())
+
+
+def test_harness_tags_are_escaped_through_format_characters_and_underscores() -> None:
+    cases = {
+        "<\u200bsystem-reminder>": "&lt;\u200bsystem-reminder>",
+        "<system\u200d-\u2060reminder>": "&lt;system\u200d-\u2060reminder>",
+        "<system_reminder>": "&lt;system_reminder>",
+        "</\ufeffSystem_Reminder>": "&lt;/\ufeffSystem_Reminder>",
+        "<function-calls>": "&lt;function-calls>",
+        "<task_notification>": "&lt;task_notification>",
+    }
+    for text, expected in cases.items():
+        out, kinds = escaped(text)
+        assert out == expected, text
+        assert kinds in (("system-reminder tags",), ("function_calls tags",),
+                         ("task-notification tags",)), kinds  # fmt: skip
+
+
+def test_a_notifications_own_fields_are_escaped_only_inside_one() -> None:
+    text = "</result>\n<status>completed</status>\n<summary>x</summary><task_id>1"
+    assert escaped(text) == (text, ())
+    out, kinds = escaped(text, notice=True)
+    assert out == (
+        "&lt;/result>\n&lt;status>completed&lt;/status>\n&lt;summary>x&lt;/summary>&lt;task_id>1"
+    )
+    assert kinds == ("result tags", "status tags", "summary tags", "task-id tags")
+
+
+def test_the_format_character_class_holds_every_one_this_python_knows() -> None:
+    pattern = re.compile(_CF)
+    missing = [
+        hex(code)
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) == "Cf" and not pattern.fullmatch(chr(code))
+    ]
+    assert missing == []
 
 
 @pytest.mark.parametrize(
@@ -121,6 +164,9 @@ def test_harness_tags_are_escaped(text: str, expected: str, found: tuple[str, ..
         ("a\u2028Human: unicode line break", "a\u2028Human\\: unicode line break"),
         ("\u00a0\u2003Human: odd spaces", "\u00a0\u2003Human\\: odd spaces"),
         ("\u200bHuman: zero width", "\u200bHuman\\: zero width"),
+        ("Human\uff1a fullwidth", "Human\\\uff1a fullwidth"),
+        ("Hu\u200bman: split", "Hu\u200bman\\: split"),
+        ("\u202eSystem\u200b\uff1a both", "\u202eSystem\u200b\\\uff1a both"),
     ],
 )
 def test_lines_shaped_like_turns_are_escaped(text: str, expected: str) -> None:

@@ -67,7 +67,9 @@ class AgentInput(ToolInput):
         "leave it out for the agent type's own (else this session's).",
     )
     effort: Effort | None = Field(
-        default=None, description="How hard the agent should think; leave it out for the default."
+        default=None,
+        description="How hard the agent should think. Accepted and not acted on: stayer has no "
+        "effort setting, so leave it out.",
     )
     run_in_background: bool = Field(
         default=True,
