@@ -31,7 +31,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
                     "type": "string",
                 },
                 "effort": {
-                    "description": "How hard the agent should think; leave it out for the default.",
+                    "description": "How hard the agent should think. Accepted and not acted on: stayer has no effort setting, so leave it out.",
                     "enum": ["low", "medium", "high", "xhigh", "max"],
                     "type": "string",
                 },
