@@ -27,11 +27,10 @@ def test_a_run_counts_the_rest_of_the_tree_and_never_what_was_billed_into_it() -
 
 async def test_a_spawn_waiting_for_a_place_is_stopped_by_an_abort() -> None:
     tree = Tree({"CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS": "1"})
-    top = tree.open_top()
     first, second = tree.open(), tree.open()
-    await tree.slot(AbortSignal(), parent=top, child=first)
+    await tree.slot(AbortSignal(), first)
     abort = AbortSignal()
-    waiting = asyncio.ensure_future(tree.slot(abort, parent=top, child=second))
+    waiting = asyncio.ensure_future(tree.slot(abort, second))
     await asyncio.sleep(0)  # let it start waiting (nothing to wait on but the event loop)
     assert not waiting.done()
     abort.abort()

@@ -95,21 +95,28 @@ async def spawn(parent: Member, request: SubagentRequest) -> AsyncIterator[Event
         return
     tree, child = parent.tree, run.child
     abort = parent.abort_signal or AbortSignal()
+    tree.pause(parent.account)  # the parent only waits on its child: its place is free meanwhile
+    resumed = False
     try:
-        await tree.slot(abort, parent=parent.account, child=child.account)
-    except ToolFailure:
-        await run.discard()
-        raise
-    try:
+        try:
+            await tree.slot(abort, child.account)
+        except ToolFailure:
+            await run.discard()
+            raise
         await _started(parent, run.agent_id, run.agent_type)
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
                 if isinstance(event, Finished):
                     tree.bill(parent.account, child.account)
                     event = await run.ended(event)
+                    tree.release(child.account)
+                    resumed = True
+                    await tree.resume(abort, parent.account)
                 yield run.wrap(event)
     finally:
         tree.release(child.account)
+        if not resumed:  # the call is left off: the parent's run stops, and takes no place
+            tree.unpause(parent.account)
 
 
 async def _prepare(parent: Member, request: SubagentRequest) -> tuple[_Run, str]:
@@ -197,7 +204,7 @@ async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
     notice = _Notice(run.agent_id, run.agent_type, run.request.description, child)
     finished: Finished | None = None
     try:
-        await tree.slot(abort, parent=parent.account, child=child.account)
+        await tree.slot(abort, child.account)
     except ToolFailure:
         await run.discard()
         work.ended(notice.text(None), child.account, ())
