@@ -206,6 +206,11 @@ class Background:
         self._notes.append(note)
         self._spent.append((account, spent))
 
+    def owe(self, account: Account, spent: tuple[ModelSpend, ...]) -> None:
+        """A foreground child stopped before its call could bill it: its spend, billed to the
+        run as an ended background child's is."""
+        self._spent.append((account, spent))
+
     def drain(self) -> list[Event]:
         """The children's events so far (none while the loop waits on them: it yields them)."""
         if self._waiting:

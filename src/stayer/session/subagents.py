@@ -1,7 +1,8 @@
 """Running a subagent (`Session._spawn_subagent`): in the call that asked, or in the background.
 
 A foreground child runs inside the call: its events come out wrapped as the call's, and its
-spend joins the parent's run with the call's result. A background child gets a place in its
+spend joins the parent's run with the call's result (or, when the call is left off
+before it, as a background child's does). A background child gets a place in its
 parent session's `Background` and the call returns at once with the child's `SessionStarted`;
 its events reach the parent's stream as they come, and when it ends, a notification for the
 parent model (its report, framed and escaped, and its transcript) waits for the parent's next
@@ -11,8 +12,9 @@ first, and gives it back however it ends.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, suppress
 
 from msgspec.structs import replace
@@ -93,10 +95,25 @@ async def spawn(parent: Member, request: SubagentRequest) -> AsyncIterator[Event
         parent.background.launch(run.agent_id, lambda abort: _behind(run, prompt, abort))
         yield started
         return
-    tree, child = parent.tree, run.child
-    abort = parent.abort_signal or AbortSignal()
-    tree.pause(parent.account)  # the parent only waits on its child: its place is free meanwhile
-    resumed = False
+    async with aclosing(_ahead(run, prompt)) as events:
+        async for event in events:
+            yield event
+
+
+async def _ahead(run: _Run, prompt: str) -> AsyncGenerator[Event]:
+    """A foreground child's run, its events as the call's. Its parent only waits on it, so
+    gives its place back meanwhile. The child runs in a task of its own: a call left off
+    before it took the child's end (the run interrupted, the call timed out) stops the child
+    and waits for its end, so that what the child spent is billed to the parent's run, as a
+    stopped background child's is."""
+    parent, child, tree = run.parent, run.child, run.parent.tree
+    outer = parent.abort_signal or AbortSignal()
+    abort = AbortSignal()  # the child's: its parent's run stops it, and so does its call's end
+    unlink = outer.listen(lambda: abort.abort(outer.reason or "interrupted"))
+    if outer.reason is not None:
+        abort.abort(outer.reason)
+    tree.pause(parent.account)
+    taken = False
     try:
         try:
             await tree.slot(abort, child.account)
@@ -104,19 +121,59 @@ async def spawn(parent: Member, request: SubagentRequest) -> AsyncIterator[Event
             await run.discard()
             raise
         await _started(parent, run.agent_id, run.agent_type)
-        async with child, aclosing(child.submit(prompt, abort=abort)) as events:
-            async for event in events:
+        pipe = _Pipe(child, prompt, abort)
+        try:
+            while (event := await pipe.next()) is not None:
                 if isinstance(event, Finished):
-                    tree.bill(parent.account, child.account)
                     event = await run.ended(event)
                     tree.release(child.account)
-                    resumed = True
-                    await tree.resume(abort, parent.account)
+                    taken = True  # the parent goes on: it waits for a place again
+                    await tree.resume(outer, parent.account)
                 yield run.wrap(event)
+            tree.bill(parent.account, child.account)  # its spend is in the call's result
+        except BaseException:
+            abort.abort("stopped: the call that started it ended")
+            finished = await pipe.end()
+            if finished is not None:
+                parent.background.owe(child.account, spends(finished))
+            raise
     finally:
+        unlink()
         tree.release(child.account)
-        if not resumed:  # the call is left off: the parent's run stops, and takes no place
+        if not taken:  # the call is left off: the parent's run stops, and takes no place
             tree.unpause(parent.account)
+
+
+class _Pipe:
+    """A foreground child's run in a task of its own, its events passed on one by one (a
+    cancelled reader does not cancel the run, which ends once stopped, with its spend)."""
+
+    def __init__(self, child: Member, prompt: str, abort: AbortSignal) -> None:
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._finished: Finished | None = None
+        self._task = asyncio.ensure_future(self._pump(child, prompt, abort))
+
+    async def _pump(self, child: Member, prompt: str, abort: AbortSignal) -> None:
+        try:
+            async with child, aclosing(child.submit(prompt, abort=abort)) as events:
+                async for event in events:
+                    if isinstance(event, Finished):
+                        self._finished = event
+                    self._queue.put_nowait(event)
+        finally:
+            self._queue.put_nowait(None)
+
+    async def next(self) -> Event | None:
+        """The child's next event; None once its run is over (a failure of it is raised)."""
+        event = await self._queue.get()
+        if event is None:
+            await self._task
+        return event
+
+    async def end(self) -> Finished | None:
+        """The stopped child's end, once its run is over (what went wrong with it is lost)."""
+        await asyncio.gather(self._task, return_exceptions=True)
+        return self._finished
 
 
 async def _prepare(parent: Member, request: SubagentRequest) -> tuple[_Run, str]:
