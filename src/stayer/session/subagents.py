@@ -20,7 +20,17 @@ from contextlib import aclosing, suppress
 from msgspec.structs import replace
 
 from stayer.agents.model import AgentDefinition
-from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
+from stayer.events import (
+    Event,
+    Finished,
+    MessageCompleted,
+    MessageStarted,
+    PermissionRequested,
+    SubagentEvent,
+    Terminal,
+    TextDelta,
+    Withdrawn,
+)
 from stayer.loop.abort import AbortSignal
 from stayer.tools.base import SubagentRequest, ToolFailure
 from stayer.tools.builtin.agent_result import report, spends
@@ -44,6 +54,17 @@ class _Run:
         self.parent, self.child, self.request, self.worktree = parent, child, request, worktree
         self.agent_type = definition.name
         self.agent_id = child.session_id
+        self.unfinished = ""
+        """The text of the child's answer streaming now, which its history will not keep if
+        the stream breaks off (`saw`)."""
+
+    def saw(self, event: Event) -> None:
+        """Keep the text of the answer streaming now (the loop drops an answer whose stream
+        broke off, and the report should still carry what the child had written)."""
+        if isinstance(event, MessageStarted | MessageCompleted | Withdrawn):
+            self.unfinished = ""
+        elif isinstance(event, TextDelta):
+            self.unfinished += event.text
 
     def wrap(self, event: Event) -> SubagentEvent:
         """`event` of the child's, as its parent's stream carries it (a question it asks
@@ -69,7 +90,10 @@ class _Run:
 
     async def ended(self, finished: Finished) -> Finished:
         """The child's end, once its worktree is settled: removed when it changed nothing,
-        else named at the end of its report."""
+        else named at the end of its report. A run that broke off while the child wrote keeps
+        what it wrote as its result text (its report shows it as the last it wrote)."""
+        if finished.terminal is not Terminal.COMPLETED and self.unfinished.strip():
+            finished = replace(finished, result_text=self.unfinished)
         if self.worktree is None:
             return finished
         try:
@@ -124,6 +148,7 @@ async def _ahead(run: _Run, prompt: str) -> AsyncGenerator[Event]:
         pipe = _Pipe(child, prompt, abort)
         try:
             while (event := await pipe.next()) is not None:
+                run.saw(event)
                 if isinstance(event, Finished):
                     event = await run.ended(event)
                     tree.release(child.account)
@@ -270,6 +295,7 @@ async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
         await _started(parent, run.agent_id, run.agent_type)
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
+                run.saw(event)
                 if isinstance(event, Finished):
                     finished = event = await run.ended(event)
                 work.put(run.wrap(event))

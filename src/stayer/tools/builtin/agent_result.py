@@ -88,7 +88,8 @@ def report(finished: Finished, *, agent_id: str, agent_type: str) -> str:
         body, found = escaped(finished.result_text or last_text(finished.messages) or NO_TEXT)
         parts = [f"{head} finished. Its report:", body]
     else:
-        body, found = escaped(last_text(finished.messages) or NO_TEXT)
+        # a subagent's run that broke off while it wrote carries that text as its result
+        body, found = escaped(finished.result_text or last_text(finished.messages) or NO_TEXT)
         why = escaped(finished.message or finished.terminal.value)[0]
         parts = [
             f"{head} stopped before finishing ({finished.terminal.value}: {why}).",
