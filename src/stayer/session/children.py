@@ -225,6 +225,8 @@ class Background:
     async def until_done(self, abort: AbortSignal, account: Account) -> AsyncIterator[Event]:
         """The children's events as they come, until every one has ended; the run of
         `account` waiting on them gives its place back meanwhile, and takes one again after."""
+        if not self.running and self._queue.empty():
+            return  # nothing to wait on: the run keeps its place
         self._waiting = True
         self._tree.pause(account)
         resumed = False

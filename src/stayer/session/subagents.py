@@ -7,7 +7,8 @@ parent session's `Background` and the call returns at once with the child's `Ses
 its events reach the parent's stream as they come, and when it ends, a notification for the
 parent model (its report, framed and escaped, and its transcript) waits for the parent's next
 model call, with its spend. Every child waits for a place among the tree's running children
-first, and gives it back however it ends.
+first, and gives it back however it ends; a parent waiting on its children gives its own place
+back while it waits (`Tree.pause`), so the cap can never leave the tree waiting on itself.
 """
 
 from __future__ import annotations
