@@ -85,3 +85,56 @@ async def test_spend_elsewhere_counts_against_the_runs_budget(tmp_path: Path) ->
     end = finished(await run(params))
     assert end.terminal is Terminal.BUDGET_EXHAUSTED
     assert end.cost_usd == pytest.approx(one)  # the run bills only its own
+
+
+async def test_background_spend_billed_before_a_call_can_end_the_run_on_its_budget(
+    tmp_path: Path,
+) -> None:
+    one = cost_usd(MODEL, CALL)
+    model = ScriptedProvider([tool_call("Echo", {"text": "a"}, id="e1"), text("never asked")])
+    asked: list[int] = []
+
+    def take_spent() -> tuple[ModelSpend, ...]:
+        """Nothing before the first call; before the second, a background child's two calls."""
+        asked.append(len(asked))
+        return (ModelSpend(MODEL, CALL), ModelSpend(MODEL, CALL)) if len(asked) == 2 else ()
+
+    params = replace(
+        make_params(model, [Echo()], tmp_path),
+        model=MODEL,
+        max_budget_usd=2.5 * one,  # the run's own call fits; with the child's two, it is spent
+        take_spent=take_spent,
+    )
+    events = await run(params, strict=False)
+    assert outline(events) == [
+        "RequestStarted",
+        "MessageStarted",
+        "BlockStarted",
+        "BlockCompleted",
+        "ToolCallStarted",  # a call starts as its block completes
+        "MessageDelta",
+        "MessageCompleted",
+        "ToolCallFinished",
+        "ToolResultsAppended",
+        "Continuing next_turn",
+        "Finished budget_exhausted",
+    ]
+    assert len(model.requests) == 1
+    end = finished(events)
+    assert end.message == f"Reached maximum budget (${2.5 * one:g})"
+    assert end.usage == Usage(input_tokens=300, output_tokens=60)  # its call, the child's two
+    assert end.cost_usd == pytest.approx(3 * one)
+
+
+def outline(events: list[Event]) -> list[str]:
+    """The run's events by kind, with how it went on or ended (text deltas left out)."""
+    lines = []
+    for event in events:
+        detail = ""
+        if isinstance(event, Continuing):
+            detail = f" {event.reason.value}"
+        if isinstance(event, Finished):
+            detail = f" {event.terminal.value}"
+        if type(event).__name__ not in ("TextDelta", "ToolInputDelta"):
+            lines.append(f"{type(event).__name__}{detail}")
+    return lines

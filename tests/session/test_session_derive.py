@@ -112,6 +112,33 @@ async def test_a_childs_permission_mode_never_lets_through_more_than_its_parents
             await child.aclose()
 
 
+@pytest.mark.parametrize(
+    ("parent_mode", "asked", "switch", "child_mode"),
+    [
+        ("bypassPermissions", None, "plan", "plan"),
+        ("bypassPermissions", "acceptEdits", "default", "default"),
+        ("acceptEdits", None, "dontAsk", "dontAsk"),
+        ("bypassPermissions", "plan", "default", "plan"),  # already stricter: it stays
+        ("acceptEdits", "default", "bypassPermissions", "default"),  # a looser parent: no change
+    ],
+)
+async def test_a_parents_switch_to_a_stricter_mode_reaches_its_children_at_once(
+    tmp_path: Path, parent_mode: str, asked: str | None, switch: str, child_mode: str
+) -> None:
+    with FakeModelServer() as server:
+        opts = options(server, tmp_path, permission_mode=parent_mode, can_use_tool=allow)
+        async with stayer.Session(opts) as parent:
+            child = parent.derive(permission_mode=asked)
+            grandchild = child.derive()
+            parent.set_permission_mode(switch)
+            assert (child.permission_mode, grandchild.permission_mode) == (child_mode, child_mode)
+            child.set_permission_mode("bypassPermissions")  # never past its parent's, as it is
+            if switch != "bypassPermissions":
+                assert child.permission_mode == switch
+            await grandchild.aclose()
+            await child.aclose()
+
+
 async def test_deriving_reads_no_file_and_starts_no_process(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)

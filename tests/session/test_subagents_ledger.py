@@ -27,11 +27,10 @@ def test_a_run_counts_the_rest_of_the_tree_and_never_what_was_billed_into_it() -
 
 async def test_a_spawn_waiting_for_a_place_is_stopped_by_an_abort() -> None:
     tree = Tree({"CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS": "1"})
-    top = tree.open_top()
     first, second = tree.open(), tree.open()
-    await tree.slot(AbortSignal(), parent=top, child=first)
+    await tree.slot(AbortSignal(), first)
     abort = AbortSignal()
-    waiting = asyncio.ensure_future(tree.slot(abort, parent=top, child=second))
+    waiting = asyncio.ensure_future(tree.slot(abort, second))
     await asyncio.sleep(0)  # let it start waiting (nothing to wait on but the event loop)
     assert not waiting.done()
     abort.abort()
@@ -49,3 +48,20 @@ def test_limits_from_the_environment() -> None:
     assert tree.warnings == (
         "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS='0' is not a whole number >= 1; using 10",
     )
+
+
+async def test_a_run_waiting_on_its_children_lends_its_place_and_takes_one_again() -> None:
+    tree = Tree({"CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS": "1"})
+    parent, child = tree.open(), tree.open()
+    await tree.slot(AbortSignal(), parent)
+    tree.pause(parent)  # it waits on its child: the one place is the child's now
+    await tree.slot(AbortSignal(), child)
+    assert (parent.holds, child.holds, tree.running) == (False, True, 1)
+    back = asyncio.ensure_future(tree.resume(AbortSignal(), parent))
+    await asyncio.sleep(0)  # let it start waiting (nothing to wait on but the event loop)
+    assert not back.done()  # the place is the running child's until it ends
+    tree.release(child)
+    await back
+    assert (parent.holds, child.holds, tree.running) == (True, False, 1)
+    tree.release(parent)
+    assert tree.running == 0

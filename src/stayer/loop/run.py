@@ -173,15 +173,19 @@ def _announce(step: Retry) -> list[Event]:
 
 
 async def _before_call(params: LoopParams, state: LoopState, out: Outcome) -> AsyncIterator[Event]:
-    """Compact a history past the threshold first; end a run that can no longer fit."""
+    """Compact a history past the threshold first; end a run that can no longer fit, or whose
+    budget what was spent on its behalf (its background children) used up."""
     params.settled(state.messages)  # on record before a summary, which can take minutes
     async for event in compaction.autocompact(params, state, out):
         yield event
     if out.step is None:
         out.step = compaction.blocked(params, out.state)
+    if out.step is None:  # what was spent elsewhere meanwhile may leave no budget for a call
+        out.state = billed_spends(out.state, _take_spent(params))
+        out.step = recovery.over_budget(params, out.state)
     if out.step is None:  # input queued meanwhile joins the message the request ends with
-        state = billed_spends(out.state, _take_spent(params))
-        out.state = _reminded(params, recovery.with_queued(state, _take_queued(params)))
+        queued = recovery.with_queued(out.state, _take_queued(params))
+        out.state = _reminded(params, queued)
     params.settled(out.state.messages)
 
 

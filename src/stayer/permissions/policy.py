@@ -89,7 +89,8 @@ class PermissionState:
     thing here. The policy itself stays a frozen value, replaced whole at each change.
 
     States that `follow` this one (a child session's) get each later rule edit too, so a rule
-    removed here stops applying there at once, and a deny rule added here applies there."""
+    removed here stops applying there at once, and a deny rule added here applies there; and
+    each mode switch, which they bound themselves by (`leader_switched`)."""
 
     __slots__ = ("__weakref__", "_followers", "_watchers", "policy")
 
@@ -108,6 +109,12 @@ class PermissionState:
             return
         after = self.policy.mode if mode == "plan" else self.policy.after_plan
         self.policy = replace(self.policy, mode=mode, after_plan=after)
+        for follower in list(self._followers):
+            follower.leader_switched(mode)
+
+    def leader_switched(self, mode: PermissionMode) -> None:
+        """The state this one follows switched to `mode`. A plain follower keeps its own mode;
+        one bounded by its leader (a subagent's) narrows to it."""
 
     def watch_rules(self, watcher: Callable[[PermissionPolicy], None]) -> None:
         """Call `watcher` with the new policy after each change of the rules (what is derived
@@ -115,8 +122,8 @@ class PermissionState:
         self._watchers.append(watcher)
 
     def follow(self, follower: PermissionState) -> None:
-        """Hand every later rule edit of this state to `follower` as well (it is held weakly:
-        a child that is gone is forgotten)."""
+        """Hand every later rule edit and mode switch of this state to `follower` as well (it
+        is held weakly: a child that is gone is forgotten)."""
         self._followers.add(follower)
 
     def add_rule(self, kind: Behavior, rule: Rule) -> bool:

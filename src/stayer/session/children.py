@@ -40,23 +40,29 @@ CONCURRENT_VAR = "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS"
 
 
 class Account:
-    """One run's spend in the tree: its own model calls, and the runs billed into it."""
+    """One run's spend in the tree: its own model calls, and the runs billed into it; and, for
+    a child's run, its place among the running children."""
 
-    __slots__ = ("billed", "borrowed", "holds", "lent", "own")
+    __slots__ = ("billed", "holds", "own", "placed", "waits")
 
     def __init__(self) -> None:
         self.own = 0.0
         self.billed: list[Account] = []
+        self.placed = False
+        """The run is a child's, which runs in a place among the running children."""
         self.holds = False
-        """The run holds a place among the running children."""
-        self.lent = False
-        """... and lent it to its first child, which runs in its place."""
-        self.borrowed: Account | None = None
-        """The run whose place this one took, if it took one."""
+        """... and holds its place now (it gave it back while it waits on its children)."""
+        self.waits = 0
+        """How many waits on its own children the run is in (foreground calls, the end)."""
 
 
 class Tree:
-    """The bounds and the ledger a session tree shares (see the module's docstring)."""
+    """The bounds and the ledger a session tree shares (see the module's docstring).
+
+    The cap counts the children doing work. A run blocked on its own children gives its place
+    back while it waits (`pause`) and takes one again as it goes on (`resume`): a place is
+    then only ever held by a run that goes forward without waiting on another place, so the
+    runs waiting for one are always served in the end, however deep and wide the tree is."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
         warnings: list[str] = []
@@ -66,7 +72,7 @@ class Tree:
         self._slots: asyncio.Semaphore | None = None
         self._accounts: list[Account] = []
         self.running = 0
-        """Children running now, in the whole tree."""
+        """Children holding a place now, in the whole tree."""
 
     def open_top(self) -> Account:
         """A new top-level run: its account, the ledger starting from it (the runs of earlier
@@ -90,35 +96,48 @@ class Tree:
         """`child`'s run is now part of `parent`'s (its spend reached the parent's run)."""
         parent.billed.extend((child, *child.billed))
 
-    async def slot(self, abort: AbortSignal, *, parent: Account, child: Account) -> None:
+    async def slot(self, abort: AbortSignal, child: Account) -> None:
         """Wait for a place among the running children for `child`'s run (an abort ends the
-        wait with a `ToolFailure`); `release` gives it back.
+        wait with a `ToolFailure`); `release` gives it back."""
+        if not await self._take(abort, child):
+            raise ToolFailure("the subagent was stopped while it waited for a free slot")
+        child.placed = True
 
-        A child's first child takes its parent's place instead of waiting: if every place
-        were held by parents waiting for a place for their children, none would ever be given
-        back. A foreground child so placed runs while its parent only waits for it; a
-        background one runs beside its parent, so a tree can pass the cap by one run per
-        parent that lent its place (the cost of never deadlocking)."""
-        if parent.holds and not parent.lent:
-            parent.lent = True
-            child.holds, child.borrowed = True, parent
-            return
+    def release(self, child: Account) -> None:
+        """`child`'s run ended: its place, if it held one, is free again."""
+        child.placed = False
+        self._give(child)
+
+    def pause(self, account: Account) -> None:
+        """`account`'s run waits on its children: it gives its place back meanwhile."""
+        account.waits += 1
+        self._give(account)
+
+    def unpause(self, account: Account) -> None:
+        """A wait of `account`'s run is over, and its run ends: it takes no place again."""
+        account.waits -= 1
+
+    async def resume(self, abort: AbortSignal, account: Account) -> None:
+        """A wait of `account`'s run is over: once it waits on nothing, it takes a place again
+        before it goes on (an abort ends the wait; the run stops without one)."""
+        account.waits -= 1
+        if account.placed and not account.holds and account.waits == 0:
+            await self._take(abort, account)
+
+    async def _take(self, abort: AbortSignal, account: Account) -> bool:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent)
         if await until_aborted(self._slots.acquire(), abort) is None:
-            raise ToolFailure("the subagent was stopped while it waited for a free slot")
-        child.holds = True
+            return False
+        account.holds = True
         self.running += 1
+        return True
 
-    def release(self, child: Account) -> None:
-        """`child`'s place, free again (given back to its parent, if it was the parent's)."""
-        if not child.holds:
-            return
-        child.holds = False
-        if child.borrowed is not None:
-            child.borrowed.lent, child.borrowed = False, None
+    def _give(self, account: Account) -> None:
+        if not account.holds:
             return
         assert self._slots is not None
+        account.holds = False
         self.running -= 1
         self._slots.release()
 
@@ -187,6 +206,11 @@ class Background:
         self._notes.append(note)
         self._spent.append((account, spent))
 
+    def owe(self, account: Account, spent: tuple[ModelSpend, ...]) -> None:
+        """A foreground child stopped before its call could bill it: its spend, billed to the
+        run as an ended background child's is."""
+        self._spent.append((account, spent))
+
     def drain(self) -> list[Event]:
         """The children's events so far (none while the loop waits on them: it yields them)."""
         if self._waiting:
@@ -198,16 +222,25 @@ class Background:
                 found.append(item)
         return found
 
-    async def until_done(self) -> AsyncIterator[Event]:
-        """The children's events as they come, until every one has ended."""
+    async def until_done(self, abort: AbortSignal, account: Account) -> AsyncIterator[Event]:
+        """The children's events as they come, until every one has ended; the run of
+        `account` waiting on them gives its place back meanwhile, and takes one again after."""
+        if not self.running and self._queue.empty():
+            return  # nothing to wait on: the run keeps its place
         self._waiting = True
+        self._tree.pause(account)
+        resumed = False
         try:
             while self.running or not self._queue.empty():
                 item = await self._queue.get()
                 if item is not None:
                     yield item
+            resumed = True
+            await self._tree.resume(abort, account)
         finally:
             self._waiting = False
+            if not resumed:  # left off (the run stops): it takes no place again
+                self._tree.unpause(account)
 
     def take_notes(self) -> tuple[str, ...]:
         taken, self._notes = self._notes, []

@@ -5,7 +5,8 @@ client and its connection pool, the caller's decider, the settings, the sandbox 
 working directories. It has its own conversation, id, system prompt, tool set and tool context
 (files read, todos, background shells), and a permission state of its own that cannot exceed
 its parent's: its mode is the one asked for only when that allows no more than the parent's
-mode at the moment of deriving, and the rules are the parent's as they are then. Rules the
+mode at the moment of deriving, and the rules are the parent's as they are then. A parent's
+later switch to a stricter mode reaches the child at once (the stricter of the two). Rules the
 parent gains or loses later (a person's "don't ask again", a rule removed in `/permissions`)
 reach the child at once, and the child cannot remove a deny or ask rule its parent holds. It
 keeps no transcript unless asked, and never closes what it shares.
@@ -46,18 +47,29 @@ class BoundedPermissionState(PermissionState):
     end, an accepted plan); it follows its parent's rule edits, and refuses to drop a deny or
     ask rule the parent still holds."""
 
-    __slots__ = ("ceiling", "parent")
+    __slots__ = ("ceiling", "limit", "parent")
 
     def __init__(
         self, policy: PermissionPolicy, ceiling: PermissionMode, parent: PermissionState
     ) -> None:
         super().__init__(policy)
+        self.limit = ceiling
+        """The parent's mode when the child was derived: no later switch goes past it."""
         self.ceiling = ceiling
         self.parent = parent
         parent.follow(self)
 
     def set_mode(self, mode: PermissionMode) -> None:
         super().set_mode(mode if mode in _NO_LOOSER[self.ceiling] else self.ceiling)
+
+    def leader_switched(self, mode: PermissionMode) -> None:
+        """The parent switched to `mode`: it is the child's ceiling now (never past the one
+        the child was derived under), and a child whose mode lets through more than it does
+        switches to it at once (a running subagent must not write after its parent entered
+        plan mode). A parent loosening again does not loosen the child."""
+        self.ceiling = mode if mode in _NO_LOOSER[self.limit] else self.limit
+        if self.mode not in _NO_LOOSER[mode]:
+            super().set_mode(mode)
 
     def remove_rule(self, rule: Rule) -> tuple[Behavior, ...]:
         held = self.parent.policy

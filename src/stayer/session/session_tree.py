@@ -80,7 +80,7 @@ class TreeFacet:
         they have all ended (their reports then come through `_take_queued`)."""
         if self._background is None:
             return _nothing()
-        return self._background.until_done()
+        return self._background.until_done(self._abort or AbortSignal(), self.account)
 
 
 async def _nothing() -> AsyncIterator[Event]:

@@ -1,24 +1,37 @@
 """Running a subagent (`Session._spawn_subagent`): in the call that asked, or in the background.
 
 A foreground child runs inside the call: its events come out wrapped as the call's, and its
-spend joins the parent's run with the call's result. A background child gets a place in its
+spend joins the parent's run with the call's result (or, when the call is left off
+before it, as a background child's does). A background child gets a place in its
 parent session's `Background` and the call returns at once with the child's `SessionStarted`;
 its events reach the parent's stream as they come, and when it ends, a notification for the
 parent model (its report, framed and escaped, and its transcript) waits for the parent's next
 model call, with its spend. Every child waits for a place among the tree's running children
-first, and gives it back however it ends.
+first, and gives it back however it ends; a parent waiting on its children gives its own place
+back while it waits (`Tree.pause`), so the cap can never leave the tree waiting on itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, suppress
 
 from msgspec.structs import replace
 
 from stayer.agents.model import AgentDefinition
-from stayer.events import Event, Finished, PermissionRequested, SubagentEvent, Terminal
+from stayer.events import (
+    Event,
+    Finished,
+    MessageCompleted,
+    MessageStarted,
+    PermissionRequested,
+    SubagentEvent,
+    Terminal,
+    TextDelta,
+    Withdrawn,
+)
 from stayer.exec import truncate_middle
 from stayer.loop.abort import AbortSignal
 from stayer.tools.base import MAX_RESULT_CHARS, SubagentRequest, ToolFailure
@@ -50,6 +63,17 @@ class _Run:
         self.parent, self.child, self.request, self.worktree = parent, child, request, worktree
         self.agent_type = definition.name
         self.agent_id = child.session_id
+        self.unfinished = ""
+        """The text of the child's answer streaming now, which its history will not keep if
+        the stream breaks off (`saw`)."""
+
+    def saw(self, event: Event) -> None:
+        """Keep the text of the answer streaming now (the loop drops an answer whose stream
+        broke off, and the report should still carry what the child had written)."""
+        if isinstance(event, MessageStarted | MessageCompleted | Withdrawn):
+            self.unfinished = ""
+        elif isinstance(event, TextDelta):
+            self.unfinished += event.text
 
     def wrap(self, event: Event) -> SubagentEvent:
         """`event` of the child's, as its parent's stream carries it (a question it asks
@@ -75,7 +99,10 @@ class _Run:
 
     async def ended(self, finished: Finished) -> Finished:
         """The child's end, once its worktree is settled: removed when it changed nothing,
-        else named at the end of its report."""
+        else named at the end of its report. A run that broke off while the child wrote keeps
+        what it wrote as its result text (its report shows it as the last it wrote)."""
+        if finished.terminal is not Terminal.COMPLETED and self.unfinished.strip():
+            finished = replace(finished, result_text=self.unfinished)
         if self.worktree is None:
             return finished
         try:
@@ -101,23 +128,86 @@ async def spawn(parent: Member, request: SubagentRequest) -> AsyncIterator[Event
         parent.background.launch(run.agent_id, lambda abort: _behind(run, prompt, abort))
         yield started
         return
-    tree, child = parent.tree, run.child
-    abort = parent.abort_signal or AbortSignal()
+    async with aclosing(_ahead(run, prompt)) as events:
+        async for event in events:
+            yield event
+
+
+async def _ahead(run: _Run, prompt: str) -> AsyncGenerator[Event]:
+    """A foreground child's run, its events as the call's. Its parent only waits on it, so
+    gives its place back meanwhile. The child runs in a task of its own: a call left off
+    before it took the child's end (the run interrupted, the call timed out) stops the child
+    and waits for its end, so that what the child spent is billed to the parent's run, as a
+    stopped background child's is."""
+    parent, child, tree = run.parent, run.child, run.parent.tree
+    outer = parent.abort_signal or AbortSignal()
+    abort = AbortSignal()  # the child's: its parent's run stops it, and so does its call's end
+    unlink = outer.listen(lambda: abort.abort(outer.reason or "interrupted"))
+    if outer.reason is not None:
+        abort.abort(outer.reason)
+    tree.pause(parent.account)
+    taken = False
     try:
-        await tree.slot(abort, parent=parent.account, child=child.account)
-    except ToolFailure:
-        await run.discard()
-        raise
-    try:
+        try:
+            await tree.slot(abort, child.account)
+        except ToolFailure:
+            await run.discard()
+            raise
         await _started(parent, run.agent_id, run.agent_type)
-        async with child, aclosing(child.submit(prompt, abort=abort)) as events:
-            async for event in events:
+        pipe = _Pipe(child, prompt, abort)
+        try:
+            while (event := await pipe.next()) is not None:
+                run.saw(event)
                 if isinstance(event, Finished):
-                    tree.bill(parent.account, child.account)
                     event = await run.ended(event)
+                    tree.release(child.account)
+                    taken = True  # the parent goes on: it waits for a place again
+                    await tree.resume(outer, parent.account)
                 yield run.wrap(event)
+            tree.bill(parent.account, child.account)  # its spend is in the call's result
+        except BaseException:
+            abort.abort("stopped: the call that started it ended")
+            finished = await pipe.end()
+            if finished is not None:
+                parent.background.owe(child.account, spends(finished))
+            raise
     finally:
+        unlink()
         tree.release(child.account)
+        if not taken:  # the call is left off: the parent's run stops, and takes no place
+            tree.unpause(parent.account)
+
+
+class _Pipe:
+    """A foreground child's run in a task of its own, its events passed on one by one (a
+    cancelled reader does not cancel the run, which ends once stopped, with its spend)."""
+
+    def __init__(self, child: Member, prompt: str, abort: AbortSignal) -> None:
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._finished: Finished | None = None
+        self._task = asyncio.ensure_future(self._pump(child, prompt, abort))
+
+    async def _pump(self, child: Member, prompt: str, abort: AbortSignal) -> None:
+        try:
+            async with child, aclosing(child.submit(prompt, abort=abort)) as events:
+                async for event in events:
+                    if isinstance(event, Finished):
+                        self._finished = event
+                    self._queue.put_nowait(event)
+        finally:
+            self._queue.put_nowait(None)
+
+    async def next(self) -> Event | None:
+        """The child's next event; None once its run is over (a failure of it is raised)."""
+        event = await self._queue.get()
+        if event is None:
+            await self._task
+        return event
+
+    async def end(self) -> Finished | None:
+        """The stopped child's end, once its run is over (what went wrong with it is lost)."""
+        await asyncio.gather(self._task, return_exceptions=True)
+        return self._finished
 
 
 async def _prepare(parent: Member, request: SubagentRequest) -> tuple[_Run, str]:
@@ -233,7 +323,7 @@ async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
     notice = _Notice(run.agent_id, run.agent_type, run.request.description, child)
     finished: Finished | None = None
     try:
-        await tree.slot(abort, parent=parent.account, child=child.account)
+        await tree.slot(abort, child.account)
     except ToolFailure:
         await run.discard()
         work.ended(notice.text(None), child.account, ())
@@ -242,6 +332,7 @@ async def _behind(run: _Run, prompt: str, abort: AbortSignal) -> None:
         await _started(parent, run.agent_id, run.agent_type)
         async with child, aclosing(child.submit(prompt, abort=abort)) as events:
             async for event in events:
+                run.saw(event)
                 if isinstance(event, Finished):
                     finished = event = await run.ended(event)
                 work.put(run.wrap(event))

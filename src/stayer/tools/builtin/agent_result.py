@@ -131,7 +131,9 @@ def report(finished: Finished, *, agent_id: str, agent_type: str, notice: bool =
         )
         parts = [f"{head} finished. Its report:", body]
     else:
-        body, found = escaped(last_text(finished.messages) or NO_TEXT, notice=notice)
+        # a subagent's run that broke off while it wrote carries that text as its result
+        text = finished.result_text or last_text(finished.messages) or NO_TEXT
+        body, found = escaped(text, notice=notice)
         why = escaped(finished.message or finished.terminal.value)[0]
         parts = [
             f"{head} stopped before finishing ({finished.terminal.value}: {why}).",
