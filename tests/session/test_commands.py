@@ -5,6 +5,7 @@ policy before anything is sent; a `/word` that is no command goes as typed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 import stayer
 from stayer.agents.model import Skill
 from stayer.errors import ConfigError
-from stayer.events import ToolCallFinished
+from stayer.events import Finished, Terminal, ToolCallFinished
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.commands import command_header
@@ -141,4 +142,28 @@ async def test_interrupting_a_commands_shell_command_sends_nothing(tmp_path: Pat
             await running
         assert time.monotonic() - began < 5
         assert session.history == ()
+    assert model.requests == []
+
+
+async def test_a_prompt_hook_judges_the_command_as_typed_before_its_shell_commands_run(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    seen = tmp_path / "seen.json"
+    refuse = f"cat > {seen}; echo 'not today' >&2; exit 2"
+    hooks = {
+        "UserPromptSubmit": [{"matcher": "", "hooks": [{"type": "command", "command": refuse}]}]
+    }
+    (config / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    model = ScriptedProvider([text("never")])
+    given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(touch:*)"])
+    async with stayer.Session(given) as session:
+        work = session.setup.params.tool_context.cwd
+        with_skills(session, command("go", "Ran: !`touch ran`", tmp_path))
+        events = await submit(session, "/go now")
+    finished = events[-1]
+    assert isinstance(finished, Finished) and finished.terminal is not Terminal.COMPLETED
+    assert json.loads(seen.read_text())["prompt"] == "/go now"
+    assert not (work / "ran").exists()
     assert model.requests == []
