@@ -13,6 +13,7 @@ not listed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from msgspec import Struct
@@ -33,6 +34,8 @@ SKILLS_HEAD = (
     "before doing the work yourself:"
 )
 MARK = "<system-reminder>\n"
+_SUSPECT = re.compile(r"<|(?:human|assistant|user|system)\s*:", re.IGNORECASE)
+"""What the escaper could change: a tag's `<`, or a turn's role and colon."""
 NAME_CHARS = 64
 """The most of a name the listing shows (a longer one is cut, and marked so)."""
 MORE_AGENTS = "- …and {n} more (the Agent tool starts them by name)"
@@ -69,16 +72,9 @@ def listing(
     skills = loadable if SKILL in offered else []
     if not agents and not skills:
         return None
-    # descriptions, names and tools are a repository's words: harness markup in them is made
-    # inert, as in a subagent's report (imported here: only a session with a catalog needs it)
-    from stayer.tools.builtin.agent_result import escaped
-
-    def plain(text: str) -> str:
-        return escaped(text)[0]
-
     sections = [
-        _Section(AGENTS_HEAD, [_agent_entry(a, plain) for a in agents], MORE_AGENTS),
-        _Section(SKILLS_HEAD, [_skill_entry(s, plain) for s in skills], MORE_SKILLS),
+        _Section(AGENTS_HEAD, [_agent_entry(a, _plain) for a in agents], MORE_AGENTS),
+        _Section(SKILLS_HEAD, [_skill_entry(s, _plain) for s in skills], MORE_SKILLS),
     ]
     sections = [section for section in sections if section.entries]
     frame = len(MARK) + len("\n</system-reminder>")
@@ -96,6 +92,16 @@ def is_listing(text: str) -> bool:
     """Whether `text` is a listing this module wrote (a transcript reader, or a test, may
     leave it out of what the user said)."""
     return text.startswith((MARK + AGENTS_HEAD, MARK + SKILLS_HEAD))
+
+
+def _plain(text: str) -> str:
+    """`text`, a repository's words, with markup shaped like the harness's own made inert, as
+    in a subagent's report."""
+    if _SUSPECT.search(text) is None:
+        return text  # the escaper (and the tools package it lives in) is not loaded for it
+    from stayer.tools.builtin.agent_result import escaped
+
+    return escaped(text)[0]
 
 
 class _Entry(Struct, frozen=True):
