@@ -13,11 +13,13 @@ import pytest
 
 import stayer
 from stayer.agents.model import Skill
+from stayer.context.compact import SUMMARY_INTRO
 from stayer.errors import ConfigError
 from stayer.events import Finished, Terminal, ToolCallFinished
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.commands import command_header
+from stayer.session.listings import is_listing
 from tests.session.skill_kit import options, skill, submit, with_skills
 
 
@@ -167,3 +169,17 @@ async def test_a_prompt_hook_judges_the_command_as_typed_before_its_shell_comman
     assert json.loads(seen.read_text())["prompt"] == "/go now"
     assert not (work / "ran").exists()
     assert model.requests == []
+
+
+async def test_a_commands_body_is_not_shown_again_after_a_summary(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("hi Ada"), text("SUMMARY"), text("ok")])
+    given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(echo:*)"])
+    async with stayer.Session(given) as session:
+        with_skills(session, command("greet", "Greet $ARGUMENTS. Now: !`echo 10:00`", tmp_path))
+        await submit(session, "/greet Ada")
+        [_ async for _ in session.compact()]
+        await submit(session, "next")
+    first = model.requests[2].messages[0]
+    assert isinstance(first, UserMessage)
+    shown = [b.text for b in first.content if isinstance(b, TextBlock) and not is_listing(b.text)]
+    assert shown == [SUMMARY_INTRO + "SUMMARY", "next"]

@@ -9,7 +9,9 @@ left out.
 
 The skills invoked in the conversation are shown again too (`reattach_skills`): the latest
 rendering of each, newest first, each cut to a share and all within a total (Claude Code's
-5,000 and 25,000 tokens), unless the kept round still shows it.
+5,000 and 25,000 tokens, and never more than what the files left of their quarter of the
+threshold: a small window must not fill again with them), unless the kept round still shows
+it. A custom command's body is not among them: what its `!` commands printed then is stale.
 """
 
 from __future__ import annotations
@@ -99,10 +101,12 @@ def _fit(page: str, room: int) -> str:
     return head + CUT_NOTE.format(line=line)
 
 
-def reattach_skills(params: LoopParams, kept: Sequence[Message]) -> list[Reattached]:
+def reattach_skills(
+    params: LoopParams, kept: Sequence[Message], *, budget_tokens: int
+) -> list[Reattached]:
     """The skills to show again after a summary: each one's latest rendering, newest first,
-    cut to its share, until the total is spent (the rest are left out); none the `kept`
-    messages still show."""
+    cut to its share, until the total (at most `budget_tokens`) is spent (the rest are left
+    out); none the `kept` messages still show."""
     if params.skills_loaded is None:
         return []
     visible = {
@@ -112,7 +116,7 @@ def reattach_skills(params: LoopParams, kept: Sequence[Message]) -> list[Reattac
         for block in message.content
         if isinstance(block, TextBlock)
     }
-    room = SKILLS_TOTAL_TOKENS * CHARS_PER_TOKEN
+    room = min(SKILLS_TOTAL_TOKENS, budget_tokens) * CHARS_PER_TOKEN
     found: list[Reattached] = []
     for name, text in params.skills_loaded():
         if text in visible:
