@@ -18,6 +18,7 @@ from stayer.session.listings import (
     NAME_CHARS,
     SKILLS_HEAD,
     WINDOW_SHARE,
+    is_listing,
     listing,
 )
 from stayer.tools.names import AGENT, SKILL
@@ -176,3 +177,18 @@ def test_each_entry_is_capped(tmp_path: Path) -> None:
         listing(Catalog(skills=(long,)), offered={SKILL}, context_window=10**7, usage={})
     )
     assert len(line) == len("- long: ") + ENTRY_CHARS and line.endswith("…")
+
+
+async def test_a_summary_carries_the_listing_over(tmp_path: Path) -> None:
+    replies = [text("one"), text("SUMMARY 1"), text("two"), text("SUMMARY 2"), text("three")]
+    model = ScriptedProvider(replies)
+    async with stayer.Session(options(tmp_path, model)) as session:
+        with_skills(session, skill("greet", "Hi.", tmp_path / "sk"))
+        await submit(session, "hello")
+        for prompt in ("again", "more"):
+            [_ async for _ in session.compact()]
+            await submit(session, prompt)
+    [listed] = [t for t in first_texts(model, 0) if is_listing(t)]
+    assert SKILLS_HEAD in listed
+    for request in (2, 4):  # after each summary, once, as it was
+        assert [t for t in first_texts(model, request) if is_listing(t)] == [listed]

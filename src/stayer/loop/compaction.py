@@ -41,7 +41,7 @@ from stayer.messages import AssistantMessage, Message, TextBlock
 
 from .abort import relay, until_aborted
 from .fallback import billed
-from .reattach import Reattached, reattach_skills, reread
+from .reattach import Reattached, listing_of, reattach_skills, reread
 from .recovery import WINDOW_EXCEEDED, Finish, Retry, Step, prompt_too_long
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
@@ -256,7 +256,7 @@ async def _with_summary(
         summary,
         keep_recent_tokens=keep,
         pins=tuple(params.tool_context.pins),
-        files=[shown.text for shown in (*files, *skills)],
+        files=[*(shown.text for shown in (*files, *skills)), *listing_of(state.messages)],
     )
     return messages, files
 

@@ -8,7 +8,7 @@ capped, and when the whole is still too long the least-used skills (then the las
 lose their descriptions first, then, if their names alone are too many, their lines, and a
 last line says how many more the tools accept by name. The listing is a repository's words:
 markup shaped like the harness's own is escaped in it. Skills only the user may invoke are
-not listed.
+not listed. A summary carries the listing over into its own message (`loop.reattach`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from msgspec import Struct
 
 from stayer.agents.model import AgentDefinition, Catalog, Skill
 from stayer.context.compact import CHARS_PER_TOKEN
+from stayer.loop.reattach import AGENTS_HEAD as AGENTS_HEAD  # the listing's heads
+from stayer.loop.reattach import LISTING_MARK as MARK
+from stayer.loop.reattach import SKILLS_HEAD as SKILLS_HEAD
+from stayer.loop.reattach import is_listing as is_listing  # where readers look for it
 from stayer.loop.state import LoopParams
 from stayer.messages import TextBlock, UserMessage
 from stayer.tools.names import AGENT, SKILL
@@ -28,12 +32,6 @@ ENTRY_CHARS = 1_536
 """The most of one entry's description (with its when-to-use) the listing shows."""
 WINDOW_SHARE = 100
 """The skills' listing takes at most 1/100 of the context window."""
-AGENTS_HEAD = "The Agent tool can start these agent types (subagent_type):"
-SKILLS_HEAD = (
-    "The Skill tool can load these skills; load one when the task matches its description, "
-    "before doing the work yourself:"
-)
-MARK = "<system-reminder>\n"
 _SUSPECT = re.compile(r"<|(?:human|assistant|user|system)\s*:", re.IGNORECASE)
 """What the escaper could change: a tag's `<`, or a turn's role and colon."""
 NAME_CHARS = 64
@@ -86,12 +84,6 @@ def listing(
         for section, lines in zip(sections, fitted(sections, budget, ranks), strict=True)
     ]
     return MARK + "\n\n".join(parts) + "\n</system-reminder>"
-
-
-def is_listing(text: str) -> bool:
-    """Whether `text` is a listing this module wrote (a transcript reader, or a test, may
-    leave it out of what the user said)."""
-    return text.startswith((MARK + AGENTS_HEAD, MARK + SKILLS_HEAD))
 
 
 def _plain(text: str) -> str:
