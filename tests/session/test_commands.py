@@ -183,3 +183,37 @@ async def test_a_commands_body_is_not_shown_again_after_a_summary(tmp_path: Path
     assert isinstance(first, UserMessage)
     shown = [b.text for b in first.content if isinstance(b, TextBlock) and not is_listing(b.text)]
     assert shown == [SUMMARY_INTRO + "SUMMARY", "next"]
+
+
+async def test_session_start_hooks_run_before_a_first_commands_shell_commands(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    work = tmp_path / "work"
+    started = {"type": "command", "command": f"touch {work / 'began'}"}
+    hooks = {"SessionStart": [{"matcher": "", "hooks": [started]}]}
+    (config / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    model = ScriptedProvider([text("ok")])
+    given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(ls:*)"])
+    async with stayer.Session(given) as session:
+        with_skills(session, command("check", "Found: !`ls began`", tmp_path))
+        await submit(session, "/check")
+    assert sent(model) == [command_header("check", ""), "Found: began"]
+
+
+async def test_a_command_the_model_loads_is_not_shown_again_after_a_summary(
+    tmp_path: Path,
+) -> None:
+    load = tool_call("Skill", {"skill": "greet"}, id="s1")
+    model = ScriptedProvider([load, text("done"), text("SUMMARY"), text("ok")])
+    async with stayer.Session(options(tmp_path, model)) as session:
+        with_skills(session, command("greet", "Greet everyone.", tmp_path))
+        loaded = await submit(session, "go")
+        [_ async for _ in session.compact()]
+        await submit(session, "next")
+    assert [e.status for e in loaded if isinstance(e, ToolCallFinished)] == ["completed"]
+    first = model.requests[3].messages[0]
+    assert isinstance(first, UserMessage)
+    shown = [b.text for b in first.content if isinstance(b, TextBlock) and not is_listing(b.text)]
+    assert shown == [SUMMARY_INTRO + "SUMMARY", "next"]
