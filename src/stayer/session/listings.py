@@ -14,7 +14,7 @@ not listed. A summary carries the listing over into its own message (`loop.reatt
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from msgspec import Struct
 
@@ -71,8 +71,8 @@ def listing(
     if not agents and not skills:
         return None
     sections = [
-        _Section(AGENTS_HEAD, [_agent_entry(a, _plain) for a in agents], MORE_AGENTS),
-        _Section(SKILLS_HEAD, [_skill_entry(s, _plain) for s in skills], MORE_SKILLS),
+        _Section(AGENTS_HEAD, tuple(_agent_entry(a) for a in agents), MORE_AGENTS),
+        _Section(SKILLS_HEAD, tuple(_skill_entry(s) for s in skills), MORE_SKILLS),
     ]
     sections = [section for section in sections if section.entries]
     frame = len(MARK) + len("\n</system-reminder>")
@@ -81,7 +81,7 @@ def listing(
     ranks = [usage.get(skill.name, 0) for skill in skills]
     parts = [
         "\n".join([section.head, *lines])
-        for section, lines in zip(sections, fitted(sections, budget, ranks), strict=True)
+        for section, lines in zip(sections, _fitted(sections, budget, ranks), strict=True)
     ]
     return MARK + "\n\n".join(parts) + "\n</system-reminder>"
 
@@ -107,27 +107,27 @@ class _Section(Struct, frozen=True):
     """The agents' or the skills' part of the listing."""
 
     head: str
-    entries: list[_Entry]
+    entries: tuple[_Entry, ...]
     more: str
 
 
-def _agent_entry(agent: AgentDefinition, plain: Callable[[str], str]) -> _Entry:
+def _agent_entry(agent: AgentDefinition) -> _Entry:
     if agent.tools is None:
         tools = "all tools"
     else:
-        tools = _capped(plain(", ".join(agent.tools))) or "no tools"
-    name = _name(plain(agent.name))
-    described = _capped(plain(agent.description))
+        tools = _capped(_plain(", ".join(agent.tools))) or "no tools"
+    name = _name(_plain(agent.name))
+    described = _capped(_plain(agent.description))
     full = f"- {name}: {described} (tools: {tools})" if described else f"- {name} (tools: {tools})"
     return _Entry(full, f"- {name}")
 
 
-def _skill_entry(skill: Skill, plain: Callable[[str], str]) -> _Entry:
-    name = _name(plain(skill.name))
-    return _Entry(_line(name, _description(skill, plain)), _line(name, ""))
+def _skill_entry(skill: Skill) -> _Entry:
+    name = _name(_plain(skill.name))
+    return _Entry(_line(name, _description(skill)), _line(name, ""))
 
 
-def fitted(sections: Sequence[_Section], budget: int, ranks: Sequence[int]) -> list[list[str]]:
+def _fitted(sections: Sequence[_Section], budget: int, ranks: Sequence[int]) -> list[list[str]]:
     """Each section's lines within `budget` characters: over it, the least-used skills (of
     equal use, the later listed), then the later agent types lose their descriptions; if bare
     names are still too many, they are left out in the same order, and a last line says how
@@ -177,9 +177,9 @@ def _order(sections: Sequence[_Section], ranks: Sequence[int]) -> list[tuple[int
     return skills + agents
 
 
-def _description(skill: Skill, plain: Callable[[str], str]) -> str:
-    text = plain(skill.description).strip()
-    when = plain(skill.when_to_use).strip()
+def _description(skill: Skill) -> str:
+    text = _plain(skill.description).strip()
+    when = _plain(skill.when_to_use).strip()
     if when:
         text = f"{text} - {when}" if text else when
     return _capped(text)
