@@ -4,6 +4,7 @@ policy would not allow stops the run in one line before any request leaves."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.e2e.cli import stayer
@@ -105,3 +106,18 @@ def test_the_model_loads_a_skill_and_reads_it_after_the_calls_result(
         "text": f"Base directory for this skill: {work / '.claude' / 'skills' / 'haiku'}\n\n"
         "Write a haiku about rain. Files here: ",
     }
+
+
+def test_a_prompt_hooks_refusal_comes_before_a_commands_shell_commands(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    work = project(tmp_path)
+    refuse = {"type": "command", "command": "echo 'no deploys today' >&2; exit 2"}
+    hooks = {"UserPromptSubmit": [{"matcher": "", "hooks": [refuse]}]}
+    (work / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    env = {**server.env(), "HOME": str(tmp_path / "home")}
+    done = stayer("-p", "/deploy", "--allowedTools", "Bash(touch:*)", cwd=work, env=env)
+
+    assert "no deploys today" in done.stdout + done.stderr
+    assert server.requests == []
+    assert not (work / "shipped").exists()

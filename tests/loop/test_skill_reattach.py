@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from stayer.context.compact import SUMMARY_INTRO
 from stayer.events import Terminal
+from stayer.loop.compaction import threshold
 from stayer.loop.reattach import SKILL_CUT_NOTE, SKILL_INTRO
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import ScriptedProvider, text
@@ -63,3 +64,22 @@ async def test_no_skill_loaded_adds_nothing_to_a_summary(tmp_path: Path) -> None
     )
     await run(params)
     assert intro_texts(model, 2) == [SUMMARY_INTRO + "NOTES"]
+
+
+async def test_on_a_small_window_skills_share_the_files_quarter_of_the_threshold(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedProvider([big_call(1, input_tokens=30_000), text("NOTES"), text("done")])
+    rendered = [(f"s{n}", "x" * 30_000) for n in range(8)]
+    params = replace(
+        make_params(model, [Echo()], tmp_path),
+        context_window=32_000,
+        max_tokens=1_000,
+        skills_loaded=lambda: rendered,
+    )
+    events = await run(params)
+
+    assert compactions(events) == [("auto", "summary")]
+    shown = intro_texts(model, 2)
+    assert shown[1].startswith(SKILL_INTRO.format(name="s0"))
+    assert sum(len(part) for part in shown[1:]) <= threshold(params) // 4 * TOKEN

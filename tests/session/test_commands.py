@@ -5,6 +5,7 @@ policy before anything is sent; a `/word` that is no command goes as typed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -12,11 +13,13 @@ import pytest
 
 import stayer
 from stayer.agents.model import Skill
+from stayer.context.compact import SUMMARY_INTRO
 from stayer.errors import ConfigError
-from stayer.events import ToolCallFinished
+from stayer.events import Finished, Terminal, ToolCallFinished
 from stayer.messages import TextBlock, UserMessage
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.commands import command_header
+from stayer.session.listings import is_listing
 from tests.session.skill_kit import options, skill, submit, with_skills
 
 
@@ -142,3 +145,75 @@ async def test_interrupting_a_commands_shell_command_sends_nothing(tmp_path: Pat
         assert time.monotonic() - began < 5
         assert session.history == ()
     assert model.requests == []
+
+
+async def test_a_prompt_hook_judges_the_command_as_typed_before_its_shell_commands_run(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    seen = tmp_path / "seen.json"
+    refuse = f"cat > {seen}; echo 'not today' >&2; exit 2"
+    hooks = {
+        "UserPromptSubmit": [{"matcher": "", "hooks": [{"type": "command", "command": refuse}]}]
+    }
+    (config / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    model = ScriptedProvider([text("never")])
+    given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(touch:*)"])
+    async with stayer.Session(given) as session:
+        work = session.setup.params.tool_context.cwd
+        with_skills(session, command("go", "Ran: !`touch ran`", tmp_path))
+        events = await submit(session, "/go now")
+    finished = events[-1]
+    assert isinstance(finished, Finished) and finished.terminal is not Terminal.COMPLETED
+    assert json.loads(seen.read_text())["prompt"] == "/go now"
+    assert not (work / "ran").exists()
+    assert model.requests == []
+
+
+async def test_a_commands_body_is_not_shown_again_after_a_summary(tmp_path: Path) -> None:
+    model = ScriptedProvider([text("hi Ada"), text("SUMMARY"), text("ok")])
+    given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(echo:*)"])
+    async with stayer.Session(given) as session:
+        with_skills(session, command("greet", "Greet $ARGUMENTS. Now: !`echo 10:00`", tmp_path))
+        await submit(session, "/greet Ada")
+        [_ async for _ in session.compact()]
+        await submit(session, "next")
+    first = model.requests[2].messages[0]
+    assert isinstance(first, UserMessage)
+    shown = [b.text for b in first.content if isinstance(b, TextBlock) and not is_listing(b.text)]
+    assert shown == [SUMMARY_INTRO + "SUMMARY", "next"]
+
+
+async def test_session_start_hooks_run_before_a_first_commands_shell_commands(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    work = tmp_path / "work"
+    started = {"type": "command", "command": f"touch {work / 'began'}"}
+    hooks = {"SessionStart": [{"matcher": "", "hooks": [started]}]}
+    (config / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    model = ScriptedProvider([text("ok")])
+    given = options(tmp_path, model, tools=["Bash"], allowed_tools=["Bash(ls:*)"])
+    async with stayer.Session(given) as session:
+        with_skills(session, command("check", "Found: !`ls began`", tmp_path))
+        await submit(session, "/check")
+    assert sent(model) == [command_header("check", ""), "Found: began"]
+
+
+async def test_a_command_the_model_loads_is_not_shown_again_after_a_summary(
+    tmp_path: Path,
+) -> None:
+    load = tool_call("Skill", {"skill": "greet"}, id="s1")
+    model = ScriptedProvider([load, text("done"), text("SUMMARY"), text("ok")])
+    async with stayer.Session(options(tmp_path, model)) as session:
+        with_skills(session, command("greet", "Greet everyone.", tmp_path))
+        loaded = await submit(session, "go")
+        [_ async for _ in session.compact()]
+        await submit(session, "next")
+    assert [e.status for e in loaded if isinstance(e, ToolCallFinished)] == ["completed"]
+    first = model.requests[3].messages[0]
+    assert isinstance(first, UserMessage)
+    shown = [b.text for b in first.content if isinstance(b, TextBlock) and not is_listing(b.text)]
+    assert shown == [SUMMARY_INTRO + "SUMMARY", "next"]

@@ -261,10 +261,12 @@ async def test_a_skill_loaded_before_a_summary_is_shown_again_after_it(tmp_path:
         [_ async for _ in session.compact()]
         await submit(session, "next")
     first = model.requests[3].messages[0]
+    [listed] = [text for text in user_texts(model.requests[0].messages[0]) if text != "go"]
     assert user_texts(first) == [
         SUMMARY_INTRO + "SUMMARY",
         SKILL_INTRO.format(name="tidy")
         + f"Base directory for this skill: {tidy.base_dir}\n\nTidy up .",
+        listed,
         "next",
     ]
 

@@ -239,3 +239,40 @@ async def test_a_forked_skill_whose_agent_type_a_deny_rule_covers_does_not_run(
     )
     assert nested(events) == []
     router.assert_done()
+
+
+async def test_preloaded_skills_are_rendered_without_running_their_commands(
+    tmp_path: Path,
+) -> None:
+    def preloaded(name: str, body: str, **more: object) -> Skill:
+        fields: dict[str, Any] = {"description": name, "kind": "skill", **more}
+        base = tmp_path / name
+        return Skill(
+            name=name, body=body, scope="project", source=base / "SKILL.md", base_dir=base, **fields
+        )
+
+    marker = tmp_path / "ran"
+    style = preloaded("style", f"Tabs$ARGUMENTS in ${{CLAUDE_SKILL_DIR}}. !`touch {marker}`")
+    lead = ScriptedProvider(
+        [tool_call("Spawn", {"prompt": "fix it", "subagent_type": "styler"}, id="t1"), text("ok")]
+    )
+    styler = ScriptedProvider([text("fixed")])
+    router = Router(lead, STYLER=styler)
+    skills = (style, preloaded("deploy", "Ship it.", disable_model_invocation=True))
+    catalog = Catalog(agents=(kind("styler", skills=("style", "deploy")),), skills=skills)
+    async with stayer.Session(options(tmp_path, router)) as session:
+        with_catalog(session, catalog)
+        await run(session, "go")
+    (first,) = styler.requests[0].messages
+    said = "".join(
+        block.text
+        for block in first.content
+        if isinstance(block, TextBlock) and not is_listing(block.text)
+    )
+    assert said == (
+        f"[Skill style, from {tmp_path / 'style'}:]\nTabs in {tmp_path / 'style'}. "
+        f"[`touch {marker}` was not run: a skill an agent preloads never runs its commands]\n\n"
+        "[The skill 'deploy' this agent preloads may only be run by the user (it disables model "
+        "invocation); it was not loaded.]\n\nfix it"
+    )
+    assert not marker.exists()

@@ -27,6 +27,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.context.compact import (
+    CHARS_PER_TOKEN,
     clear_old_tool_results,
     compacted,
     estimate_tokens,
@@ -40,7 +41,7 @@ from stayer.messages import AssistantMessage, Message, TextBlock
 
 from .abort import relay, until_aborted
 from .fallback import billed
-from .reattach import Reattached, reattach_skills, reread
+from .reattach import Reattached, listing_of, reattach_skills, reread
 from .recovery import WINDOW_EXCEEDED, Finish, Retry, Step, prompt_too_long
 from .state import LoopParams, LoopState
 from .turn import TurnResult, stream_turn
@@ -246,14 +247,16 @@ async def _with_summary(
     the files read most recently and the skills invoked shown again; and those files."""
     keep = compaction_window(params) // KEEP_RECENT_SHARE
     kept = kept_round(state.messages, keep_recent_tokens=keep)
-    files = await reread(params, state.messages, kept, budget_tokens=threshold(params) // 4)
-    skills = reattach_skills(params, kept)
+    share = threshold(params) // 4  # what shown-again files and skills may take together
+    files = await reread(params, state.messages, kept, budget_tokens=share)
+    took = sum(len(file.text) for file in files) // CHARS_PER_TOKEN
+    skills = reattach_skills(params, kept, budget_tokens=share - took)
     messages = compacted(
         state.messages,
         summary,
         keep_recent_tokens=keep,
         pins=tuple(params.tool_context.pins),
-        files=[shown.text for shown in (*files, *skills)],
+        files=[*(shown.text for shown in (*files, *skills)), *listing_of(state.messages)],
     )
     return messages, files
 

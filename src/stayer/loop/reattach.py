@@ -9,7 +9,11 @@ left out.
 
 The skills invoked in the conversation are shown again too (`reattach_skills`): the latest
 rendering of each, newest first, each cut to a share and all within a total (Claude Code's
-5,000 and 25,000 tokens), unless the kept round still shows it.
+5,000 and 25,000 tokens, and never more than what the files left of their quarter of the
+threshold: a small window must not fill again with them), unless the kept round still shows
+it. The listing of agent types and skills the conversation began with goes into the summary's
+message too (`listing_of`): without it the model would no longer know what it may delegate to
+or load. A custom command's body is not among them: what its `!` commands printed then is stale.
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ from .state import LoopParams, ToolCall
 REATTACHED_INTRO = "[{path}, which you read before the summary, as it is now:]\n"
 SKILL_INTRO = "[Skill {name}, loaded before the summary; its instructions still apply:]\n"
 SKILL_CUT_NOTE = "\n[... cut to save room; load the skill again for the rest.]"
+LISTING_MARK = "<system-reminder>\n"
+AGENTS_HEAD = "The Agent tool can start these agent types (subagent_type):"
+SKILLS_HEAD = (
+    "The Skill tool can load these skills; load one when the task matches its description, "
+    "before doing the work yourself:"
+)
+"""How the listing of agent types and skills a session puts in a conversation's first message
+begins (`session.listings` writes it; a summary carries it over, `listing_of`)."""
 SKILL_TOKENS = 5_000
 SKILLS_TOTAL_TOKENS = 25_000
 CUT_NOTE = "\n[... cut to save room; Read it again from line {line} for the rest.]"
@@ -99,10 +111,12 @@ def _fit(page: str, room: int) -> str:
     return head + CUT_NOTE.format(line=line)
 
 
-def reattach_skills(params: LoopParams, kept: Sequence[Message]) -> list[Reattached]:
+def reattach_skills(
+    params: LoopParams, kept: Sequence[Message], *, budget_tokens: int
+) -> list[Reattached]:
     """The skills to show again after a summary: each one's latest rendering, newest first,
-    cut to its share, until the total is spent (the rest are left out); none the `kept`
-    messages still show."""
+    cut to its share, until the total (at most `budget_tokens`) is spent (the rest are left
+    out); none the `kept` messages still show."""
     if params.skills_loaded is None:
         return []
     visible = {
@@ -112,7 +126,7 @@ def reattach_skills(params: LoopParams, kept: Sequence[Message]) -> list[Reattac
         for block in message.content
         if isinstance(block, TextBlock)
     }
-    room = SKILLS_TOTAL_TOKENS * CHARS_PER_TOKEN
+    room = min(SKILLS_TOTAL_TOKENS, budget_tokens) * CHARS_PER_TOKEN
     found: list[Reattached] = []
     for name, text in params.skills_loaded():
         if text in visible:
@@ -125,3 +139,19 @@ def reattach_skills(params: LoopParams, kept: Sequence[Message]) -> list[Reattac
         room -= len(intro) + len(shown)
         found.append(Reattached(f"skill:{name}", intro + shown))
     return found
+
+
+def is_listing(text: str) -> bool:
+    """Whether `text` is a listing of agent types and skills (`session.listings`)."""
+    return text.startswith((LISTING_MARK + AGENTS_HEAD, LISTING_MARK + SKILLS_HEAD))
+
+
+def listing_of(messages: Sequence[Message]) -> list[str]:
+    """The listing the conversation in `messages` began with (in its first message, or the
+    last summary's), as a list of none or one text."""
+    for message in messages:
+        if isinstance(message, UserMessage):
+            for block in message.content:
+                if isinstance(block, TextBlock) and is_listing(block.text):
+                    return [block.text]
+    return []

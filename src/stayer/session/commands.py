@@ -73,6 +73,6 @@ async def expanded(
         raise ConfigError(str(failure)) from None
     if skill.kind == "skill":
         body = f"Base directory for this skill: {skill.base_dir}\n\n{body}"
-    skills.remember(name, body)
+        skills.remember(name, body)  # shown again after a summary; a command's output is not
     content = (TextBlock(command_header(name, args)), TextBlock(body))
     return Expansion(content, None if skill.model in (None, "inherit") else skill.model)

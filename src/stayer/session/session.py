@@ -469,12 +469,14 @@ class Session(McpFacet, TreeFacet):
     ) -> AsyncGenerator[Event, None]:
         async with self._lock:
             self._skills.new_prompt()  # the last turn's skills' rules end here
-            prompt = await self._command(prompt, abort)  # a ConfigError: nothing is sent
             finished = False
             try:
                 async for event in self._run(prompt, abort):
                     finished = finished or isinstance(event, Finished)
                     yield event
+            except ConfigError:  # a command that could not be expanded: nothing was sent
+                finished = finished or self._seen is self.history
+                raise
             finally:
                 if not finished:
                     self._salvage()
@@ -605,6 +607,9 @@ class Session(McpFacet, TreeFacet):
                 yield _refused(gate.refused, self.history)
                 return
             context = gate.context
+        # the hooks judge the prompt as typed before a command's `!` lines run (ConfigError:
+        # one could not; nothing is sent)
+        prompt = await self._command(prompt, abort)
         async for event in self._loop(prompt, abort, context):
             yield event
 

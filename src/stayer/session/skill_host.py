@@ -83,7 +83,8 @@ class SessionSkills:
         if self._rendered.get(skill.name) == followup:
             again = f"Skill {skill.name} is already loaded above, with the same content: "
             return LoadedSkill(skill.name, again + "follow its instructions there")
-        self.remember(skill.name, followup)
+        if skill.kind == "skill":  # a command's `!` output would be stale after a summary
+            self.remember(skill.name, followup)
         return LoadedSkill(skill.name, f"Loaded skill {skill.name}", followup=followup)
 
     async def rendered(self, skill: Skill, args: str) -> str:

@@ -184,18 +184,49 @@ def system_text(
     return "\n\n".join(parts)
 
 
+NOT_RUN = "[`{command}` was not run: a skill an agent preloads never runs its commands]"
+
+
 def first_message(
-    catalog: Catalog, definition: AgentDefinition, prompt: str, *, notes: Sequence[str] = ()
+    catalog: Catalog,
+    definition: AgentDefinition,
+    prompt: str,
+    *,
+    notes: Sequence[str] = (),
+    session_id: str = "",
+    project_dir: Path | None = None,
 ) -> str:
     """The child's first message: what stayer says of its tools (`notes`), the preloaded
-    skills' instructions, then the task."""
+    skills' instructions, then the task. Each skill is rendered as if loaded with no
+    arguments, except that its `!` commands are not run (nobody chose to run them: the agent's
+    file named the skill) but noted in their place; one only the user may invoke is not
+    loaded, and a line says so. `project_dir`: the child's folder (None: the process's)."""
+    from stayer.agents.arguments import render  # only an agent that preloads skills needs it
+
     parts: list[str] = list(notes)
     for name in definition.skills:
         skill = catalog.skill(name)
         if skill is None:
             parts.append(f"[The skill {name!r} this agent preloads was not found.]")
             continue
-        parts.append(f"[Skill {skill.name}, from {skill.base_dir}:]\n{skill.body.strip()}")
+        if skill.disable_model_invocation:
+            parts.append(
+                f"[The skill {skill.name!r} this agent preloads may only be run by the user "
+                "(it disables model invocation); it was not loaded.]"
+            )
+            continue
+        root = next((p.root for p in catalog.plugins if p.name == skill.plugin), None)
+        filled = render(
+            skill.body,
+            "",
+            names=skill.arguments,
+            session_id=session_id,
+            project_dir=project_dir or Path.cwd(),
+            skill_dir=skill.base_dir,
+            plugin_root=root if skill.plugin is not None else None,
+        )
+        body = filled.fill([NOT_RUN.format(command=command) for command in filled.commands])
+        parts.append(f"[Skill {skill.name}, from {skill.base_dir}:]\n{body.strip()}")
     return "\n\n".join((*parts, prompt))
 
 

@@ -243,7 +243,14 @@ async def _prepare(parent: Member, request: SubagentRequest) -> tuple[_Run, str]
         path = str(child.transcript_path or "")
         child.hooks.as_subagent(parent.hooks.runner.base, agent_id, definition.name, path)
     notes = restriction_notes(definition, request)
-    prompt = first_message(resolved.catalog, definition, request.prompt, notes=notes)
+    prompt = first_message(
+        resolved.catalog,
+        definition,
+        request.prompt,
+        notes=notes,
+        session_id=agent_id,
+        project_dir=child.setup.params.tool_context.cwd,
+    )
     return _Run(parent, child, definition, request, worktree), prompt
 
 
