@@ -83,6 +83,25 @@ def plugin(root: Path, *, hooks_file: Path) -> Plugin:
     return Plugin(name="tidy", root=root, source="--plugin-dir", hooks_file=hooks_file)
 
 
+def test_a_plugin_the_user_turned_off_stays_off_whatever_the_project_says(
+    home: dict[str, str], project: Path
+) -> None:
+    user = {"enabledPlugins": {"a@m": False, "b@m": False, "c@m": True}}
+    write(Path(home["CLAUDE_CONFIG_DIR"]) / "settings.json", user)
+    write(Path(home["STAYER_CONFIG_DIR"]) / "settings.json", {"enabledPlugins": {"b@m": True}})
+    write(project / ".claude" / "settings.json", {"enabledPlugins": {"a@m": True, "b@m": False}})
+    write(project / ".claude" / "settings.local.json", {"enabledPlugins": {"a@m": True}})
+    write(project / ".stayer" / "settings.json", {"enabledPlugins": {"c@m": False}})
+
+    assert load_settings(project, home).settings.enabled_plugins == {
+        "a@m": False,  # the user's off wins over project and local
+        "b@m": False,  # the user's own later file turned it on; the project may turn it off
+        "c@m": False,
+    }
+    given = load_settings(project, home, flag_settings='{"enabledPlugins": {"a@m": true}}')
+    assert given.settings.enabled_plugins == {"a@m": True, "b@m": False, "c@m": False}
+
+
 def test_a_plugins_hooks_have_its_root_in_their_commands_and_follow_the_settings_ones(
     tmp_path: Path,
 ) -> None:
