@@ -21,7 +21,8 @@ from typing import Literal
 
 Place = Literal["bare", "single", "double", "unknown"]
 
-_PLAIN = re.compile(r"[\w./:@%+=,-]*", re.ASCII)
+_PLAIN = re.compile(r"[\w./:@%+,-]*", re.ASCII)
+"""No `=`: arithmetic, one of those places, would read `NAME=1` as setting a variable."""
 _INERT_BRACE = re.compile(r"\$\{[\w#@*?!-]*\}", re.ASCII)
 _WORD_START = " \t\n;&|()<>"
 _HARD_BARE = ("`", "<<", "$'", "$((", "((")

@@ -103,6 +103,8 @@ def _quoted(root: str, place: Place, command: str) -> str:
     try:
         return quoted(root, place)
     except Unquotable:
+        first = command.strip().splitlines()[0]
         raise Unquotable(
-            f"{_ROOT} in `{command}` stands where its folder cannot be quoted safely"
+            f"{_ROOT} in the command `{first}`… stands where the folder's name cannot be quoted"
+            " safely (after a backquote, here-document, ${…}, arithmetic, case or comment)"
         ) from None

@@ -128,6 +128,37 @@ def test_a_plugins_hooks_have_its_root_in_their_commands_and_follow_the_settings
     assert combined == {"PostToolUse": (own, matcher), "Stop": (own,)}
 
 
+def test_a_plugins_folder_goes_into_its_hooks_quoted_for_where_it_stands(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "my kit;x"
+    commands = [
+        "sh ${CLAUDE_PLUGIN_ROOT}/a.sh",
+        "echo '${CLAUDE_PLUGIN_ROOT}'",
+        "ls $CLAUDE_PLUGIN_ROOT",
+    ]
+    hooks = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": c} for c in commands]}]}}
+    found = plugin_hooks([plugin(root, hooks_file=write(root / "hooks.json", hooks))])
+
+    (matcher,) = found["Stop"]
+    assert [handler.command for handler in matcher.hooks] == [
+        f"sh '{root}'/a.sh",
+        f"echo '{root}'",
+        "ls $CLAUDE_PLUGIN_ROOT",  # the shell's, from the hook's environment
+    ]
+    assert {getattr(handler, "plugin_root", None) for handler in matcher.hooks} == {str(root)}
+
+    heredoc = {"type": "command", "command": "cat <<E\n${CLAUDE_PLUGIN_ROOT}\nE"}
+    path = write(root / "hooks.json", {"hooks": {"Stop": [{"hooks": [heredoc]}]}})
+    with pytest.raises(ConfigError) as caught:
+        plugin_hooks([plugin(root, hooks_file=path)])
+    assert str(caught.value) == (
+        f"plugin tidy: {path}: ${{CLAUDE_PLUGIN_ROOT}} in the command `cat <<E`… stands where the"
+        " folder's name cannot be quoted safely (after a backquote, here-document, ${…},"
+        " arithmetic, case or comment); fix it, or leave the plugin out"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "what"),
     [
