@@ -168,7 +168,7 @@ class Rendered(Struct, frozen=True, kw_only=True):
 
     text: str
     commands: tuple[str, ...]
-    written: tuple[str, ...] = ()
+    written: tuple[str, ...]
     """The commands as the body writes them (placeholders unfilled), same order."""
     pieces: tuple[str, ...]
     """The text between the commands (one more than `commands`), filled."""
