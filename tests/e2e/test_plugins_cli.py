@@ -197,3 +197,27 @@ def test_a_plugin_whose_hooks_file_is_broken_stops_the_run_in_one_line(
     assert done.stderr.startswith(f"stayer: plugin tidy: {hooks}: ")
     assert done.stderr.endswith("fix it, or leave the plugin out\n")
     assert done.stderr.count("\n") == 1 and server.requests == []
+
+
+@READERS
+def test_a_plugin_folder_named_like_shell_syntax_stays_one_path_in_its_hooks(
+    server: FakeModelServer, project: Path, home: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "My Plugins;touch INJECTED;" / "tidy"
+    write(root / ".claude-plugin" / "plugin.json", {"name": "tidy"})
+    write(root / "hooks" / "h.sh", 'printf "bare sees %s\\n" "$CLAUDE_PLUGIN_ROOT"\n')
+    write(root / "note.txt", "quoted reads the note")
+    hooks = [
+        {"type": "command", "command": "sh ${CLAUDE_PLUGIN_ROOT}/hooks/h.sh"},
+        {"type": "command", "command": 'cat "${CLAUDE_PLUGIN_ROOT}/note.txt"'},
+    ]
+    write(root / "hooks" / "hooks.json", {"hooks": {"UserPromptSubmit": [{"hooks": hooks}]}})
+    server.enqueue(reply("hi"))
+    done = stayer("-p", "hi", "--plugin-dir", str(root), cwd=project,
+                  env={**server.env(), **home})  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    prompt = first_prompt(server.requests[0])
+    assert f"bare sees {root}" in prompt  # ran, and CLAUDE_PLUGIN_ROOT is in its environment
+    assert "quoted reads the note" in prompt
+    assert list(tmp_path.rglob("INJECTED*")) == []  # the project is in tmp_path too

@@ -69,3 +69,10 @@ def test_model_switches_from_the_next_prompt(server: FakeModelServer, pane: Pane
     screen = pane.wait_for(lambda s: "Answered by another model." in s and idle(s))
     assert server.requests[-1].model == "claude-haiku-5-5"
     assert "claude-haiku-5-5" in screen  # the footer names the model in use
+
+
+def test_a_line_that_starts_with_a_path_is_a_prompt(server: FakeModelServer, pane: Pane) -> None:
+    server.enqueue(reply("That file lists the accounts."))
+    pane.submit("/etc/passwd please explain")
+    pane.wait_for(lambda s: "That file lists the accounts." in s and idle(s))
+    assert "/etc/passwd please explain" in str(server.requests[-1].messages)

@@ -15,5 +15,6 @@ call.
     skills       skill folders and command files
     plugins      plugin folders, from `--plugin-dir` or `enabledPlugins`
     arguments    a body's placeholders filled, its `!` commands found and filled
+    shell_context  where a value stands in a shell command, and it quoted for there
     guard        reading files a repository wrote without trusting them; clean text to show
 """

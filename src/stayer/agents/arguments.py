@@ -10,9 +10,10 @@ declares, and `${CLAUDE_SESSION_ID}`, `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_SKILL_D
 what the user typed is never lost.
 
 `render` is the safe way: the commands are found in the body as written, so an argument can
-never become one, and an argument inside a command is shell-quoted (there `$N` is the shell's
-own and left alone). `expand`, `shell_commands` and `fill` are the older pieces, kept for their
-callers until they move to `render`.
+never become one, and an argument inside a command is quoted for where it stands, bare, in
+single or in double quotes (`shell_context`; there `$N` is the shell's own and left alone).
+`expand`, `shell_commands` and `fill` are the older pieces, kept for their callers until they
+move to `render`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from msgspec import Struct
+
+from .shell_context import Unquotable, places, quoted
 
 _FIXED = (
     r"\$\{CLAUDE_(?P<var>SESSION_ID|PROJECT_DIR|SKILL_DIR|PLUGIN_ROOT)\}"
@@ -70,21 +73,35 @@ class _Filler:
 
     def text(self, piece: str) -> str:
         """`piece` with its placeholders filled as typed."""
-        return self.outside.sub(lambda match: self._value(match, quote=False), piece)
+        return self.outside.sub(lambda match: _written(match, self._value(match)), piece)
 
     def command(self, piece: str) -> str:
-        """A shell command with its placeholders filled, each value quoted for the shell."""
-        return self.inside.sub(lambda match: self._value(match, quote=True), piece)
+        """A shell command with its placeholders filled, each value quoted for where it
+        stands (`shell_context`); raises `Unquotable` for a value it cannot place safely."""
+        matches = list(self.inside.finditer(piece))
+        where = places(piece, [match.span() for match in matches])
+        filled: list[str] = []
+        position = 0
+        for match, place in zip(matches, where, strict=True):
+            value = self._value(match)
+            try:
+                written = match[0] if value is None else quoted(value, place)
+            except Unquotable:
+                raise Unquotable(
+                    f"{match[0]} in `{_line(piece, match.start())}` stands where no quoting"
+                    " keeps its value text"
+                    " (after a backquote, here-document, ${…}, arithmetic, case or comment)"
+                ) from None
+            filled += [piece[position : match.start()], written]
+            position = match.end()
+        return "".join([*filled, piece[position:]])
 
-    def _value(self, match: re.Match[str], *, quote: bool) -> str:
+    def _value(self, match: re.Match[str]) -> str | None:
+        """The placeholder's value; None for a variable unknown here (left as written)."""
         if match["var"] is not None:
-            value = self.variables[match["var"]]
-            if value is None:
-                return match[0]  # unknown here: left as written
-        else:
-            self.used = True
-            value = self._argument(match)
-        return shlex.quote(value) if quote else value
+            return self.variables[match["var"]]
+        self.used = True
+        return self._argument(match)
 
     def _argument(self, match: re.Match[str]) -> str:
         found = match.groupdict()  # `name` and `number` are not in every pattern
@@ -95,6 +112,17 @@ class _Filler:
         else:
             index = int(found["index"] if found["index"] is not None else found["number"])
         return self.words[index] if index < len(self.words) else ""
+
+
+def _line(text: str, at: int) -> str:
+    """The line of `text` that `at` is on (an error names one line of a fenced block)."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start : None if end < 0 else end]
+
+
+def _written(match: re.Match[str], value: str | None) -> str:
+    return match[0] if value is None else value
 
 
 def _variables(
@@ -140,6 +168,8 @@ class Rendered(Struct, frozen=True, kw_only=True):
 
     text: str
     commands: tuple[str, ...]
+    written: tuple[str, ...]
+    """The commands as the body writes them (placeholders unfilled), same order."""
     pieces: tuple[str, ...]
     """The text between the commands (one more than `commands`), filled."""
 
@@ -165,7 +195,8 @@ def render(
 ) -> Rendered:
     """`body` split at its `!` commands (found before anything is filled, so an argument
     that reads ``!`cat ~/.ssh/id_rsa` `` stays text), the text filled as typed, the commands
-    filled with quoted values; the arguments appended when nothing took them."""
+    filled with quoted values; the arguments appended when nothing took them. Raises
+    `Unquotable` (one line) for a placeholder in a command where no quoting is safe."""
     filler = _Filler(args, names, _variables(session_id, project_dir, skill_dir, plugin_root))
     spans = shell_commands(body)
     pieces: list[str] = []
@@ -179,7 +210,12 @@ def render(
     pieces[-1] = _appended(pieces[-1], args, filler)
     written = [body[span.start : span.end] for span in spans]
     text = "".join(p for pair in zip(pieces, [*written, ""], strict=True) for p in pair)
-    return Rendered(text=text, commands=tuple(commands), pieces=tuple(pieces))
+    return Rendered(
+        text=text,
+        commands=tuple(commands),
+        written=tuple(span.command for span in spans),
+        pieces=tuple(pieces),
+    )
 
 
 class ShellSpan(Struct, frozen=True):

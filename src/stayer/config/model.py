@@ -81,6 +81,14 @@ class HookHandler(_Keys, frozen=True, kw_only=True, rename="camel"):
             raise ValueError('a hook of type "command" needs a "command" to run')
 
 
+class PluginHookHandler(HookHandler, frozen=True, kw_only=True, rename="camel"):
+    """A handler from a plugin's hooks file: `plugin_root` is the plugin's folder, which its
+    command gets as `CLAUDE_PLUGIN_ROOT` in its environment. Made by the plugin loader only
+    (settings files are read as `HookHandler`, so none can set it)."""
+
+    plugin_root: str
+
+
 class HookMatcher(_Keys, frozen=True, kw_only=True, rename="camel"):
     """The handlers for the calls an event's `matcher` picks (empty or `*`: all of them)."""
 

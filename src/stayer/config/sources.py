@@ -13,10 +13,11 @@ anthropics/claude-code#86187), so a project set up for Claude Code gets the same
 from the same place.
 
 Scalars (`model`, `agent`, `permissions.defaultMode`, …) take the last source's value, `env` and
-`enabledPlugins` merge key by key, and permission rules, additional directories and hooks are
-collected from every source (deny wins when a call is decided). Each rule remembers its file,
-because a rule path starting with a single `/` is relative to the folder the settings folder
-sits in.
+`enabledPlugins` merge key by key (but a plugin the user's settings turn off stays off whatever
+a project's or local file says; `--settings` can turn it on), and permission rules, additional
+directories and hooks are collected from every source (deny wins when a call is decided). Each
+rule remembers its file, because a rule path starting with a single `/` is relative to the
+folder the settings folder sits in.
 
 `.claude/` files are skipped when `STAYER_NO_CLAUDE_SETTINGS` is on or a stayer source says
 `"readClaudeSettings": false`; a skipped file that holds deny rules is named in a warning, so no
@@ -396,6 +397,7 @@ def merge(found: Sequence[Source]) -> Loaded:
     notes: list[str] = []
     hooks: dict[str, tuple[HookMatcher, ...]] = {}
     plugins: dict[str, bool] | None = None
+    user_off: set[str] = set()
     for source in found:
         settings = source.settings
         if settings is None:
@@ -407,8 +409,9 @@ def merge(found: Sequence[Source]) -> Loaded:
         env |= _trusted_env(source, notes)
         for event, matchers in settings.hooks.items():
             hooks[event] = (*hooks.get(event, ()), *matchers)
-        if settings.enabled_plugins is not None:  # a later file turns one plugin on or off
-            plugins = {**(plugins or {}), **settings.enabled_plugins}
+        if settings.enabled_plugins is not None:
+            turned = settings.enabled_plugins
+            plugins = _plugins_turned(plugins, source.level, turned, user_off)
 
     def every(kind: RuleKind) -> tuple[SourceRule, ...]:
         return tuple(rule for source in found for rule in source.rules.get(kind, ()))
@@ -427,6 +430,26 @@ def merge(found: Sequence[Source]) -> Loaded:
     )
     warnings = (*(line for source in found for line in source.warnings), *notes)
     return Loaded(settings, allow, ask, deny, directories, tuple(found), warnings)
+
+
+def _plugins_turned(
+    plugins: dict[str, bool] | None, level: str, turned: Mapping[str, bool], user_off: set[str]
+) -> dict[str, bool]:
+    """`plugins` after a file of `level` turns some on or off: a later file wins, except that
+    a project's or local file cannot turn on a plugin the user's settings turned off
+    (`user_off`, kept up to date here): a plugin brings hooks and MCP servers that run
+    unasked, and a repository must not start what the user stopped. `--settings`, given for
+    the run, can."""
+    merged = dict(plugins or {})
+    for plugin_id, on in turned.items():
+        if level == "user" and on:
+            user_off.discard(plugin_id)
+        elif level == "user":
+            user_off.add(plugin_id)
+        elif on and plugin_id in user_off and level in ("project", "local"):
+            continue
+        merged[plugin_id] = on
+    return merged
 
 
 _STEERS_CREDENTIALS = re.compile(

@@ -9,7 +9,8 @@ load and are left out with a warning (`unsupported`).
 
 The default timeout is 60 s, not Claude Code's 10 minutes: a hook stands between the model and
 every tool call, and one that hangs should cost a minute, not ten; `timeout` sets it per hook.
-A hook's environment is stayer's without its credentials (`stayer.exec.child_env`).
+A hook's environment is stayer's without its credentials (`stayer.exec.child_env`), with
+`CLAUDE_PROJECT_DIR`, and for a plugin's hook its folder as `CLAUDE_PLUGIN_ROOT`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Literal, get_args
 
 from msgspec import Struct
 
-from stayer.config.model import HookMatcher
+from stayer.config.model import HookHandler, HookMatcher, PluginHookHandler
 from stayer.events import HookRan
 from stayer.exec import run_command
 from stayer.exec.child_env import child_env
@@ -68,6 +69,14 @@ class HookBase(Struct, frozen=True):
 class _Handler(Struct, frozen=True):
     command: str
     timeout_s: float
+    env: Mapping[str, str]
+    """Variables of this handler's own (a plugin's hook gets its `CLAUDE_PLUGIN_ROOT`)."""
+
+
+def _own_env(handler: HookHandler) -> dict[str, str]:
+    if isinstance(handler, PluginHookHandler):
+        return {"CLAUDE_PLUGIN_ROOT": handler.plugin_root}
+    return {}
 
 
 class HookRunner:
@@ -93,7 +102,8 @@ class HookRunner:
             for handler in matcher.hooks:
                 if handler.type == "command" and handler.command:
                     timeout = handler.timeout or DEFAULT_TIMEOUT_S
-                    found.setdefault(handler.command, _Handler(handler.command, timeout))
+                    own = _Handler(handler.command, timeout, _own_env(handler))
+                    found.setdefault(handler.command, own)
         return list(found.values())
 
     async def run(
@@ -119,7 +129,8 @@ class HookRunner:
 
     async def _one(self, event: HookEvent, name: str, handler: _Handler, data: bytes) -> HookReply:
         started = time.monotonic()
-        env = child_env({**self.base.env, "CLAUDE_PROJECT_DIR": str(self.base.cwd)})
+        cwd = str(self.base.cwd)
+        env = child_env({**self.base.env, "CLAUDE_PROJECT_DIR": cwd, **handler.env})
         try:
             result = await run_command(
                 handler.command,

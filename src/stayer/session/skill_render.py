@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from stayer.agents.arguments import render as fill_in
 from stayer.agents.model import Skill
+from stayer.agents.shell_context import Unquotable
 from stayer.loop.state import LoopParams, ToolCall
 from stayer.loop.tool_exec import prepare
 from stayer.messages import ToolUseBlock
@@ -43,22 +44,29 @@ async def render(skill: Skill, args: str, *, params: LoopParams, places: Places)
     """The body the model reads: placeholders filled, and each `!` command replaced by its
     output. Raises `ToolFailure` in one line when a command may not run or fails (nothing
     after it runs)."""
-    filled = fill_in(
-        skill.body,
-        args,
-        names=skill.arguments,
-        session_id=places.session_id,
-        project_dir=places.project_dir,
-        skill_dir=places.skill_dir,
-        plugin_root=places.plugin_root,
-    )
-    outputs = [await _run(skill.name, command, params) for command in filled.commands]
+    try:
+        filled = fill_in(
+            skill.body,
+            args,
+            names=skill.arguments,
+            session_id=places.session_id,
+            project_dir=places.project_dir,
+            skill_dir=places.skill_dir,
+            plugin_root=places.plugin_root,
+        )
+    except Unquotable as error:
+        raise ToolFailure(f"skill {skill.name}: {error}; move it out of there") from None
+    outputs = [
+        await _run(skill.name, command, written, params)
+        for command, written in zip(filled.commands, filled.written, strict=True)
+    ]
     return filled.fill(outputs).strip("\n")
 
 
-async def _run(name: str, command: str, params: LoopParams) -> str:
-    """What `command` printed, once the run's own permission check allowed it as a Bash call
-    of the model's; nobody is asked."""
+async def _run(name: str, command: str, written: str, params: LoopParams) -> str:
+    """What `command` (`written` in the body, before its placeholders were filled) printed,
+    once the run's own permission check allowed it as a Bash call of the model's; nobody is
+    asked."""
     tools = params.tools.tools()
     block = ToolUseBlock(f"toolu_skill_{uuid.uuid4().hex[:20]}", BASH, {"command": command})
     prepared = prepare(tools, block)
@@ -72,10 +80,7 @@ async def _run(name: str, command: str, params: LoopParams) -> str:
             if decision.behavior == "ask"
             else _first_sentence(decision.reason or "a deny rule forbids it")
         )
-        raise ToolFailure(
-            f"{shown} was not run: {why}; allow it with --allowedTools "
-            f'"{BASH}({command})" or remove it from the skill'
-        )
+        raise ToolFailure(f"{shown} was not run: {why}; {_remedy(command, written)}")
     call: ToolCall = prepared.call
     if decision.updated_input is not None:  # a hook rewrote it: run what was judged
         call = replace(call, input=call.tool.parse_input(decision.updated_input))
@@ -85,6 +90,14 @@ async def _run(name: str, command: str, params: LoopParams) -> str:
     except ToolFailure as failure:
         raise ToolFailure(f"{shown} failed: {_first_line(str(failure))}") from None
     return _printed(shown, command, output.data)
+
+
+def _remedy(command: str, written: str) -> str:
+    """What to do: a rule to allow the command only when it holds no argument's text (a rule
+    naming what an argument put there would allow whatever the argument asked for)."""
+    if command == written:
+        return f'allow it with --allowedTools "{BASH}({command})" or remove it from the skill'
+    return "allow the command it runs with --allowedTools, or remove it from the skill"
 
 
 def _printed(shown: str, command: str, data: Mapping[str, object]) -> str:

@@ -83,6 +83,25 @@ def plugin(root: Path, *, hooks_file: Path) -> Plugin:
     return Plugin(name="tidy", root=root, source="--plugin-dir", hooks_file=hooks_file)
 
 
+def test_a_plugin_the_user_turned_off_stays_off_whatever_the_project_says(
+    home: dict[str, str], project: Path
+) -> None:
+    user = {"enabledPlugins": {"a@m": False, "b@m": False, "c@m": True}}
+    write(Path(home["CLAUDE_CONFIG_DIR"]) / "settings.json", user)
+    write(Path(home["STAYER_CONFIG_DIR"]) / "settings.json", {"enabledPlugins": {"b@m": True}})
+    write(project / ".claude" / "settings.json", {"enabledPlugins": {"a@m": True, "b@m": False}})
+    write(project / ".claude" / "settings.local.json", {"enabledPlugins": {"a@m": True}})
+    write(project / ".stayer" / "settings.json", {"enabledPlugins": {"c@m": False}})
+
+    assert load_settings(project, home).settings.enabled_plugins == {
+        "a@m": False,  # the user's off wins over project and local
+        "b@m": False,  # the user's own later file turned it on; the project may turn it off
+        "c@m": False,
+    }
+    given = load_settings(project, home, flag_settings='{"enabledPlugins": {"a@m": true}}')
+    assert given.settings.enabled_plugins == {"a@m": True, "b@m": False, "c@m": False}
+
+
 def test_a_plugins_hooks_have_its_root_in_their_commands_and_follow_the_settings_ones(
     tmp_path: Path,
 ) -> None:
@@ -107,6 +126,37 @@ def test_a_plugins_hooks_have_its_root_in_their_commands_and_follow_the_settings
     own = HookMatcher(hooks=(HookHandler(type="command", command="echo mine"),))
     combined = with_plugin_hooks({"PostToolUse": (own,), "Stop": (own,)}, found)
     assert combined == {"PostToolUse": (own, matcher), "Stop": (own,)}
+
+
+def test_a_plugins_folder_goes_into_its_hooks_quoted_for_where_it_stands(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "my kit;x"
+    commands = [
+        "sh ${CLAUDE_PLUGIN_ROOT}/a.sh",
+        "echo '${CLAUDE_PLUGIN_ROOT}'",
+        "ls $CLAUDE_PLUGIN_ROOT",
+    ]
+    hooks = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": c} for c in commands]}]}}
+    found = plugin_hooks([plugin(root, hooks_file=write(root / "hooks.json", hooks))])
+
+    (matcher,) = found["Stop"]
+    assert [handler.command for handler in matcher.hooks] == [
+        f"sh '{root}'/a.sh",
+        f"echo '{root}'",
+        "ls $CLAUDE_PLUGIN_ROOT",  # the shell's, from the hook's environment
+    ]
+    assert {getattr(handler, "plugin_root", None) for handler in matcher.hooks} == {str(root)}
+
+    heredoc = {"type": "command", "command": "cat <<E\n${CLAUDE_PLUGIN_ROOT}\nE"}
+    path = write(root / "hooks.json", {"hooks": {"Stop": [{"hooks": [heredoc]}]}})
+    with pytest.raises(ConfigError) as caught:
+        plugin_hooks([plugin(root, hooks_file=path)])
+    assert str(caught.value) == (
+        f"plugin tidy: {path}: ${{CLAUDE_PLUGIN_ROOT}} in the command `cat <<E`… stands where the"
+        " folder's name cannot be quoted safely (after a backquote, here-document, ${…},"
+        " arithmetic, case or comment); fix it, or leave the plugin out"
+    )
 
 
 @pytest.mark.parametrize(
