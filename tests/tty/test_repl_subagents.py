@@ -81,7 +81,8 @@ def test_a_background_subagent_stays_on_screen_until_it_ends(
         if _is_child(request, task):
             if "toolu_glob" not in said:
                 return reply(ToolCall("toolu_glob", "Glob", {"pattern": "*.md"}))
-            return reply("There is one Markdown file.").render("anthropic").paused(at=3)
+            # held before any of its text, so its latest action is still the Glob
+            return reply("There is one Markdown file.").render("anthropic").paused(at=1)
         if "toolu_agent" not in said:
             return reply(_agent("count markdown files", task, background=True))
         if "There is one Markdown file." in said:
