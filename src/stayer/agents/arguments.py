@@ -1,6 +1,6 @@
 """A skill's or command's body made ready for the model: its placeholders filled from the
 arguments and the session, and its `!` shell commands found (the session runs them through the
-permission policy; `fill` puts their output back where they stood).
+permission policy; `Rendered.fill` puts their output back where they stood).
 
 Placeholders, as Claude Code reads them: `$ARGUMENTS` (everything typed after the name),
 `$ARGUMENTS[N]` and `$N` (the Nth argument, from 0, split as a shell would; an unbalanced quote
@@ -12,8 +12,7 @@ what the user typed is never lost.
 `render` is the safe way: the commands are found in the body as written, so an argument can
 never become one, and an argument inside a command is quoted for where it stands, bare, in
 single or in double quotes (`shell_context`; there `$N` is the shell's own and left alone).
-`expand`, `shell_commands` and `fill` are the older pieces, kept for their callers until they
-move to `render`.
+It is the only way in: nothing here fills a body without finding its commands first.
 """
 
 from __future__ import annotations
@@ -143,23 +142,6 @@ def _appended(text: str, args: str, filler: _Filler) -> str:
     return f"{text.rstrip()}\n\nARGUMENTS: {args.strip()}"
 
 
-def expand(
-    body: str,
-    args: str,
-    *,
-    names: Sequence[str] = (),
-    session_id: str,
-    project_dir: Path,
-    skill_dir: Path | None = None,
-    plugin_root: Path | None = None,
-) -> str:
-    """`body` with its placeholders filled everywhere, `!` commands included, as typed (see
-    `render`, which keeps arguments out of commands' syntax); the arguments appended when it
-    has none for them."""
-    filler = _Filler(args, names, _variables(session_id, project_dir, skill_dir, plugin_root))
-    return _appended(filler.text(body), args, filler)
-
-
 class Rendered(Struct, frozen=True, kw_only=True):
     """A body ready for the model once its commands have run: `text` is the body with the
     placeholders filled outside the commands and each command left as written; `commands`
@@ -239,16 +221,3 @@ def shell_commands(body: str) -> tuple[ShellSpan, ...]:
         if not any(block.start <= m.start() < block.end for block in fenced)
     ]
     return tuple(sorted([*fenced, *inline], key=lambda span: span.start))
-
-
-def fill(body: str, spans: Sequence[ShellSpan], outputs: Sequence[str]) -> str:
-    """`body` with each span replaced by its command's output (`outputs` in the same order)."""
-    if len(spans) != len(outputs):
-        raise ValueError(f"{len(spans)} shell commands but {len(outputs)} outputs")
-    pieces: list[str] = []
-    position = 0
-    for span, output in zip(spans, outputs, strict=True):
-        pieces += [body[position : span.start], output]
-        position = span.end
-    pieces.append(body[position:])
-    return "".join(pieces)

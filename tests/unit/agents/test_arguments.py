@@ -11,8 +11,6 @@ import pytest
 from stayer.agents.arguments import (
     Rendered,
     ShellSpan,
-    expand,
-    fill,
     render,
     shell_commands,
     split_arguments,
@@ -22,7 +20,7 @@ PROJECT = Path("/work/project")
 
 
 def run(body: str, args: str) -> str:
-    return expand(body, args, session_id="s-1", project_dir=PROJECT)
+    return render(body, args, session_id="s-1", project_dir=PROJECT).fill([])
 
 
 @pytest.mark.parametrize(
@@ -46,7 +44,7 @@ def test_placeholders(body: str, args: str, expected: str) -> None:
 def test_named_arguments_and_the_skill_and_plugin_folders() -> None:
     body = "Deploy $env at $version from ${CLAUDE_SKILL_DIR} (${CLAUDE_PLUGIN_ROOT}), not $other"
     assert (
-        expand(
+        render(
             body,
             "prod 1.2",
             session_id="s-1",
@@ -54,7 +52,7 @@ def test_named_arguments_and_the_skill_and_plugin_folders() -> None:
             names=("env", "version"),
             skill_dir=Path("/s"),
             plugin_root=Path("/p"),
-        )
+        ).fill([])
         == "Deploy prod at 1.2 from /s (/p), not $other"
     )
 
@@ -87,7 +85,8 @@ def test_shell_commands_inline_and_fenced_in_order() -> None:
         ("date", "!`date`"),
         ('ls\necho "two lines"', '```!\nls\necho "two lines"\n```'),
     ]
-    assert fill(BODY, spans, ["M a.py", "Wed", "a.py\ntwo lines"]) == (
+    filled = render(BODY, "", session_id="s-1", project_dir=PROJECT)
+    assert filled.fill(["M a.py", "Wed", "a.py\ntwo lines"]) == (
         "Status: M a.py\nNot a command: x!`echo no` and `!echo no`\nWed\na.py\ntwo lines\nend\n"
     )
 
@@ -99,7 +98,7 @@ def test_an_inline_command_inside_a_fenced_block_is_part_of_it() -> None:
 
 def test_fill_needs_one_output_per_command() -> None:
     with pytest.raises(ValueError, match="1 shell commands but 0 outputs"):
-        fill("!`a`", shell_commands("!`a`"), [])
+        render("!`a`", "", session_id="s-1", project_dir=PROJECT).fill([])
 
 
 def rendered(body: str, args: str, names: tuple[str, ...] = ()) -> Rendered:
@@ -133,6 +132,6 @@ def test_render_with_no_placeholder_appends_the_arguments() -> None:
 
 def test_a_name_matches_only_when_the_name_ends() -> None:
     body = "$env-specific $env. $environment $env"
-    assert expand(body, "prod", names=("env",), session_id="s", project_dir=PROJECT) == (
+    assert render(body, "prod", names=("env",), session_id="s", project_dir=PROJECT).fill([]) == (
         "$env-specific prod. $environment prod"
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.agents.arguments import expand
+from stayer.agents.arguments import render
 from stayer.agents.catalog import load_catalog
 from stayer.agents.model import Catalog
 from stayer.errors import ConfigError
@@ -69,7 +69,7 @@ def test_a_claude_code_project_as_it_lies_on_disk(repo: Path, env: dict[str, str
     ]
     greet = found.skill("/greet")
     assert greet == found.skills[1]
-    assert expand(greet.body, "Ada Lovelace", session_id="s", project_dir=repo) == (
+    assert render(greet.body, "Ada Lovelace", session_id="s", project_dir=repo).fill([]) == (
         "Say hello to Ada Lovelace (Ada)"
     )
     assert (found.plugins, found.problems) == ((), ())
@@ -243,7 +243,7 @@ def test_an_empty_project_is_the_built_ins_only(repo: Path, env: dict[str, str])
 PROBE = """\
 import sys
 from pathlib import Path
-from stayer.agents.arguments import expand
+from stayer.agents.arguments import render
 from stayer.agents.catalog import load_catalog
 cwd = Path(sys.argv[1])
 load_catalog(cwd, project_root=cwd, env={"HOME": sys.argv[2]})
