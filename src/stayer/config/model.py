@@ -46,7 +46,6 @@ UNGUARDED_KEYS = frozenset(
         "enableAllProjectMcpServers",
         "enabledMcpjsonServers",
         "agent",
-        "enabledPlugins",
     }
 )
 """Top-level keys whose bad value is only dropped, with a warning: without it the run uses
@@ -55,11 +54,11 @@ are read), the model's own compaction threshold or the REPL's own footer, none o
 a call through that would otherwise be stopped. Without `mcpServers` or an approval
 (`enableAllProjectMcpServers`, `enabledMcpjsonServers`) fewer MCP servers start, never more;
 `disabledMcpjsonServers` is not among them, since dropping it would start a server someone
-turned off. Without `agent` the session runs as itself; without `enabledPlugins` no installed
-plugin loads, so none of their hooks or servers either (a plugin brings hooks, so a malformed
-list is dropped whole rather than read in part). Every other key (`permissions`, `hooks`,
-`readClaudeSettings`, `doneWhen`, and any added later) fails closed: a bad value makes its file
-unusable."""
+turned off. Without `agent` the session runs as itself. Every other key (`permissions`,
+`hooks`, `enabledPlugins`, `readClaudeSettings`, `doneWhen`, and any added later) fails closed:
+a bad value makes its file unusable. `enabledPlugins` is among them because dropping it could
+start more, not fewer: a user's malformed `{"x@m": "false"}` dropped would let a project's
+`true` load a plugin, and its hooks, that the user meant to keep off."""
 
 
 class _Keys(Struct, frozen=True, kw_only=True, rename="camel"):

@@ -24,16 +24,15 @@ def write(path: Path, data: dict[str, Any] | str) -> Path:
     return path
 
 
-def test_one_bad_plugin_entry_says_the_whole_list_is_left_out(
-    home: dict[str, str], project: Path
-) -> None:
+def test_a_bad_plugin_entry_makes_its_file_unusable(home: dict[str, str], project: Path) -> None:
+    """A plugin brings hooks: a list that cannot be read fails closed, as `hooks` does, since
+    dropping a user's malformed `false` would let a project's `true` turn the plugin on."""
     written = {"enabledPlugins": {"a@market": True, "b@market": "yes"}}
-    path = write(project / ".claude" / "settings.json", written)
-    assert load_settings(project, home).warnings == (
-        f'{path}:4:17: enabledPlugins.b@market: input should be a valid boolean (got "yes") '
-        "(so all of enabledPlugins in this file is left out); ignored this value, the rest of "
-        "the file applies",
-    )
+    path = write(Path(home["CLAUDE_CONFIG_DIR"]) / "settings.json", written)
+    with pytest.raises(ConfigError) as raised:
+        load_settings(project, home)
+    (line,) = str(raised.value).splitlines()
+    assert line.startswith(f"{path}:4:17: enabledPlugins.b@market: input should be a valid")
 
 
 def test_agent_takes_the_last_files_value_and_enabled_plugins_merge_plugin_by_plugin(
@@ -59,8 +58,6 @@ def test_no_file_naming_plugins_leaves_them_unset(home: dict[str, str], project:
 @pytest.mark.parametrize(
     ("written", "what"),
     [
-        ({"enabledPlugins": ["a@market"]}, "enabledPlugins"),
-        ({"enabledPlugins": {"a@market": True, "b@market": "yes"}}, "enabledPlugins"),
         ({"agent": 3}, "agent"),
         ({"agent": ""}, "agent"),
     ],
@@ -75,8 +72,16 @@ def test_a_malformed_value_is_dropped_whole_with_one_warning_and_the_rest_applie
     (warning,) = loaded.warnings
     assert warning.startswith(f"{path}:") and what in warning
     assert warning.endswith("ignored this value, the rest of the file applies")
-    assert (loaded.settings.agent, loaded.settings.enabled_plugins) == (None, None)
+    assert loaded.settings.agent is None
     assert loaded.settings.model == "sonnet"
+
+
+def test_an_enabled_plugins_value_of_the_wrong_type_stops_the_run(
+    home: dict[str, str], project: Path
+) -> None:
+    path = write(project / ".claude" / "settings.json", {"enabledPlugins": ["a@market"]})
+    with pytest.raises(ConfigError, match=f"^{path}:.*enabledPlugins"):
+        load_settings(project, home)
 
 
 def plugin(root: Path, *, hooks_file: Path) -> Plugin:
