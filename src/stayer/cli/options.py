@@ -111,6 +111,7 @@ API_ONLY = frozenset(
         "max_tokens",  # CLAUDE_CODE_MAX_OUTPUT_TOKENS
         "max_concurrent_tools",  # CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY
         "autocompact_percent",  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
+        "editor",  # what an ACP client offers (its fs methods)
     }
 )
 """`QueryOptions` fields no flag sets."""

@@ -14,7 +14,7 @@ from stayer.loop.abort import AbortSignal
 from stayer.loop.state import Decide, RetryPolicy
 from stayer.messages import Message
 from stayer.providers.base import Provider
-from stayer.tools.base import Tool
+from stayer.tools.base import EditorFiles, Tool
 
 
 class QueryOptions(Struct, frozen=True, kw_only=True):
@@ -112,6 +112,9 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     plugin_dirs: Sequence[str | Path] = ()
     """Plugin folders to load for this session (`--plugin-dir`), besides the settings'
     `enabledPlugins`."""
+    editor: EditorFiles | None = None
+    """The editor's view of files (ACP's client `fs` methods): Read, Write and Edit go through
+    it for text files, so the model sees unsaved buffers; None reads and writes the disk."""
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""
@@ -146,7 +149,7 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
             raise ConfigError(f"options spec: {error}; give each field once, as written") from None
 
 
-OBJECT_FIELDS = frozenset({"extra_tools", "can_use_tool", "provider", "abort", "history"})
+OBJECT_FIELDS = frozenset({"extra_tools", "can_use_tool", "provider", "abort", "history", "editor"})
 """Fields that hold live objects (tools, callables, a model client, an abort signal, messages):
 never in a spec."""
 

@@ -167,6 +167,21 @@ class SkillHost(Protocol):
         ...
 
 
+class EditorFiles(Protocol):
+    """An editor's view of the files it has open (ACP's `fs/read_text_file` and
+    `fs/write_text_file`), so the model reads a buffer's unsaved text and its writes land in
+    the buffer the person sees (`ToolContext.editor`). Either raises `ToolFailure` in one line
+    when the editor cannot do it."""
+
+    async def read_text(self, path: Path) -> str:
+        """The text of `path` as the editor has it (its buffer, else the file)."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> None:
+        """Make `path` hold `text`, through the editor."""
+        ...
+
+
 class SessionState(Struct):
     """The mutable part of what tools see, one per session and shared on purpose by every copy
     of the `ToolContext` (each call gets a copy with its own `tool_use_id` and `emit`).
@@ -219,6 +234,9 @@ class ToolContext(Struct):
     tool_use_id: str | None = None
     sandbox: Sandbox | None = None
     web_hosts: frozenset[str] = frozenset()
+    editor: EditorFiles | None = None
+    """Where Read, Write and Edit read and write text files when an editor drives the session
+    (ACP); None: the disk."""
 
     @property
     def read_files(self) -> dict[Path, int]:
