@@ -3,7 +3,7 @@ the `agent-client-protocol` package, which owns the JSON-RPC: `agent` answers th
 methods, `link` drives one session per ACP session through `stayer.driver.Driver`, `updates`
 and `replay` turn events and saved history into `session/update`s, `options` builds each
 session's options, `permission` puts questions to the editor, `modes` offers permission modes
-and the model.
+and the model, `lines` keeps what is not a message away from the package.
 """
 
 from __future__ import annotations
@@ -14,13 +14,21 @@ from stayer.session.options import QueryOptions
 async def serve_stdio(base: QueryOptions) -> int:
     """Serve ACP on standard input and output until the editor closes them; every session's
     runs are stopped and its transcript left valid before this returns 0."""
+    import logging
+    import sys
+
     import acp
 
     from .agent import StayerAgent
+    from .lines import LINE_LIMIT, OneLine, filtered
 
+    errors = logging.StreamHandler(sys.stderr)
+    errors.setFormatter(OneLine())
+    logging.basicConfig(level=logging.WARNING, handlers=[errors], force=True)
+    source, writer = await acp.stdio_streams(limit=LINE_LIMIT)
     agent = StayerAgent(base)
     try:
-        await acp.run_agent(agent, use_unstable_protocol=True)
+        await acp.run_agent(agent, writer, filtered(source, writer), use_unstable_protocol=True)
     finally:
         await agent.aclose()
     return 0

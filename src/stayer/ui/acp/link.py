@@ -101,6 +101,7 @@ class Link:
         if self.driver is None or self._task is None:
             return
         self.cancel()
+        self.driver.interrupt("the editor closed the session")  # a prompt's handler may be gone
         self.driver.send(Close())
         with contextlib.suppress(Exception):
             await self._task
