@@ -5,6 +5,7 @@
     echo "PROMPT" | stayer -p
     stayer demo            a live session on a small task in a throwaway repository
     stayer permissions check [TRANSCRIPT...]   past sessions' tool calls replayed against rules
+    stayer acp             an Agent Client Protocol agent on stdio, for editors
 
 A subcommand is the first word only (see `subcommands`): `stayer -p demo` is a prompt.
 
