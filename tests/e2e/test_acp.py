@@ -4,11 +4,17 @@ with their permission questions; cancel; load a saved session in a new process."
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import acp
 import pytest
-from acp.schema import TextContentBlock
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
 
 from stayer.ui.acp.prompts import AcpBlock
 from tests.e2e.acp_client import stayer_acp, until_exists
@@ -141,8 +147,6 @@ async def test_cancel_during_a_long_tool_ends_the_prompt_cancelled_and_kills_it(
     async with stayer_acp(server, tmp_path, "--allowedTools", "Bash") as (conn, _, editor):
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-        import asyncio
-
         running = asyncio.create_task(
             conn.prompt(session_id=session.session_id, prompt=_text("run it"))
         )
@@ -255,3 +259,100 @@ async def test_the_model_config_option_switches_the_model(
     assert changed.config_options[0].current_value == "haiku"
     first, second = server.requests
     assert first.model != second.model and "haiku" in second.model
+
+
+async def test_a_todo_list_is_the_plan_and_a_second_prompt_while_one_runs_is_refused(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    pids_file = tmp_path / "pids"
+    todos = [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+    ]
+    server.enqueue(
+        reply(ToolCall("toolu_1", "TodoWrite", {"todos": todos})),
+        reply(ToolCall("toolu_2", "Bash", {"command": family_command(pids_file)})),
+    )
+    async with stayer_acp(server, tmp_path, "--allowedTools", "Bash") as (conn, _, editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        running = asyncio.create_task(
+            conn.prompt(session_id=session.session_id, prompt=_text("plan and run"))
+        )
+        await until_exists(pids_file)
+        with pytest.raises(acp.RequestError) as refused:
+            await conn.prompt(session_id=session.session_id, prompt=_text("meanwhile"))
+        await conn.cancel(session_id=session.session_id)
+        assert (await running).stop_reason == "cancelled"
+
+    assert refused.value.code == -32600
+    assert "already running" in str(refused.value.data)
+    plans = editor.of_kind("plan")
+    assert [[(e.content, e.status) for e in plan.entries] for plan in plans] == [
+        [("Read the code", "completed"), ("Fix the bug", "in_progress")]
+    ]
+    todo = editor.of_kind("tool_call")[0]
+    assert (todo.tool_call_id, todo.kind) == ("toolu_1", "think")
+
+
+async def test_images_and_embedded_files_reach_the_model(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("I see them."))
+    pixel = (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJ"
+        "RU5ErkJggg=="
+    )
+    prompt: list[AcpBlock] = [
+        TextContentBlock(type="text", text="look"),
+        ImageContentBlock(type="image", mime_type="image/png", data=pixel),
+        EmbeddedResourceContentBlock(
+            type="resource",
+            resource=TextResourceContents(uri="file:///x/notes.md", text="the notes"),
+        ),
+    ]
+    async with stayer_acp(server, tmp_path) as (conn, _, _editor):
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        assert init.agent_capabilities is not None
+        prompts = init.agent_capabilities.prompt_capabilities
+        assert prompts is not None and (prompts.image, prompts.embedded_context) == (True, True)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=prompt)
+
+    assert done.stop_reason == "end_turn"
+    content = server.requests[0].messages[-1]["content"]
+    image = next(block for block in content if block["type"] == "image")
+    assert image["source"]["data"] == pixel
+    texts = [block["text"] for block in content if block["type"] == "text"]
+    assert any("file:///x/notes.md" in t and "the notes" in t for t in texts)
+
+
+async def test_resume_fork_and_close_a_saved_session(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("first"), reply("resumed"), reply("forked"))
+    async with stayer_acp(server, tmp_path) as (conn, _, _editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=_text("one"))
+
+    async with stayer_acp(server, tmp_path) as (conn, _, editor):
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        assert init.agent_capabilities is not None
+        sessions = init.agent_capabilities.session_capabilities
+        assert sessions is not None and sessions.resume is not None and sessions.close is not None
+        await conn.resume_session(cwd=str(tmp_path), session_id=session.session_id)
+        assert editor.updates == []  # resume replays nothing
+        await conn.prompt(session_id=session.session_id, prompt=_text("two"))
+        fork = await conn.fork_session(cwd=str(tmp_path), session_id=session.session_id)
+        await conn.prompt(session_id=fork.session_id, prompt=_text("three"))
+        await conn.close_session(session_id=session.session_id)
+        with pytest.raises(acp.RequestError) as closed:
+            await conn.prompt(session_id=session.session_id, prompt=_text("four"))
+        with pytest.raises(acp.RequestError) as path:
+            await conn.load_session(cwd=str(tmp_path), session_id="/etc/passwd")
+
+    assert fork.session_id != session.session_id
+    assert [len(request.messages) for request in server.requests] == [1, 3, 5]
+    assert "no open session" in str(closed.value.data)
+    assert "is not a session id" in str(path.value.data)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,9 @@ from .modes import MODEL_OPTION, check_mode, config_options, mode_state
 from .options import McpServer, session_options
 from .prompts import AcpBlock, prompt_blocks
 from .replay import replay
+
+SAVED_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+"""A saved session's id: the form stayer names its transcripts in."""
 
 
 class StayerAgent:
@@ -262,6 +266,11 @@ class StayerAgent:
         """Open a session (the one saved as `resume`, if given) and keep its link."""
         if self._client is None:
             raise RequestError.internal_error({"details": "no editor connected"})
+        if resume is not None and not SAVED_ID.match(resume):
+            # `resume` also takes a transcript's path: an editor names sessions by id only
+            raise RequestError.invalid_params(
+                {"details": f"{resume!r} is not a session id; session/list gives them"}
+            )
         options = session_options(self._base, cwd=cwd, mcp_servers=mcp_servers, resume=resume)
         options = replace(
             options,

@@ -66,6 +66,11 @@ class Link:
         return self._driver.session.session_id
 
     @property
+    def _running(self) -> asyncio.Task[None]:
+        assert self._task is not None, "a link is used only once open"
+        return self._task
+
+    @property
     def _driver(self) -> Driver:
         assert self.driver is not None, "a link is used only once open"
         return self.driver
@@ -76,16 +81,19 @@ class Link:
             raise RequestError.invalid_request(
                 {"details": "a prompt is already running in this session; cancel it first"}
             )
-        self._finished = asyncio.get_running_loop().create_future()
+        waiting = self._finished = asyncio.get_running_loop().create_future()
         self._cancelled = False
         try:
             self._driver.submit(prompt)
-            finished = await self._finished
+            await asyncio.wait({waiting, self._running}, return_when="FIRST_COMPLETED")
         except StayerError as error:
             raise RequestError.invalid_params({"details": str(error)}) from None
         finally:
             self._finished = None
-        return self._response(finished)
+        if not waiting.done():  # the driver itself ended: a fault of ours, said in one line
+            failure = self._running.exception() if not self._running.cancelled() else None
+            raise RequestError.internal_error({"details": f"the session stopped: {failure!r}"})
+        return self._response(waiting.result())
 
     def cancel(self) -> None:
         """Stop the running run now (`session/cancel`); its prompt ends `cancelled`."""
@@ -168,9 +176,10 @@ class Link:
             self._driver.send(Answer(request.tool_use_id, decision))
 
     def _failed(self, line: str) -> None:
-        """An operation the driver could not carry out: a waiting prompt ends with it as its
-        error (no run began, so no `Finished` will come)."""
-        if self._finished is not None and not self._finished.done() and not self._driver.busy:
+        """A prompt the driver could not run (the only operation an ACP session's driver
+        fails at: a command's refused `!` line, say): the waiting prompt ends with it as its
+        error, since no `Finished` will come."""
+        if self._finished is not None and not self._finished.done():
             self._finished.set_exception(RequestError.invalid_params({"details": line}))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
