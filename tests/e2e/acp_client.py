@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -151,9 +151,14 @@ class Editor:
 
 @asynccontextmanager
 async def stayer_acp(
-    server: FakeModelServer, cwd: Path, *args: str, editor: Editor | None = None
+    server: FakeModelServer,
+    cwd: Path,
+    *args: str,
+    editor: Editor | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process, Editor]]:
-    """`stayer acp ARGS` in `cwd` against `server`, with an `Editor` connected to it."""
+    """`stayer acp ARGS` in `cwd` against `server` (with `env` added), with an `Editor`
+    connected to it."""
     editor = editor or Editor()
     async with acp.spawn_agent_process(
         editor,
@@ -163,7 +168,7 @@ async def stayer_acp(
         "acp",
         *args,
         cwd=cwd,
-        env=clean_env(server.env()),
+        env=clean_env({**server.env(), **(env or {})}),
         use_unstable_protocol=True,
     ) as (conn, process):
         yield conn, process, editor

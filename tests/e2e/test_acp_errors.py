@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import acp
-from acp.schema import AcpMcpServer, TextContentBlock
+from acp.schema import AcpMcpServer, McpServerStdio, TextContentBlock
 
 from stayer.ui.acp.prompts import AcpBlock
 from tests.e2e.acp_client import stayer_acp, until_exists
@@ -143,3 +143,24 @@ async def test_a_disconnect_mid_run_ends_the_run_and_the_session_loads_again(
     ended = [u for u in editor.of_kind("tool_call_update") if u.tool_call_id == "toolu_1"]
     assert ended and ended[0].status == "failed"  # the interrupted call, answered in history
     assert server.violations == []
+
+
+async def test_the_editors_stdio_mcp_server_is_started_and_its_tools_offered(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    kitchen = Path(__file__).parents[1] / "mcp_servers" / "kitchen.py"
+    server.enqueue(reply("ok"))
+    wait = {"MCP_CONNECTION_NONBLOCKING": "0"}  # the first request waits for the server
+    async with stayer_acp(server, tmp_path, env=wait) as (conn, _, _editor):
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        assert init.agent_capabilities is not None
+        mcp = init.agent_capabilities.mcp_capabilities
+        assert mcp is not None and (mcp.http, mcp.sse) == (True, True)
+        given = McpServerStdio(name="kitchen", command=sys.executable, args=[str(kitchen)], env=[])
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[given])
+        await conn.prompt(session_id=session.session_id, prompt=_text("hi"))
+
+    body = server.requests[0].body
+    assert isinstance(body, dict) and isinstance(body["tools"], list)
+    names = [tool["name"] for tool in body["tools"] if isinstance(tool, dict)]
+    assert "mcp__kitchen__add" in names

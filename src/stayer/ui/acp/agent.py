@@ -81,7 +81,7 @@ class StayerAgent:
     ) -> InitializeResponse:
         self.client_capabilities = client_capabilities
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,  # the one stayer speaks, whatever was asked
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
@@ -205,7 +205,7 @@ class StayerAgent:
     ) -> SetSessionModeResponse | None:
         link = self._link(session_id)
         check_mode(mode_id, self._starts[session_id])
-        link._driver.session.set_permission_mode(mode_id)
+        link.set_mode(mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(

@@ -104,6 +104,11 @@ class Link:
         for asking in self._asking:
             asking.cancel()
 
+    def set_mode(self, mode: str) -> None:
+        """Switch the permission mode (the editor asked: it needs no update saying so)."""
+        self._driver.session.set_permission_mode(mode)
+        self._mode = self._driver.session.permission_mode
+
     async def close(self) -> None:
         """Stop what runs and close the session (its transcript stays valid)."""
         if self.driver is None or self._task is None:
