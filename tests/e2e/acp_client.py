@@ -39,7 +39,8 @@ from tests.fakes.model_server import FakeModelServer
 
 class Editor:
     """An ACP client: `updates` holds every update received, in order; `answers` the option
-    ids to answer permission questions with, in order (None: the question is cancelled);
+    ids to answer permission questions with, in order (None: the question is cancelled;
+    "error": an error reply);
     `questions` what was asked."""
 
     def __init__(self) -> None:
@@ -67,6 +68,8 @@ class Editor:
         answer = self.answers.pop(0) if self.answers else None
         if answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        if answer == "error":
+            raise acp.RequestError.internal_error({"details": "the editor broke"})
         chosen = AllowedOutcome(outcome="selected", option_id=answer)
         return RequestPermissionResponse(outcome=chosen)
 

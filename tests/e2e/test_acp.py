@@ -120,8 +120,9 @@ async def test_allow_always_keeps_a_session_rule_so_the_next_write_is_not_asked(
     assert not (tmp_path / ".stayer" / "settings.local.json").exists()  # a session rule only
 
 
-async def test_a_question_the_editor_cancels_is_a_rejection(
-    server: FakeModelServer, tmp_path: Path
+@pytest.mark.parametrize("answer", [None, "error", "yes-please"])
+async def test_a_question_cancelled_failed_or_answered_oddly_is_a_rejection(
+    server: FakeModelServer, tmp_path: Path, answer: str | None
 ) -> None:
     target = tmp_path / "x.txt"
     server.enqueue(
@@ -131,9 +132,11 @@ async def test_a_question_the_editor_cancels_is_a_rejection(
     async with stayer_acp(server, tmp_path) as (conn, _, editor):
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-        editor.answers = [None]  # the editor answers `cancelled`
+        editor.answers = [answer]  # cancelled, an error reply, an option never offered
         done = await conn.prompt(session_id=session.session_id, prompt=_text("write"))
     assert done.stop_reason == "end_turn" and not target.exists()
+    result = server.requests[1].messages[-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_1" and result["is_error"] is True
 
 
 async def test_cancel_during_a_long_tool_ends_the_prompt_cancelled_and_kills_it(

@@ -57,6 +57,8 @@ class Link:
         driver = await Driver.open(options, link._sink, answers=True, on_error=link._failed)
         link.driver = driver
         link._mode = driver.session.permission_mode
+        for warning in driver.session.warnings:  # what of the settings could not be used
+            log.warning("%s", warning)
         link.translator.take(driver.session.announce())
         link._task = asyncio.create_task(driver.run())
         return link
@@ -184,6 +186,7 @@ class Link:
         """A prompt the driver could not run (the only operation an ACP session's driver
         fails at: a command's refused `!` line, say): the waiting prompt ends with it as its
         error, since no `Finished` will come."""
+        log.warning("%s", line)
         if self._finished is not None and not self._finished.done():
             self._finished.set_exception(RequestError.invalid_params({"details": line}))
 
