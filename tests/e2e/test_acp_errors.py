@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import acp
+import pytest
 from acp.schema import AcpMcpServer, McpServerStdio, TextContentBlock
 
 from stayer.ui.acp.prompts import AcpBlock
@@ -109,8 +111,9 @@ async def test_an_acp_mcp_server_is_refused_in_one_line(
     assert "'inside' is of type acp" in str(refused.data)
 
 
-async def test_a_disconnect_mid_run_ends_the_run_and_the_session_loads_again(
-    server: FakeModelServer, tmp_path: Path
+@pytest.mark.parametrize("leaving", ["disconnect", "sigterm"])
+async def test_an_editor_leaving_mid_run_ends_the_run_and_the_session_loads_again(
+    server: FakeModelServer, tmp_path: Path, leaving: str
 ) -> None:
     pids_file = tmp_path / "pids"
     server.enqueue(
@@ -126,7 +129,10 @@ async def test_a_disconnect_mid_run_ends_the_run_and_the_session_loads_again(
         await until_exists(pids_file)
         pids = read_pids(pids_file)
         assert process.stdin is not None
-        process.stdin.close()  # the editor goes away
+        if leaving == "disconnect":
+            process.stdin.close()  # the editor goes away
+        else:
+            process.send_signal(signal.SIGTERM)  # the editor stops its agent
         async with asyncio.timeout(20):
             status = await process.wait()
         await gone_within(pids, 10)

@@ -12,9 +12,12 @@ from stayer.session.options import QueryOptions
 
 
 async def serve_stdio(base: QueryOptions) -> int:
-    """Serve ACP on standard input and output until the editor closes them; every session's
-    runs are stopped and its transcript left valid before this returns 0."""
+    """Serve ACP on standard input and output until the editor closes them (or sends SIGTERM);
+    every session's runs are stopped and its transcript left valid before this returns 0."""
+    import asyncio
+    import contextlib
     import logging
+    import signal
     import sys
 
     import acp
@@ -27,8 +30,15 @@ async def serve_stdio(base: QueryOptions) -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[errors], force=True)
     source, writer = await acp.stdio_streams(limit=LINE_LIMIT)
     agent = StayerAgent(base)
+    serving = asyncio.ensure_future(
+        acp.run_agent(agent, writer, filtered(source, writer), use_unstable_protocol=True)
+    )
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, serving.cancel)  # an editor stopping its agent
     try:
-        await acp.run_agent(agent, writer, filtered(source, writer), use_unstable_protocol=True)
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
     finally:
+        loop.remove_signal_handler(signal.SIGTERM)
         await agent.aclose()
     return 0
