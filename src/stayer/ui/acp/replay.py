@@ -1,7 +1,7 @@
 """A saved conversation as the `session/update`s that show it again (`session/load`): the
-person's prompts as `user_message_chunk`s, the model's text and reasoning as agent chunks with
-their message's id, each tool call announced and then ended with its result, and the last
-TodoWrite list as the plan.
+person's prompts (text and images) as `user_message_chunk`s, the model's text and reasoning as
+agent chunks with their message's id, each tool call announced and then ended with its result,
+and each TodoWrite list as the plan.
 
 Notes stayer added to a prompt for the model (`<system-reminder>` blocks) are not the person's
 words and are left out; so are tool results, which show as their call's end.
@@ -15,6 +15,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    ImageContentBlock,
     ToolCallProgress,
     UserMessageChunk,
 )
@@ -22,6 +23,7 @@ from acp.schema import (
 from stayer.messages import (
     AssistantMessage,
     ContentBlock,
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -74,6 +76,9 @@ def _user(content: Sequence[ContentBlock], calls: Translator) -> list[Update]:
     for block in content:
         if isinstance(block, ToolResultBlock):
             updates.extend(_result(block, calls))
+        elif isinstance(block, ImageBlock):
+            image = ImageContentBlock(type="image", data=block.data, mime_type=block.media_type)
+            updates.append(UserMessageChunk(session_update="user_message_chunk", content=image))
         elif isinstance(block, TextBlock) and not block.text.lstrip().startswith(
             "<system-reminder>"
         ):
