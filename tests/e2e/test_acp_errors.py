@@ -21,7 +21,7 @@ from stayer.ui.acp.prompts import AcpBlock
 from tests.e2e.acp_client import stayer_acp, until_exists
 from tests.e2e.cli import clean_env
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import ToolCall, reply
+from tests.fakes.sse import ToolCall, anthropic_error, reply
 from tests.process_table import family_command, gone_within, read_pids
 
 
@@ -170,3 +170,22 @@ async def test_the_editors_stdio_mcp_server_is_started_and_its_tools_offered(
     assert isinstance(body, dict) and isinstance(body["tools"], list)
     names = [tool["name"] for tool in body["tools"] if isinstance(tool, dict)]
     assert "mcp__kitchen__add" in names
+
+
+async def test_a_run_that_fails_answers_the_prompt_with_its_error_and_the_session_goes_on(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(
+        anthropic_error(400, "invalid_request_error", "this request cannot be served"),
+        reply("Fine now."),
+    )
+    async with stayer_acp(server, tmp_path) as (conn, _, editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        with pytest.raises(acp.RequestError) as failed:
+            await conn.prompt(session_id=session.session_id, prompt=_text("first"))
+        again = await conn.prompt(session_id=session.session_id, prompt=_text("second"))
+
+    assert failed.value.code == -32603
+    assert "this request cannot be served" in str(failed.value.data)
+    assert again.stop_reason == "end_turn" and editor.text() == "Fine now."

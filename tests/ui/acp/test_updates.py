@@ -19,6 +19,7 @@ from stayer.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from stayer.events import ToolCallProgress as ToolOutputLines
 from stayer.messages import TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from stayer.ui.acp.updates import Translator, stop_reason
 
@@ -113,3 +114,22 @@ def test_usage_says_how_full_the_window_is_and_what_the_session_cost() -> None:
     finished = Finished(Terminal.COMPLETED, "", 1, Usage(), 0.25, "", None, 1.0, 1.0)
     [usage] = calls.take(finished)
     assert usage.size == 200_000 and usage.cost is not None and usage.cost.amount == 0.25
+
+
+def test_live_output_shows_as_the_calls_content_so_far() -> None:
+    calls = Translator(CWD)
+    calls.take(BlockCompleted(0, ToolUseBlock("toolu_1", "Bash", {"command": "make"})))
+    calls.take(ToolCallStarted("toolu_1", "Bash", {"command": "make"}))
+    calls.take(ToolOutputLines("toolu_1", "one\n"))
+    [update] = calls.take(ToolOutputLines("toolu_1", "two\n", omitted_lines=3))
+    assert update.model_dump(exclude_none=True) == {
+        "session_update": "tool_call_update",
+        "tool_call_id": "toolu_1",
+        "content": [
+            {
+                "type": "content",
+                "content": {"type": "text", "text": "one\n… (3 lines left out)\ntwo\n"},
+            }
+        ],
+    }
+    assert calls.take(ToolOutputLines("toolu_9", "not announced\n")) == []

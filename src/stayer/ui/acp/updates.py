@@ -4,12 +4,12 @@ Text and reasoning stream as `agent_message_chunk` / `agent_thought_chunk`, each
 the model message it belongs to. A tool call is announced (`tool_call`, pending, with its
 title, kind, locations and, for an edit, its diff) as soon as the model has finished writing
 it, so a permission question can name it; it goes `in_progress` when it starts, back to
-`pending` while a permission question about it waits (and `in_progress` again once allowed), and
-`completed` or `failed` (a denied call too) with its result when it ends; an edit keeps its
-diff. A
-TodoWrite list is the session's `plan`. After each model message and each run, a
-`usage_update` says how full the context window is (and, after a run, what the session has
-cost). A partial answer a retry withdrew cannot be taken back in ACP: its chunks stay shown.
+`pending` while a permission question about it waits (and `in_progress` again once allowed),
+shows its live output (Bash's lines) as it prints, and ends `completed` or `failed` (a denied
+call too) with its result; an edit keeps its diff. A TodoWrite list is the session's `plan`.
+After each model message and each run, a `usage_update` says how full the context window is
+(and, after a run, what the session has cost). A partial answer a retry withdrew cannot be
+taken back in ACP: its chunks stay shown.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    ContentToolCallContent,
     Cost,
     CurrentModeUpdate,
     TextContentBlock,
@@ -63,7 +64,7 @@ from stayer.events import ToolCallProgress as ToolOutputLines
 from stayer.messages import JSON, ToolUseBlock
 from stayer.ui.wording import unwrapped
 
-from .tool_calls import Content, describe, is_edit, plan_entries, result_content
+from .tool_calls import MAX_RESULT_CHARS, Content, describe, is_edit, plan_entries, result_content
 
 Update = (
     AgentMessageChunk
@@ -123,6 +124,7 @@ class Translator:
         self._calls: dict[str, tuple[str, dict[str, JSON]]] = {}
         self._cost = 0.0
         self._used = 0
+        self._printed: dict[str, str] = {}
 
     def take(self, event: Event) -> list[Update]:
         """The updates `event` makes (often none)."""
@@ -144,9 +146,11 @@ class Translator:
                 return self._usage()
             case SubagentEvent():
                 return self._nested(unwrapped(event)[0].event)
+            case ToolOutputLines():
+                return self._output(event)
             case (
                 BlockStarted() | ToolInputDelta() | MessageDelta() | RequestStarted()
-                | Retrying() | Withdrawn() | PartialKept() | ModelSwitched() | ToolOutputLines()
+                | Retrying() | Withdrawn() | PartialKept() | ModelSwitched()
                 | ToolResultsAppended() | Continuing() | Compacted()
                 | HookRan() | McpServerStatus()
             ):  # fmt: skip
@@ -154,6 +158,19 @@ class Translator:
             case _ as unreachable:
                 assert_never(unreachable)
         return []
+
+    def _output(self, event: ToolOutputLines) -> list[Update]:
+        """A running call's live output (Bash's lines), shown as its content so far: the last
+        `MAX_RESULT_CHARS` of it; its result replaces it when it ends."""
+        if event.tool_use_id not in self._calls:
+            return []
+        shown = self._printed.get(event.tool_use_id, "")
+        if event.omitted_lines:
+            shown += f"… ({event.omitted_lines} lines left out)\n"
+        shown = (shown + event.text)[-MAX_RESULT_CHARS:]
+        self._printed[event.tool_use_id] = shown
+        block = ContentToolCallContent(type="content", content=text(shown))
+        return [_progress(event.tool_use_id, content=[block])]
 
     def _nested(self, event: Event) -> list[Update]:
         """A subagent's call shows only once a question about it was put to the editor: then
@@ -235,6 +252,7 @@ class Translator:
         return self._calls.get(call_id)
 
     def _finished(self, event: ToolCallFinished) -> list[Update]:
+        self._printed.pop(event.tool_use_id, None)
         name, tool_input = self._calls.get(event.tool_use_id, (event.name, {}))
         ok = event.status == "completed"
         content = None if ok and is_edit(name) else result_content(event.result)
@@ -258,7 +276,7 @@ class Translator:
 
 
 def _progress(
-    call_id: str, *, status: CallStatus, content: list[Content] | None = None
+    call_id: str, *, status: CallStatus | None = None, content: list[Content] | None = None
 ) -> ToolCallProgress:
     return ToolCallProgress(
         session_update="tool_call_update", tool_call_id=call_id, status=status, content=content
