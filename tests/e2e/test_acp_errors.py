@@ -86,7 +86,7 @@ async def test_malformed_requests_get_json_rpc_errors_and_the_agent_goes_on(
     codes = [(reply.get("id"), reply["error"]["code"]) for reply in replies]
     assert codes == [(None, -32700), (None, -32600), (1, -32601), (2, -32602), (3, -32602),
                      (4, -32602)]  # fmt: skip
-    assert "cwd must be an absolute path" in replies[4]["error"]["data"]["details"]
+    assert "cwd must be absolute" in replies[4]["error"]["data"]["details"]
     assert "no open session 'nope'" in replies[5]["error"]["data"]["details"]
     assert opened["result"]["sessionId"]
     assert process.returncode == 0

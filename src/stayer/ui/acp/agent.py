@@ -42,7 +42,6 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
-from msgspec.structs import replace
 
 from stayer._version import __version__
 from stayer.errors import StayerError
@@ -109,7 +108,7 @@ class StayerAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         link = await self._open(cwd, mcp_servers, additional_directories, resume=None)
-        session = link._driver.session
+        session = link.session
         return NewSessionResponse(
             session_id=link.session_id,
             modes=mode_state(session, self._starts[link.session_id]),
@@ -127,9 +126,9 @@ class StayerAgent:
         link = self._links.get(session_id) or await self._open(
             cwd, mcp_servers, additional_directories, resume=session_id
         )
-        for update in replay(link._driver.session.history, link.translator):
+        for update in replay(link.session.history, link.translator):
             await link.send_update(update)
-        session = link._driver.session
+        session = link.session
         return LoadSessionResponse(
             modes=mode_state(session, self._starts[session_id]),
             config_options=list(config_options(session)),
@@ -146,7 +145,7 @@ class StayerAgent:
         link = self._links.get(session_id) or await self._open(
             cwd, mcp_servers, additional_directories, resume=session_id
         )
-        session = link._driver.session
+        session = link.session
         return ResumeSessionResponse(
             modes=mode_state(session, self._starts[session_id]),
             config_options=list(config_options(session)),
@@ -163,7 +162,7 @@ class StayerAgent:
         link = await self._open(
             cwd, mcp_servers, additional_directories, resume=session_id, fork=True
         )
-        session = link._driver.session
+        session = link.session
         return ForkSessionResponse(
             session_id=link.session_id,
             modes=mode_state(session, self._starts[link.session_id]),
@@ -211,7 +210,7 @@ class StayerAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        session = self._link(session_id)._driver.session
+        session = self._link(session_id).session
         offered = config_options(session)[0]
         values = [option.value for option in offered.options if hasattr(option, "value")]
         if config_id != MODEL_OPTION or value not in values:
@@ -271,16 +270,18 @@ class StayerAgent:
             raise RequestError.invalid_params(
                 {"details": f"{resume!r} is not a session id; session/list gives them"}
             )
-        options = session_options(self._base, cwd=cwd, mcp_servers=mcp_servers, resume=resume)
-        options = replace(
-            options,
-            add_dirs=(*options.add_dirs, *(additional_directories or ())),
-            fork_session=fork,
+        options = session_options(
+            self._base,
+            cwd=cwd,
+            mcp_servers=mcp_servers,
+            additional_directories=additional_directories,
+            resume=resume,
+            fork=fork,
         )
         try:
             link = await Link.open(self._client, options)
         except StayerError as error:
             raise RequestError.invalid_params({"details": str(error)}) from None
         self._links[link.session_id] = link
-        self._starts[link.session_id] = link._driver.session.permission_mode
+        self._starts[link.session_id] = link.session.permission_mode
         return link

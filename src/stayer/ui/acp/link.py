@@ -28,6 +28,7 @@ from stayer.events import Event, Finished, PermissionRequested
 from stayer.messages import ContentBlock
 from stayer.permissions import Decision
 from stayer.session.options import QueryOptions
+from stayer.session.session import Session
 from stayer.ui.wording import question_in
 
 from .permission import ask
@@ -64,8 +65,13 @@ class Link:
         return link
 
     @property
+    def session(self) -> Session:
+        """The stayer session this link drives."""
+        return self._driver.session
+
+    @property
     def session_id(self) -> str:
-        return self._driver.session.session_id
+        return self.session.session_id
 
     @property
     def _running(self) -> asyncio.Task[None]:

@@ -23,23 +23,34 @@ def session_options(
     *,
     cwd: str,
     mcp_servers: Sequence[McpServer] | None,
+    additional_directories: Sequence[str] | None = None,
     resume: str | None = None,
+    fork: bool = False,
 ) -> QueryOptions:
-    """`base` for one session in `cwd` (absolute), with the editor's `mcp_servers` and, to go
-    on with a saved session, `resume` (its id); raises `RequestError` (invalid params) in one
-    line for a relative folder or a server kind stayer cannot start."""
-    folder = Path(cwd)
-    if not folder.is_absolute():
-        raise RequestError.invalid_params({"details": f"cwd must be an absolute path, not {cwd!r}"})
-    if not folder.is_dir():
-        raise RequestError.invalid_params({"details": f"cwd {cwd!r} is not a folder"})
+    """`base` for one session in `cwd`, with the editor's `mcp_servers` and further working
+    folders (`additional_directories`, as `--add-dir`) and, to go on with a saved session,
+    `resume` (its id; with `fork`, under a new id); raises `RequestError` (invalid params) in
+    one line for a folder that is not absolute or a server kind stayer cannot start."""
+    folder = _folder(cwd, "cwd")
+    more = [_folder(path, "additional directory") for path in additional_directories or ()]
     servers = mcp_config(mcp_servers or ())
     return replace(
         base,
         cwd=folder,
+        add_dirs=(*base.add_dirs, *more),
         resume=resume,
+        fork_session=fork,
         mcp_config=(*base.mcp_config, {"mcpServers": servers}) if servers else base.mcp_config,
     )
+
+
+def _folder(path: str, what: str) -> Path:
+    folder = Path(path)
+    if not folder.is_absolute():
+        raise RequestError.invalid_params({"details": f"{what} must be absolute, not {path!r}"})
+    if not folder.is_dir():
+        raise RequestError.invalid_params({"details": f"{what} {path!r} is not a folder"})
+    return folder
 
 
 def mcp_config(servers: Sequence[McpServer]) -> dict[str, dict[str, Any]]:
