@@ -5,6 +5,7 @@ with their permission questions; cancel; load a saved session in a new process."
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import acp
@@ -359,3 +360,17 @@ async def test_resume_fork_and_close_a_saved_session(
     assert [len(request.messages) for request in server.requests] == [1, 3, 5]
     assert "no open session" in str(closed.value.data)
     assert "is not a session id" in str(path.value.data)
+
+
+async def test_session_start_hooks_run_before_the_first_prompt(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    hook = {"type": "command", "command": "echo Branch main is frozen."}
+    settings = json.dumps({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [hook]}]}})
+    server.enqueue(reply("Noted."))
+    async with stayer_acp(server, tmp_path, "--settings", settings) as (conn, _, _editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=_text("hi"))
+
+    assert "Branch main is frozen." in json.dumps(server.requests[0].messages)

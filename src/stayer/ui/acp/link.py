@@ -60,7 +60,9 @@ class Link:
         link._mode = driver.session.permission_mode
         for warning in driver.session.warnings:  # what of the settings could not be used
             log.warning("%s", warning)
-        link.translator.take(driver.session.announce())
+        # its window known before the first run says it (a loaded session's usage can show);
+        # announcing the session here instead would skip its SessionStart hooks
+        link.translator.take(driver.session.setup.started)
         link._task = asyncio.create_task(driver.run())
         return link
 
