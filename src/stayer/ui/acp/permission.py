@@ -49,11 +49,14 @@ async def ask(
         content=announced.content,
         raw_input=request.input,
     )
+    options = options_for(request)
     response = await client.request_permission(
-        session_id=session.session_id, tool_call=tool_call, options=options_for(request)
+        session_id=session.session_id, tool_call=tool_call, options=options
     )
     outcome = response.outcome
     chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+    if chosen not in {option.option_id for option in options}:
+        chosen = None  # cancelled, or an option this question did not offer
     if chosen == ALWAYS:
         rule = kept_rule(request)
         if rule is not None:
