@@ -9,6 +9,7 @@ error of one line; a session that cannot open says why in the same way.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import os
 import re
@@ -176,9 +177,9 @@ class StayerAgent:
         from stayer.session.transcript import summaries
 
         folder = Path(cwd) if cwd else Path.cwd()
-        found = summaries(
-            config_root(os.environ) / "projects" / project_slug(folder), cwd=folder, limit=100
-        )
+        saved = config_root(os.environ) / "projects" / project_slug(folder)
+        # reads every transcript: off the event loop, where other sessions' runs go on
+        found = await asyncio.to_thread(summaries, saved, cwd=folder, limit=100)
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
