@@ -13,11 +13,14 @@ from typing import Any
 
 import pytest
 
+import stayer
 from stayer import CallbackMatcher
 from stayer.events import Continue, Continuing, Event, Finished, HookRan, Terminal
 from stayer.hooks.callbacks import HookCallback
-from stayer.providers.scripted import Reply, text, tool_call
+from stayer.providers.scripted import Reply, ScriptedProvider, text, tool_call
 from tests.session.hook_kit import Kit, hook, kit, results, run, user_texts
+from tests.session.subagent_kit import Router, agent, options
+from tests.session.test_subagents import run as run_session
 
 
 @pytest.fixture
@@ -273,3 +276,40 @@ async def test_a_garbage_answer_is_a_failed_hook_and_the_call_goes_on(
 async def test_a_bad_timeout_is_refused_when_the_matcher_is_made() -> None:
     with pytest.raises(ValueError, match="positive number of seconds"):
         CallbackMatcher(hooks=(), timeout=0)
+
+
+async def test_callbacks_fire_for_a_subagent_as_it_starts_works_and_stops(tmp_path: Path) -> None:
+    started, used, stopped = Recorder(), Recorder(), Recorder()
+    lead = ScriptedProvider(
+        [tool_call("Spawn", {"prompt": "look", "subagent_type": "scout"}, id="t1"), text("ok")]
+    )
+    scout = ScriptedProvider(
+        [tool_call("Bash", {"command": "echo inside"}, id="t2"), text("found it")]
+    )
+    router = Router(lead, SCOUT=scout)
+    hooks = {
+        "SubagentStart": [CallbackMatcher(hooks=(started,), matcher="scout")],
+        "PreToolUse": [CallbackMatcher(hooks=(used,), matcher="Bash")],
+        "SubagentStop": [CallbackMatcher(hooks=(stopped,))],
+    }
+    opts = options(tmp_path, router, agents={"scout": agent("SCOUT")}, hooks=hooks)
+    async with stayer.Session(opts) as session:
+        await run_session(session, "go")
+
+    ((start, _),) = started.calls
+    ((call, call_id),) = used.calls
+    ((stop, _),) = stopped.calls
+    assert start["agent_type"] == stop["agent_type"] == "scout"
+    assert start["agent_id"] == stop["agent_id"]
+    assert (call["tool_input"], call_id) == ({"command": "echo inside"}, "t2")
+    router.assert_done()
+
+
+async def test_an_async_answer_says_nothing_and_the_call_goes_on(k: Kit) -> None:
+    later = Recorder({"async_": True, "asyncTimeout": 1000})
+    events, _ = await run(
+        k, bash("echo hi"), permission_mode="bypassPermissions", **on("PreToolUse", later)
+    )
+
+    assert results(events[-1]) == [("hi", False)]
+    assert ran(events) == [("PreToolUse:Bash", "success", 0, "")]
