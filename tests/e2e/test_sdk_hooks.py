@@ -181,3 +181,26 @@ async def test_a_hook_for_an_event_stayer_never_fires_is_named_on_stderr(
         "stayer: the SDK registered hooks for PermissionRequest, which stayer never fires; "
         "they will not run"
     ) in stderr
+
+
+async def test_a_failing_callback_whose_matcher_blocks_on_failure_keeps_the_tool_from_running(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+
+    async def broken(data: HookInput, tool_use_id: str | None, _: HookContext) -> HookJSONOutput:
+        raise RuntimeError("the policy service is down")
+
+    server.enqueue(reply(ToolCall("call_1", "Bash", {"command": f"touch {marker}"})), reply("Ok."))
+    options = sdk_options(
+        server,
+        tmp_path,
+        permission_mode="bypassPermissions",
+        hooks={"PreToolUse": [HookMatcher(hooks=[broken], on_failure="block")]},
+    )
+    messages = [m async for m in query(prompt="make the file", options=options)]
+
+    assert not marker.exists()
+    assert "the policy service is down" in sent_texts(server.requests[1].messages)
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.result == "Ok."
