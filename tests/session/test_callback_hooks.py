@@ -313,3 +313,32 @@ async def test_an_async_answer_says_nothing_and_the_call_goes_on(k: Kit) -> None
 
     assert results(events[-1]) == [("hi", False)]
     assert ran(events) == [("PreToolUse:Bash", "success", 0, "")]
+
+
+@pytest.mark.parametrize(
+    ("hooks", "said"),
+    [
+        ({"PreToolUse": CallbackMatcher(hooks=())}, "give a list of CallbackMatcher"),
+        ({"PreToolUse": [{"matcher": "Bash"}]}, "dict is not a CallbackMatcher"),
+        ({"Stop": [CallbackMatcher(hooks=("not callable",))]}, "must be callable"),  # type: ignore[arg-type]
+    ],
+)
+async def test_hooks_of_the_wrong_shape_are_refused_before_anything_runs(
+    k: Kit, hooks: Any, said: str
+) -> None:
+    with pytest.raises(stayer.ConfigError, match=f"^QueryOptions.hooks\\[.*{said}"):
+        await run(k, [], hooks=hooks)
+
+
+async def test_post_tool_use_failure_hears_of_a_failed_call_with_its_error(k: Kit) -> None:
+    failed = Recorder()
+    events, _ = await run(
+        k,
+        bash("echo broken >&2; exit 3"),
+        permission_mode="bypassPermissions",
+        **on("PostToolUseFailure", failed),
+    )
+
+    ((given, tool_use_id),) = failed.calls
+    assert (given["hook_event_name"], tool_use_id) == ("PostToolUseFailure", "toolu_0")
+    assert "broken" in given["error"]

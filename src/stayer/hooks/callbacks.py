@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from msgspec import Struct
 from msgspec.structs import replace
+
+from stayer.errors import ConfigError
 
 from .reply import HookReply, read_output
 
@@ -54,6 +56,21 @@ class CallbackMatcher(Struct, frozen=True, kw_only=True):
             raise ValueError(
                 f"a hook's timeout must be a positive number of seconds, not {self.timeout}"
             )
+
+
+def check_callbacks(hooks: Mapping[str, object]) -> None:
+    """Raise `ConfigError` in one line for `QueryOptions.hooks` that are not event names
+    mapped to sequences of `CallbackMatcher`s of callables (found now, not as the event
+    fires)."""
+    for event, matchers in hooks.items():
+        where = f"QueryOptions.hooks[{event!r}]"
+        if not isinstance(matchers, Sequence) or isinstance(matchers, str | bytes):
+            raise ConfigError(f"{where}: give a list of CallbackMatcher")
+        for matcher in matchers:
+            if not isinstance(matcher, CallbackMatcher):
+                raise ConfigError(f"{where}: {type(matcher).__name__} is not a CallbackMatcher")
+            if not all(callable(call) for call in matcher.hooks):
+                raise ConfigError(f"{where}: every hook of a CallbackMatcher must be callable")
 
 
 def callback_name(callback: HookCallback) -> str:

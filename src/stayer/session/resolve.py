@@ -119,6 +119,10 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     options, env = settled.options, settled.env
     policy = starting_policy(options, settled.ask, cwd)
     check_limits(options)
+    if options.hooks:  # the hooks package loads only for a session that has some
+        from stayer.hooks.callbacks import check_callbacks
+
+        check_callbacks(options.hooks)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
     compaction = compact_policy(options, env, cwd, session_id)
