@@ -342,3 +342,4 @@ async def test_post_tool_use_failure_hears_of_a_failed_call_with_its_error(k: Ki
     ((given, tool_use_id),) = failed.calls
     assert (given["hook_event_name"], tool_use_id) == ("PostToolUseFailure", "toolu_0")
     assert "broken" in given["error"]
+    assert results(events[-1])[0][1] is True
