@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec import Struct, field
@@ -15,6 +15,9 @@ from stayer.loop.state import Decide, RetryPolicy
 from stayer.messages import Message
 from stayer.providers.base import Provider
 from stayer.tools.base import EditorFiles, Tool
+
+if TYPE_CHECKING:
+    from stayer.hooks.callbacks import CallbackMatcher
 
 
 class QueryOptions(Struct, frozen=True, kw_only=True):
@@ -118,6 +121,10 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""
+    hooks: Mapping[str, Sequence[CallbackMatcher]] = field(default_factory=dict)
+    """The caller's own hooks, event name (`PreToolUse`, `Stop`, ...) → `CallbackMatcher`s of
+    async callables, run after the settings' hooks for the same events and answered as theirs
+    are (`stayer.hooks.callbacks`)."""
 
     def to_spec(self) -> dict[str, Any]:
         """The options as plain JSON data, for a worker process to turn back into options
@@ -149,7 +156,9 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
             raise ConfigError(f"options spec: {error}; give each field once, as written") from None
 
 
-OBJECT_FIELDS = frozenset({"extra_tools", "can_use_tool", "provider", "abort", "history", "editor"})
+OBJECT_FIELDS = frozenset(
+    {"extra_tools", "can_use_tool", "provider", "abort", "history", "editor", "hooks"}
+)
 """Fields that hold live objects (tools, callables, a model client, an abort signal, messages):
 never in a spec."""
 

@@ -14,12 +14,13 @@ from typing import Any
 from stayer.session.options import QueryOptions
 
 from .control import ControlChannel
+from .hooks import sdk_hooks
 
 Wiring = Callable[
     [QueryOptions, Mapping[str, Any], ControlChannel], tuple[QueryOptions, Mapping[str, Any]]
 ]
 
-WIRINGS: tuple[Wiring, ...] = ()
+WIRINGS: tuple[Wiring, ...] = (sdk_hooks,)
 
 
 def wired(
