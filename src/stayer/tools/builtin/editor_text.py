@@ -13,13 +13,22 @@ them. An editor that fails gives a one-line `ToolFailure`, and nothing falls bac
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from pathlib import Path
 
 from stayer.tools.base import EditorFiles, ToolContext, ToolFailure
 from stayer.tools.builtin import require_fresh_read, save_text, unread
 from stayer.tools.builtin.read_image import IMAGE_TYPES
-from stayer.tools.builtin.textfile import BINARY_EXTENSIONS, UTF8, TextEncoding, load_text
+from stayer.tools.builtin.textfile import (
+    BINARY_EXTENSIONS,
+    UTF8,
+    TextEncoding,
+    encode_for,
+    encoding_of,
+    load_text,
+    read_sample,
+)
 
 DISK_SUFFIXES = frozenset({*IMAGE_TYPES, ".pdf", ".ipynb", *BINARY_EXTENSIONS})
 """Files read and written on the disk even when an editor drives the session: what Read shows
@@ -102,3 +111,28 @@ def _digest(text: str) -> str:
 
 def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+
+
+class DiskFiles:
+    """The disk as `EditorFiles`, for the half an editor does not offer (ACP's client offers
+    reading and writing separately): reads decode a file as Edit does, writes keep an existing
+    file's encoding and write a new one as UTF-8. Failures are one-line `ToolFailure`s."""
+
+    async def read_text(self, path: Path) -> str:
+        """The whole text of `path` (`textfile.load_text`)."""
+        text, _ = await asyncio.to_thread(load_text, path)
+        return text
+
+    async def write_text(self, path: Path, text: str) -> None:
+        """Make `path` hold `text`, in its own encoding, creating parent directories."""
+        await asyncio.to_thread(_write_disk, path, text)
+
+
+def _write_disk(path: Path, text: str) -> None:
+    try:
+        encoding = encoding_of(read_sample(path)) if path.exists() else UTF8
+        data = encode_for(path, text, encoding)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    except OSError as exc:
+        raise ToolFailure(f"Could not write {path}: {exc.strerror or exc}.") from None
