@@ -134,9 +134,9 @@ def capabilities(*, read: bool, write: bool) -> ClientCapabilities:
 
 async def test_a_client_offering_neither_fs_method_gets_no_editor_files() -> None:
     async with connected(BufferClient()) as conn:
-        assert client_files(conn, "s", None) is None
-        assert client_files(conn, "s", ClientCapabilities()) is None
-        assert client_files(conn, "s", capabilities(read=False, write=False)) is None
+        assert client_files(conn, None) is None
+        assert client_files(conn, ClientCapabilities()) is None
+        assert client_files(conn, capabilities(read=False, write=False)) is None
 
 
 async def test_each_fs_method_is_used_only_when_offered(tmp_path: Path) -> None:
@@ -144,9 +144,10 @@ async def test_each_fs_method_is_used_only_when_offered(tmp_path: Path) -> None:
     path.write_text("disk\n")
     client = BufferClient({str(path): "buffer\n"})
     async with connected(client) as conn:
-        reading = client_files(conn, "s", capabilities(read=True, write=False))
-        writing = client_files(conn, "s", capabilities(read=False, write=True))
+        reading = client_files(conn, capabilities(read=True, write=False))
+        writing = client_files(conn, capabilities(read=False, write=True))
         assert reading is not None and writing is not None
+        reading.session_id = writing.session_id = "s"
         assert await reading.read_text(path) == "buffer\n"
         await reading.write_text(path, "to disk\n")
         assert path.read_text() == "to disk\n"
@@ -168,3 +169,13 @@ async def test_the_tools_read_and_edit_the_clients_buffer(tmp_path: Path) -> Non
     assert text_of(read) == "     1\tx = 1  # unsaved"
     assert client.buffers[str(path)] == "x = 2  # unsaved\n"
     assert path.read_text() == "x = 1\n"
+
+
+async def test_no_request_is_sent_before_the_session_is_known(tmp_path: Path) -> None:
+    client = BufferClient({str(tmp_path / "a.txt"): "x"})
+    async with connected(client) as conn:
+        files = client_files(conn, capabilities(read=True, write=True))
+        assert files is not None
+        with pytest.raises(ToolFailure, match="session is not open yet"):
+            await files.read_text(tmp_path / "a.txt")
+    assert client.requests == []

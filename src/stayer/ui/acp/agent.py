@@ -47,6 +47,7 @@ from stayer._version import __version__
 from stayer.errors import StayerError
 from stayer.session.options import QueryOptions
 
+from .files import client_files
 from .link import Link
 from .modes import MODEL_OPTION, check_mode, config_options, mode_state
 from .options import McpServer, session_options
@@ -262,7 +263,10 @@ class StayerAgent:
         """Open a session (the one saved as `resume`, if given) and keep its link."""
         if self._client is None:
             raise RequestError.internal_error({"details": "no editor connected"})
-        options = session_options(self._base, cwd=cwd, mcp_servers=mcp_servers, resume=resume)
+        files = client_files(self._client, self.client_capabilities)
+        options = session_options(
+            self._base, cwd=cwd, mcp_servers=mcp_servers, resume=resume, files=files
+        )
         options = replace(
             options,
             add_dirs=(*options.add_dirs, *(additional_directories or ())),
@@ -272,6 +276,8 @@ class StayerAgent:
             link = await Link.open(self._client, options)
         except StayerError as error:
             raise RequestError.invalid_params({"details": str(error)}) from None
+        if files is not None:
+            files.session_id = link.session_id
         self._links[link.session_id] = link
         self._starts[link.session_id] = link._driver.session.permission_mode
         return link

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stayer.tools.base import EditorFiles, ToolFailure
+from stayer.tools.base import ToolFailure
 from stayer.tools.builtin.editor_text import DiskFiles
 
 if TYPE_CHECKING:
@@ -30,10 +30,12 @@ class ClientFiles:
     `reads`, writes through it when `writes`, and the disk for the half it does not offer."""
 
     def __init__(
-        self, client: Client, session_id: str, *, reads: bool = True, writes: bool = True
+        self, client: Client, session_id: str = "", *, reads: bool = True, writes: bool = True
     ) -> None:
         self._client = client
-        self._session_id = session_id
+        self.session_id = session_id
+        """The ACP session the requests are for; set once the session is open (the session's
+        own id, known only then)."""
         self._reads = reads
         self._writes = writes
         self._disk = DiskFiles()
@@ -43,9 +45,7 @@ class ClientFiles:
         if not self._reads:
             return await self._disk.read_text(path)
         try:
-            response = await self._client.read_text_file(
-                session_id=self._session_id, path=str(path)
-            )
+            response = await self._client.read_text_file(session_id=self._session(), path=str(path))
         except Exception as exc:  # the client's error reply, a malformed one, or the client gone
             raise ToolFailure(f"The editor could not read {path}: {_said(exc)}.") from None
         return response.content
@@ -57,23 +57,27 @@ class ClientFiles:
             return
         try:
             await self._client.write_text_file(
-                session_id=self._session_id, path=str(path), content=text
+                session_id=self._session(), path=str(path), content=text
             )
         except Exception as exc:  # the client's error reply, a malformed one, or the client gone
             raise ToolFailure(f"The editor could not write {path}: {_said(exc)}.") from None
 
+    def _session(self) -> str:
+        if not self.session_id:  # a request before the session is open: nobody to ask
+            raise ToolFailure("The editor's session is not open yet, so its files are unknown.")
+        return self.session_id
 
-def client_files(
-    client: Client, session_id: str, capabilities: ClientCapabilities | None
-) -> EditorFiles | None:
-    """The editor's files for an ACP session whose client advertised `capabilities` at
-    `initialize`: each of its `fs` methods it offers, or None when it offers neither."""
+
+def client_files(client: Client, capabilities: ClientCapabilities | None) -> ClientFiles | None:
+    """The editor's files for an ACP session (its `session_id` to be set once it opens) whose
+    client advertised `capabilities` at `initialize`: each of its `fs` methods it offers, or
+    None when it offers neither."""
     fs = capabilities.fs if capabilities is not None else None
     reads = bool(fs is not None and fs.read_text_file)
     writes = bool(fs is not None and fs.write_text_file)
     if not reads and not writes:
         return None
-    return ClientFiles(client, session_id, reads=reads, writes=writes)
+    return ClientFiles(client, reads=reads, writes=writes)
 
 
 def _said(exc: Exception) -> str:

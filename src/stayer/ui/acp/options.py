@@ -14,6 +14,7 @@ from acp.schema import AcpMcpServer, HttpMcpServer, McpServerStdio, SseMcpServer
 from msgspec.structs import replace
 
 from stayer.session.options import QueryOptions
+from stayer.tools.base import EditorFiles
 
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
@@ -24,9 +25,11 @@ def session_options(
     cwd: str,
     mcp_servers: Sequence[McpServer] | None,
     resume: str | None = None,
+    files: EditorFiles | None = None,
 ) -> QueryOptions:
-    """`base` for one session in `cwd` (absolute), with the editor's `mcp_servers` and, to go
-    on with a saved session, `resume` (its id); raises `RequestError` (invalid params) in one
+    """`base` for one session in `cwd` (absolute), with the editor's `mcp_servers`, its `files`
+    (what its `fs` methods offer; None: the disk's) and, to go on with a saved session,
+    `resume` (its id); raises `RequestError` (invalid params) in one
     line for a relative folder or a server kind stayer cannot start."""
     folder = Path(cwd)
     if not folder.is_absolute():
@@ -38,6 +41,7 @@ def session_options(
         base,
         cwd=folder,
         resume=resume,
+        editor=files,
         mcp_config=(*base.mcp_config, {"mcpServers": servers}) if servers else base.mcp_config,
     )
 
