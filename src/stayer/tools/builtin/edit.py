@@ -3,6 +3,7 @@
 Line endings are kept: in a file whose lines all end in CRLF, the model's text (which Read showed
 without carriage returns) is matched and written back with CRLF. So is the encoding: the file is
 decoded as Read decoded it and written back in the same encoding, or not at all (`textfile`).
+When an editor drives the session, a text file's buffer is what is edited (`editor_text`).
 """
 
 from __future__ import annotations

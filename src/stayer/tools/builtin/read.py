@@ -5,6 +5,8 @@ to refuse changes to files the model has not seen as they are now. Text is strea
 with a bounded line length, so a huge file or a huge line never has to fit in memory. A file that
 is not plain UTF-8 is decoded as `textfile` decides, and the page says which encoding that was.
 Images, notebooks and PDFs each have their own module (`read_image`, `read_notebook`, `read_pdf`).
+When an editor drives the session, a text file's page is the editor's text, once the file on the
+disk has passed the same checks (`editor_text`).
 """
 
 from __future__ import annotations

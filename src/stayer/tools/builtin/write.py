@@ -1,7 +1,8 @@
 """The Write tool: create a file, or replace one the model has read, with given contents.
 
 A new file is UTF-8; a file that exists keeps its encoding (see `textfile`), as in Claude Code,
-and its byte-order mark, written once even when the new text starts with one.
+and its byte-order mark, written once even when the new text starts with one. When an editor
+drives the session, a text file is written through it (`editor_text`), which keeps its encoding.
 """
 
 from __future__ import annotations
