@@ -34,6 +34,9 @@ DISK_SUFFIXES = frozenset({*IMAGE_TYPES, ".pdf", ".ipynb", *BINARY_EXTENSIONS})
 """Files read and written on the disk even when an editor drives the session: what Read shows
 as something other than lines of text, or refuses."""
 
+_MOST_SAID = 300
+"""The most characters of an editor's error kept in the message the model reads."""
+
 
 def editor_for(ctx: ToolContext, path: Path) -> EditorFiles | None:
     """The editor to read and write `path` through, or None when it is the disk's."""
@@ -110,7 +113,9 @@ def _digest(text: str) -> str:
 
 
 def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+    """What an editor's exception says, on one line and not too long to read."""
+    said = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+    return said if len(said) <= _MOST_SAID else said[: _MOST_SAID - 1] + "…"
 
 
 class DiskFiles:
