@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -166,3 +167,11 @@ async def stayer_acp(
         use_unstable_protocol=True,
     ) as (conn, process):
         yield conn, process, editor
+
+
+async def until_exists(path: Path, timeout_s: float = 20.0) -> None:
+    """Wait until the marker file a scripted command writes exists."""
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():  # the command says it runs: a signal, not a guess
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        await asyncio.sleep(0.01)

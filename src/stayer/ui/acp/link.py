@@ -154,6 +154,12 @@ class Link:
             "deny", "the editor gave no answer to the permission question", by="user"
         )
         try:
+            if self.translator.call(request.tool_use_id) is None:  # a subagent's call
+                await self._send(
+                    self.translator.announce(
+                        request.tool_use_id, request.name, request.input, "pending"
+                    )
+                )
             decision = await ask(self._client, self._driver.session, request, self.translator)
         except Exception as error:  # an error reply, a broken answer, the editor gone
             log.debug("permission question failed: %r", error)

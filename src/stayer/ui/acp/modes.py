@@ -60,7 +60,9 @@ def config_options(session: Session) -> list[SessionConfigOptionSelect]:
     now = session.setup.started.model
     choices = model_choices(session)
     values = [
-        SessionConfigSelectOption(value=name, name=label.removesuffix("  (current)").strip())
+        SessionConfigSelectOption(
+            value=name, name=" ".join(label.removesuffix("(current)").split())
+        )
         for name, label in choices
     ]
     current = next((name for name, label in choices if label.endswith("(current)")), None)

@@ -3,8 +3,10 @@
 Text and reasoning stream as `agent_message_chunk` / `agent_thought_chunk`, each with the id of
 the model message it belongs to. A tool call is announced (`tool_call`, pending, with its
 title, kind, locations and, for an edit, its diff) as soon as the model has finished writing
-it, so a permission question can name it; it goes `in_progress` when it runs and `completed`
-or `failed` (a denied call too) with its result when it ends; an edit keeps its diff. A
+it, so a permission question can name it; it goes `in_progress` when it starts, back to
+`pending` while a permission question about it waits (and `in_progress` again once allowed), and
+`completed` or `failed` (a denied call too) with its result when it ends; an edit keeps its
+diff. A
 TodoWrite list is the session's `plan`. After each model message and each run, a
 `usage_update` says how full the context window is (and, after a run, what the session has
 cost). A partial answer a retry withdrew cannot be taken back in ACP: its chunks stay shown.
@@ -59,6 +61,7 @@ from stayer.events import (
 )
 from stayer.events import ToolCallProgress as ToolOutputLines
 from stayer.messages import JSON, ToolUseBlock
+from stayer.ui.wording import unwrapped
 
 from .tool_calls import Content, describe, is_edit, plan_entries, result_content
 
@@ -126,24 +129,72 @@ class Translator:
         match event:
             case SessionStarted(context_window=window):
                 self._window = window or self._window
-            case MessageStarted(message_id=message_id):
-                self._message_id = message_id or None
-            case TextDelta(text=delta):
-                return [
-                    AgentMessageChunk(
-                        session_update="agent_message_chunk",
-                        content=text(delta),
-                        message_id=self._message_id,
-                    )
-                ]
-            case ThinkingDelta(thinking=delta):
-                return [
-                    AgentThoughtChunk(
-                        session_update="agent_thought_chunk",
-                        content=text(delta),
-                        message_id=self._message_id,
-                    )
-                ]
+            case MessageStarted() | TextDelta() | ThinkingDelta():
+                return self._streamed(event)
+            case (
+                BlockCompleted() | ToolCallStarted() | PermissionRequested()
+                | PermissionResolved() | ToolCallFinished()
+            ):  # fmt: skip
+                return self._tool(event)
+            case MessageCompleted(message=message):
+                self._used = message.usage.total_input_tokens + message.usage.output_tokens
+                return self._usage()
+            case Finished(cost_usd=cost):
+                self._cost += cost
+                return self._usage()
+            case SubagentEvent():
+                return self._nested(unwrapped(event)[0].event)
+            case (
+                BlockStarted() | ToolInputDelta() | MessageDelta() | RequestStarted()
+                | Retrying() | Withdrawn() | PartialKept() | ModelSwitched() | ToolOutputLines()
+                | ToolResultsAppended() | Continuing() | Compacted()
+                | HookRan() | McpServerStatus()
+            ):  # fmt: skip
+                pass
+            case _ as unreachable:
+                assert_never(unreachable)
+        return []
+
+    def _nested(self, event: Event) -> list[Update]:
+        """A subagent's call shows only once a question about it was put to the editor: then
+        how the question was answered and how the call ended show too."""
+        if isinstance(event, PermissionResolved | ToolCallFinished) and (
+            event.tool_use_id in self._calls
+        ):
+            return self._tool(event)
+        return []
+
+    def _streamed(self, event: MessageStarted | TextDelta | ThinkingDelta) -> list[Update]:
+        """Text and reasoning, each chunk with its message's id."""
+        if isinstance(event, MessageStarted):
+            self._message_id = event.message_id or None
+            return []
+        if isinstance(event, TextDelta):
+            return [
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=text(event.text),
+                    message_id=self._message_id,
+                )
+            ]
+        return [
+            AgentThoughtChunk(
+                session_update="agent_thought_chunk",
+                content=text(event.thinking),
+                message_id=self._message_id,
+            )
+        ]
+
+    def _tool(
+        self,
+        event: BlockCompleted
+        | ToolCallStarted
+        | PermissionRequested
+        | PermissionResolved
+        | ToolCallFinished,
+    ) -> list[Update]:
+        """A tool call's announcement and the changes of its status."""
+        match event:
             case BlockCompleted(block=ToolUseBlock() as block):
                 return [self.announce(block.id, block.name, dict(block.input), "pending")]
             case ToolCallStarted(tool_use_id=call_id, name=name, input=tool_input):
@@ -151,25 +202,16 @@ class Translator:
                     return [self.announce(call_id, name, tool_input, "in_progress")]
                 self._calls[call_id] = (name, tool_input)
                 return [_progress(call_id, status="in_progress")]
+            case PermissionRequested(tool_use_id=call_id) if call_id in self._calls:
+                return [_progress(call_id, status="pending")]  # waits for an answer
+            case PermissionResolved(tool_use_id=call_id, behavior="allow") if (
+                call_id in self._calls
+            ):
+                return [_progress(call_id, status="in_progress")]
             case ToolCallFinished():
                 return self._finished(event)
-            case MessageCompleted(message=message):
-                self._used = message.usage.total_input_tokens + message.usage.output_tokens
-                return self._usage()
-            case Finished(cost_usd=cost):
-                self._cost += cost
-                return self._usage()
-            case (
-                BlockStarted() | BlockCompleted() | ToolInputDelta() | MessageDelta()
-                | RequestStarted() | Retrying() | Withdrawn() | PartialKept() | ModelSwitched()
-                | ToolOutputLines() | SubagentEvent() | PermissionRequested()
-                | PermissionResolved() | ToolResultsAppended() | Continuing() | Compacted()
-                | HookRan() | McpServerStatus()
-            ):  # fmt: skip
-                pass
-            case _ as unreachable:
-                assert_never(unreachable)
-        return []
+            case _:  # another block, or a question about a call not shown (a subagent's)
+                return []
 
     def announce(
         self, call_id: str, name: str, tool_input: dict[str, JSON], status: CallStatus
