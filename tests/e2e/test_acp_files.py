@@ -31,6 +31,8 @@ class BufferEditor(Editor):
         super().__init__()
         self.buffers = dict(buffers)
         self.fs: list[tuple[str, str, str]] = []
+        self.refusal: acp.RequestError | None = None
+        """Answers every write while set."""
 
     async def read_text_file(
         self,
@@ -49,6 +51,8 @@ class BufferEditor(Editor):
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse | None:
         self.fs.append(("write", session_id, path))
+        if self.refusal is not None:
+            raise self.refusal
         self.buffers[path] = content
         return WriteTextFileResponse()
 
@@ -69,12 +73,17 @@ def read_then_edit(server: FakeModelServer, path: Path, old: str, new: str) -> N
     )
 
 
-def tool_result(server: FakeModelServer, request: int) -> str:
-    """The tool result the model was sent in request `request`, as JSON text."""
+def result_block(server: FakeModelServer, request: int) -> dict[str, Any]:
+    """The tool result block the model was sent in request `request`."""
     last = server.requests[request].messages[-1]
     assert isinstance(last, dict) and isinstance(last["content"], list)
     (block,) = [b for b in last["content"] if isinstance(b, dict) and b["type"] == "tool_result"]
-    return json.dumps(block["content"])
+    return block
+
+
+def tool_result(server: FakeModelServer, request: int) -> str:
+    """The content of the tool result the model was sent in request `request`, as JSON text."""
+    return json.dumps(result_block(server, request)["content"])
 
 
 async def prompt(
@@ -147,3 +156,28 @@ async def test_a_client_offering_only_reads_has_its_buffer_read_and_the_disk_wri
     assert "x = 1  # unsaved" in tool_result(server, 1)
     assert path.read_text() == "x = 2  # unsaved\n"
     assert [method for method, _, _ in editor.fs] == ["read", "read"]
+
+
+async def test_an_editor_refusing_the_write_is_the_models_error_and_the_disk_is_untouched(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    path = tmp_path.resolve() / "app.py"
+    path.write_text("x = 1\n")
+    editor = BufferEditor({str(path): "x = 1\n"})
+    editor.refusal = acp.RequestError.internal_error({"details": "the buffer is read-only"})
+    read_then_edit(server, path, "x = 1", "x = 2")
+
+    await prompt(server, tmp_path, editor, fs(read=True, write=True))
+
+    assert tool_result(server, 2) == json.dumps(
+        [
+            {
+                "type": "text",
+                "text": f"The editor could not write {path}: Internal error (the buffer is "
+                "read-only).",
+            }
+        ]
+    )
+    assert result_block(server, 2)["is_error"] is True
+    assert path.read_text() == "x = 1\n"
+    assert editor.buffers[str(path)] == "x = 1\n"
