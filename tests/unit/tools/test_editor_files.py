@@ -10,6 +10,7 @@ import pytest
 
 from stayer.tools.base import ToolContext, ToolFailure
 from stayer.tools.builtin.edit import EditTool
+from stayer.tools.builtin.editor_text import DiskFiles
 from stayer.tools.builtin.read import ReadTool
 from stayer.tools.builtin.write import WriteTool
 from tests.fakes.editor import FakeEditor
@@ -250,3 +251,19 @@ async def test_without_an_editor_the_disk_is_read_and_written(tmp_path: Path) ->
     await run_tool(EditTool(), ctx, file_path="a.txt", old_string="disk", new_string="new")
     assert (tmp_path / "a.txt").read_text() == "new\n"
     assert ctx.session_state.buffer_reads == {}
+
+
+async def test_disk_files_keep_an_existing_files_encoding_and_make_new_ones_utf8(
+    tmp_path: Path,
+) -> None:
+    disk = DiskFiles()
+    old = tmp_path / "old.txt"
+    old.write_bytes("café\n".encode("cp1252"))
+    assert await disk.read_text(old) == "café\n"
+    await disk.write_text(old, "crème\n")
+    assert old.read_bytes() == "crème\n".encode("cp1252")
+    await disk.write_text(tmp_path / "sub" / "new.txt", "naïve\n")
+    assert (tmp_path / "sub" / "new.txt").read_bytes() == "naïve\n".encode()
+    with pytest.raises(ToolFailure, match="cannot be stored in windows-1252"):
+        await disk.write_text(old, "→\n")
+    assert old.read_bytes() == "crème\n".encode("cp1252")
