@@ -207,7 +207,7 @@ def _tool_context(
     """What the tools see; oversized results are saved with the session, so nowhere when the
     session is not kept."""
     session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
-    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir)
+    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir, editor=options.editor)
 
 
 def _rules_fitter(
