@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from stayer.mcp.catalog import McpCatalog
     from stayer.mcp.hub import McpHub
     from stayer.mcp.server import McpServer
+    from stayer.mcp.tunnel import McpTunnel
 
 
 class McpPromptArgument(Struct, frozen=True):
@@ -98,6 +99,7 @@ class McpLink:
         session_dir: Path | None,
         context_window: int,
         hides: Callable[[str], bool],
+        tunnel: McpTunnel | None = None,
     ) -> None:
         from stayer.mcp.catalog import McpCatalog, parse_tool_search
         from stayer.mcp.hub import McpHub, connect_timeout_from
@@ -119,6 +121,7 @@ class McpLink:
             log_dir=self.log_dir,
             connect_timeout_s=self.timeout_s,
             initial=initial_statuses(servers),
+            tunnel=tunnel,
         )
         self.catalog: McpCatalog = McpCatalog(
             tools=self._tools,
@@ -141,10 +144,15 @@ class McpLink:
         """Start the servers and wait for them when the session was told to (`blocking`);
         else they start once the first request is on its way (`McpCatalog.begin`): five
         servers starting at once, and the SDK's import, would compete with it for the
-        processor and hold it back (`benchmarks/mcp_start.py`)."""
+        processor and hold it back (`benchmarks/mcp_start.py`). The in-process servers of
+        a claude-agent-sdk program are waited for always: the program gave them to be used
+        from its first prompt on, and they cost no process to start."""
         if self.wait:
             self.start()
             await self.hub.wait_started(self.timeout_s)
+            return
+        self.hub.start(only=_in_process)
+        await self.hub.wait_started(self.timeout_s, only=_in_process)
 
     def add(self, configs: Sequence[McpServerConfig]) -> None:
         """Start `configs` now (servers just approved); their status changes follow."""
@@ -257,6 +265,10 @@ class McpLink:
             for server in self.hub.connected()
             if not hides(f"{MCP_PREFIX}{server.config.name}__*")
         )
+
+
+def _in_process(server: McpServer) -> bool:
+    return server.config.transport == "sdk"
 
 
 def _log_dir(session_dir: Path | None) -> Path:

@@ -52,6 +52,7 @@ class McpFacet:
             session_dir=setup.params.tool_context.session_dir,
             context_window=setup.params.context_window,
             hides=lambda name: permissions.policy.hides(name),
+            tunnel=self.options.sdk_mcp,
         )
 
     def mcp_servers(self) -> tuple[McpServerStatus, ...]:

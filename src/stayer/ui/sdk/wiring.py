@@ -14,12 +14,13 @@ from typing import Any
 from stayer.session.options import QueryOptions
 
 from .control import ControlChannel
+from .mcp import wire_sdk_mcp
 
 Wiring = Callable[
     [QueryOptions, Mapping[str, Any], ControlChannel], tuple[QueryOptions, Mapping[str, Any]]
 ]
 
-WIRINGS: tuple[Wiring, ...] = ()
+WIRINGS: tuple[Wiring, ...] = (wire_sdk_mcp,)
 
 
 def wired(
