@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_agent_sdk import (
+    ClaudeSDKClient,
     ResultMessage,
     SystemMessage,
     ToolResultBlock,
@@ -114,3 +116,46 @@ async def test_a_deny_rule_hides_the_programs_tool(server: FakeModelServer, tmp_
 
     assert offered(server.requests[0]) == ["mcp__calc__divide"]
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+
+
+async def test_the_program_sees_turns_off_and_restarts_its_servers(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(
+        reply(ToolCall("toolu_1", "mcp__calc__add", {"a": 2, "b": 2})),
+        reply("It is 4."),
+        reply("No calculator now."),
+        reply("Back."),
+    )
+    options = sdk_options(server, tmp_path, mcp_servers=calculator(), allowed_tools=["mcp__calc"])
+    async with ClaudeSDKClient(options) as client:
+        await client.query("add 2 and 2")
+        [m async for m in client.receive_response()]
+        status = await client.get_mcp_status()
+        [calc] = status["mcpServers"]
+        assert {key: calc.get(key) for key in ("name", "status", "serverInfo", "scope")} == {
+            "name": "calc",
+            "status": "connected",
+            "serverInfo": {"name": "calculator", "version": "1.0.0"},
+            "scope": "flag",
+        }
+        assert [(t["name"], t["description"]) for t in calc.get("tools", [])] == [
+            ("add", "Add two numbers"),
+            ("divide", "Divide a by b"),
+        ]
+
+        await client.toggle_mcp_server("calc", False)
+        [calc] = (await client.get_mcp_status())["mcpServers"]
+        assert (calc["status"], "tools" in calc) == ("disabled", False)
+        await client.query("add again")
+        [m async for m in client.receive_response()]
+        assert offered(server.requests[2]) == []
+
+        await client.toggle_mcp_server("calc", True)
+        await client.reconnect_mcp_server("calc")
+        await client.query("and now?")
+        [m async for m in client.receive_response()]
+        assert offered(server.requests[3]) == ["mcp__calc__add", "mcp__calc__divide"]
+
+        with pytest.raises(Exception, match="no MCP server named nope in this session"):
+            await client.reconnect_mcp_server("nope")

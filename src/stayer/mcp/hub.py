@@ -101,6 +101,33 @@ class McpHub:
             server.start()
         return server
 
+    async def restart(self, name: str) -> McpServer:
+        """Stop server `name` and start it again from its configuration (one that failed, or
+        was turned off); its status changes follow as the others' do. Raises `ConfigError`
+        for a name the hub does not run (not configured, or not approved)."""
+        old = self._running(name)
+        await old.aclose()
+        server = self._made(old.config)
+        self._servers = tuple(server if s is old else s for s in self._servers)
+        self._changed(server.status)
+        server.start()
+        return server
+
+    async def disable(self, name: str) -> None:
+        """Stop server `name` and leave it off until `restart`; `ConfigError` as `restart`."""
+        await self._running(name).disable()
+
+    def _running(self, name: str) -> McpServer:
+        if self._closed:
+            raise ConfigError(f"cannot change MCP server {name}: the session is ending")
+        found = next((s for s in self._servers if s.config.name == name), None)
+        if found is not None:
+            return found
+        waiting = next((s for s in self._initial if s.name == name), None)
+        if waiting is not None:
+            raise ConfigError(f"MCP server {name} cannot be started from here: {_why(waiting)}")
+        raise ConfigError(f"no MCP server named {name} in this session")
+
     async def wait_started(
         self, timeout_s: float | None = None, *, only: Callable[[McpServer], bool] | None = None
     ) -> None:
@@ -137,3 +164,12 @@ class McpHub:
             return
         self._closed = True
         await asyncio.gather(*(server.aclose() for server in self._servers))
+
+
+def _why(status: McpServerStatus) -> str:
+    """Why a server the session was given is not running, for a request to start it."""
+    if status.status == "needs-approval":
+        return f"it waits for your approval (`stayer mcp approve {status.name}`)"
+    if status.status == "disabled":
+        return "your settings turn it off"
+    return f"its configuration cannot be used ({status.error or status.status})"

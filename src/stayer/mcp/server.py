@@ -164,6 +164,7 @@ class McpServer:
         self._tools: tuple[mcp_types.Tool, ...] = ()
         self._offers_resources = False
         self._instructions: str | None = None
+        self._server_info: tuple[str, str] | None = None
         self._client: mcp.Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._scope: anyio.CancelScope | None = None
@@ -200,6 +201,11 @@ class McpServer:
         return self._instructions
 
     @property
+    def server_info(self) -> tuple[str, str] | None:
+        """The name and version the server gave as it connected, if it has."""
+        return self._server_info
+
+    @property
     def log_path(self) -> Path:
         """Where a stdio server's stderr goes."""
         return self._log_path
@@ -231,6 +237,13 @@ class McpServer:
             task.cancel()  # it has not begun: nothing of the SDK is entered yet
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+    async def disable(self) -> None:
+        """Stop the server and leave it off (`disabled`: its tools are no longer offered)."""
+        await self.aclose()
+        self._tools = ()
+        self._set("disabled")
+        self._settled.set()
 
     async def _life(self) -> None:
         with anyio.CancelScope() as self._scope:
@@ -341,6 +354,8 @@ class McpServer:
         self._tools = tuple(tools)
         self._offers_resources = capabilities.resources is not None
         self._instructions = client.instructions or None
+        info = client.server_info
+        self._server_info = (info.name, info.version) if info is not None else None
 
     async def _on_message(self, message: IncomingMessage) -> None:
         import mcp_types

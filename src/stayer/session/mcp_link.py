@@ -51,6 +51,23 @@ class McpPrompt(Struct, frozen=True):
     arguments: tuple[McpPromptArgument, ...] = ()
 
 
+class McpToolInfo(Struct, frozen=True):
+    """One tool a server lists: its name there, what it says it does, its hints."""
+
+    name: str
+    description: str = ""
+    annotations: Mapping[str, Any] | None = None
+
+
+class McpServerDetail(Struct, frozen=True):
+    """One server as a status request shows it: where it stands, who it said it is (name,
+    version), and its tools while connected."""
+
+    status: McpServerStatus
+    server_info: tuple[str, str] | None = None
+    tools: tuple[McpToolInfo, ...] = ()
+
+
 INSTRUCTIONS_CAP = 2_000
 """The most characters one server's instructions put in the system prompt."""
 INSTRUCTIONS_HEAD = "# MCP server instructions"
@@ -172,6 +189,46 @@ class McpLink:
     def statuses(self) -> tuple[McpServerStatus, ...]:
         """Every server, as it stands now."""
         return self.hub.statuses()
+
+    def details(self) -> tuple[McpServerDetail, ...]:
+        """Every server as it stands now, with who it is and its tools."""
+        running = {server.config.name: server for server in self.hub.servers()}
+        found: list[McpServerDetail] = []
+        for status in self.hub.statuses():
+            server = running.get(status.name)
+            if server is None:
+                found.append(McpServerDetail(status))
+                continue
+            tools = tuple(
+                McpToolInfo(
+                    tool.name,
+                    tool.description or "",
+                    tool.annotations.model_dump(by_alias=True, exclude_none=True)
+                    if tool.annotations is not None
+                    else None,
+                )
+                for tool in server.tool_defs
+            )
+            found.append(McpServerDetail(status, server.server_info, tools))
+        return tuple(found)
+
+    async def reconnect(self, name: str) -> McpServerStatus:
+        """Start server `name` again and wait (as long as connecting may take) until it has
+        connected or failed; its status then. `ConfigError` for a server not running here."""
+        server = await self.hub.restart(name)
+        await self.hub.wait_started(self.timeout_s, only=lambda s: s is server)
+        return server.status
+
+    async def toggle(self, name: str, *, enabled: bool) -> None:
+        """Turn server `name` off (its tools no longer offered), or on again (started again
+        unless it is connected or starting)."""
+        if not enabled:
+            await self.hub.disable(name)
+            return
+        current = next((s for s in self.hub.statuses() if s.name == name), None)
+        if current is not None and current.status in ("connected", "pending"):
+            return
+        await self.reconnect(name)
 
     def drain(self) -> list[McpServerStatus]:
         """The status changes not yet told."""
