@@ -5,6 +5,7 @@ function that raises is an error result, and a deny rule hides the tool."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from claude_agent_sdk import (
     tool,
 )
 
+from tests.e2e.cli import stayer
 from tests.e2e.sdk_client import sdk_options
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import ToolCall, reply
@@ -159,3 +161,20 @@ async def test_the_program_sees_turns_off_and_restarts_its_servers(
 
         with pytest.raises(Exception, match="no MCP server named nope in this session"):
             await client.reconnect_mcp_server("nope")
+
+
+def test_without_the_sdk_an_sdk_server_is_refused_in_one_line(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Nothing to call."))
+    config = json.dumps({"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}})
+    done = stayer("-p", "hi", "--mcp-config", config, cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    assert done.stdout.strip() == "Nothing to call."
+    [said] = [line for line in done.stderr.splitlines() if "calc" in line]
+    assert said == (
+        'stayer: MCP server calc failed: "type": "sdk" names a server inside a claude-agent-sdk '
+        'program, and none runs stayer here to reach it through; give it a "command" or a "url" '
+        "instead (in --mcp-config)"
+    )
