@@ -5,6 +5,7 @@ function that raises is an error result, and a deny rule hides the tool."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,35 @@ def test_without_the_sdk_an_sdk_server_is_refused_in_one_line(
         'program, and none runs stayer here to reach it through; give it a "command" or a "url" '
         "instead (in --mcp-config)"
     )
+
+
+async def test_an_interrupt_during_a_slow_tool_cancels_it_in_the_program(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    @tool("slow", "Takes forever", {})
+    async def slow(args: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {"content": []}
+
+    server.enqueue(reply(ToolCall("toolu_1", "mcp__calc__slow", {})), reply("Still here."))
+    servers = {"calc": create_sdk_mcp_server("calculator", tools=[slow, add])}
+    options = sdk_options(server, tmp_path, mcp_servers=servers, allowed_tools=["mcp__calc"])
+    async with ClaudeSDKClient(options) as client:
+        await client.query("be slow")
+        await asyncio.wait_for(started.wait(), 30)
+        await client.interrupt()
+        first = [m async for m in client.receive_response()]
+        await asyncio.wait_for(cancelled.wait(), 30)  # the program's handler was told
+
+        await client.query("are you there?")
+        second = [m async for m in client.receive_response()]
+    assert isinstance(first[-1], ResultMessage)
+    assert isinstance(second[-1], ResultMessage) and second[-1].result == "Still here."
+    assert offered(server.requests[1]) == ["mcp__calc__slow", "mcp__calc__add"]
