@@ -103,3 +103,19 @@ async def test_resume_continues_the_first_conversation(
     history = server.requests[1].messages
     assert [m["role"] for m in history] == ["user", "assistant", "user"]
     assert history[1]["content"][0]["text"] == "Noted: the code is 4417."
+
+
+async def test_a_session_that_cannot_open_fails_initialize_with_the_reason(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    said: list[str] = []
+    missing = "00000000-0000-4000-8000-000000000000"
+    options = sdk_options(server, tmp_path, stderr=said, resume=missing)
+    with pytest.raises(Exception, match=f"no session {missing} saved for this folder"):
+        async for _ in query(prompt="hi", options=options):
+            pass
+
+    assert [line for line in said if line.startswith("stayer: ")] == [
+        f"stayer: no session {missing} saved for this folder; `stayer --resume` lists them"
+    ]
+    assert server.requests == []

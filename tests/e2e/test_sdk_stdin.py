@@ -24,6 +24,7 @@ def test_a_malformed_line_is_answered_and_the_session_goes_on(
         user(42),
         user([{"type": "video", "url": "x"}]),
         json.dumps(unknown),
+        initialize("req_2"),
         user("are you there?"),
     ]
     status, frames, err = session(tmp_path, server, lines)
@@ -40,6 +41,8 @@ def test_a_malformed_line_is_answered_and_the_session_goes_on(
         "request_id": "req_9",
         "error": "stayer does not support the control request nope",
     }
+    assert replies["req_2"]["subtype"] == "error"
+    assert "already initialized" in replies["req_2"]["error"]
     input_errors = [f["error"] for f in frames if f.get("subtype") == "input_error"]
     assert len(input_errors) == 2
     assert "not JSON" in input_errors[0] and "'telepathy'" in input_errors[1]
