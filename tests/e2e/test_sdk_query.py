@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from claude_agent_sdk import (
     AssistantMessage,
+    Message,
+    ResultError,
     ResultMessage,
     SystemMessage,
     TextBlock,
@@ -62,3 +65,57 @@ async def test_query_runs_a_tool_round_trip(server: FakeModelServer, tmp_path: P
         2,
         "It printed round-trip.",
     )
+
+
+async def test_max_turns_ends_with_its_error_result(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    call = ToolCall("call_1", "Bash", {"command": "echo again"})
+    server.enqueue(reply(call))
+    options = sdk_options(server, tmp_path, max_turns=1, permission_mode="bypassPermissions")
+    messages: list[Message] = []
+    with pytest.raises(ResultError) as raised:
+        async for message in query(prompt="loop", options=options):
+            messages.append(message)
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    assert (result.subtype, result.is_error, result.num_turns) == ("error_max_turns", True, 1)
+    assert raised.value.subtype == "error_max_turns"
+    assert len(server.requests) == 1  # no second model call past the limit
+
+
+async def test_resume_continues_the_first_conversation(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Noted: the code is 4417."), reply("The code was 4417."))
+    first = [
+        m async for m in query(prompt="the code is 4417", options=sdk_options(server, tmp_path))
+    ]
+    opened = first[-1]
+    assert isinstance(opened, ResultMessage)
+
+    options = sdk_options(server, tmp_path, resume=opened.session_id)
+    second = [m async for m in query(prompt="what was the code?", options=options)]
+
+    result = second[-1]
+    assert isinstance(result, ResultMessage) and result.result == "The code was 4417."
+    history = server.requests[1].messages
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]
+    assert history[1]["content"][0]["text"] == "Noted: the code is 4417."
+
+
+async def test_a_session_that_cannot_open_fails_initialize_with_the_reason(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    said: list[str] = []
+    missing = "00000000-0000-4000-8000-000000000000"
+    options = sdk_options(server, tmp_path, stderr=said, resume=missing)
+    with pytest.raises(Exception, match=f"no session {missing} saved for this folder"):
+        async for _ in query(prompt="hi", options=options):
+            pass
+
+    assert [line for line in said if line.startswith("stayer: ")] == [
+        f"stayer: no session {missing} saved for this folder; `stayer --resume` lists them"
+    ]
+    assert server.requests == []

@@ -87,8 +87,6 @@ async def _headless(args: argparse.Namespace) -> int:
 
     from .options import options_from_args
 
-    if args.input_format == "stream-json":
-        return await _sdk(args)
     options = options_from_args(args)  # its files are read before a session is picked
     options = replace(options, resume=_resume_choice(args.resume))
     printer = Printer(
@@ -101,6 +99,9 @@ async def _headless(args: argparse.Namespace) -> int:
     prompt = _prompt(args)
     if options.fork_session and options.resume is None and not options.continue_session:
         print("stayer: --fork-session does nothing without --resume or --continue", file=sys.stderr)
+    if args.replay_user_messages:
+        print("stayer: --replay-user-messages does nothing without --input-format stream-json",
+              file=sys.stderr)  # fmt: skip
     if options.sandbox_network and not options.sandbox:
         print("stayer: --sandbox-network does nothing without --sandbox", file=sys.stderr)
     output = HeadlessOutput(printer)
@@ -188,6 +189,8 @@ def run(argv: Sequence[str]) -> int:
     refuse_continuation(args)
     import asyncio  # imported late: `--version` and `--help` need not pay for it
 
+    if args.input_format == "stream-json":
+        return asyncio.run(_sdk(args))
     if _interactive(args):
         return asyncio.run(_repl(args))
     return asyncio.run(_headless(args))

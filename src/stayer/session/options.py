@@ -18,6 +18,7 @@ from stayer.tools.base import EditorFiles, Tool
 
 if TYPE_CHECKING:
     from stayer.hooks.callbacks import CallbackMatcher
+    from stayer.mcp.tunnel import McpTunnel
 
 
 class QueryOptions(Struct, frozen=True, kw_only=True):
@@ -106,6 +107,10 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     `mcpServers`, in Claude Code's format; the settings' and the project's `.mcp.json` are
     added unless `strict_mcp_config`."""
     strict_mcp_config: bool = False
+    sdk_mcp: McpTunnel | None = None
+    """How the in-process MCP servers of the claude-agent-sdk program running stayer are
+    reached (`mcp_message`; the SDK front end sets it): given a server's name and one JSON-RPC
+    message, it returns the reply. Without it, `"type": "sdk"` servers are refused."""
     agents: str | Mapping[str, Mapping[str, Any]] | None = None
     """Custom agents over the files' (`--agents`): JSON text or a mapping of name to Claude
     Code's fields (`description` and `prompt` required; `tools`, `model`, ...)."""
@@ -157,7 +162,16 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
 
 
 OBJECT_FIELDS = frozenset(
-    {"extra_tools", "can_use_tool", "provider", "abort", "history", "editor", "hooks"}
+    {
+        "extra_tools",
+        "can_use_tool",
+        "provider",
+        "abort",
+        "history",
+        "editor",
+        "hooks",
+        "sdk_mcp",
+    }
 )
 """Fields that hold live objects (tools, callables, a model client, an abort signal, messages):
 never in a spec."""

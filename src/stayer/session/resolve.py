@@ -266,6 +266,7 @@ def mcp_servers(
         strict=options.strict_mcp_config,
         tracked=git_tracks,
         plugins=[PluginServers(p.name, p.root, p.mcp_file) for p in served if p.mcp_file],
+        sdk_servers=options.sdk_mcp is not None,
     )
     if not (found.start or found.needs_approval or found.disabled or found.failed):
         if found.warnings:

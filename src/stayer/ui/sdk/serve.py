@@ -84,6 +84,7 @@ class SdkSession:
         self._driving: asyncio.Task[None] | None = None
         self._reading: asyncio.Task[None] | None = None
         self._stopped = False
+        self._open_failed = False
 
     async def serve(self) -> int:
         """Read standard input until it ends, run every message, end the session; returns
@@ -101,7 +102,7 @@ class SdkSession:
             return EXIT_READER_GONE
         if caught.signum is not None:
             return 128 + caught.signum
-        return 1 if self.output.last_error else 0
+        return 1 if self.output.last_error or self._open_failed else 0
 
     def stop(self, reason: str) -> None:
         """Stop now (a stop signal, or nobody reads the output): the run going is interrupted
@@ -186,7 +187,9 @@ class SdkSession:
         try:
             return await asyncio.shield(self._opening)
         except StayerError as error:
-            print(f"stayer: {error}", file=sys.stderr, flush=True)
+            if not self._open_failed:  # said once; each message owed a result still gets it
+                _say(str(error))
+            self._open_failed = True
             raise
 
     async def _opened(self, request: Any) -> tuple[Driver, dict[str, Any]]:
