@@ -113,6 +113,7 @@ API_ONLY = frozenset(
         "autocompact_percent",  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
         "editor",  # what an ACP client offers (its fs methods)
         "hooks",  # a program's own callables (the SDK's come through initialize)
+        "sdk_mcp",  # the SDK's in-process MCP servers, reached through its control channel
     }
 )
 """`QueryOptions` fields no flag sets."""

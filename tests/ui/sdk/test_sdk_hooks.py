@@ -19,7 +19,7 @@ from stayer.events import Event, Finished, HookRan
 from stayer.providers.scripted import Reply, text, tool_call
 from stayer.session.options import QueryOptions
 from stayer.ui.sdk.control import ControlChannel, Frame
-from stayer.ui.sdk.wiring import wired
+from stayer.ui.sdk.hooks import sdk_hooks
 from tests.session.hook_kit import results
 
 
@@ -67,7 +67,7 @@ async def run(
         permission_mode="bypassPermissions",
         env={"PATH": "/usr/bin:/bin", "STAYER_CONFIG_DIR": str(tmp_path / "none")},
     )
-    options, reply = wired(options, initialize, sdk.channel)
+    options, reply = sdk_hooks(options, initialize, sdk.channel)
     events = [event async for event in stayer.query("go", options=options)]
     assert isinstance(events[-1], Finished)
     return events, reply
@@ -196,7 +196,7 @@ def test_events_stayer_never_fires_are_named_on_stderr_and_the_rest_kept(
         PermissionRequest=[{"hookCallbackIds": ["hook_0"]}],
         PreToolUse=[{"hookCallbackIds": ["hook_1"]}],
     )
-    options, _ = wired(QueryOptions(), initialize, sdk.channel)
+    options, _ = sdk_hooks(QueryOptions(), initialize, sdk.channel)
 
     assert list(options.hooks) == ["PreToolUse"]
     assert capsys.readouterr().err == (
@@ -207,7 +207,7 @@ def test_events_stayer_never_fires_are_named_on_stderr_and_the_rest_kept(
 
 def test_no_hooks_leave_the_options_as_they_were() -> None:
     options = QueryOptions()
-    assert wired(options, {"subtype": "initialize", "hooks": None}, FakeSdk({}).channel) == (
+    assert sdk_hooks(options, {"subtype": "initialize", "hooks": None}, FakeSdk({}).channel) == (
         options,
         {"hook_on_failure_supported": True},
     )
@@ -228,4 +228,4 @@ def test_no_hooks_leave_the_options_as_they_were() -> None:
 )
 def test_a_registration_of_the_wrong_shape_is_refused_in_one_line(hooks: Any, said: str) -> None:
     with pytest.raises(ConfigError, match=f"^initialize: .*{said}"):
-        wired(QueryOptions(), {"subtype": "initialize", "hooks": hooks}, FakeSdk({}).channel)
+        sdk_hooks(QueryOptions(), {"subtype": "initialize", "hooks": hooks}, FakeSdk({}).channel)
