@@ -59,7 +59,7 @@ def registered(**events: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def run(
     tmp_path: Path, sdk: FakeSdk, initialize: Mapping[str, Any], steps: list[Reply]
-) -> tuple[list[Event], dict[str, Any]]:
+) -> tuple[list[Event], Mapping[str, Any]]:
     options = QueryOptions(
         cwd=tmp_path,
         provider=stayer.ScriptedProvider(steps),
