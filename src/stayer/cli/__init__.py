@@ -29,6 +29,7 @@ from .flags import (
     build_parser,
     output_format_in,
     refuse_continuation,
+    refuse_prompt_tool,
     session_id_in,
     warn_ignored,
 )
@@ -164,6 +165,7 @@ def run(argv: Sequence[str]) -> int:
         print(f"{CLAUDE_CODE_COMPAT_VERSION} (stayer {__version__})")
         return 0
     refuse_continuation(args)
+    refuse_prompt_tool(args)
     import asyncio  # imported late: `--version` and `--help` need not pay for it
 
     if _interactive(args):

@@ -21,7 +21,6 @@ from stayer.errors import ConfigError
 
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
-    "--permission-prompt-tool",
     "--permission-prompts", "--max-thinking-tokens",
     "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
@@ -268,6 +267,12 @@ def add_permission_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
     )
+    parser.add_argument(
+        "--permission-prompt-tool",
+        metavar="stdio",
+        help="with --input-format stream-json: ask claude-agent-sdk's can_use_tool callback "
+        "over the control protocol what the permission rules would ask a person",
+    )
     # stayer's own: Claude Code turns its sandbox on in settings (`sandbox.enabled`)
     parser.add_argument(
         "--sandbox",
@@ -363,6 +368,28 @@ def refuse_continuation(args: argparse.Namespace) -> None:
                 f"{flag} is not supported yet: stayer cannot resume a session from the middle; "
                 "use --resume ID to go on from its end, or --fork-session to branch it"
             )
+
+
+PROMPT_OVER_STDIO = "stdio"
+
+
+def refuse_prompt_tool(args: argparse.Namespace) -> None:
+    """Refuse a `--permission-prompt-tool` stayer cannot ask through, in one line: only the
+    SDK's control protocol (`stdio`, with stream-json input) is supported."""
+    tool = getattr(args, "permission_prompt_tool", None)
+    if tool is None:
+        return
+    if tool != PROMPT_OVER_STDIO:
+        raise ConfigError(
+            f"--permission-prompt-tool {tool}: stayer cannot ask an MCP tool for permission; "
+            "use --permission-prompt-tool stdio with --input-format stream-json, or rules "
+            "(--allowedTools, --disallowedTools)"
+        )
+    if args.input_format != "stream-json":
+        raise ConfigError(
+            "--permission-prompt-tool stdio asks over claude-agent-sdk's control protocol, which "
+            "needs --input-format stream-json --output-format stream-json"
+        )
 
 
 def warn_ignored(args: argparse.Namespace, unknown: Sequence[str]) -> list[str]:
