@@ -201,6 +201,13 @@ class Driver:
                 await asyncio.gather(self._run, return_exceptions=True)
             await self.session.aclose()
 
+    async def idle(self) -> None:
+        """Return once no run or compaction is going (at once when none is); a front end that
+        runs each prompt on its own (stream-json input: one `result` per message) waits here
+        before it submits the next."""
+        while self._run is not None and not self._run.done():
+            await asyncio.wait({self._run})
+
     @property
     def waiting(self) -> tuple[Prompt, ...]:
         """Prompts sent during a run and not taken yet: those queued to join it at its next

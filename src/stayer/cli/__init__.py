@@ -89,7 +89,7 @@ async def _headless(args: argparse.Namespace) -> int:
     from .options import options_from_args
 
     if args.input_format == "stream-json":
-        raise ConfigError("--input-format stream-json is not supported yet; pass the prompt")
+        return await _sdk(args)
     options = options_from_args(args)  # its files are read before a session is picked
     options = replace(options, resume=_resume_choice(args.resume))
     printer = Printer(
@@ -116,6 +116,28 @@ async def _headless(args: argparse.Namespace) -> int:
     for warning in session.warnings[shown:]:  # what went wrong on the way (an unsaved session)
         print(f"stayer: {warning}", file=sys.stderr)
     return status
+
+
+async def _sdk(args: argparse.Namespace) -> int:
+    """`--input-format stream-json`: the session claude-agent-sdk drives (`stayer.ui.sdk`)."""
+    from msgspec.structs import replace
+
+    from stayer.ui.sdk.serve import SdkSettings, serve
+
+    from .options import options_from_args
+
+    if args.output_format != "stream-json":
+        raise ConfigError("--input-format stream-json needs --output-format stream-json")
+    if args.resume == "":
+        raise ConfigError("--resume needs a session id with --input-format stream-json")
+    options = replace(options_from_args(args), resume=args.resume)
+    settings = SdkSettings(
+        include_partial=args.include_partial_messages,
+        include_hooks=args.include_hook_events,
+        replay_user_messages=args.replay_user_messages,
+        api_key_source=_api_key_source(os.environ),
+    )
+    return await serve(options, settings)
 
 
 def _resume_choice(given: str | None) -> str | None:

@@ -31,7 +31,6 @@ IGNORED_WITH_VALUE = (
 IGNORED_MANY_VALUES = ("--file",)
 IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
 IGNORED_SWITCHES = (
-    "--replay-user-messages",
     "--bare", "--session-mirror", "--mcp-debug", "--ide",
     "--chrome", "--no-chrome", "--tmux", "--disable-slash-commands",
     "--allow-dangerously-skip-permissions", "--exclude-dynamic-system-prompt-sections",
@@ -183,6 +182,11 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="with json: every message")
     parser.add_argument(
         "--include-partial-messages", action="store_true", help="stream-json: add raw deltas"
+    )
+    parser.add_argument(
+        "--replay-user-messages",
+        action="store_true",
+        help="stream-json input: echo each user message as its run takes it",
     )
     parser.add_argument(
         "--include-hook-events",

@@ -125,6 +125,7 @@ CLI_ONLY = frozenset(
         "verbose",
         "include_partial_messages",
         "include_hook_events",
+        "replay_user_messages",
         "version",
         "dangerously_skip_permissions",  # read with --permission-mode
         "system_prompt_file",  # read with --system-prompt

@@ -12,11 +12,17 @@ from collections.abc import Callable
 
 from stayer.driver import Driver
 
+from . import handlers
 from .control import ControlChannel, Handler
 
 HandlerFactory = Callable[[Driver, ControlChannel], Handler]
 
-HANDLERS: dict[str, HandlerFactory] = {}
+HANDLERS: dict[str, HandlerFactory] = {
+    "interrupt": handlers.interrupt,
+    "set_permission_mode": handlers.set_permission_mode,
+    "set_model": handlers.set_model,
+    "get_context_usage": handlers.get_context_usage,
+}
 
 
 def serve_requests(driver: Driver, channel: ControlChannel) -> None:
