@@ -136,6 +136,7 @@ async def _sdk(args: argparse.Namespace) -> int:
         include_hooks=args.include_hook_events,
         replay_user_messages=args.replay_user_messages,
         api_key_source=_api_key_source(os.environ),
+        permission_prompt=args.permission_prompt_tool is not None,  # stdio: others are refused
     )
     return await serve(options, settings)
 

@@ -33,6 +33,7 @@ import uuid
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.driver import Close, Driver
 from stayer.errors import ConfigError, StayerError
@@ -44,6 +45,7 @@ from .control import ControlChannel
 from .frames import BadInput, UserInput, read_frame
 from .initialize import initialize_reply
 from .output import SdkOutput
+from .permission_prompt import PermissionPrompt
 from .requests import serve_requests
 from .stdin_lines import StdinLines
 from .wiring import wired
@@ -58,6 +60,9 @@ class SdkSettings(Struct, frozen=True):
     include_hooks: bool = False
     replay_user_messages: bool = False
     api_key_source: str = "none"
+    permission_prompt: bool = False
+    """`--permission-prompt-tool stdio`: what the rules would ask a person, the SDK's
+    `can_use_tool` callback answers (`permission_prompt`)."""
 
 
 async def serve(options: QueryOptions, settings: SdkSettings) -> int:
@@ -191,7 +196,12 @@ class SdkSession:
 
     async def _opened(self, request: Any) -> tuple[Driver, dict[str, Any]]:
         options, fields = wired(self.options, request, self.channel)
+        prompt = PermissionPrompt.over(self.channel) if self.settings.permission_prompt else None
+        if prompt is not None:
+            options = replace(options, can_use_tool=prompt)
         driver = await Driver.open(options, self.output, on_error=_say)
+        if prompt is not None:
+            prompt.bind(driver)
         self.output.writer.session_id = driver.session.session_id
         for warning in driver.session.warnings:
             _say(warning)
