@@ -40,8 +40,9 @@ Ask = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 
 
 def to_stderr(line: str) -> None:
-    """One line for the person running stayer, on standard error."""
-    print(f"stayer: {line}", file=sys.stderr, flush=True)
+    """One line for the person running stayer, on standard error (a rule or mode the SDK sent
+    with a line break in it stays on that one line)."""
+    print(f"stayer: {' '.join(line.split())}", file=sys.stderr, flush=True)
 
 
 class PermissionPrompt:
