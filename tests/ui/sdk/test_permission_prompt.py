@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_agent_sdk.types import PermissionUpdate
 from msgspec.structs import replace
 
@@ -17,7 +18,7 @@ from stayer.driver import Close, Driver, Submit
 from stayer.events import Event, Finished, ToolCallFinished
 from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
-from stayer.tools.names import BASH
+from stayer.tools.names import BASH, WRITE
 from stayer.ui.sdk.control import ControlChannel, Frame
 from stayer.ui.sdk.permission_prompt import PermissionPrompt
 
@@ -157,6 +158,32 @@ async def test_an_approved_input_the_rules_deny_does_not_run(tmp_path: Path) -> 
     assert (tmp_path / "keep").read_text() == "precious" and not (tmp_path / "a").exists()
     assert sdk.warnings == ["the call was refused, so its updatedPermissions were not applied"]
     assert allowed(driver) == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "asked", "approved", "deny"),
+    [
+        (BASH, {"command": "touch a"}, {"command": "touch a && rm -f keep"}, f"{BASH}(rm:*)"),
+        (BASH, {"command": "touch a"}, {"command": "echo $(rm -f keep)"}, f"{BASH}(rm:*)"),
+        (
+            WRITE,
+            {"file_path": "a", "content": "x"},
+            {"file_path": "keep", "content": "overwritten"},
+            f"{WRITE}(./keep)",
+        ),
+    ],
+)
+async def test_an_approval_cannot_smuggle_in_what_a_deny_rule_names(
+    tmp_path: Path, tool: str, asked: dict[str, Any], approved: dict[str, Any], deny: str
+) -> None:
+    (tmp_path / "keep").write_text("precious")
+    sdk = Sdk({"behavior": "allow", "updatedInput": approved})
+    model = ScriptedProvider([tool_call(tool, asked, id="toolu_1"), text("done")])
+    events, _ = await session_run(tmp_path, sdk, model, "go", disallowed_tools=[deny])
+
+    ((status, said),) = results(events)
+    assert status == "denied" and "refused by the permission rules" in said
+    assert (tmp_path / "keep").read_text() == "precious" and not (tmp_path / "a").exists()
 
 
 async def test_an_approved_input_that_breaks_the_schema_does_not_run(tmp_path: Path) -> None:
