@@ -139,7 +139,7 @@ async def test_an_allowed_input_the_rules_deny_still_does_not_run(
 
     assert (tmp_path / "keep").read_text() == "precious"
     (refused,) = tool_results(messages)
-    assert refused.is_error and "refused by the permission rules" in str(refused.content)
+    assert refused.is_error and "checked again and refused" in str(refused.content)
 
 
 async def test_an_allow_rule_the_answer_adds_means_the_next_call_is_not_asked(

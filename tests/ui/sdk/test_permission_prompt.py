@@ -154,7 +154,7 @@ async def test_an_approved_input_the_rules_deny_does_not_run(tmp_path: Path) -> 
     )
 
     ((status, said),) = results(events)
-    assert status == "denied" and "refused by the permission rules" in said
+    assert status == "denied" and "checked again and refused" in said
     assert (tmp_path / "keep").read_text() == "precious" and not (tmp_path / "a").exists()
     assert sdk.warnings == ["the call was refused, so its updatedPermissions were not applied"]
     assert allowed(driver) == []
@@ -182,8 +182,25 @@ async def test_an_approval_cannot_smuggle_in_what_a_deny_rule_names(
     events, _ = await session_run(tmp_path, sdk, model, "go", disallowed_tools=[deny])
 
     ((status, said),) = results(events)
-    assert status == "denied" and "refused by the permission rules" in said
+    assert status == "denied" and "checked again and refused" in said
     assert (tmp_path / "keep").read_text() == "precious" and not (tmp_path / "a").exists()
+
+
+async def test_an_approved_input_goes_past_the_pre_tool_hooks_again(tmp_path: Path) -> None:
+    guard = "grep -q 'rm ' && { echo 'no removing here' >&2; exit 2; }; exit 0"
+    settings = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": guard}]}]}}
+    (tmp_path / "keep").write_text("precious")
+    sdk = Sdk(
+        {"behavior": "allow", "updatedInput": {"command": "rm -f keep"}},
+        {"behavior": "allow", "updatedInput": {"command": "touch b"}},
+    )
+    model = ScriptedProvider([bash("touch a"), bash("touch c", "toolu_2"), text("done")])
+    events, _ = await session_run(tmp_path, sdk, model, "go", settings=settings)
+
+    (refused, said), (ran, _) = results(events)
+    assert refused == "denied" and "no removing here" in said
+    assert (tmp_path / "keep").read_text() == "precious"
+    assert ran == "completed" and (tmp_path / "b").exists()  # the hook let this one by
 
 
 async def test_an_approved_input_that_breaks_the_schema_does_not_run(tmp_path: Path) -> None:

@@ -7,10 +7,11 @@ mode have had their say before anything is asked (bypassPermissions and acceptEd
 meaning: what they allow is never asked). The answer:
 
 - `allow`, with `updatedInput`: the call runs with that input. It is checked against the tool's
-  schema like any input (by the loop), and first against the permission rules again, here: an
-  input the rules deny is refused whoever approved it, so an approval cannot smuggle in a
-  command or a path the rules keep out. What the rules would only ask about, the approval
-  answered. `updatedPermissions` are applied once the call is allowed (`permission_updates`).
+  schema like any input (by the loop), and first, here, as the loop checks every call: the
+  session's PreToolUse hooks, then its permission rules. An input they deny is refused whoever
+  approved it, so an approval cannot smuggle in a command or a path the rules or a hook keep
+  out; what they would only ask about, the approval answered; a hook's rewrite of it is what
+  runs. `updatedPermissions` are applied once the call is allowed (`permission_updates`).
 - `deny`, with `message`: the model reads the message and goes on; `interrupt: true` also stops
   the run, as Claude Code does.
 - an error reply, an answer that is neither, or the channel closing: the call is denied, saying
@@ -26,9 +27,8 @@ from typing import Any
 
 from stayer.driver import Driver
 from stayer.events import PermissionRequested
-from stayer.loop.state import CanUseTool, ToolCall
+from stayer.loop.state import ToolCall
 from stayer.permissions import Decision, Rule
-from stayer.session.permission_check import permission_check
 from stayer.tools.base import Tool, Toolbox, ToolInputError
 from stayer.ui.repl.dialogs import kept_rule
 
@@ -64,13 +64,9 @@ class PermissionPrompt:
         return cls(ask, **kwargs)
 
     def bind(self, driver: Driver) -> None:
-        """Decide for `driver`'s session: its rules to check a changed input against and to
-        apply updates to, its run to stop on an `interrupt`."""
-        session = driver.session
-        ctx = session.setup.params.tool_context
-        check = permission_check(session.setup.permissions, ctx.cwd, ctx, ctx.env)
-        updates = Updates(session, self._warn)
-        self._bound = _Bound(driver, session.setup.params.tools, check, updates)
+        """Decide for `driver`'s session: its hooks and rules to check a changed input against,
+        its rules to apply updates to, its run to stop on an `interrupt`."""
+        self._bound = _Bound(driver, Updates(driver.session, self._warn))
 
     async def __call__(self, request: PermissionRequested) -> Decision:
         bound = self._bound
@@ -106,11 +102,12 @@ class PermissionPrompt:
             raise ControlError(f"the SDK's updatedInput is {_shown(given)}, not an object")
         changed = None if given is None or dict(given) == request.input else dict(given)
         if changed is not None:
-            refused = await _rechecked(bound, request, changed)
-            if refused is not None:
+            checked = await _rechecked(bound, request, changed)
+            if checked.behavior == "deny":
                 if answer.get("updatedPermissions"):
                     self._warn("the call was refused, so its updatedPermissions were not applied")
-                return refused
+                return checked
+            changed = None if checked.updated_input is None else dict(checked.updated_input)
         mode = bound.updates.apply(answer.get("updatedPermissions"))
         return Decision("allow", updated_input=changed, mode=mode, by="user")
 
@@ -118,19 +115,27 @@ class PermissionPrompt:
 class _Bound:
     """What the decider needs of the session it decides for."""
 
-    def __init__(self, driver: Driver, tools: Toolbox, check: CanUseTool, updates: Updates):
+    def __init__(self, driver: Driver, updates: Updates) -> None:
         self.driver = driver
-        self.tools = tools
-        self.check = check
         self.updates = updates
+
+    async def check(self, call: ToolCall) -> Decision:
+        """The session's own check of `call`, as the loop makes it: its PreToolUse hooks, then
+        the permission rules as they are now."""
+        return await self.driver.session.setup.params.can_use_tool(call)
+
+    @property
+    def tools(self) -> Toolbox:
+        return self.driver.session.setup.params.tools
 
 
 async def _rechecked(
     bound: _Bound, request: PermissionRequested, changed: dict[str, Any]
-) -> Decision | None:
-    """A denial when the permission rules deny the call with its changed input; None when
-    they allow it or would only ask (the approval answered that), or when the input does not
-    fit the tool's schema (the loop refuses it then, saying so)."""
+) -> Decision:
+    """The call with its changed input checked again as the loop checks every call (PreToolUse
+    hooks, then the rules): a denial when they deny it; else an allow with the input to run
+    (a hook's rewrite of it, if one rewrote it). What they would only ask about, the approval
+    answered; an input that does not fit the tool's schema is left to the loop to refuse."""
     tool = _tool(bound.tools, request.name)
     if tool is None:  # a subagent's own tool, say: what cannot be checked does not run
         return Decision(
@@ -142,17 +147,18 @@ async def _rechecked(
     try:
         parsed = tool.parse_input(changed)
     except ToolInputError:
-        return None
+        return Decision("allow", updated_input=changed)
     decision = await bound.check(ToolCall(tool, request.tool_use_id, parsed))
-    if decision.behavior != "deny":
-        return None
-    return Decision(
-        "deny",
-        f"the input the call was approved with is refused by the permission rules: "
-        f"{decision.reason}",
-        rule=decision.rule,
-        by="policy",
-    )
+    if decision.behavior == "deny":
+        return Decision(
+            "deny",
+            f"the input the call was approved with was checked again and refused: "
+            f"{decision.reason}",
+            rule=decision.rule,
+            by=decision.by or "policy",
+        )
+    rewritten = decision.updated_input
+    return Decision("allow", updated_input=changed if rewritten is None else dict(rewritten))
 
 
 def _tool(tools: Toolbox, name: str) -> Tool[Any] | None:
