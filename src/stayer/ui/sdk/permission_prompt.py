@@ -6,12 +6,11 @@ It is the session's decider, not a way around the policy: deny rules, PreToolUse
 mode have had their say before anything is asked (bypassPermissions and acceptEdits keep their
 meaning: what they allow is never asked). The answer:
 
-- `allow`, with `updatedInput`: the call runs with that input. It is checked against the tool's
-  schema like any input (by the loop), and first, here, as the loop checks every call: the
-  session's PreToolUse hooks, then its permission rules. An input they deny is refused whoever
-  approved it, so an approval cannot smuggle in a command or a path the rules or a hook keep
-  out; what they would only ask about, the approval answered; a hook's rewrite of it is what
-  runs. `updatedPermissions` are applied once the call is allowed (`permission_updates`).
+- `allow`, with `updatedInput`: the call runs with that input. The loop checks a changed input
+  as it checks every call (the tool's schema, PreToolUse hooks, the rules of the session that
+  makes the call, a subagent's included): an input they deny is refused whoever approved it, so
+  an approval cannot smuggle in a command or a path the rules or a hook keep out.
+  `updatedPermissions` are applied once the call is allowed (`permission_updates`).
 - `deny`, with `message`: the model reads the message and goes on; `interrupt: true` also stops
   the run, as Claude Code does.
 - an error reply, an answer that is neither, or the channel closing: the call is denied, saying
@@ -27,9 +26,7 @@ from typing import Any
 
 from stayer.driver import Driver
 from stayer.events import PermissionRequested
-from stayer.loop.state import ToolCall
 from stayer.permissions import Decision, Rule
-from stayer.tools.base import Tool, Toolbox, ToolInputError
 from stayer.ui.repl.dialogs import kept_rule
 
 from .control import ControlChannel, ControlError
@@ -100,14 +97,8 @@ class PermissionPrompt:
         given = answer.get("updatedInput")
         if given is not None and not isinstance(given, Mapping):
             raise ControlError(f"the SDK's updatedInput is {_shown(given)}, not an object")
+        # the SDK sends the input back unchanged when its callback kept it: no change then
         changed = None if given is None or dict(given) == request.input else dict(given)
-        if changed is not None:
-            checked = await _rechecked(bound, request, changed)
-            if checked.behavior == "deny":
-                if answer.get("updatedPermissions"):
-                    self._warn("the call was refused, so its updatedPermissions were not applied")
-                return checked
-            changed = None if checked.updated_input is None else dict(checked.updated_input)
         mode = bound.updates.apply(answer.get("updatedPermissions"))
         return Decision("allow", updated_input=changed, mode=mode, by="user")
 
@@ -118,54 +109,6 @@ class _Bound:
     def __init__(self, driver: Driver, updates: Updates) -> None:
         self.driver = driver
         self.updates = updates
-
-    async def check(self, call: ToolCall) -> Decision:
-        """The session's own check of `call`, as the loop makes it: its PreToolUse hooks, then
-        the permission rules as they are now."""
-        return await self.driver.session.setup.params.can_use_tool(call)
-
-    @property
-    def tools(self) -> Toolbox:
-        return self.driver.session.setup.params.tools
-
-
-async def _rechecked(
-    bound: _Bound, request: PermissionRequested, changed: dict[str, Any]
-) -> Decision:
-    """The call with its changed input checked again as the loop checks every call (PreToolUse
-    hooks, then the rules): a denial when they deny it; else an allow with the input to run
-    (a hook's rewrite of it, if one rewrote it). What they would only ask about, the approval
-    answered; an input that does not fit the tool's schema is left to the loop to refuse."""
-    tool = _tool(bound.tools, request.name)
-    if tool is None:  # a subagent's own tool, say: what cannot be checked does not run
-        return Decision(
-            "deny",
-            f"the approval changed the input of {request.name}, which stayer cannot check "
-            "against the permission rules here, so the call did not run",
-            by="policy",
-        )
-    try:
-        parsed = tool.parse_input(changed)
-    except ToolInputError:
-        return Decision("allow", updated_input=changed)
-    decision = await bound.check(ToolCall(tool, request.tool_use_id, parsed))
-    if decision.behavior == "deny":
-        return Decision(
-            "deny",
-            f"the input the call was approved with was checked again and refused: "
-            f"{decision.reason}",
-            rule=decision.rule,
-            by=decision.by or "policy",
-        )
-    rewritten = decision.updated_input
-    return Decision("allow", updated_input=changed if rewritten is None else dict(rewritten))
-
-
-def _tool(tools: Toolbox, name: str) -> Tool[Any] | None:
-    """The session's tool called `name`, or known by it as an old name."""
-    found = tools.tools()
-    tool = found.get(name)
-    return tool or next((each for each in found.values() if name in each.aliases), None)
 
 
 def request_fields(request: PermissionRequested) -> dict[str, Any]:
