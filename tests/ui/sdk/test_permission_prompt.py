@@ -229,7 +229,7 @@ async def test_an_allow_rule_added_for_the_session_stops_the_asking(tmp_path: Pa
 async def test_the_suggestions_handed_back_are_saved_to_the_local_settings(tmp_path: Path) -> None:
     sdk = Sdk({})  # answered below, with the suggestions the request carried
 
-    async def back(fields: Mapping[str, Any]) -> Mapping[str, Any]:
+    async def back(fields: Mapping[str, Any], driver: Driver) -> Mapping[str, Any]:
         sdk.asked.append(fields)
         return {"behavior": "allow", "updatedPermissions": fields["permission_suggestions"]}
 

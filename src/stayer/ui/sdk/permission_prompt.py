@@ -32,8 +32,9 @@ from stayer.ui.repl.dialogs import kept_rule
 from .control import ControlChannel, ControlError
 from .permission_updates import SAVED, Updates
 
-Ask = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
-"""Puts the request's fields to whoever answers and returns the answer (behavior, ...)."""
+Ask = Callable[[Mapping[str, Any], Driver], Awaitable[Mapping[str, Any]]]
+"""Puts the request's fields to whoever answers for the driver's session, and returns the
+answer (`behavior`, ...); raises `ControlError` when there is none."""
 
 
 def to_stderr(line: str) -> None:
@@ -43,72 +44,64 @@ def to_stderr(line: str) -> None:
 
 
 class PermissionPrompt:
-    """Asks the SDK about each call the policy would put to a person; see the module. It
-    answers once `bind` has given it the driver of the session it decides for."""
+    """Asks about each call the policy would put to a person (the SDK, or the tool `ask`
+    calls); see the module. It answers once `bind` has given it the driver of the session it
+    decides for."""
 
     def __init__(self, ask: Ask, *, warn: Callable[[str], None] = to_stderr) -> None:
         self._ask = ask
         self._warn = warn
-        self._bound: _Bound | None = None
+        self._driver: Driver | None = None
+        self._updates: Updates | None = None
 
     @classmethod
     def over(cls, channel: ControlChannel, **kwargs: Any) -> PermissionPrompt:
-        """The decider that asks over `channel` (`can_use_tool` requests)."""
+        """The decider that asks the SDK over `channel` (`can_use_tool` requests)."""
 
-        async def ask(fields: Mapping[str, Any]) -> Mapping[str, Any]:
-            return await channel.request("can_use_tool", fields)
+        async def ask(fields: Mapping[str, Any], driver: Driver) -> Mapping[str, Any]:
+            try:
+                return await channel.request("can_use_tool", fields)
+            except ControlError as error:
+                raise ControlError(f"the SDK's can_use_tool request failed: {error}") from None
 
         return cls(ask, **kwargs)
 
     def bind(self, driver: Driver) -> None:
-        """Decide for `driver`'s session: its hooks and rules to check a changed input against,
-        its rules to apply updates to, its run to stop on an `interrupt`."""
-        self._bound = _Bound(driver, Updates(driver.session, self._warn))
+        """Decide for `driver`'s session: its rules to apply updates to, its run to stop on an
+        `interrupt`."""
+        self._driver = driver
+        self._updates = Updates(driver.session, self._warn)
 
     async def __call__(self, request: PermissionRequested) -> Decision:
-        bound = self._bound
-        if bound is None:  # asked before the session is open: nobody to decide for yet
-            raise ControlError("the SDK's permission prompt is not connected to a session yet")
-        try:
-            answer = await self._ask(request_fields(request))
-        except ControlError as error:
-            raise ControlError(f"the SDK's can_use_tool request failed: {error}") from None
+        driver, updates = self._driver, self._updates
+        if driver is None or updates is None:  # asked before the session is open
+            raise ControlError("the permission prompt is not connected to a session yet")
+        answer = await self._ask(request_fields(request), driver)
         behavior = answer.get("behavior")
         if behavior == "deny":
-            return self._denied(bound, answer)
+            return _denied(driver, answer)
         if behavior != "allow":
             raise ControlError(
-                f"the SDK answered can_use_tool with behavior {_shown(behavior)}, not allow or deny"
+                f"the permission prompt answered with behavior {_shown(behavior)}, not allow or "
+                "deny"
             )
-        return await self._allowed(bound, request, answer)
-
-    def _denied(self, bound: _Bound, answer: Mapping[str, Any]) -> Decision:
-        message = answer.get("message")
-        said = message.strip() if isinstance(message, str) else ""
-        if answer.get("interrupt") is True:
-            # after the denial is on record: the call's result says why, then the run stops
-            reason = f"the SDK denied a tool call and stopped the run{': ' + said if said else ''}"
-            asyncio.get_running_loop().call_soon(bound.driver.interrupt, reason)
-        return Decision("deny", said, by="user")
-
-    async def _allowed(
-        self, bound: _Bound, request: PermissionRequested, answer: Mapping[str, Any]
-    ) -> Decision:
         given = answer.get("updatedInput")
         if given is not None and not isinstance(given, Mapping):
-            raise ControlError(f"the SDK's updatedInput is {_shown(given)}, not an object")
+            raise ControlError(f"the answer's updatedInput is {_shown(given)}, not an object")
         # the SDK sends the input back unchanged when its callback kept it: no change then
         changed = None if given is None or dict(given) == request.input else dict(given)
-        mode = bound.updates.apply(answer.get("updatedPermissions"))
+        mode = updates.apply(answer.get("updatedPermissions"))
         return Decision("allow", updated_input=changed, mode=mode, by="user")
 
 
-class _Bound:
-    """What the decider needs of the session it decides for."""
-
-    def __init__(self, driver: Driver, updates: Updates) -> None:
-        self.driver = driver
-        self.updates = updates
+def _denied(driver: Driver, answer: Mapping[str, Any]) -> Decision:
+    message = answer.get("message")
+    said = message.strip() if isinstance(message, str) else ""
+    if answer.get("interrupt") is True:
+        # after the denial is on record: the call's result says why, then the run stops
+        reason = f"a tool call was denied and the run stopped{': ' + said if said else ''}"
+        asyncio.get_running_loop().call_soon(driver.interrupt, reason)
+    return Decision("deny", said, by="user")
 
 
 def request_fields(request: PermissionRequested) -> dict[str, Any]:
