@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,8 @@ from tests.fakes.sse import ToolCall, reply
     ("flags", "complaint"),
     [
         (
-            ("--permission-prompt-tool", "mcp__approver__ask"),
-            "--permission-prompt-tool mcp__approver__ask: stayer cannot ask an MCP tool",
+            ("--permission-prompt-tool", "approver"),
+            "--permission-prompt-tool approver: give stdio (claude-agent-sdk) or an MCP tool",
         ),
         (("--permission-prompt-tool", "stdio"), "--permission-prompt-tool stdio asks over"),
     ],
@@ -203,3 +204,33 @@ async def test_a_denial_that_interrupts_ends_the_run(
     (denied,) = tool_results(messages)
     assert "stop right there" in str(denied.content)
     assert len(server.requests) == 1  # the model was not asked again
+
+
+APPROVER = Path(__file__).resolve().parents[1] / "mcp_servers" / "approver.py"
+
+
+def test_an_mcp_tool_answers_the_questions_of_a_headless_run(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(
+        reply(
+            ToolCall("call_1", BASH, {"command": "touch a"}),
+            ToolCall("call_2", BASH, {"command": "rm -f keep"}),
+            ToolCall("call_3", BASH, {"command": "say garbage"}),
+        ),
+        reply("Done what I was let do."),
+    )
+    (tmp_path / "keep").write_text("precious")
+    config = {"mcpServers": {"approver": {"command": sys.executable, "args": [str(APPROVER)]}}}
+    done = stayer(
+        "-p", "go", "--mcp-config", json.dumps(config),
+        "--permission-prompt-tool", "mcp__approver__decide",
+        cwd=tmp_path, env={**server.env(), "MCP_CONNECTION_NONBLOCKING": "0"},
+    )  # fmt: skip
+
+    assert (done.status, done.stdout) == (0, "Done what I was let do.\n"), done.stderr
+    assert (tmp_path / "b").exists() and not (tmp_path / "a").exists()  # as the tool changed it
+    assert (tmp_path / "keep").read_text() == "precious"
+    said = json.dumps(server.requests[1].messages[-1])
+    assert "no removing (call_2)" in said
+    assert "mcp__approver__decide answered 'sure, why not', not a JSON object" in said

@@ -273,9 +273,9 @@ def add_permission_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--permission-prompt-tool",
-        metavar="stdio",
-        help="with --input-format stream-json: ask claude-agent-sdk's can_use_tool callback "
-        "over the control protocol what the permission rules would ask a person",
+        metavar="stdio|mcp__SERVER__TOOL",
+        help="who answers what the permission rules would ask a person: claude-agent-sdk's "
+        "can_use_tool callback (stdio, with --input-format stream-json), or an MCP tool",
     )
     # stayer's own: Claude Code turns its sandbox on in settings (`sandbox.enabled`)
     parser.add_argument(
@@ -374,22 +374,19 @@ def refuse_continuation(args: argparse.Namespace) -> None:
             )
 
 
-PROMPT_OVER_STDIO = "stdio"
-
-
 def refuse_prompt_tool(args: argparse.Namespace) -> None:
-    """Refuse a `--permission-prompt-tool` stayer cannot ask through, in one line: only the
-    SDK's control protocol (`stdio`, with stream-json input) is supported."""
+    """Refuse a `--permission-prompt-tool` nobody could be asked through, in one line: `stdio`
+    needs stream-json input (the SDK's channel); any value needs a run without a person
+    (`-p` or stream-json input), since a person at the REPL answers there."""
     tool = getattr(args, "permission_prompt_tool", None)
     if tool is None:
         return
-    if tool != PROMPT_OVER_STDIO:
+    if tool != "stdio" and not tool.startswith("mcp__"):
         raise ConfigError(
-            f"--permission-prompt-tool {tool}: stayer cannot ask an MCP tool for permission; "
-            "use --permission-prompt-tool stdio with --input-format stream-json, or rules "
-            "(--allowedTools, --disallowedTools)"
+            f"--permission-prompt-tool {tool}: give stdio (claude-agent-sdk) or an MCP tool of a "
+            "server in --mcp-config (mcp__<server>__<tool>)"
         )
-    if args.input_format != "stream-json":
+    if tool == "stdio" and args.input_format != "stream-json":
         raise ConfigError(
             "--permission-prompt-tool stdio asks over claude-agent-sdk's control protocol, which "
             "needs --input-format stream-json --output-format stream-json"

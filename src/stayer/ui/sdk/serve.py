@@ -45,7 +45,7 @@ from .control import ControlChannel
 from .frames import BadInput, UserInput, read_frame
 from .initialize import initialize_reply
 from .output import SdkOutput
-from .permission_prompt import PermissionPrompt
+from .prompt_tool import prompt_for
 from .requests import serve_requests
 from .stdin_lines import StdinLines
 from .wiring import wired
@@ -60,9 +60,9 @@ class SdkSettings(Struct, frozen=True):
     include_hooks: bool = False
     replay_user_messages: bool = False
     api_key_source: str = "none"
-    permission_prompt: bool = False
-    """`--permission-prompt-tool stdio`: what the rules would ask a person, the SDK's
-    `can_use_tool` callback answers (`permission_prompt`)."""
+    permission_prompt: str | None = None
+    """`--permission-prompt-tool`: who answers what the rules would ask a person, `stdio` (the
+    SDK's `can_use_tool` callback) or an MCP tool (`prompt_tool`); None: nobody (denied)."""
 
 
 async def serve(options: QueryOptions, settings: SdkSettings) -> int:
@@ -196,7 +196,8 @@ class SdkSession:
 
     async def _opened(self, request: Any) -> tuple[Driver, dict[str, Any]]:
         options, fields = wired(self.options, request, self.channel)
-        prompt = PermissionPrompt.over(self.channel) if self.settings.permission_prompt else None
+        name = self.settings.permission_prompt
+        prompt = None if name is None else prompt_for(name, self.channel)
         if prompt is not None:
             options = replace(options, can_use_tool=prompt)
         driver = await Driver.open(options, self.output, on_error=_say)
