@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sys
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import (
+    ClaudeSDKClient,
     Message,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -234,3 +236,34 @@ def test_an_mcp_tool_answers_the_questions_of_a_headless_run(
     said = json.dumps(server.requests[1].messages[-1])
     assert "no removing (call_2)" in said
     assert "mcp__approver__decide answered 'sure, why not', not a JSON object" in said
+
+
+async def test_an_interrupt_while_the_callback_decides_withdraws_the_question(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply(ToolCall("call_1", BASH, {"command": "touch a"})))
+    asked, withdrawn = asyncio.Event(), asyncio.Event()
+
+    async def undecided(
+        name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
+        asked.set()
+        try:
+            await asyncio.Event().wait()  # a person who never answers
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+        raise AssertionError("never answered")
+
+    options = sdk_options(server, tmp_path, can_use_tool=undecided)
+    async with ClaudeSDKClient(options) as client:
+        await client.query("go")
+        await asked.wait()
+        await client.interrupt()
+        messages = [m async for m in client.receive_response()]
+        await asyncio.wait_for(withdrawn.wait(), 30)  # stayer's control_cancel_request
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.terminal_reason == "aborted_tools"
+    assert not (tmp_path / "a").exists()
+    assert len(server.requests) == 1
