@@ -1,6 +1,7 @@
-"""The session's decider under `--permission-prompt-tool stdio`: a call the permission policy
-would put to a person is put to the SDK instead, as a `can_use_tool` control request
-(protocols.md §1.5), and the SDK's callback answers it.
+"""The session's decider under `--permission-prompt-tool`: a call the permission policy would
+put to a person is put to the SDK instead, as a `can_use_tool` control request (protocols.md
+§1.5), and the SDK's callback answers it (`stdio`); or to an MCP tool, which answers the same
+way (`prompt_tool`).
 
 It is the session's decider, not a way around the policy: deny rules, PreToolUse hooks and the
 mode have had their say before anything is asked (bypassPermissions and acceptEdits keep their
