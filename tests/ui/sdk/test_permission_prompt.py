@@ -21,6 +21,7 @@ from stayer.session.options import QueryOptions
 from stayer.tools.names import BASH, WRITE
 from stayer.ui.sdk.control import ControlChannel, Frame
 from stayer.ui.sdk.permission_prompt import PermissionPrompt
+from stayer.ui.sdk.prompt_tool import tool_asker
 
 CLOSE = "close"
 """A reply that closes the channel instead of answering (standard input ended)."""
@@ -345,3 +346,30 @@ async def test_a_prompt_not_bound_to_a_session_denies(tmp_path: Path) -> None:
     ((status, said),) = results(events)
     assert status == "denied" and "not connected to a session" in said
     assert sdk.asked == []
+
+
+async def test_a_rule_saved_to_the_local_settings_can_be_removed_from_them(tmp_path: Path) -> None:
+    rules = [{"toolName": BASH, "ruleContent": "cp:*"}]
+    saved = {"rules": rules, "behavior": "allow", "destination": "localSettings"}
+    sdk = Sdk(
+        {"behavior": "allow", "updatedPermissions": [{"type": "addRules", **saved}]},
+        {"behavior": "allow", "updatedPermissions": [{"type": "removeRules", **saved}]},
+    )
+    model = ScriptedProvider([bash("cp x y"), bash("mv x z", "toolu_2"), text("done")])
+    _, driver = await session_run(tmp_path, sdk, model, "go")
+
+    assert len(sdk.asked) == 2 and sdk.warnings == []
+    assert allowed(driver) == []
+    kept = json.loads((tmp_path / ".stayer" / "settings.local.json").read_text())
+    assert kept["permissions"]["allow"] == []
+
+
+async def test_a_prompt_tool_the_session_does_not_have_denies(tmp_path: Path) -> None:
+    sdk = Sdk()
+    sdk.prompt = PermissionPrompt(tool_asker("mcp__gone__decide"), warn=sdk.warnings.append)
+    model = ScriptedProvider([bash("touch a"), text("done")])
+    events, _ = await session_run(tmp_path, sdk, model, "go")
+
+    ((status, said),) = results(events)
+    assert status == "denied" and "mcp__gone__decide is not among the session's tools" in said
+    assert not (tmp_path / "a").exists()
