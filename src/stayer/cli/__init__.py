@@ -21,6 +21,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
@@ -29,10 +30,14 @@ from .flags import (
     build_parser,
     output_format_in,
     refuse_continuation,
+    refuse_prompt_tool,
     session_id_in,
     warn_ignored,
 )
 from .subcommands import subcommand
+
+if TYPE_CHECKING:
+    from stayer.ui.sdk.permission_prompt import PermissionPrompt
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141
@@ -105,7 +110,12 @@ async def _headless(args: argparse.Namespace) -> int:
     if options.sandbox_network and not options.sandbox:
         print("stayer: --sandbox-network does nothing without --sandbox", file=sys.stderr)
     output = HeadlessOutput(printer)
+    asker = _prompt_tool(args.permission_prompt_tool)
+    if asker is not None:
+        options = replace(options, can_use_tool=asker)
     driver = await Driver.open(options, output)
+    if asker is not None:
+        asker.bind(driver)
     session = driver.session
     for warning in session.warnings:
         print(f"stayer: {warning}", file=sys.stderr)
@@ -136,8 +146,19 @@ async def _sdk(args: argparse.Namespace) -> int:
         include_hooks=args.include_hook_events,
         replay_user_messages=args.replay_user_messages,
         api_key_source=_api_key_source(os.environ),
+        permission_prompt=args.permission_prompt_tool,
     )
     return await serve(options, settings)
+
+
+def _prompt_tool(name: str | None) -> PermissionPrompt | None:
+    """The decider `--permission-prompt-tool` names for a `-p` run, if any: an MCP tool
+    (`stdio` is refused before: it needs stream-json input)."""
+    if name is None:
+        return None
+    from stayer.ui.sdk.prompt_tool import prompt_for
+
+    return prompt_for(name)
 
 
 def _resume_choice(given: str | None) -> str | None:
@@ -187,6 +208,7 @@ def run(argv: Sequence[str]) -> int:
         print(f"{CLAUDE_CODE_COMPAT_VERSION} (stayer {__version__})")
         return 0
     refuse_continuation(args)
+    refuse_prompt_tool(args)
     import asyncio  # imported late: `--version` and `--help` need not pay for it
 
     if args.input_format == "stream-json":
@@ -205,6 +227,11 @@ def _interactive(args: argparse.Namespace) -> bool:
 
 
 async def _repl(args: argparse.Namespace) -> int:
+    if args.permission_prompt_tool is not None:
+        raise ConfigError(
+            "--permission-prompt-tool is for runs without a person (-p, or stream-json input); "
+            "in the terminal you answer the questions yourself"
+        )
     from msgspec.structs import replace
 
     from stayer.ui.repl.app import run_repl

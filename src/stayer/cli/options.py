@@ -128,6 +128,7 @@ CLI_ONLY = frozenset(
         "include_partial_messages",
         "include_hook_events",
         "replay_user_messages",
+        "permission_prompt_tool",  # the SDK's permission prompt: the SDK session asks it
         "version",
         "dangerously_skip_permissions",  # read with --permission-mode
         "system_prompt_file",  # read with --system-prompt

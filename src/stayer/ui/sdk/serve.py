@@ -33,6 +33,7 @@ import uuid
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from stayer.driver import Close, Driver
 from stayer.errors import ConfigError, StayerError
@@ -44,6 +45,7 @@ from .control import ControlChannel
 from .frames import BadInput, UserInput, read_frame
 from .initialize import initialize_reply
 from .output import SdkOutput
+from .prompt_tool import prompt_for
 from .requests import serve_requests
 from .stdin_lines import StdinLines
 from .wiring import wired
@@ -58,6 +60,9 @@ class SdkSettings(Struct, frozen=True):
     include_hooks: bool = False
     replay_user_messages: bool = False
     api_key_source: str = "none"
+    permission_prompt: str | None = None
+    """`--permission-prompt-tool`: who answers what the rules would ask a person, `stdio` (the
+    SDK's `can_use_tool` callback) or an MCP tool (`prompt_tool`); None: nobody (denied)."""
 
 
 async def serve(options: QueryOptions, settings: SdkSettings) -> int:
@@ -194,7 +199,13 @@ class SdkSession:
 
     async def _opened(self, request: Any) -> tuple[Driver, dict[str, Any]]:
         options, fields = wired(self.options, request, self.channel)
+        name = self.settings.permission_prompt
+        prompt = None if name is None else prompt_for(name, self.channel)
+        if prompt is not None:
+            options = replace(options, can_use_tool=prompt)
         driver = await Driver.open(options, self.output, on_error=_say)
+        if prompt is not None:
+            prompt.bind(driver)
         self.output.writer.session_id = driver.session.session_id
         for warning in driver.session.warnings:
             _say(warning)
