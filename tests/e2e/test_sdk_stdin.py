@@ -17,7 +17,9 @@ def test_a_malformed_line_is_answered_and_the_session_goes_on(
 ) -> None:
     server.enqueue(reply("Still here."))
     unknown = {"type": "control_request", "request_id": "req_9", "request": {"subtype": "nope"}}
+    early = {"type": "control_request", "request_id": "req_0", "request": {"subtype": "interrupt"}}
     lines = [
+        json.dumps(early),
         initialize(),
         "{this is not json",
         json.dumps({"type": "telepathy"}),
@@ -41,6 +43,7 @@ def test_a_malformed_line_is_answered_and_the_session_goes_on(
         "request_id": "req_9",
         "error": "stayer does not support the control request nope",
     }
+    assert replies["req_0"]["error"] == "interrupt needs a session: send initialize first"
     assert replies["req_2"]["subtype"] == "error"
     assert "already initialized" in replies["req_2"]["error"]
     input_errors = [f["error"] for f in frames if f.get("subtype") == "input_error"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from msgspec import Struct
@@ -40,11 +41,11 @@ from stayer.session.options import QueryOptions
 from stayer.ui.closed_output import EXIT_READER_GONE, watch_reader
 from stayer.ui.headless import READER_GONE, interrupt_aborts
 
-from .control import ControlChannel
+from .control import ControlChannel, Handler
 from .frames import BadInput, UserInput, read_frame
 from .initialize import initialize_reply
 from .output import SdkOutput
-from .requests import serve_requests
+from .requests import HANDLERS, serve_requests
 from .stdin_lines import StdinLines
 from .wiring import wired
 
@@ -79,6 +80,8 @@ class SdkSession:
         )
         self.channel = ControlChannel(self.output.frame)
         self.channel.handle("initialize", self._initialize)
+        for subtype in HANDLERS:  # until the session is open (`serve_requests` replaces them)
+            self.channel.handle(subtype, self._once_open(subtype))
         self._messages: asyncio.Queue[UserInput | BadInput | None] = asyncio.Queue()
         self._opening: asyncio.Task[tuple[Driver, dict[str, Any]]] | None = None
         self._driving: asyncio.Task[None] | None = None
@@ -179,6 +182,18 @@ class SdkSession:
             raise ConfigError("the session is already initialized; send initialize once")
         driver, fields = await self._open(request)
         return initialize_reply(driver.session, fields, api_key_source=self.settings.api_key_source)
+
+    def _once_open(self, subtype: str) -> Handler:
+        """A request about the session that came before it was open: answered once it is,
+        refused when nothing is opening it yet."""
+
+        async def handle(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+            if self._opening is None:
+                raise ConfigError(f"{subtype} needs a session: send initialize first")
+            driver, _ = await self._open(None)
+            return await HANDLERS[subtype](driver, self.channel)(request)
+
+        return handle
 
     async def _open(self, request: Any) -> tuple[Driver, dict[str, Any]]:
         """The session's driver, opened once: by `initialize`, or by the first message."""
