@@ -7,7 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from tests.e2e.sdk_process import initialize, session, start, user
+from tests.e2e.cli import stayer
+from tests.e2e.sdk_process import SDK_ARGS, initialize, session, start, user
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
 
@@ -82,3 +83,16 @@ def test_input_closed_mid_run_lets_the_run_finish(server: FakeModelServer, tmp_p
     assert result["result"] == "Finished after input closed."
     tool_results = [f for f in frames if f["type"] == "user"]
     assert tool_results[0]["tool_use_result"]["stdout"] == "released\n"
+
+
+def test_flags_that_cannot_go_with_stream_json_input_are_refused(tmp_path: Path) -> None:
+    cases = {
+        ("--input-format", "stream-json"): "needs --output-format stream-json",
+        (*SDK_ARGS, "hello"): "a prompt argument is not read with --input-format stream-json",
+        (*SDK_ARGS, "--resume"): "--resume needs a session id",
+    }
+    for args, words in cases.items():
+        done = stayer(*args, cwd=tmp_path)
+        assert done.status == 2, args
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("stayer: ") and words in line, (args, line)
