@@ -96,7 +96,7 @@ async def test_control_requests_switch_mode_and_model_and_report_context(
 ) -> None:
     written = tmp_path / "out.txt"
     write = ToolCall("call_write", "Write", {"file_path": str(written), "content": "edited"})
-    server.enqueue(reply("First."), reply(write), reply("Second."))
+    server.enqueue(reply("First."), reply(write), reply("Second."), reply("Third."))
     async with ClaudeSDKClient(sdk_options(server, tmp_path)) as client:
         await client.query("one")
         await _response(client)
@@ -108,10 +108,16 @@ async def test_control_requests_switch_mode_and_model_and_report_context(
         await client.set_model("claude-haiku-5-5")
         await client.query("two")
         second = await _response(client)
+        await client.set_model(None)  # back to the model the session opened with
+        await client.query("three")
+        await _response(client)
 
     assert usage["totalTokens"] == sum(c["tokens"] for c in usage["categories"][:-1])
     assert usage["rawMaxTokens"] > 0 and 0 < usage["percentage"] < 100
     assert usage["apiUsage"] is not None and usage["apiUsage"]["output_tokens"] == 7
     assert written.read_text() == "edited"
     assert isinstance(second[-1], ResultMessage) and not second[-1].is_error
-    assert [request.model for request in server.requests[1:]] == ["claude-haiku-5-5"] * 2
+    opened = server.requests[0].model
+    models = [request.model for request in server.requests]
+    assert models == [opened, "claude-haiku-5-5", "claude-haiku-5-5", opened]
+    assert opened != "claude-haiku-5-5"
