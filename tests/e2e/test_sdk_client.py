@@ -60,6 +60,29 @@ async def test_two_queries_share_one_conversation(server: FakeModelServer, tmp_p
     assert history[2]["content"][-1]["text"] == "what was the word?"
 
 
+async def test_a_message_sent_while_a_run_goes_gets_a_run_and_result_of_its_own(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Answer to A."), reply("Answer to B."))
+    async with ClaudeSDKClient(sdk_options(server, tmp_path)) as client:
+        await client.query("message A")
+        await client.query("message B")  # before A's result
+        first = await _response(client)
+        second = await _response(client)
+
+    assert (_texts(first), _texts(second)) == (["Answer to A."], ["Answer to B."])
+    assert [m.result for m in (first[-1], second[-1]) if isinstance(m, ResultMessage)] == [
+        "Answer to A.",
+        "Answer to B.",
+    ]
+    asked = [
+        [block.get("text") for block in request.messages[-1]["content"]]
+        for request in server.requests
+    ]
+    assert "message A" in asked[0] and "message B" not in asked[0]  # B did not join A's run
+    assert asked[1] == ["message B"]
+
+
 async def test_interrupt_stops_a_slow_tool_and_the_session_goes_on(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
