@@ -96,3 +96,15 @@ def test_flags_that_cannot_go_with_stream_json_input_are_refused(tmp_path: Path)
         assert done.status == 2, args
         (line,) = done.stderr.splitlines()
         assert line.startswith("stayer: ") and words in line, (args, line)
+
+
+def test_input_ending_right_after_initialize_still_gets_its_answer(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    status, frames, err = session(tmp_path, server, [initialize()])
+
+    assert status == 0, err
+    assert [(f["type"], f["response"]["subtype"]) for f in frames] == [
+        ("control_response", "success")
+    ]
+    assert server.requests == []

@@ -88,6 +88,8 @@ class SdkSession:
         self._reading: asyncio.Task[None] | None = None
         self._stopped = False
         self._open_failed = False
+        self._initialized: asyncio.Event | None = None
+        """Set once `initialize` has its answer (it is written as its handler returns)."""
 
     async def serve(self) -> int:
         """Read standard input until it ends, run every message, end the session; returns
@@ -180,8 +182,13 @@ class SdkSession:
     async def _initialize(self, request: Any) -> dict[str, Any]:
         if self._opening is not None:
             raise ConfigError("the session is already initialized; send initialize once")
-        driver, fields = await self._open(request)
-        return initialize_reply(driver.session, fields, api_key_source=self.settings.api_key_source)
+        self._initialized = asyncio.Event()
+        try:
+            driver, fields = await self._open(request)
+            session, source = driver.session, self.settings.api_key_source
+            return initialize_reply(session, fields, api_key_source=source)
+        finally:
+            self._initialized.set()
 
     def _once_open(self, subtype: str) -> Handler:
         """A request about the session that came before it was open: answered once it is,
@@ -219,15 +226,20 @@ class SdkSession:
 
     async def _close(self) -> None:
         """End the session once its runs are done (its SessionEnd hooks' lines go out), and
-        stop what still answers the SDK."""
+        stop what still answers the SDK. A session still opening when input ended finishes
+        opening first, so `initialize` gets its answer; one stopped meanwhile does not."""
+        if self._opening is not None and not self._opening.done():
+            if self._stopped:
+                self._opening.cancel()
+            await asyncio.gather(self._opening, return_exceptions=True)
+        if self._initialized is not None:
+            await self._initialized.wait()  # its answer is out before the channel closes
         if self._driving is not None and self._opening is not None:
             driver, _ = self._opening.result()
             if self._stopped:
                 driver.interrupt("stayer was stopped")
             driver.send(Close())
             await self._driving
-        elif self._opening is not None and not self._opening.done():
-            self._opening.cancel()
         await self.channel.aclose()
 
 
