@@ -120,6 +120,7 @@ async def test_control_requests_switch_mode_and_model_and_report_context(
     written = tmp_path / "out.txt"
     write = ToolCall("call_write", "Write", {"file_path": str(written), "content": "edited"})
     server.enqueue(reply("First."), reply(write), reply("Second."), reply("Third."))
+    (tmp_path / "CLAUDE.md").write_text("Always answer in haiku.\n")
     async with ClaudeSDKClient(sdk_options(server, tmp_path)) as client:
         await client.query("one")
         await _response(client)
@@ -138,6 +139,8 @@ async def test_control_requests_switch_mode_and_model_and_report_context(
     assert usage["totalTokens"] == sum(c["tokens"] for c in usage["categories"][:-1])
     assert usage["rawMaxTokens"] > 0 and 0 < usage["percentage"] < 100
     assert usage["apiUsage"] is not None and usage["apiUsage"]["output_tokens"] == 7
+    memory = [(Path(m["path"]).name, m["type"]) for m in usage["memoryFiles"]]
+    assert ("CLAUDE.md", "project") in memory
     assert written.read_text() == "edited"
     assert isinstance(second[-1], ResultMessage) and not second[-1].is_error
     opened = server.requests[0].model
