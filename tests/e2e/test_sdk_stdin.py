@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 from tests.e2e.cli import stayer
@@ -108,3 +109,26 @@ def test_input_ending_right_after_initialize_still_gets_its_answer(
         ("control_response", "success")
     ]
     assert server.requests == []
+
+
+def test_sigterm_interrupts_the_run_and_drops_what_waits(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    started = tmp_path / "started"
+    os.mkfifo(started)
+    slow = ToolCall("call_1", "Bash", {"command": f"echo go > {started}; sleep 60"})
+    server.enqueue(reply(slow))
+    with start(tmp_path, server, "--dangerously-skip-permissions") as process:
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        process.stdin.write(initialize() + "\n" + user("slow") + "\n" + user("waits") + "\n")
+        process.stdin.flush()
+        started.read_text()  # the command runs: its own signal
+        process.send_signal(signal.SIGTERM)  # what the SDK sends a CLI slow to exit
+        out, err = process.stdout.read(), process.stderr.read()
+
+    assert process.returncode == 128 + signal.SIGTERM, err
+    frames = [json.loads(line) for line in out.splitlines()]
+    results = [f for f in frames if f["type"] == "result"]
+    assert [(r["terminal_reason"], r["is_error"]) for r in results] == [("aborted_tools", True)]
+    assert len(server.requests) == 1  # the waiting message was never sent
