@@ -214,6 +214,12 @@ class Driver:
         model call (`Session.queued`), then those that wait for a run of their own."""
         return (*self.session.queued, *self._next)
 
+    async def settled(self) -> None:
+        """Return once the run or compaction going now has ended, tidying included (its
+        background work stopped after its `Finished`); at once when none is going."""
+        if self._run is not None and not self._run.done():
+            await asyncio.wait({self._run})
+
     @property
     def busy(self) -> bool:
         """Whether a run or a compaction is going (an `Interrupt` would stop it)."""

@@ -112,6 +112,8 @@ API_ONLY = frozenset(
         "max_concurrent_tools",  # CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY
         "autocompact_percent",  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
         "editor",  # what an ACP client offers (its fs methods)
+        "hooks",  # a program's own callables (the SDK's come through initialize)
+        "sdk_mcp",  # the SDK's in-process MCP servers, reached through its control channel
     }
 )
 """`QueryOptions` fields no flag sets."""

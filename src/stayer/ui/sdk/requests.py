@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from stayer.driver import Driver
 
-from . import handlers
+from . import handlers, mcp
 from .control import ControlChannel, Handler
 
 HandlerFactory = Callable[[Driver, ControlChannel], Handler]
@@ -22,6 +22,9 @@ HANDLERS: dict[str, HandlerFactory] = {
     "set_permission_mode": handlers.set_permission_mode,
     "set_model": handlers.set_model,
     "get_context_usage": handlers.get_context_usage,
+    "mcp_status": mcp.mcp_status,
+    "mcp_reconnect": mcp.mcp_reconnect,
+    "mcp_toggle": mcp.mcp_toggle,
 }
 
 
