@@ -60,6 +60,29 @@ async def test_two_queries_share_one_conversation(server: FakeModelServer, tmp_p
     assert history[2]["content"][-1]["text"] == "what was the word?"
 
 
+async def test_a_message_sent_while_a_run_goes_gets_a_run_and_result_of_its_own(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Answer to A."), reply("Answer to B."))
+    async with ClaudeSDKClient(sdk_options(server, tmp_path)) as client:
+        await client.query("message A")
+        await client.query("message B")  # before A's result
+        first = await _response(client)
+        second = await _response(client)
+
+    assert (_texts(first), _texts(second)) == (["Answer to A."], ["Answer to B."])
+    assert [m.result for m in (first[-1], second[-1]) if isinstance(m, ResultMessage)] == [
+        "Answer to A.",
+        "Answer to B.",
+    ]
+    asked = [
+        [block.get("text") for block in request.messages[-1]["content"]]
+        for request in server.requests
+    ]
+    assert "message A" in asked[0] and "message B" not in asked[0]  # B did not join A's run
+    assert asked[1] == ["message B"]
+
+
 async def test_interrupt_stops_a_slow_tool_and_the_session_goes_on(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
@@ -79,7 +102,7 @@ async def test_interrupt_stops_a_slow_tool_and_the_session_goes_on(
     result = stopped[-1]
     assert isinstance(result, ResultMessage)
     assert (result.is_error, result.subtype) == (True, "error_during_execution")
-    assert result.stop_reason is None or result.stop_reason != "end_turn"
+    assert result.terminal_reason == "aborted_tools"
     assert _texts(after) == ["Back after the interrupt."]
     assert isinstance(after[-1], ResultMessage) and not after[-1].is_error
     closed = server.requests[1].messages  # the interrupted call was answered before going on
@@ -96,7 +119,8 @@ async def test_control_requests_switch_mode_and_model_and_report_context(
 ) -> None:
     written = tmp_path / "out.txt"
     write = ToolCall("call_write", "Write", {"file_path": str(written), "content": "edited"})
-    server.enqueue(reply("First."), reply(write), reply("Second."))
+    server.enqueue(reply("First."), reply(write), reply("Second."), reply("Third."))
+    (tmp_path / "CLAUDE.md").write_text("Always answer in haiku.\n")
     async with ClaudeSDKClient(sdk_options(server, tmp_path)) as client:
         await client.query("one")
         await _response(client)
@@ -108,10 +132,18 @@ async def test_control_requests_switch_mode_and_model_and_report_context(
         await client.set_model("claude-haiku-5-5")
         await client.query("two")
         second = await _response(client)
+        await client.set_model(None)  # back to the model the session opened with
+        await client.query("three")
+        await _response(client)
 
     assert usage["totalTokens"] == sum(c["tokens"] for c in usage["categories"][:-1])
     assert usage["rawMaxTokens"] > 0 and 0 < usage["percentage"] < 100
     assert usage["apiUsage"] is not None and usage["apiUsage"]["output_tokens"] == 7
+    memory = [(Path(m["path"]).name, m["type"]) for m in usage["memoryFiles"]]
+    assert ("CLAUDE.md", "project") in memory
     assert written.read_text() == "edited"
     assert isinstance(second[-1], ResultMessage) and not second[-1].is_error
-    assert [request.model for request in server.requests[1:]] == ["claude-haiku-5-5"] * 2
+    opened = server.requests[0].model
+    models = [request.model for request in server.requests]
+    assert models == [opened, "claude-haiku-5-5", "claude-haiku-5-5", opened]
+    assert opened != "claude-haiku-5-5"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
-from tests.e2e.sdk_process import initialize, session, start, user
+from tests.e2e.cli import stayer
+from tests.e2e.sdk_process import SDK_ARGS, initialize, session, start, user
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
 
@@ -17,7 +19,9 @@ def test_a_malformed_line_is_answered_and_the_session_goes_on(
 ) -> None:
     server.enqueue(reply("Still here."))
     unknown = {"type": "control_request", "request_id": "req_9", "request": {"subtype": "nope"}}
+    early = {"type": "control_request", "request_id": "req_0", "request": {"subtype": "interrupt"}}
     lines = [
+        json.dumps(early),
         initialize(),
         "{this is not json",
         json.dumps({"type": "telepathy"}),
@@ -41,6 +45,7 @@ def test_a_malformed_line_is_answered_and_the_session_goes_on(
         "request_id": "req_9",
         "error": "stayer does not support the control request nope",
     }
+    assert replies["req_0"]["error"] == "interrupt needs a session: send initialize first"
     assert replies["req_2"]["subtype"] == "error"
     assert "already initialized" in replies["req_2"]["error"]
     input_errors = [f["error"] for f in frames if f.get("subtype") == "input_error"]
@@ -79,3 +84,51 @@ def test_input_closed_mid_run_lets_the_run_finish(server: FakeModelServer, tmp_p
     assert result["result"] == "Finished after input closed."
     tool_results = [f for f in frames if f["type"] == "user"]
     assert tool_results[0]["tool_use_result"]["stdout"] == "released\n"
+
+
+def test_flags_that_cannot_go_with_stream_json_input_are_refused(tmp_path: Path) -> None:
+    cases = {
+        ("--input-format", "stream-json"): "needs --output-format stream-json",
+        (*SDK_ARGS, "hello"): "a prompt argument is not read with --input-format stream-json",
+        (*SDK_ARGS, "--resume"): "--resume needs a session id",
+    }
+    for args, words in cases.items():
+        done = stayer(*args, cwd=tmp_path)
+        assert done.status == 2, args
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("stayer: ") and words in line, (args, line)
+
+
+def test_input_ending_right_after_initialize_still_gets_its_answer(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    status, frames, err = session(tmp_path, server, [initialize()])
+
+    assert status == 0, err
+    assert [(f["type"], f["response"]["subtype"]) for f in frames] == [
+        ("control_response", "success")
+    ]
+    assert server.requests == []
+
+
+def test_sigterm_interrupts_the_run_and_drops_what_waits(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    started = tmp_path / "started"
+    os.mkfifo(started)
+    slow = ToolCall("call_1", "Bash", {"command": f"echo go > {started}; sleep 60"})
+    server.enqueue(reply(slow))
+    with start(tmp_path, server, "--dangerously-skip-permissions") as process:
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        process.stdin.write(initialize() + "\n" + user("slow") + "\n" + user("waits") + "\n")
+        process.stdin.flush()
+        started.read_text()  # the command runs: its own signal
+        process.send_signal(signal.SIGTERM)  # what the SDK sends a CLI slow to exit
+        out, err = process.stdout.read(), process.stderr.read()
+
+    assert process.returncode == 128 + signal.SIGTERM, err
+    frames = [json.loads(line) for line in out.splitlines()]
+    results = [f for f in frames if f["type"] == "result"]
+    assert [(r["terminal_reason"], r["is_error"]) for r in results] == [("aborted_tools", True)]
+    assert len(server.requests) == 1  # the waiting message was never sent

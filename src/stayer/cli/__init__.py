@@ -140,6 +140,11 @@ async def _sdk(args: argparse.Namespace) -> int:
         raise ConfigError("--input-format stream-json needs --output-format stream-json")
     if args.resume == "":
         raise ConfigError("--resume needs a session id with --input-format stream-json")
+    if args.prompt:
+        raise ConfigError(
+            "a prompt argument is not read with --input-format stream-json; send it on standard "
+            'input as a user message ({"type": "user", "message": {...}})'
+        )
     options = replace(options_from_args(args), resume=args.resume)
     settings = SdkSettings(
         include_partial=args.include_partial_messages,

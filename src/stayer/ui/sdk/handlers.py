@@ -96,7 +96,7 @@ def context_usage(driver: Driver) -> dict[str, Any]:
         "percentage": round(total * 100 / window, 1) if window else 0.0,
         "model": params.model,
         "isAutoCompactEnabled": auto,
-        "memoryFiles": [],
+        "memoryFiles": _memory_files(driver),
         "mcpTools": [],
         "agents": [],
         "gridRows": [],
@@ -105,6 +105,18 @@ def context_usage(driver: Driver) -> dict[str, Any]:
     if auto:
         usage["autoCompactThreshold"] = limit
     return usage
+
+
+def _memory_files(driver: Driver) -> list[dict[str, Any]]:
+    """The memory files in the system prompt: path, where it comes from, and its estimate."""
+    resolved = driver.session.setup.resolved
+    memory = resolved.system.memory if resolved is not None else None
+    if memory is None:
+        return []
+    return [
+        {"path": str(file.path), "type": file.source, "tokens": len(file.text) // CHARS_PER_TOKEN}
+        for file in memory.files
+    ]
 
 
 def _last_usage(driver: Driver) -> dict[str, int] | None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from msgspec import Struct
@@ -41,12 +42,12 @@ from stayer.session.options import QueryOptions
 from stayer.ui.closed_output import EXIT_READER_GONE, watch_reader
 from stayer.ui.headless import READER_GONE, interrupt_aborts
 
-from .control import ControlChannel
+from .control import ControlChannel, Handler
 from .frames import BadInput, UserInput, read_frame
 from .initialize import initialize_reply
 from .output import SdkOutput
 from .prompt_tool import prompt_for
-from .requests import serve_requests
+from .requests import HANDLERS, serve_requests
 from .stdin_lines import StdinLines
 from .wiring import wired
 
@@ -84,12 +85,16 @@ class SdkSession:
         )
         self.channel = ControlChannel(self.output.frame)
         self.channel.handle("initialize", self._initialize)
+        for subtype in HANDLERS:  # until the session is open (`serve_requests` replaces them)
+            self.channel.handle(subtype, self._once_open(subtype))
         self._messages: asyncio.Queue[UserInput | BadInput | None] = asyncio.Queue()
         self._opening: asyncio.Task[tuple[Driver, dict[str, Any]]] | None = None
         self._driving: asyncio.Task[None] | None = None
         self._reading: asyncio.Task[None] | None = None
         self._stopped = False
         self._open_failed = False
+        self._initialized: asyncio.Event | None = None
+        """Set once `initialize` has its answer (it is written as its handler returns)."""
 
     async def serve(self) -> int:
         """Read standard input until it ends, run every message, end the session; returns
@@ -182,8 +187,25 @@ class SdkSession:
     async def _initialize(self, request: Any) -> dict[str, Any]:
         if self._opening is not None:
             raise ConfigError("the session is already initialized; send initialize once")
-        driver, fields = await self._open(request)
-        return initialize_reply(driver.session, fields, api_key_source=self.settings.api_key_source)
+        self._initialized = asyncio.Event()
+        try:
+            driver, fields = await self._open(request)
+            session, source = driver.session, self.settings.api_key_source
+            return initialize_reply(session, fields, api_key_source=source)
+        finally:
+            self._initialized.set()
+
+    def _once_open(self, subtype: str) -> Handler:
+        """A request about the session that came before it was open: answered once it is,
+        refused when nothing is opening it yet."""
+
+        async def handle(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+            if self._opening is None:
+                raise ConfigError(f"{subtype} needs a session: send initialize first")
+            driver, _ = await self._open(None)
+            return await HANDLERS[subtype](driver, self.channel)(request)
+
+        return handle
 
     async def _open(self, request: Any) -> tuple[Driver, dict[str, Any]]:
         """The session's driver, opened once: by `initialize`, or by the first message."""
@@ -215,15 +237,20 @@ class SdkSession:
 
     async def _close(self) -> None:
         """End the session once its runs are done (its SessionEnd hooks' lines go out), and
-        stop what still answers the SDK."""
+        stop what still answers the SDK. A session still opening when input ended finishes
+        opening first, so `initialize` gets its answer; one stopped meanwhile does not."""
+        if self._opening is not None and not self._opening.done():
+            if self._stopped:
+                self._opening.cancel()
+            await asyncio.gather(self._opening, return_exceptions=True)
+        if self._initialized is not None:
+            await self._initialized.wait()  # its answer is out before the channel closes
         if self._driving is not None and self._opening is not None:
             driver, _ = self._opening.result()
             if self._stopped:
                 driver.interrupt("stayer was stopped")
             driver.send(Close())
             await self._driving
-        elif self._opening is not None and not self._opening.done():
-            self._opening.cancel()
         await self.channel.aclose()
 
 
