@@ -109,7 +109,6 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
         (("--name", "auth-refactor"), "--name"),
         (("-n", "auth-refactor"), "--name"),
         (("--effort", "high"), "--effort"),
-        (("--permission-prompt-tool", "mcp__approver__ask"), "--permission-prompt-tool"),
         (("--max-thinking-tokens=4000",), "--max-thinking-tokens"),
         (("--agent-name", "bob"), "--agent-name"),
     ],

@@ -201,6 +201,7 @@ LATER = (
     "stayer.agents.skills",
     "stayer.agents.plugins",
     "stayer.hooks",
+    "stayer.hooks.callbacks",
     "stayer.hooks.reply",
     "stayer.hooks.runner",
     "stayer.exec.shell_syntax",
@@ -257,6 +258,7 @@ SETTINGS_MODULES = [
 ]
 HOOK_MODULES = [
     "stayer.hooks",
+    "stayer.hooks.callbacks",
     "stayer.hooks.match",
     "stayer.hooks.reply",
     "stayer.hooks.runner",

@@ -3,7 +3,8 @@ the `agent-client-protocol` package, which owns the JSON-RPC: `agent` answers th
 methods, `link` drives one session per ACP session through `stayer.driver.Driver`, `updates`
 and `replay` turn events and saved history into `session/update`s, `options` builds each
 session's options, `permission` puts questions to the editor, `modes` offers permission modes
-and the model, `lines` keeps what is not a message away from the package.
+and the model, `files` gives the tools the editor's buffers, `lines` keeps what is not a
+message away from the package.
 """
 
 from __future__ import annotations

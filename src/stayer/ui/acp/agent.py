@@ -48,6 +48,7 @@ from stayer._version import __version__
 from stayer.errors import StayerError
 from stayer.session.options import QueryOptions
 
+from .files import client_files
 from .link import Link
 from .modes import MODEL_OPTION, check_mode, config_options, mode_state
 from .options import McpServer, session_options
@@ -271,6 +272,7 @@ class StayerAgent:
             raise RequestError.invalid_params(
                 {"details": f"{resume!r} is not a session id; session/list gives them"}
             )
+        files = client_files(self._client, self.client_capabilities)
         options = session_options(
             self._base,
             cwd=cwd,
@@ -278,11 +280,14 @@ class StayerAgent:
             additional_directories=additional_directories,
             resume=resume,
             fork=fork,
+            files=files,
         )
         try:
             link = await Link.open(self._client, options)
         except StayerError as error:
             raise RequestError.invalid_params({"details": str(error)}) from None
+        if files is not None:
+            files.session_id = link.session_id
         self._links[link.session_id] = link
         self._starts[link.session_id] = link.session.permission_mode
         return link

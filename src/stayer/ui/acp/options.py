@@ -14,6 +14,7 @@ from acp.schema import AcpMcpServer, HttpMcpServer, McpServerStdio, SseMcpServer
 from msgspec.structs import replace
 
 from stayer.session.options import QueryOptions
+from stayer.tools.base import EditorFiles
 
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
@@ -26,11 +27,13 @@ def session_options(
     additional_directories: Sequence[str] | None = None,
     resume: str | None = None,
     fork: bool = False,
+    files: EditorFiles | None = None,
 ) -> QueryOptions:
-    """`base` for one session in `cwd`, with the editor's `mcp_servers` and further working
-    folders (`additional_directories`, as `--add-dir`) and, to go on with a saved session,
-    `resume` (its id; with `fork`, under a new id); raises `RequestError` (invalid params) in
-    one line for a folder that is not absolute or a server kind stayer cannot start."""
+    """`base` for one session in `cwd`, with the editor's `mcp_servers`, further working
+    folders (`additional_directories`, as `--add-dir`), its `files` (what its `fs` methods
+    offer; None: the disk's) and, to go on with a saved session, `resume` (its id; with `fork`,
+    under a new id); raises `RequestError` (invalid params) in one line for a folder that is
+    not absolute or a server kind stayer cannot start."""
     folder = _folder(cwd, "cwd")
     more = [_folder(path, "additional directory") for path in additional_directories or ()]
     servers = mcp_config(mcp_servers or ())
@@ -40,6 +43,7 @@ def session_options(
         add_dirs=(*base.add_dirs, *more),
         resume=resume,
         fork_session=fork,
+        editor=files,
         mcp_config=(*base.mcp_config, {"mcpServers": servers}) if servers else base.mcp_config,
     )
 

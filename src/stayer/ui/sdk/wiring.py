@@ -14,12 +14,14 @@ from typing import Any
 from stayer.session.options import QueryOptions
 
 from .control import ControlChannel
+from .hooks import sdk_hooks
+from .mcp import wire_sdk_mcp
 
 Wiring = Callable[
     [QueryOptions, Mapping[str, Any], ControlChannel], tuple[QueryOptions, Mapping[str, Any]]
 ]
 
-WIRINGS: tuple[Wiring, ...] = ()
+WIRINGS: tuple[Wiring, ...] = (sdk_hooks, wire_sdk_mcp)
 
 
 def wired(
