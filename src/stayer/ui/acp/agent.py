@@ -50,7 +50,7 @@ from stayer.session.options import QueryOptions
 
 from .files import client_files
 from .link import Link
-from .modes import MODEL_OPTION, check_mode, config_options, mode_state
+from .modes import MODEL_OPTION, check_mode, config_options, mode_state, offers_model
 from .options import McpServer, session_options
 from .prompts import AcpBlock, prompt_blocks
 from .replay import replay
@@ -213,9 +213,7 @@ class StayerAgent:
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
         session = self._link(session_id).session
-        offered = config_options(session)[0]
-        values = [option.value for option in offered.options if hasattr(option, "value")]
-        if config_id != MODEL_OPTION or value not in values:
+        if config_id != MODEL_OPTION or not offers_model(session, value):
             raise RequestError.invalid_params(
                 {"details": f"no config option {config_id!r} of value {value!r}; see configOptions"}
             )

@@ -79,3 +79,9 @@ def config_options(session: Session) -> list[SessionConfigOptionSelect]:
             options=values,
         )
     ]
+
+
+def offers_model(session: Session, value: object) -> bool:
+    """Whether `value` is one of the models the session's model option offers."""
+    offered = {name for name, _ in model_choices(session)} | {session.setup.started.model}
+    return isinstance(value, str) and value in offered
