@@ -55,8 +55,12 @@ def _text_or_file(args: argparse.Namespace, dest: str) -> str | None:
 
 
 def _mode(args: argparse.Namespace, dest: str) -> str | None:
+    """`--dangerously-skip-permissions` wins; `auto` (Claude Code's classifier, which stayer has
+    not got) runs as `default`, which asks rather than allows (`warn_ignored` says so)."""
     skip: bool = args.dangerously_skip_permissions
-    return "bypassPermissions" if skip else args.permission_mode
+    if skip:
+        return "bypassPermissions"
+    return "default" if args.permission_mode == "auto" else args.permission_mode
 
 
 Read = Callable[[argparse.Namespace, str], Any]
@@ -94,6 +98,10 @@ FLAGS: dict[str, tuple[str, Read]] = {
     "agents": ("agents", _same),
     "agent": ("agent", _same),
     "plugin_dirs": ("plugin_dirs", _flat),
+    "thinking": ("thinking", _same),
+    "max_thinking_tokens": ("max_thinking_tokens", _same),
+    "thinking_display": ("thinking_display", _same),
+    "effort": ("effort", _same),
 }
 """Each option a flag sets: its `QueryOptions` field → (the parser's destination, how the
 value is read from the parsed flags)."""

@@ -24,6 +24,7 @@ with the model that finally answered: an overloaded model mostly refuses before 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -75,8 +76,18 @@ def request_for(
         max_tokens=limit,
         purpose=params.purpose,
         betas=betas,
+        **_reasoning(params),
     )
     return provider, request
+
+
+def _reasoning(params: LoopParams) -> dict[str, Any]:
+    """Thinking and effort for a call: the run's own calls only; a summary or a tool's question
+    has a small output limit of its own, and asks as the model does by default."""
+    if params.purpose != "main":
+        return {}
+    live = params.live_thinking
+    return {"thinking": params.thinking if live is None else live(), "effort": params.effort}
 
 
 def should_switch(params: LoopParams, serving: int, overloads: int, *, exhausted: bool) -> bool:

@@ -38,6 +38,7 @@ from .limits import run_limits
 from .options import QueryOptions
 from .paths import session_folder
 from .permission_check import permission_check
+from .reasoning import effort_of, thinking_of
 from .resolve import Resolved, betas, denied_reads, with_preapproved
 from .system_prompt import Render
 
@@ -96,6 +97,8 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         repeat_nudge_after=options.repeat_nudge_after,
         repeat_stop_after=options.repeat_stop_after,
         betas=(*choice.betas, *betas(options.betas)),
+        thinking=thinking_of(options),
+        effort=effort_of(options),
         fallbacks=resolved.fallbacks,
         live_model=_plan_switch(choice, permissions),
         context_window=choice.context_window,

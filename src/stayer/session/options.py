@@ -118,6 +118,18 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""
+    thinking: Literal["enabled", "adaptive", "disabled"] | None = None
+    """Extended thinking (`--thinking`): `adaptive` lets the model decide how much, `enabled`
+    thinks up to `max_thinking_tokens` (else as much as the output limit allows), `disabled`
+    turns it off; None: the model's default, unless `max_thinking_tokens` is given."""
+    max_thinking_tokens: int | None = None
+    """The thinking budget in tokens (`--max-thinking-tokens`; 0 turns thinking off); the
+    Messages API takes at least 1024 and fewer than the output limit, so it is kept to that."""
+    thinking_display: Literal["summarized", "omitted"] | None = None
+    """How thinking comes back (`--thinking-display`), when thinking is on."""
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    """How hard the model works at its answers (`--effort`): Anthropic's `output_config.effort`,
+    OpenAI's `reasoning_effort` (whose highest level, `high`, stands for `xhigh` and `max`)."""
 
     def to_spec(self) -> dict[str, Any]:
         """The options as plain JSON data, for a worker process to turn back into options
