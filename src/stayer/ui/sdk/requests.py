@@ -13,10 +13,13 @@ from collections.abc import Callable
 from stayer.driver import Driver
 
 from .control import ControlChannel, Handler
+from .thinking import thinking_handler
 
 HandlerFactory = Callable[[Driver, ControlChannel], Handler]
 
-HANDLERS: dict[str, HandlerFactory] = {}
+HANDLERS: dict[str, HandlerFactory] = {
+    "set_max_thinking_tokens": thinking_handler,
+}
 
 
 def serve_requests(driver: Driver, channel: ControlChannel) -> None:
