@@ -13,13 +13,14 @@ from typing import Any
 
 from stayer.session.options import QueryOptions
 
+from .agents import with_agents
 from .control import ControlChannel
 
 Wiring = Callable[
     [QueryOptions, Mapping[str, Any], ControlChannel], tuple[QueryOptions, Mapping[str, Any]]
 ]
 
-WIRINGS: tuple[Wiring, ...] = ()
+WIRINGS: tuple[Wiring, ...] = (with_agents,)
 
 
 def wired(

@@ -1,0 +1,200 @@
+"""The flags claude-agent-sdk passes take effect on the wire: each test builds its command line
+with the SDK's own `_build_command` and runs this checkout's stayer with it against the fake
+model server (the prompt given with `-p`, as the stdin protocol has tests of its own), then
+reads what reached the model: the system prompt and its appended text, thinking and effort in
+the request body, the fallback model, the settings files the sources pick, the agents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+from stayer.context.prompt import BASE_PROMPT
+from stayer.tools.names import AGENT
+from tests.e2e.cli import Completed, stayer
+from tests.e2e.test_agent_flag import system_text
+from tests.e2e.test_model_fallback import overloaded
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import ToolCall, reply
+
+BASE_OPENING = BASE_PROMPT.strip().splitlines()[0]
+
+
+def sdk_flags(**given: Any) -> list[str]:
+    """The flags the SDK starts its CLI with for these options, its stdin switch left out."""
+    options = ClaudeAgentOptions(cli_path="stayer", **given)
+    argv = SubprocessCLITransport(prompt="", options=options)._build_command()[1:]
+    assert argv[-2:] == ["--input-format", "stream-json"]
+    return argv[:-2]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """User folders of the test's own, so no real settings or agents apply."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return {"HOME": str(folder), "STAYER_CONFIG_DIR": str(folder / ".stayer"),
+            "CLAUDE_CONFIG_DIR": str(folder / ".claude")}  # fmt: skip
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def run(server: FakeModelServer, project: Path, home: dict[str, str], **given: Any) -> Completed:
+    protocol = "openai" if str(given.get("model", "")).startswith("openai:") else "anthropic"
+    env = {**server.env(protocol), **home}
+    done = stayer("-p", "hi", *sdk_flags(**given), cwd=project, env=env)
+    assert done.status == 0, done.stderr
+    assert done.json_lines()[-1]["type"] == "result"
+    return done
+
+
+@pytest.mark.parametrize(
+    ("system_prompt", "opens", "ends"),
+    [
+        (None, "", "\n"),  # the SDK's default: an empty prompt, not stayer's
+        ("Only Go.", "Only Go.", "\n"),
+        ({"type": "preset", "preset": "claude_code"}, BASE_OPENING, "\n"),
+        (
+            {"type": "preset", "preset": "claude_code", "append": "Answer in French."},
+            BASE_OPENING,
+            "\n\nAnswer in French.\n",
+        ),
+    ],
+)
+def test_the_system_prompt_and_its_preset_forms_reach_the_model(
+    server: FakeModelServer,
+    project: Path,
+    home: dict[str, str],
+    system_prompt: Any,
+    opens: str,
+    ends: str,
+) -> None:
+    server.enqueue(reply("ok"))
+    run(server, project, home, system_prompt=system_prompt)
+
+    system = system_text(server.requests[0])
+    assert system.startswith(opens) and system.endswith(ends)
+    assert (BASE_OPENING in system) == (opens == BASE_OPENING)
+
+
+@pytest.mark.parametrize(
+    ("given", "thinking", "output_config"),
+    [
+        ({}, None, None),
+        (
+            {"thinking": {"type": "enabled", "budget_tokens": 5000, "display": "summarized"},
+             "effort": "low"},
+            {"type": "enabled", "budget_tokens": 5000, "display": "summarized"},
+            {"effort": "low"},
+        ),
+        ({"thinking": {"type": "adaptive"}}, {"type": "adaptive"}, None),
+        ({"thinking": {"type": "disabled"}, "effort": "max"},
+         {"type": "disabled"}, {"effort": "max"}),
+        ({"max_thinking_tokens": 0}, {"type": "disabled"}, None),
+    ],
+)  # fmt: skip
+def test_thinking_and_effort_go_out_in_the_request_body(
+    server: FakeModelServer,
+    project: Path,
+    home: dict[str, str],
+    given: dict[str, Any],
+    thinking: Any,
+    output_config: Any,
+) -> None:
+    server.enqueue(reply("ok"))
+    run(server, project, home, **given)
+
+    body = server.requests[0].body
+    assert isinstance(body, dict)
+    assert (body.get("thinking"), body.get("output_config")) == (thinking, output_config)
+
+
+def test_a_budget_above_the_output_limit_is_kept_below_it(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    server.enqueue(reply("ok"))
+    run(server, project, home, max_thinking_tokens=10_000_000)
+
+    body = server.requests[0].body
+    assert isinstance(body, dict)
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": body["max_tokens"] - 1}
+
+
+def test_effort_reaches_an_openai_model_as_reasoning_effort(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    server.enqueue(reply("ok"))
+    run(server, project, home, model="openai:gpt-4.1", effort="xhigh")
+
+    body = server.requests[0].body
+    assert isinstance(body, dict)
+    assert body["reasoning_effort"] == "high" and "thinking" not in body
+
+
+def test_the_fallback_model_answers_when_the_model_stays_overloaded(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    server.enqueue(*[overloaded()] * 3, reply("from haiku"))
+    done = run(server, project, home, model="opus", fallback_model="haiku")
+
+    assert [request.model for request in server.requests] == [
+        *["claude-opus-5-5"] * 3,
+        "claude-haiku-5-5",
+    ]
+    assert done.json_lines()[-1]["result"] == "from haiku"
+
+
+@pytest.mark.parametrize(
+    ("sources", "model"),
+    [
+        (None, "claude-haiku-5-5"),  # every file: the project's over the user's
+        (["user"], "claude-sonnet-5-5"),
+        (["project"], "claude-haiku-5-5"),
+        ([], "claude-opus-5-5"),  # none: the default model
+    ],
+)
+def test_setting_sources_pick_the_settings_files_read(
+    server: FakeModelServer,
+    project: Path,
+    home: dict[str, str],
+    sources: list[str] | None,
+    model: str,
+) -> None:
+    user = Path(home["CLAUDE_CONFIG_DIR"])
+    user.mkdir()
+    (user / "settings.json").write_text(json.dumps({"model": "sonnet"}))
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"model": "haiku"}))
+    server.enqueue(reply("ok"))
+    run(server, project, home, setting_sources=sources)
+
+    assert server.requests[0].model == model
+
+
+def test_agents_from_a_file_as_older_sdks_pass_them_are_the_subagents_used(
+    server: FakeModelServer, project: Path, home: dict[str, str], tmp_path: Path
+) -> None:
+    agents = tmp_path / "agents.json"
+    agents.write_text(
+        json.dumps(
+            {"checker": {"description": "Checks spelling.", "prompt": "You check spelling."}}
+        )
+    )
+    call = {"description": "check", "prompt": "check README", "subagent_type": "checker",
+            "run_in_background": False}  # fmt: skip
+    server.enqueue(reply(ToolCall("toolu_1", AGENT, call)), reply("all fine"), reply("done"))
+    run(server, project, home, extra_args={"agents": f"@{agents}"})
+
+    parent, child, _ = server.requests
+    assert "You check spelling." in system_text(child)
+    assert "You check spelling." not in system_text(parent)
