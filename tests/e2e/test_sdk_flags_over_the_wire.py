@@ -50,8 +50,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def run(server: FakeModelServer, project: Path, home: dict[str, str], **given: Any) -> Completed:
-    protocol = "openai" if str(given.get("model", "")).startswith("openai:") else "anthropic"
-    env = {**server.env(protocol), **home}
+    openai = str(given.get("model", "")).startswith("openai:")
+    env = {**server.env("openai" if openai else "anthropic"), **home}
     done = stayer("-p", "hi", *sdk_flags(**given), cwd=project, env=env)
     assert done.status == 0, done.stderr
     assert done.json_lines()[-1]["type"] == "result"
