@@ -7,6 +7,8 @@ the request body, the fallback model, the settings files the sources pick, the a
 from __future__ import annotations
 
 import json
+import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +200,25 @@ def test_agents_from_a_file_as_older_sdks_pass_them_are_the_subagents_used(
     parent, child, _ = server.requests
     assert "You check spelling." in system_text(child)
     assert "You check spelling." not in system_text(parent)
+
+
+def test_the_sdks_version_checks_accept_stayer(
+    server: FakeModelServer,
+    project: Path,
+    home: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # 0.2.x reads the first system/init line; verbatim prompts need 2.1.248 or later
+    server.enqueue(reply("ok"))
+    init = run(server, project, home).json_lines()[0]
+    options = ClaudeAgentOptions(cli_path="stayer", verbatim_prompts=True)
+    with caplog.at_level(logging.WARNING, logger="claude_agent_sdk"):
+        SubprocessCLITransport(prompt="", options=options)._check_claude_version(init)
+    assert (init["type"], init["subtype"]) == ("system", "init")
+    assert caplog.records == []
+    # 0.1.x ran `cli -v` and took the first N.N.N at its start, warning below 2.0.0
+    for flag in ("-v", "--version"):
+        shown = stayer(flag, cwd=project).stdout
+        found = re.match(r"(\d+)\.(\d+)\.(\d+)", shown)
+        assert found is not None and tuple(map(int, found.groups())) >= (2, 1, 248)
+        assert found.group(0) == init["claude_code_version"]
