@@ -20,9 +20,11 @@ from stayer.context.prompt import BASE_PROMPT
 from stayer.tools.names import AGENT
 from tests.e2e.cli import Completed, stayer
 from tests.e2e.test_agent_flag import system_text
+from tests.e2e.test_headless_over_the_wire import result_text, tool_results
 from tests.e2e.test_model_fallback import overloaded
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
+from tests.sandboxes import outside_tmp, skip_without_sandbox
 
 BASE_OPENING = BASE_PROMPT.strip().splitlines()[0]
 
@@ -222,3 +224,33 @@ def test_the_sdks_version_checks_accept_stayer(
         found = re.match(r"(\d+)\.(\d+)\.(\d+)", shown)
         assert found is not None and tuple(map(int, found.groups())) >= (2, 1, 248)
         assert found.group(0) == init["claude_code_version"]
+
+
+def test_the_sdks_sandbox_option_sandboxes_bash_commands(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    # the SDK merges `sandbox` into --settings; a command then cannot write outside the project
+    skip_without_sandbox(project)
+    with outside_tmp() as outside:
+        call = ToolCall("toolu_1", "Bash", {"command": f"touch {outside}/escaped"})
+        server.enqueue(reply(call), reply("done"))
+        run(server, project, home, sandbox={"enabled": True}, permission_mode="bypassPermissions")
+        assert not (outside / "escaped").exists()
+    (refused,) = tool_results(server.requests[1])
+    assert "Read-only file system" in result_text(refused)
+
+
+def test_a_projects_settings_cannot_turn_off_the_users_sandbox(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    skip_without_sandbox(project)
+    user = Path(home["CLAUDE_CONFIG_DIR"])
+    user.mkdir()
+    (user / "settings.json").write_text(json.dumps({"sandbox": {"enabled": True}}))
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"sandbox": {"enabled": False}}))
+    with outside_tmp() as outside:
+        call = ToolCall("toolu_1", "Bash", {"command": f"touch {outside}/escaped"})
+        server.enqueue(reply(call), reply("done"))
+        run(server, project, home, permission_mode="bypassPermissions")
+        assert not (outside / "escaped").exists()
