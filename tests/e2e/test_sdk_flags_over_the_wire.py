@@ -254,3 +254,25 @@ def test_a_projects_settings_cannot_turn_off_the_users_sandbox(
         server.enqueue(reply(call), reply("done"))
         run(server, project, home, permission_mode="bypassPermissions")
         assert not (outside / "escaped").exists()
+
+
+@pytest.mark.parametrize(("asked", "child_effort"), [(None, "high"), ("max", "max")])
+def test_a_subagent_works_at_the_effort_its_call_or_its_type_asks(
+    server: FakeModelServer,
+    project: Path,
+    home: dict[str, str],
+    asked: str | None,
+    child_effort: str,
+) -> None:
+    checker = {"description": "Checks.", "prompt": "You check.", "effort": "high"}
+    call: dict[str, Any] = {"description": "check", "prompt": "check it",
+                            "subagent_type": "checker", "run_in_background": False}  # fmt: skip
+    if asked is not None:
+        call["effort"] = asked
+    server.enqueue(reply(ToolCall("toolu_1", AGENT, call)), reply("fine"), reply("done"))
+    run(
+        server, project, home, effort="low", extra_args={"agents": json.dumps({"checker": checker})}
+    )
+
+    efforts = [request.body["output_config"] for request in server.requests]
+    assert efforts == [{"effort": "low"}, {"effort": child_effort}, {"effort": "low"}]

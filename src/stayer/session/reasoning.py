@@ -8,7 +8,7 @@ not among the levels are refused in one line, never sent for the API to refuse m
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import cast, get_args
 
 from stayer.errors import ConfigError
 from stayer.providers.base import EFFORTS, Effort, Thinking, ThinkingDisplay
@@ -52,7 +52,11 @@ def budget_thinking(
 
 def effort_of(options: QueryOptions) -> Effort | None:
     """The effort level the options ask for; raises `ConfigError` for one there is not."""
-    effort = options.effort
-    if effort is not None and effort not in EFFORTS:
+    return None if options.effort is None else checked_effort(options.effort)
+
+
+def checked_effort(effort: str) -> Effort:
+    """`effort` as a level; raises `ConfigError` for one there is not."""
+    if effort not in EFFORTS:
         raise ConfigError(f"effort {effort!r} is not one of: {', '.join(EFFORTS)}")
-    return effort
+    return cast(Effort, effort)
