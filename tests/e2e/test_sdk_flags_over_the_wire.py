@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage
+from claude_agent_sdk._internal.message_parser import parse_message
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
 from stayer.context.prompt import BASE_PROMPT
-from stayer.tools.names import AGENT
+from stayer.tools.names import AGENT, STRUCTURED_OUTPUT
 from tests.e2e.cli import Completed, stayer
 from tests.e2e.test_agent_flag import system_text
 from tests.e2e.test_headless_over_the_wire import result_text, tool_results
@@ -276,3 +277,61 @@ def test_a_subagent_works_at_the_effort_its_call_or_its_type_asks(
 
     efforts = [request.body["output_config"] for request in server.requests]
     assert efforts == [{"effort": "low"}, {"effort": child_effort}, {"effort": "low"}]
+
+
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"count": {"type": "integer"}, "files": {"type": "array"}},
+    "required": ["count"],
+}
+
+
+def test_an_output_format_answer_comes_back_as_structured_output(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    server.enqueue(
+        reply(ToolCall("toolu_1", STRUCTURED_OUTPUT, {"files": []})),  # no count: refused
+        reply(ToolCall("toolu_2", STRUCTURED_OUTPUT, {"count": 2, "files": ["a", "b"]})),
+        reply("Two files."),
+    )
+    output_format = {"type": "json_schema", "schema": ANSWER_SCHEMA}
+    done = run(server, project, home, output_format=output_format)
+
+    first = server.requests[0].body
+    assert isinstance(first, dict)
+    (offered,) = [tool for tool in first["tools"] if tool["name"] == STRUCTURED_OUTPUT]
+    assert offered["input_schema"] == ANSWER_SCHEMA
+    (refused,) = tool_results(server.requests[1])
+    assert refused["is_error"] is True and "count" in result_text(refused)
+    result = parse_message(done.json_lines()[-1])  # as the SDK reads it
+    assert isinstance(result, ResultMessage)
+    assert (result.result, result.structured_output) == (
+        "Two files.",
+        {"count": 2, "files": ["a", "b"]},
+    )
+
+
+def test_a_model_that_stops_without_its_answer_is_sent_back_to_give_it(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    server.enqueue(
+        reply("There are 3."),
+        reply(ToolCall("toolu_1", STRUCTURED_OUTPUT, {"count": 3})),
+        reply("Done."),
+    )
+    done = run(
+        server, project, home, output_format={"type": "json_schema", "schema": ANSWER_SCHEMA}
+    )
+
+    assert STRUCTURED_OUTPUT in json.dumps(server.requests[1].messages[-1])
+    assert done.json_lines()[-1]["structured_output"] == {"count": 3}
+
+
+def test_a_schema_that_is_no_json_schema_stops_the_run_in_one_line(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    done = stayer("-p", "hi", "--json-schema", '{"type": "object", "required": 3}',
+                  cwd=project, env={**server.env(), **home})  # fmt: skip
+    assert done.status == 2
+    assert done.stderr.startswith("stayer: --json-schema: not a valid JSON Schema (")
+    assert len(done.stderr.splitlines()) == 1 and server.requests == []

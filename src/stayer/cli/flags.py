@@ -23,8 +23,7 @@ from stayer.errors import ConfigError
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
     "--permission-prompt-tool",
-    "--permission-prompts",
-    "--json-schema", "--task-budget",
+    "--permission-prompts", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
     # what Claude Code passes the teammates of an agent team
     "--agent-id", "--agent-name", "--team-name", "--agent-color", "--parent-session-id",
@@ -240,6 +239,11 @@ def _thinking_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--thinking-display", choices=["summarized", "omitted"],
         help="with thinking: have it come back summarized, or left out",
+    )  # fmt: skip
+    parser.add_argument(
+        "--json-schema", metavar="SCHEMA",
+        help="the final answer must be JSON matching this JSON Schema (the result's "
+        "structured_output)",
     )  # fmt: skip
     parser.add_argument(
         "--effort", choices=["low", "medium", "high", "xhigh", "max"],

@@ -110,6 +110,7 @@ FLAGS: dict[str, tuple[str, Read]] = {
     "max_thinking_tokens": ("max_thinking_tokens", _same),
     "thinking_display": ("thinking_display", _same),
     "effort": ("effort", _same),
+    "json_schema": ("json_schema", _same),
 }
 """Each option a flag sets: its `QueryOptions` field → (the parser's destination, how the
 value is read from the parsed flags)."""

@@ -31,7 +31,7 @@ from stayer.permissions import (
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
-from stayer.tools.names import TODO_WRITE
+from stayer.tools.names import STRUCTURED_OUTPUT, TODO_WRITE
 
 from .ask_model import model_asker, small_model
 from .limits import run_limits
@@ -172,7 +172,8 @@ def _plan_switch(choice: ModelChoice, permissions: PermissionState) -> Callable[
 def _stop_checks(
     options: QueryOptions, tools: Toolbox, ctx: ToolContext, env: Mapping[str, str]
 ) -> tuple[StopCheck, ...]:
-    """The checks before a run may complete: open todos (with TodoWrite), then `--done-when`."""
+    """The checks before a run may complete: open todos (with TodoWrite), then `--done-when`,
+    then the answer `--json-schema` asks for (the session's own, not a subagent's)."""
     checks: list[StopCheck] = []
     if TODO_WRITE in tools.names:
         from .todo_check import todo_check
@@ -182,6 +183,10 @@ def _stop_checks(
         from .done_check import done_check
 
         checks.append(done_check(options.done_when, cwd=ctx.cwd, env={**os.environ, **env}))
+    if options.json_schema is not None and STRUCTURED_OUTPUT in tools.names:
+        from .structured import answer_check  # last: it takes the answer it finds
+
+        checks.append(answer_check(tools))
     return tuple(checks)
 
 

@@ -127,6 +127,10 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     Messages API takes at least 1024 and fewer than the output limit, so it is kept to that."""
     thinking_display: Literal["summarized", "omitted"] | None = None
     """How thinking comes back (`--thinking-display`), when thinking is on."""
+    json_schema: str | Mapping[str, Any] | None = None
+    """A JSON Schema the run's final answer must match (`--json-schema`, claude-agent-sdk's
+    `output_format`): the model gives it through the StructuredOutput tool, is sent back to
+    give it when it stops without, and the result carries it as `structured_output`."""
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
     """How hard the model works at its answers (`--effort`): Anthropic's `output_config.effort`,
     OpenAI's `reasoning_effort` (whose highest level, `high`, stands for `xhigh` and `max`)."""

@@ -45,6 +45,7 @@ from .limits import output_budget
 from .options import QueryOptions
 from .sandboxing import check_sandbox, session_sandbox
 from .settings import Settled, settle
+from .structured import answer_tools
 from .system_prompt import SystemPrompt, system_prompt
 from .toolset import run_toolbox
 
@@ -115,9 +116,8 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
     compaction = compact_policy(options, env, cwd, session_id)
-    tools = run_toolbox(
-        None if options.tools is None else listed(options.tools), options.extra_tools, policy
-    )
+    extra = (*options.extra_tools, *answer_tools(options))
+    tools = run_toolbox(None if options.tools is None else listed(options.tools), extra, policy)
     budget = token_budget(options, prompt)
     provider, choice, owns = _provider(options, env)
     system = system_prompt(

@@ -128,8 +128,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], list[str]]] = [
     (
         "json schema",
         {"output_format": {"type": "json_schema", "schema": {"type": "object"}}},
-        {},
-        [NO_EFFECT.format("--json-schema")],
+        {"json_schema": '{"type": "object"}'},
+        [],
     ),
     ("task budget", {"task_budget": {"total": 9000}}, {}, [NO_EFFECT.format("--task-budget")]),
     ("session store", {"session_store": object()}, {}, [NO_EFFECT.format("--session-mirror")]),
