@@ -139,11 +139,26 @@ def test_effort_reaches_an_openai_model_as_reasoning_effort(
     server: FakeModelServer, project: Path, home: dict[str, str]
 ) -> None:
     server.enqueue(reply("ok"))
-    run(server, project, home, model="openai:gpt-4.1", effort="xhigh")
+    done = run(server, project, home, model="openai:gpt-4.1", effort="xhigh")
 
     body = server.requests[0].body
     assert isinstance(body, dict)
     assert body["reasoning_effort"] == "high" and "thinking" not in body
+    assert done.stderr == ""
+
+
+def test_a_thinking_budget_an_openai_model_cannot_take_is_said_in_one_line(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    server.enqueue(reply("ok"))
+    done = run(server, project, home, model="openai:gpt-4.1", max_thinking_tokens=4000)
+
+    body = server.requests[0].body
+    assert isinstance(body, dict) and "thinking" not in body and "reasoning_effort" not in body
+    assert done.stderr.splitlines() == [
+        "stayer: --thinking and --max-thinking-tokens have no effect on OpenAI-compatible "
+        "models; --effort sets their reasoning_effort"
+    ]
 
 
 def test_the_fallback_model_answers_when_the_model_stays_overloaded(

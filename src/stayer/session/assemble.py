@@ -116,7 +116,12 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         resolved.owns_provider,
         system.render,
         permissions,
-        (*resolved.settled.warnings, *_unsupported(hooks), *_mcp_warnings(resolved)),
+        (
+            *resolved.settled.warnings,
+            *_unsupported(hooks),
+            *_mcp_warnings(resolved),
+            *_reasoning_notes(params, choice),
+        ),
         hooks,
         resolved,
     )
@@ -167,6 +172,17 @@ def _plan_switch(choice: ModelChoice, permissions: PermissionState) -> Callable[
     if plan is None:
         return None
     return lambda: plan if permissions.mode == "plan" else model
+
+
+def _reasoning_notes(params: LoopParams, choice: ModelChoice) -> tuple[str, ...]:
+    """A line when the thinking asked for cannot reach the model: OpenAI's chat API takes a
+    reasoning effort, not a thinking budget."""
+    if params.thinking is None or choice.provider != "openai":
+        return ()
+    return (
+        "--thinking and --max-thinking-tokens have no effect on OpenAI-compatible models; "
+        "--effort sets their reasoning_effort",
+    )
 
 
 def _stop_checks(
