@@ -399,12 +399,23 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     stream-json` the prompts come on standard input, so a word after an unknown option is that
     option's value (claude-agent-sdk passes `extra_args` as `--flag value`), not a prompt."""
     args, unknown = build_parser().parse_known_args(list(argv))
-    if args.input_format == "stream-json" and args.prompt is not None:
+    if args.input_format != "stream-json":
+        return args, unknown
+    if args.prompt is not None:
         for before, item in itertools.pairwise(argv):
             if item == args.prompt and before in unknown and "=" not in before:
                 args.prompt = None
                 break
-    return args, unknown
+    values = {
+        index
+        for index, (before, item) in enumerate(itertools.pairwise(unknown), start=1)
+        if _takes_value(before) and not item.startswith("-")
+    }
+    return args, [item for index, item in enumerate(unknown) if index not in values]
+
+
+def _takes_value(item: str) -> bool:
+    return item.startswith("-") and "=" not in item
 
 
 def warn_ignored(args: argparse.Namespace, unknown: Sequence[str]) -> list[str]:

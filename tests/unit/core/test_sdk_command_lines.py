@@ -135,11 +135,12 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], list[str]]] = [
     ("session store", {"session_store": object()}, {}, [NO_EFFECT.format("--session-mirror")]),
     (
         "extra args",
-        {"extra_args": {"future-switch": None, "future-value": "v", "future-dash": "-x"}},
+        {"extra_args": {"future-switch": None, "future-value": "v", "future-dash": "-x",
+                        "future-more": "w"}},
         {},
         [
             f"stayer: --future-{name} has no effect: stayer does not know this option"
-            for name in ("switch", "value", "dash")
+            for name in ("switch", "value", "dash", "more")
         ],
     ),
 ]  # fmt: skip
