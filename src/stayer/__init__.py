@@ -13,8 +13,9 @@ once, whose `terminal` says why the run ended. A tool of your own is a `Tool` su
 pydantic input model and an async `call(tool_input, ctx)` that returns a `ToolOutput`), passed
 in `QueryOptions(extra_tools=[...])`. A call the permission policy asks about goes to
 `QueryOptions(can_use_tool=...)`, which gets a `PermissionRequested` and returns a `Decision`;
-without it, such a call is denied. Importing stayer does no work: the names below are loaded
-on first use.
+without it, such a call is denied. Hooks of your own are async callables in `CallbackMatcher`s,
+passed in `QueryOptions(hooks={"PreToolUse": [...]})`, answered as settings hooks are.
+Importing stayer does no work: the names below are loaded on first use.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         ToolCallFinished,
         ToolCallStarted,
     )
+    from stayer.hooks.callbacks import CallbackMatcher
     from stayer.loop.abort import AbortSignal
     from stayer.messages import AssistantMessage, Message, UserMessage
     from stayer.permissions import Decision
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AbortSignal",
     "AssistantMessage",
+    "CallbackMatcher",
     "ConfigError",
     "Continue",
     "Decision",
@@ -94,6 +97,7 @@ _HOMES = {
     "SubagentEvent": "stayer.events",
     "AbortSignal": "stayer.loop.abort",
     "AssistantMessage": "stayer.messages",
+    "CallbackMatcher": "stayer.hooks.callbacks",
     "ConfigError": "stayer.errors",
     "Continue": "stayer.events",
     "Decision": "stayer.permissions",

@@ -201,11 +201,24 @@ class Driver:
                 await asyncio.gather(self._run, return_exceptions=True)
             await self.session.aclose()
 
+    async def idle(self) -> None:
+        """Return once no run or compaction is going (at once when none is); a front end that
+        runs each prompt on its own (stream-json input: one `result` per message) waits here
+        before it submits the next."""
+        while self._run is not None and not self._run.done():
+            await asyncio.wait({self._run})
+
     @property
     def waiting(self) -> tuple[Prompt, ...]:
         """Prompts sent during a run and not taken yet: those queued to join it at its next
         model call (`Session.queued`), then those that wait for a run of their own."""
         return (*self.session.queued, *self._next)
+
+    async def settled(self) -> None:
+        """Return once the run or compaction going now has ended, tidying included (its
+        background work stopped after its `Finished`); at once when none is going."""
+        if self._run is not None and not self._run.done():
+            await asyncio.wait({self._run})
 
     @property
     def busy(self) -> bool:

@@ -109,8 +109,6 @@ def test_abbreviations_are_not_flags(server: FakeModelServer, tmp_path: Path) ->
         (("--name", "auth-refactor"), "--name"),
         (("-n", "auth-refactor"), "--name"),
         (("--task-budget", "9000"), "--task-budget"),
-        (("--permission-prompt-tool", "mcp__approver__ask"), "--permission-prompt-tool"),
-        (("--json-schema={}",), "--json-schema"),
         (("--agent-name", "bob"), "--agent-name"),
     ],
 )

@@ -202,6 +202,7 @@ LATER = (
     "stayer.agents.skills",
     "stayer.agents.plugins",
     "stayer.hooks",
+    "stayer.hooks.callbacks",
     "stayer.hooks.reply",
     "stayer.hooks.runner",
     "stayer.exec.shell_syntax",
@@ -258,6 +259,7 @@ SETTINGS_MODULES = [
 ]
 HOOK_MODULES = [
     "stayer.hooks",
+    "stayer.hooks.callbacks",
     "stayer.hooks.match",
     "stayer.hooks.reply",
     "stayer.hooks.runner",

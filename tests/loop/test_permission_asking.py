@@ -243,3 +243,40 @@ async def test_an_interrupt_while_asking_says_the_call_never_ran(tmp_path: Path)
 
     assert echo_events(events)[1:] == [REQUEST, ("finished", "failed", ASKING_TEXT)]
     assert finished(events).terminal is Terminal.ABORTED_TOOLS
+
+
+async def test_new_input_is_checked_again_and_refused_when_the_policy_denies_it(
+    tmp_path: Path,
+) -> None:
+    async def policy(call: ToolCall) -> Decision:
+        if call.input.text == "forbidden":
+            return Decision("deny", "Echo may not say that.")
+        if call.input.text == "rough":
+            return Decision("allow", updated_input={"text": "smoothed"})  # as a hook rewrites
+        return Decision("ask", UNANSWERED)
+
+    answers = iter([{"text": "forbidden"}, {"text": "rough"}])
+
+    async def decide(request: PermissionRequested) -> Decision:
+        return Decision("allow", updated_input=next(answers))
+
+    model = ScriptedProvider(
+        [
+            tool_call("Echo", {"text": "hi"}, id="toolu_1"),
+            tool_call("Echo", {"text": "hey"}, id="toolu_2"),
+            text("done"),
+        ]
+    )
+    base = make_params(model, [Echo()], tmp_path, can_use_tool=policy)
+    events = await run(replace(base, decide=decide))
+
+    finished_calls = [e for e in echo_events(events) if isinstance(e, tuple) and e[0] == "finished"]
+    assert finished_calls == [
+        (
+            "finished",
+            "denied",
+            "Echo did not run: the input it was approved with was checked again and refused. "
+            "Echo may not say that.",
+        ),
+        ("finished", "completed", "smoothed"),
+    ]

@@ -315,3 +315,24 @@ async def test_a_prompt_sent_during_a_run_still_goes_past_the_prompt_hooks(
     assert second.terminal is Terminal.HOOK_STOPPED
     assert "forbidden" not in str([request.messages for request in model.requests])
     model.assert_done()
+
+
+async def test_settled_waits_for_the_run_going_and_returns_at_once_when_none_is(
+    tmp_path: Path,
+) -> None:
+    hold = Hold()
+    model = ScriptedProvider([tool_call("Hold", {}), text("done")])
+    sink = Collect()
+    driver = await Driver.open(options(tmp_path, model, extra_tools=[hold]), sink)
+    running = asyncio.create_task(driver.run())
+    await driver.settled()  # nothing going yet
+    driver.submit("go")
+    settling = asyncio.create_task(driver.settled())
+    await hold.started.wait()
+    busy_before = driver.busy
+    assert busy_before and not settling.done()
+    hold.release.set()
+    await settling
+    assert not driver.busy and len(sink.finished()) == 1
+    driver.send(Close())
+    await running

@@ -36,10 +36,9 @@ def test_cost_tells_money_and_tokens(server: FakeModelServer, pane: Pane) -> Non
 
 def test_clear_starts_a_new_conversation(server: FakeModelServer, pane: Pane) -> None:
     _chat(server, pane)
-    pane.submit("/clear")
-    pane.wait_idle()
     server.enqueue(reply("A fresh start."))
-    pane.submit("hello again")
+    pane.submit("/clear")  # and at once the next prompt, as a quick typist or a paste does:
+    pane.submit("hello again")  # it waits for the clear entered before it
     pane.wait_for(lambda s: "A fresh start." in s and idle(s))
     fresh = server.requests[-1].messages
     assert len(fresh) == 1 and "Paris" not in str(fresh) and "hello again" in str(fresh)

@@ -21,6 +21,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
@@ -29,10 +30,14 @@ from .flags import (
     output_format_in,
     parse_args,
     refuse_continuation,
+    refuse_prompt_tool,
     session_id_in,
     warn_ignored,
 )
 from .subcommands import subcommand
+
+if TYPE_CHECKING:
+    from stayer.ui.sdk.permission_prompt import PermissionPrompt
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141
@@ -87,8 +92,6 @@ async def _headless(args: argparse.Namespace) -> int:
 
     from .options import options_from_args
 
-    if args.input_format == "stream-json":
-        raise ConfigError("--input-format stream-json is not supported yet; pass the prompt")
     options = options_from_args(args)  # its files are read before a session is picked
     options = replace(options, resume=_resume_choice(args.resume))
     printer = Printer(
@@ -101,10 +104,18 @@ async def _headless(args: argparse.Namespace) -> int:
     prompt = _prompt(args)
     if options.fork_session and options.resume is None and not options.continue_session:
         print("stayer: --fork-session does nothing without --resume or --continue", file=sys.stderr)
+    if args.replay_user_messages:
+        print("stayer: --replay-user-messages does nothing without --input-format stream-json",
+              file=sys.stderr)  # fmt: skip
     if options.sandbox_network and not options.sandbox:
         print("stayer: --sandbox-network does nothing without --sandbox", file=sys.stderr)
     output = HeadlessOutput(printer)
+    asker = _prompt_tool(args.permission_prompt_tool)
+    if asker is not None:
+        options = replace(options, can_use_tool=asker)
     driver = await Driver.open(options, output)
+    if asker is not None:
+        asker.bind(driver)
     session = driver.session
     for warning in session.warnings:
         print(f"stayer: {warning}", file=sys.stderr)
@@ -115,6 +126,44 @@ async def _headless(args: argparse.Namespace) -> int:
     for warning in session.warnings[shown:]:  # what went wrong on the way (an unsaved session)
         print(f"stayer: {warning}", file=sys.stderr)
     return status
+
+
+async def _sdk(args: argparse.Namespace) -> int:
+    """`--input-format stream-json`: the session claude-agent-sdk drives (`stayer.ui.sdk`)."""
+    from msgspec.structs import replace
+
+    from stayer.ui.sdk.serve import SdkSettings, serve
+
+    from .options import options_from_args
+
+    if args.output_format != "stream-json":
+        raise ConfigError("--input-format stream-json needs --output-format stream-json")
+    if args.resume == "":
+        raise ConfigError("--resume needs a session id with --input-format stream-json")
+    if args.prompt:
+        raise ConfigError(
+            "a prompt argument is not read with --input-format stream-json; send it on standard "
+            'input as a user message ({"type": "user", "message": {...}})'
+        )
+    options = replace(options_from_args(args), resume=args.resume)
+    settings = SdkSettings(
+        include_partial=args.include_partial_messages,
+        include_hooks=args.include_hook_events,
+        replay_user_messages=args.replay_user_messages,
+        api_key_source=_api_key_source(os.environ),
+        permission_prompt=args.permission_prompt_tool,
+    )
+    return await serve(options, settings)
+
+
+def _prompt_tool(name: str | None) -> PermissionPrompt | None:
+    """The decider `--permission-prompt-tool` names for a `-p` run, if any: an MCP tool
+    (`stdio` is refused before: it needs stream-json input)."""
+    if name is None:
+        return None
+    from stayer.ui.sdk.prompt_tool import prompt_for
+
+    return prompt_for(name)
 
 
 def _resume_choice(given: str | None) -> str | None:
@@ -164,8 +213,11 @@ def run(argv: Sequence[str]) -> int:
         print(f"{CLAUDE_CODE_COMPAT_VERSION} (stayer {__version__})")
         return 0
     refuse_continuation(args)
+    refuse_prompt_tool(args)
     import asyncio  # imported late: `--version` and `--help` need not pay for it
 
+    if args.input_format == "stream-json":
+        return asyncio.run(_sdk(args))
     if _interactive(args):
         return asyncio.run(_repl(args))
     return asyncio.run(_headless(args))
@@ -180,6 +232,11 @@ def _interactive(args: argparse.Namespace) -> bool:
 
 
 async def _repl(args: argparse.Namespace) -> int:
+    if args.permission_prompt_tool is not None:
+        raise ConfigError(
+            "--permission-prompt-tool is for runs without a person (-p, or stream-json input); "
+            "in the terminal you answer the questions yourself"
+        )
     from msgspec.structs import replace
 
     from stayer.ui.repl.app import run_repl

@@ -22,7 +22,6 @@ from stayer.errors import ConfigError
 
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
-    "--permission-prompt-tool",
     "--permission-prompts", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
     # what Claude Code passes the teammates of an agent team
@@ -32,7 +31,6 @@ IGNORED_WITH_VALUE = (
 IGNORED_MANY_VALUES = ("--file",)
 IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
 IGNORED_SWITCHES = (
-    "--replay-user-messages",
     "--bare", "--session-mirror", "--mcp-debug", "--ide",
     "--chrome", "--no-chrome", "--tmux", "--disable-slash-commands",
     "--allow-dangerously-skip-permissions", "--exclude-dynamic-system-prompt-sections",
@@ -186,6 +184,11 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
         "--include-partial-messages", action="store_true", help="stream-json: add raw deltas"
     )
     parser.add_argument(
+        "--replay-user-messages",
+        action="store_true",
+        help="stream-json input: echo each user message as its run takes it",
+    )
+    parser.add_argument(
         "--include-hook-events",
         action="store_true",
         help="stream-json: add a hook_started and a hook_response line per hook run",
@@ -292,6 +295,12 @@ def add_permission_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
+    )
+    parser.add_argument(
+        "--permission-prompt-tool",
+        metavar="stdio|mcp__SERVER__TOOL",
+        help="who answers what the permission rules would ask a person: claude-agent-sdk's "
+        "can_use_tool callback (stdio, with --input-format stream-json), or an MCP tool",
     )
     # stayer's own: Claude Code turns its sandbox on in settings (`sandbox.enabled`)
     parser.add_argument(
@@ -416,6 +425,25 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def _takes_value(item: str) -> bool:
     return item.startswith("-") and "=" not in item
+
+
+def refuse_prompt_tool(args: argparse.Namespace) -> None:
+    """Refuse a `--permission-prompt-tool` nobody could be asked through, in one line: `stdio`
+    needs stream-json input (the SDK's channel); any value needs a run without a person
+    (`-p` or stream-json input), since a person at the REPL answers there."""
+    tool = getattr(args, "permission_prompt_tool", None)
+    if tool is None:
+        return
+    if tool != "stdio" and not tool.startswith("mcp__"):
+        raise ConfigError(
+            f"--permission-prompt-tool {tool}: give stdio (claude-agent-sdk) or an MCP tool of a "
+            "server in --mcp-config (mcp__<server>__<tool>)"
+        )
+    if tool == "stdio" and args.input_format != "stream-json":
+        raise ConfigError(
+            "--permission-prompt-tool stdio asks over claude-agent-sdk's control protocol, which "
+            "needs --input-format stream-json --output-format stream-json"
+        )
 
 
 def warn_ignored(args: argparse.Namespace, unknown: Sequence[str]) -> list[str]:

@@ -129,6 +129,8 @@ API_ONLY = frozenset(
         "max_concurrent_tools",  # CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY
         "autocompact_percent",  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
         "editor",  # what an ACP client offers (its fs methods)
+        "hooks",  # a program's own callables (the SDK's come through initialize)
+        "sdk_mcp",  # the SDK's in-process MCP servers, reached through its control channel
     }
 )
 """`QueryOptions` fields no flag sets."""
@@ -142,6 +144,8 @@ CLI_ONLY = frozenset(
         "verbose",
         "include_partial_messages",
         "include_hook_events",
+        "replay_user_messages",
+        "permission_prompt_tool",  # the SDK's permission prompt: the SDK session asks it
         "version",
         "dangerously_skip_permissions",  # read with --permission-mode
         "system_prompt_file",  # read with --system-prompt

@@ -27,6 +27,11 @@ tracks (`tracked`: the session passes `stayer.context.git.git_tracks`); without 
 file inside a git work tree is taken as tracked (fail closed). `~/.claude.json` is left unread
 when `.claude/` files are (`STAYER_NO_CLAUDE_SETTINGS`, `"readClaudeSettings": false`), and when
 a project's settings set the `CLAUDE_CONFIG_DIR` or `HOME` that would find it.
+
+A server of `"type": "sdk"` lives inside the claude-agent-sdk program that runs stayer, which
+names it in `--mcp-config` and carries its messages (`stayer.mcp.tunnel`). It is taken only from
+`--mcp-config`, and only when such a program runs stayer (`sdk_servers`); anywhere else nothing
+could reach it, and it is refused in one line naming it.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ if TYPE_CHECKING:
     from .model import Settings
     from .sources import Loaded, Source
 
-Transport = Literal["stdio", "http", "sse"]
+Transport = Literal["stdio", "http", "sse", "sdk"]
 Scope = Literal["flag", "user", "project", "local", "mcpjson", "plugin"]
 
 
@@ -113,6 +118,7 @@ _TRANSPORTS: dict[str, Transport] = {
     "http": "http",
     "streamable-http": "http",
     "sse": "sse",
+    "sdk": "sdk",
 }
 _FLAG_EXAMPLE = """give a file, or JSON such as '{"mcpServers": {"name": {"command": "..."}}}'"""
 _APPROVAL_KEYS = ("enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers")
@@ -120,6 +126,10 @@ _APPROVAL_KEYS = ("enableAllProjectMcpServers", "enabledMcpjsonServers", "disabl
 
 class _Bad(Exception):
     """What is wrong with one server entry, as the phrase its `failed` line starts with."""
+
+
+_SdkReach = Literal["served", "no-sdk", "file"]
+"""`--mcp-config` with a claude-agent-sdk program running stayer, without one, or a file."""
 
 
 class _Entry(Struct, frozen=True):
@@ -131,6 +141,8 @@ class _Entry(Struct, frozen=True):
     scope: Scope
     origin: str
     from_repository: bool
+    sdk: _SdkReach = "file"
+    """Whether an in-process SDK server may be reached from here (see the module)."""
 
 
 class _Approvals(Struct, frozen=True):
@@ -150,10 +162,13 @@ def load_mcp_servers(
     strict: bool = False,
     tracked: TrackedCheck | None = None,
     plugins: Sequence[PluginServers] = (),
+    sdk_servers: bool = False,
 ) -> McpServers:
     """Every server configured for a session in `cwd`, sorted by what happens to it; `env` is
-    what `${VAR}` expands from. Raises `ConfigError` in one line for a `--mcp-config` value that
-    cannot be read as a server list; every other problem is a `failed` entry or a warning."""
+    what `${VAR}` expands from; `sdk_servers`: a claude-agent-sdk program runs stayer, so the
+    `"type": "sdk"` servers of `flag_configs` can be reached. Raises `ConfigError` in one line
+    for a `--mcp-config` value that cannot be read as a server list; every other problem is a
+    `failed` entry or a warning."""
     warnings: list[str] = []
     # The same name in several places: the last one below wins. The run's own word beats every
     # file (--mcp-config, then --settings), then the nearer a file, the more it says: local
@@ -164,7 +179,7 @@ def load_mcp_servers(
         read = _SettingsReader(cwd=cwd, env=env, tracked=tracked, warnings=warnings)
         entries, approvals = read.entries(settings)
     for given in flag_configs:
-        entries += _flag_entries(given, cwd)
+        entries += _flag_entries(given, cwd, "served" if sdk_servers else "no-sdk")
     if not strict:
         entries = _plugin_entries(plugins, {entry.name for entry in entries}, warnings) + entries
     winners = {entry.name: entry for entry in entries}
@@ -546,7 +561,7 @@ def _servers_of(data: Any) -> dict[str, Any]:
     return servers
 
 
-def _flag_entries(given: str | Mapping[str, Any], cwd: Path) -> list[_Entry]:
+def _flag_entries(given: str | Mapping[str, Any], cwd: Path, sdk: _SdkReach) -> list[_Entry]:
     """The servers of one `--mcp-config` value (a mapping, JSON text, or a file's path)."""
     label, origin = FLAG_ORIGIN, FLAG_ORIGIN
     if isinstance(given, Mapping):
@@ -565,7 +580,7 @@ def _flag_entries(given: str | Mapping[str, Any], cwd: Path) -> list[_Entry]:
         servers = _servers_of(data)
     except _Bad as bad:
         raise ConfigError(f"{label}: {bad}; {_FLAG_EXAMPLE}") from None
-    return [_Entry(name, raw, "flag", origin, False) for name, raw in servers.items()]
+    return [_Entry(name, raw, "flag", origin, False, sdk) for name, raw in servers.items()]
 
 
 def _read_flag_file(path: Path, label: str) -> str:
@@ -622,6 +637,9 @@ def _config(
         "always_load": _flag(raw, "alwaysLoad"),
         "trusted": True,
     }
+    if transport == "sdk":
+        _reachable(entry.sdk)
+        return McpServerConfig(**common)
     if transport == "stdio":
         return McpServerConfig(**common, **_stdio(raw, _Expander(env, withheld), cwd))
     return McpServerConfig(**common, **_remote(raw, _Expander(env, withheld)))
@@ -639,6 +657,20 @@ def _transport(raw: dict[str, Any]) -> Transport:
     if transport is None:
         raise _Bad(f'unknown "type" {json.dumps(kind)}; use "stdio", "http" or "sse"')
     return transport
+
+
+def _reachable(reach: _SdkReach) -> None:
+    """Raises `_Bad` saying why an in-process SDK server cannot be reached from here."""
+    if reach == "no-sdk":
+        raise _Bad(
+            '"type": "sdk" names a server inside a claude-agent-sdk program, and none runs '
+            'stayer here to reach it through; give it a "command" or a "url" instead'
+        )
+    if reach == "file":
+        raise _Bad(
+            '"type": "sdk" names a server inside a claude-agent-sdk program, which only that '
+            "program's own --mcp-config can name; remove it from this file"
+        )
 
 
 def _timeout(value: Any) -> float | None:

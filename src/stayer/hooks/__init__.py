@@ -6,8 +6,10 @@ under its timeout, through `exec`, and reports every run as a `HookRan`; `reply`
 each said (its exit status, and JSON on stdout) into a typed `HookReply`, and a whole event's
 replies into a `Verdict`. What a verdict means for a tool call, a prompt or the end of a turn
 is the session's business: the loop never imports this package, it gets callables.
+`callbacks` runs a program's own hooks (async callables in `CallbackMatcher`s) beside them.
 """
 
+from stayer.hooks.callbacks import CallbackMatcher, HookCallback
 from stayer.hooks.match import matches
 from stayer.hooks.reply import HookReply, PermissionWord, Verdict, read_reply
 from stayer.hooks.runner import (
@@ -22,7 +24,9 @@ from stayer.hooks.runner import (
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "EVENTS",
+    "CallbackMatcher",
     "HookBase",
+    "HookCallback",
     "HookEvent",
     "HookReply",
     "HookRunner",

@@ -101,15 +101,25 @@ def _read_stdout(base: HookReply, text: str) -> HookReply:
     if not text.startswith("{"):
         return replace(base, plain=text)
     try:
-        data = _camel(json.loads(text))
-        output = msgspec.convert(data, _Output)
-    except msgspec.ValidationError as exc:  # a ValueError too: first
-        _, what = located(exc, data, _Output)
-        return _with(base, "error", f"its JSON output is not usable: {what}")
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         return _with(base, "error", f"its output looks like JSON but is not ({exc.msg})")
     except ValueError as exc:  # a number too long to read, say
         return _with(base, "error", f"its output looks like JSON but is not ({exc})")
+    except RecursionError:
+        return _with(base, "error", "its JSON output is nested too deeply to read")
+    return read_output(base, data)
+
+
+def read_output(base: HookReply, data: Any) -> HookReply:
+    """`base` with what a hook's JSON output (`data`, already parsed: a command's stdout, a
+    callback's reply) asks for; output of the wrong shape makes it a failed run."""
+    try:
+        data = _camel(data)
+        output = msgspec.convert(data, _Output)
+    except msgspec.ValidationError as exc:
+        _, what = located(exc, data, _Output)
+        return _with(base, "error", f"its JSON output is not usable: {what}")
     except RecursionError:
         return _with(base, "error", "its JSON output is nested too deeply to read")
     specific = output.hook_specific_output or _Specific()

@@ -4,8 +4,9 @@ whole at the timeout).
 
 Every run is reported as a `HookRan` to the callback the session gives, and read into a
 `HookReply`; none of what a hook can do (crash, hang, print garbage, fail to start) escapes
-as an exception. Only `command` handlers run; Claude Code's `prompt`, `agent` and `http` kinds
-load and are left out with a warning (`unsupported`).
+as an exception. `command` handlers run, and beside them the callables of `CallbackMatcher`s
+(`callbacks`: a program's own hooks), selected and read the same way; Claude Code's `prompt`,
+`agent` and `http` kinds load and are left out with a warning (`unsupported`).
 
 The default timeout is 60 s, not Claude Code's 10 minutes: a hook stands between the model and
 every tool call, and one that hangs should cost a minute, not ten; `timeout` sets it per hook.
@@ -30,6 +31,7 @@ from stayer.events import HookRan
 from stayer.exec import run_command
 from stayer.exec.child_env import child_env
 
+from .callbacks import CallbackMatcher, HookCallback, OnFailure, call_back, callback_name
 from .match import matches
 from .reply import HookReply, Verdict, read_reply
 
@@ -66,11 +68,25 @@ class HookBase(Struct, frozen=True):
     """Asked at each run: the mode in force then (an accepted plan or a switch changes it)."""
 
 
+AnyMatcher = HookMatcher | CallbackMatcher
+"""A settings matcher (commands) or a program's (callables)."""
+
+
 class _Handler(Struct, frozen=True):
     command: str
     timeout_s: float
     env: Mapping[str, str]
     """Variables of this handler's own (a plugin's hook gets its `CLAUDE_PLUGIN_ROOT`)."""
+
+
+class _Callback(Struct, frozen=True):
+    call: HookCallback
+    timeout_s: float
+    on_failure: OnFailure
+
+    @property
+    def command(self) -> str:
+        return callback_name(self.call)
 
 
 def _own_env(handler: HookHandler) -> dict[str, str]:
@@ -79,12 +95,30 @@ def _own_env(handler: HookHandler) -> dict[str, str]:
     return {}
 
 
+def _handlers(matcher: AnyMatcher) -> list[tuple[object, _Handler | _Callback]]:
+    """A matcher's runnable handlers, each with what makes it the same as another."""
+    if isinstance(matcher, CallbackMatcher):
+        timeout = matcher.timeout or DEFAULT_TIMEOUT_S
+        return [
+            (("callback", id(call)), _Callback(call, timeout, matcher.on_failure))
+            for call in matcher.hooks
+        ]
+    return [
+        (
+            handler.command,
+            _Handler(handler.command, handler.timeout or DEFAULT_TIMEOUT_S, _own_env(handler)),
+        )
+        for handler in matcher.hooks
+        if handler.type == "command" and handler.command
+    ]
+
+
 class HookRunner:
     """The hooks of one session, by event; `run` fires one event."""
 
     def __init__(
         self,
-        hooks: Mapping[str, Sequence[HookMatcher]],
+        hooks: Mapping[str, Sequence[AnyMatcher]],
         base: HookBase,
         report: Callable[[HookRan], None],
     ) -> None:
@@ -92,18 +126,14 @@ class HookRunner:
         self.base = base
         self.report = report
 
-    def _selected(self, event: HookEvent, subject: str | None) -> list[_Handler]:
-        """The command handlers the matchers select, each command once (Claude Code runs an
-        identical command once however many matchers name it)."""
-        found: dict[str, _Handler] = {}
+    def _selected(self, event: HookEvent, subject: str | None) -> list[_Handler | _Callback]:
+        """The handlers the matchers select, in the matchers' order, each command once (Claude
+        Code runs an identical command once however many matchers name it), and each callable
+        once."""
+        found: dict[object, _Handler | _Callback] = {}
         for matcher in self.hooks.get(event, ()):
-            if not matches(matcher.matcher, subject):
-                continue
-            for handler in matcher.hooks:
-                if handler.type == "command" and handler.command:
-                    timeout = handler.timeout or DEFAULT_TIMEOUT_S
-                    own = _Handler(handler.command, timeout, _own_env(handler))
-                    found.setdefault(handler.command, own)
+            if matches(matcher.matcher or "", subject):
+                found.update((key, one) for key, one in _handlers(matcher) if key not in found)
         return list(found.values())
 
     async def run(
@@ -127,23 +157,16 @@ class HookRunner:
         replies = await asyncio.gather(*(self._one(event, name, h, data) for h in handlers))
         return Verdict(tuple(replies))
 
-    async def _one(self, event: HookEvent, name: str, handler: _Handler, data: bytes) -> HookReply:
+    async def _one(
+        self, event: HookEvent, name: str, handler: _Handler | _Callback, data: bytes
+    ) -> HookReply:
         started = time.monotonic()
-        cwd = str(self.base.cwd)
-        env = child_env({**self.base.env, "CLAUDE_PROJECT_DIR": cwd, **handler.env})
-        try:
-            result = await run_command(
-                handler.command,
-                cwd=self.base.cwd,
-                env=env,
-                timeout_s=handler.timeout_s,
-                max_output_chars=MAX_HOOK_OUTPUT_CHARS,
-                input=data,
+        if isinstance(handler, _Callback):
+            reply = await call_back(
+                handler.call, event, data, handler.timeout_s, handler.on_failure
             )
-        except Exception as exc:  # it could not start (no shell, the folder went away)
-            reply = HookReply(handler.command, "error", message=f"could not start: {exc}")
         else:
-            reply = read_reply(handler.command, result, handler.timeout_s)
+            reply = await self._command(handler, data)
         self.report(
             HookRan(
                 hook_id=str(uuid.uuid4()),
@@ -160,15 +183,37 @@ class HookRunner:
         )
         return reply
 
+    async def _command(self, handler: _Handler, data: bytes) -> HookReply:
+        cwd = str(self.base.cwd)
+        env = child_env({**self.base.env, "CLAUDE_PROJECT_DIR": cwd, **handler.env})
+        try:
+            result = await run_command(
+                handler.command,
+                cwd=self.base.cwd,
+                env=env,
+                timeout_s=handler.timeout_s,
+                max_output_chars=MAX_HOOK_OUTPUT_CHARS,
+                input=data,
+            )
+        except Exception as exc:  # it could not start (no shell, the folder went away)
+            return HookReply(handler.command, "error", message=f"could not start: {exc}")
+        return read_reply(handler.command, result, handler.timeout_s)
 
-def unsupported(hooks: Mapping[str, Sequence[HookMatcher]]) -> list[str]:
+
+def unsupported(hooks: Mapping[str, Sequence[AnyMatcher]]) -> list[str]:
     """Warnings for what loads but does not run: unknown events, handlers other than commands."""
     notes: list[str] = []
     for event, matchers in hooks.items():
         if event not in EVENTS:
             notes.append(f"hooks: stayer does not fire {event} events; its hooks will not run")
             continue
-        kinds = {h.type for m in matchers for h in m.hooks if h.type != "command"}
+        kinds = {
+            h.type
+            for m in matchers
+            if isinstance(m, HookMatcher)
+            for h in m.hooks
+            if h.type != "command"
+        }
         for kind in sorted(kinds):
             notes.append(f'hooks: {event} has "{kind}" hooks, which stayer does not run')
     return notes

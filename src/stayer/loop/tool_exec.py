@@ -39,6 +39,7 @@ from stayer.events import (
 )
 from stayer.exec import Captured, truncate_middle
 from stayer.messages import JSON, TextBlock, ToolResultBlock, ToolResultContent, ToolUseBlock
+from stayer.permissions import Decision
 from stayer.providers.base import json_problem
 from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolFailure, ToolInputError, ToolOutput
 from stayer.tools.saved import count_lines, preview, result_path, save_text
@@ -170,10 +171,7 @@ async def _outcome(
     call = item.call
     decision = await params.can_use_tool(call)
     if decision.behavior == "ask":
-        rewritten = decision.updated_input  # by a PreToolUse hook: the question is about it
-        decision = await ask(params, item.block, decision, emit)
-        if decision.updated_input is None and rewritten is not None:
-            decision = replace(decision, updated_input=rewritten)
+        decision = await _asked(params, item.block, call, decision, emit)
     if decision.behavior != "allow":
         return "denied", ToolOutput(decision.reason or _denied(call), is_error=True)
     if decision.updated_input is not None:
@@ -186,6 +184,47 @@ async def _outcome(
     if params.after_tool is not None:
         output = await params.after_tool(call, output)
     return status, output
+
+
+async def _asked(
+    params: LoopParams,
+    block: ToolUseBlock,
+    call: ToolCall,
+    asked: Decision,
+    emit: Callable[[ToolEvent], None],
+) -> Decision:
+    """The answer to the question `asked` about `call`; when it changes the input, the new
+    input is checked again (`_rechecked`). A PreToolUse hook's rewrite (the input the question
+    shows) holds when the answer gives none."""
+    rewritten = asked.updated_input
+    answer = await ask(params, block, asked, emit)
+    if answer.updated_input is None:
+        return answer if rewritten is None else replace(answer, updated_input=rewritten)
+    shown = block.input if rewritten is None else rewritten
+    if answer.behavior == "allow" and dict(answer.updated_input) != dict(shown):
+        return await _rechecked(params, call, answer)
+    return answer
+
+
+async def _rechecked(params: LoopParams, call: ToolCall, answer: Decision) -> Decision:
+    """An allow that changed the call's input: the new input goes past the check every call
+    goes past (PreToolUse hooks, then the rules), so an approval cannot bring in what they
+    deny; what they would only ask about, the answer approved; a hook's rewrite of it is what
+    runs. One that does not fit the schema is refused as the call is run."""
+    assert answer.updated_input is not None
+    updated = _updated(call, answer.updated_input)
+    if isinstance(updated, str):
+        return answer
+    again = await params.can_use_tool(updated)
+    if again.behavior == "deny":
+        reason = (
+            f"{call.tool.name} did not run: the input it was approved with was checked again "
+            f"and refused. {again.reason or _denied(call)}"
+        )
+        return Decision("deny", reason, rule=again.rule, by=again.by or "policy")
+    if again.updated_input is not None:
+        return replace(answer, updated_input=again.updated_input)
+    return answer
 
 
 def _denied(call: ToolCall) -> str:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stayer.config.mcp_servers import McpServerConfig
 from stayer.errors import ConfigError
@@ -21,10 +22,14 @@ from stayer.mcp.server import RESTART_DELAYS_S, McpServer
 
 from .limits import connect_timeout_from as connect_timeout_from
 
+if TYPE_CHECKING:
+    from .tunnel import McpTunnel
+
 
 class McpHub:
     """Every MCP server of a session (see the module docstring). With no `connect_timeout_s`
-    it takes `MCP_TIMEOUT` from `env`."""
+    it takes `MCP_TIMEOUT` from `env`; `tunnel` reaches the in-process servers of the
+    claude-agent-sdk program that runs stayer, if one does."""
 
     def __init__(
         self,
@@ -35,7 +40,9 @@ class McpHub:
         connect_timeout_s: float | None = None,
         initial: Sequence[McpServerStatus] = (),
         restart_delays_s: Sequence[float] = RESTART_DELAYS_S,
+        tunnel: McpTunnel | None = None,
     ) -> None:
+        self._tunnel = tunnel
         self._initial = tuple(initial)
         self._changes: list[McpServerStatus] = []
         self.generation = 0
@@ -56,6 +63,7 @@ class McpHub:
             connect_timeout_s=self._timeout_s,
             on_change=self._changed,
             restart_delays_s=self._delays_s,
+            tunnel=self._tunnel,
         )
 
     def _changed(self, status: McpServerStatus) -> None:
@@ -68,11 +76,13 @@ class McpHub:
         """Call `listener` (on the event loop) after each change a server reports."""
         self._listeners.append(listener)
 
-    def start(self) -> None:
-        """Start every server on the running loop; returns at once."""
-        self._started = True
+    def start(self, only: Callable[[McpServer], bool] | None = None) -> None:
+        """Start every server (or those `only` picks) on the running loop; returns at once.
+        Starting one again does nothing."""
+        self._started = self._started or only is None
         for server in self._servers:
-            server.start()
+            if only is None or only(server):
+                server.start()
 
     def add(self, config: McpServerConfig) -> McpServer:
         """Take on a server the session may start now (one just approved, say): it replaces
@@ -91,9 +101,40 @@ class McpHub:
             server.start()
         return server
 
-    async def wait_started(self, timeout_s: float | None = None) -> None:
-        """Until every server has connected or failed (or `timeout_s` has passed)."""
-        waits = [server.wait_settled() for server in self._servers]
+    async def restart(self, name: str) -> McpServer:
+        """Stop server `name` and start it again from its configuration (one that failed, or
+        was turned off); its status changes follow as the others' do. Raises `ConfigError`
+        for a name the hub does not run (not configured, or not approved)."""
+        old = self._running(name)
+        await old.aclose()
+        server = self._made(old.config)
+        self._servers = tuple(server if s is old else s for s in self._servers)
+        self._changed(server.status)
+        server.start()
+        return server
+
+    async def disable(self, name: str) -> None:
+        """Stop server `name` and leave it off until `restart`; `ConfigError` as `restart`."""
+        await self._running(name).disable()
+
+    def _running(self, name: str) -> McpServer:
+        if self._closed:
+            raise ConfigError(f"cannot change MCP server {name}: the session is ending")
+        found = next((s for s in self._servers if s.config.name == name), None)
+        if found is not None:
+            return found
+        waiting = next((s for s in self._initial if s.name == name), None)
+        if waiting is not None:
+            raise ConfigError(f"MCP server {name} cannot be started from here: {_why(waiting)}")
+        raise ConfigError(f"no MCP server named {name} in this session")
+
+    async def wait_started(
+        self, timeout_s: float | None = None, *, only: Callable[[McpServer], bool] | None = None
+    ) -> None:
+        """Until every server (or each of those `only` picks) has connected or failed, or
+        `timeout_s` has passed."""
+        picked = [s for s in self._servers if only is None or only(s)]
+        waits = [server.wait_settled() for server in picked]
         if not waits:
             return
         with contextlib.suppress(TimeoutError):
@@ -123,3 +164,12 @@ class McpHub:
             return
         self._closed = True
         await asyncio.gather(*(server.aclose() for server in self._servers))
+
+
+def _why(status: McpServerStatus) -> str:
+    """Why a server the session was given is not running, for a request to start it."""
+    if status.status == "needs-approval":
+        return f"it waits for your approval (`stayer mcp approve {status.name}`)"
+    if status.status == "disabled":
+        return "your settings turn it off"
+    return f"its configuration cannot be used ({status.error or status.status})"

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from mcp.client._transport import TransportStreams
     from mcp.client.session import IncomingMessage
 
+    from .tunnel import McpTunnel
+
 RESTART_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
 """How long to wait before each restart of a server that was up and was lost (the last one
 again for any later restart)."""
@@ -146,8 +148,11 @@ class McpServer:
         connect_timeout_s: float,
         on_change: Callable[[McpServerStatus], None],
         restart_delays_s: Sequence[float] = RESTART_DELAYS_S,
+        tunnel: McpTunnel | None = None,
     ) -> None:
         self.config = config
+        self._tunnel = tunnel
+        """How an in-process server of claude-agent-sdk is reached (`"type": "sdk"`)."""
         # What every process stayer starts gets: the session's environment less the credentials
         # stayer talks to models with (a server's own `env` may still name one on purpose).
         self._env = child_env(env)
@@ -159,6 +164,7 @@ class McpServer:
         self._tools: tuple[mcp_types.Tool, ...] = ()
         self._offers_resources = False
         self._instructions: str | None = None
+        self._server_info: tuple[str, str] | None = None
         self._client: mcp.Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._scope: anyio.CancelScope | None = None
@@ -195,6 +201,11 @@ class McpServer:
         return self._instructions
 
     @property
+    def server_info(self) -> tuple[str, str] | None:
+        """The name and version the server gave as it connected, if it has."""
+        return self._server_info
+
+    @property
     def log_path(self) -> Path:
         """Where a stdio server's stderr goes."""
         return self._log_path
@@ -226,6 +237,13 @@ class McpServer:
             task.cancel()  # it has not begun: nothing of the SDK is entered yet
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+    async def disable(self) -> None:
+        """Stop the server and leave it off (`disabled`: its tools are no longer offered)."""
+        await self.aclose()
+        self._tools = ()
+        self._set("disabled")
+        self._settled.set()
 
     async def _life(self) -> None:
         with anyio.CancelScope() as self._scope:
@@ -273,7 +291,10 @@ class McpServer:
             try:
                 async with contextlib.AsyncExitStack() as stack:
                     transport = await self._transport(stack)
-                    client = mcp.Client(transport, message_handler=self._on_message)
+                    # An SDK server gets the handshake, as Claude Code sends it: every mcp
+                    # version the SDK may run answers it, and nothing else is probed.
+                    mode = "legacy" if self.config.transport == "sdk" else "auto"
+                    client = mcp.Client(transport, message_handler=self._on_message, mode=mode)
                     await stack.enter_async_context(client)
                     await self._absorb(client)
                     group = await stack.enter_async_context(anyio.create_task_group())
@@ -333,6 +354,8 @@ class McpServer:
         self._tools = tuple(tools)
         self._offers_resources = capabilities.resources is not None
         self._instructions = client.instructions or None
+        info = client.server_info
+        self._server_info = (info.name, info.version) if info is not None else None
 
     async def _on_message(self, message: IncomingMessage) -> None:
         import mcp_types
@@ -361,6 +384,12 @@ class McpServer:
             params = StdioServerParameters(command=program, args=argv, env=env, cwd=config.cwd)
             led = group.around(stdio_client(params, errlog=log), self._lost.set)
             return _watched(led, self._lost)
+        if config.transport == "sdk":
+            from .tunnel import tunnel_transport
+
+            if self._tunnel is None:  # the configuration refuses it first; fail closed anyway
+                raise _Lost("no claude-agent-sdk program to reach it through")
+            return _watched(tunnel_transport(config.name, self._tunnel), self._lost)
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -500,6 +529,8 @@ class McpServer:
     def _describe(self, exc: BaseException, *, up: bool) -> str:
         """One line saying why a connection ended or could not be made."""
         leaf = _leaf(exc)
+        if self.config.transport == "sdk":
+            return _one_line(leaf)
         if self.config.transport != "stdio":
             return str(leaf) if isinstance(leaf, _Lost) else self._http_problem(leaf)
         config = self.config

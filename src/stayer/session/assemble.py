@@ -43,7 +43,7 @@ from .resolve import Resolved, betas, denied_reads, with_preapproved
 from .system_prompt import Render
 
 if TYPE_CHECKING:
-    from stayer.config.model import HookMatcher
+    from stayer.hooks.runner import AnyMatcher
 
 
 class Setup(Struct, frozen=True):
@@ -57,8 +57,9 @@ class Setup(Struct, frozen=True):
     permissions: PermissionState
     warnings: tuple[str, ...] = ()
     """What to tell the user before the run (a settings file that could not be used)."""
-    hooks: Mapping[str, tuple[HookMatcher, ...]] = field(default_factory=dict)
-    """The settings' hooks, event name → matchers; the Session runs them (`hook_points`)."""
+    hooks: Mapping[str, tuple[AnyMatcher, ...]] = field(default_factory=dict)
+    """The settings', the plugins' and the caller's hooks, event name → matchers; the Session
+    runs them (`hook_points`)."""
     resolved: Resolved | None = None
     """What it was assembled from (a child session is assembled from it again, changed)."""
 
@@ -109,7 +110,7 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
     asked = small_model(env, provider=choice.provider, main_model=choice.model, injected=injected)
     tool_context.ask_model = model_asker(params, asked)
     tool_context.sandbox = resolved.sandbox
-    hooks = resolved.hooks  # the settings' and the plugins'
+    hooks = resolved.hooks  # the settings', the plugins' and the caller's
     return Setup(
         params,
         _announced(resolved, params, permissions),
@@ -230,7 +231,7 @@ def _tool_context(
     """What the tools see; oversized results are saved with the session, so nowhere when the
     session is not kept."""
     session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
-    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir)
+    return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir, editor=options.editor)
 
 
 def _rules_fitter(
@@ -267,7 +268,7 @@ def _mcp_warnings(resolved: Resolved) -> tuple[str, ...]:
     return () if resolved.mcp is None else resolved.mcp.warnings
 
 
-def _unsupported(hooks: Mapping[str, Sequence[HookMatcher]]) -> list[str]:
+def _unsupported(hooks: Mapping[str, Sequence[AnyMatcher]]) -> list[str]:
     """Warnings for hooks that load but do not run; the hooks package loads only when the
     settings define some."""
     if not hooks:

@@ -32,10 +32,10 @@ from typing import Any, Literal
 
 from msgspec.structs import replace
 
-from stayer.config.model import HookMatcher
 from stayer.errors import ConfigError
 from stayer.events import HookRan
 from stayer.hooks import HookBase, HookEvent, HookRunner, Verdict
+from stayer.hooks.runner import AnyMatcher
 from stayer.loop.recovery import BLOCK_CAP_VARIABLE
 from stayer.loop.state import CanUseTool, LoopParams, StopVerdict, ToolCall
 from stayer.messages import JSON, TextBlock
@@ -50,7 +50,7 @@ class SessionHooks:
     """The hooks of one session, and what they have said in the run going on."""
 
     def __init__(
-        self, hooks: Mapping[str, Sequence[HookMatcher]], base: HookBase, *, subagent: bool = False
+        self, hooks: Mapping[str, Sequence[AnyMatcher]], base: HookBase, *, subagent: bool = False
     ) -> None:
         self._ran: list[HookRan] = []
         self.runner = HookRunner(hooks, base, self._ran.append)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from stayer.mcp.catalog import McpCatalog
     from stayer.mcp.hub import McpHub
     from stayer.mcp.server import McpServer
+    from stayer.mcp.tunnel import McpTunnel
 
 
 class McpPromptArgument(Struct, frozen=True):
@@ -48,6 +49,23 @@ class McpPrompt(Struct, frozen=True):
     name: str
     description: str = ""
     arguments: tuple[McpPromptArgument, ...] = ()
+
+
+class McpToolInfo(Struct, frozen=True):
+    """One tool a server lists: its name there, what it says it does, its hints."""
+
+    name: str
+    description: str = ""
+    annotations: Mapping[str, Any] | None = None
+
+
+class McpServerDetail(Struct, frozen=True):
+    """One server as a status request shows it: where it stands, who it said it is (name,
+    version), and its tools while connected."""
+
+    status: McpServerStatus
+    server_info: tuple[str, str] | None = None
+    tools: tuple[McpToolInfo, ...] = ()
 
 
 INSTRUCTIONS_CAP = 2_000
@@ -98,6 +116,7 @@ class McpLink:
         session_dir: Path | None,
         context_window: int,
         hides: Callable[[str], bool],
+        tunnel: McpTunnel | None = None,
     ) -> None:
         from stayer.mcp.catalog import McpCatalog, parse_tool_search
         from stayer.mcp.hub import McpHub, connect_timeout_from
@@ -119,6 +138,7 @@ class McpLink:
             log_dir=self.log_dir,
             connect_timeout_s=self.timeout_s,
             initial=initial_statuses(servers),
+            tunnel=tunnel,
         )
         self.catalog: McpCatalog = McpCatalog(
             tools=self._tools,
@@ -141,10 +161,15 @@ class McpLink:
         """Start the servers and wait for them when the session was told to (`blocking`);
         else they start once the first request is on its way (`McpCatalog.begin`): five
         servers starting at once, and the SDK's import, would compete with it for the
-        processor and hold it back (`benchmarks/mcp_start.py`)."""
+        processor and hold it back (`benchmarks/mcp_start.py`). The in-process servers of
+        a claude-agent-sdk program are waited for always: the program gave them to be used
+        from its first prompt on, and they cost no process to start."""
         if self.wait:
             self.start()
             await self.hub.wait_started(self.timeout_s)
+            return
+        self.hub.start(only=_in_process)
+        await self.hub.wait_started(self.timeout_s, only=_in_process)
 
     def add(self, configs: Sequence[McpServerConfig]) -> None:
         """Start `configs` now (servers just approved); their status changes follow."""
@@ -164,6 +189,46 @@ class McpLink:
     def statuses(self) -> tuple[McpServerStatus, ...]:
         """Every server, as it stands now."""
         return self.hub.statuses()
+
+    def details(self) -> tuple[McpServerDetail, ...]:
+        """Every server as it stands now, with who it is and its tools."""
+        running = {server.config.name: server for server in self.hub.servers()}
+        found: list[McpServerDetail] = []
+        for status in self.hub.statuses():
+            server = running.get(status.name)
+            if server is None:
+                found.append(McpServerDetail(status))
+                continue
+            tools = tuple(
+                McpToolInfo(
+                    tool.name,
+                    tool.description or "",
+                    tool.annotations.model_dump(by_alias=True, exclude_none=True)
+                    if tool.annotations is not None
+                    else None,
+                )
+                for tool in server.tool_defs
+            )
+            found.append(McpServerDetail(status, server.server_info, tools))
+        return tuple(found)
+
+    async def reconnect(self, name: str) -> McpServerStatus:
+        """Start server `name` again and wait (as long as connecting may take) until it has
+        connected or failed; its status then. `ConfigError` for a server not running here."""
+        server = await self.hub.restart(name)
+        await self.hub.wait_started(self.timeout_s, only=lambda s: s is server)
+        return server.status
+
+    async def toggle(self, name: str, *, enabled: bool) -> None:
+        """Turn server `name` off (its tools no longer offered), or on again (started again
+        unless it is connected or starting)."""
+        if not enabled:
+            await self.hub.disable(name)
+            return
+        current = next((s for s in self.hub.statuses() if s.name == name), None)
+        if current is not None and current.status in ("connected", "pending"):
+            return
+        await self.reconnect(name)
 
     def drain(self) -> list[McpServerStatus]:
         """The status changes not yet told."""
@@ -257,6 +322,10 @@ class McpLink:
             for server in self.hub.connected()
             if not hides(f"{MCP_PREFIX}{server.config.name}__*")
         )
+
+
+def _in_process(server: McpServer) -> bool:
+    return server.config.transport == "sdk"
 
 
 def _log_dir(session_dir: Path | None) -> Path:

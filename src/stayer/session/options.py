@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec import Struct, field
@@ -15,6 +15,10 @@ from stayer.loop.state import Decide, RetryPolicy
 from stayer.messages import Message
 from stayer.providers.base import Provider
 from stayer.tools.base import EditorFiles, Tool
+
+if TYPE_CHECKING:
+    from stayer.hooks.callbacks import CallbackMatcher
+    from stayer.mcp.tunnel import McpTunnel
 
 
 class QueryOptions(Struct, frozen=True, kw_only=True):
@@ -103,6 +107,10 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     `mcpServers`, in Claude Code's format; the settings' and the project's `.mcp.json` are
     added unless `strict_mcp_config`."""
     strict_mcp_config: bool = False
+    sdk_mcp: McpTunnel | None = None
+    """How the in-process MCP servers of the claude-agent-sdk program running stayer are
+    reached (`mcp_message`; the SDK front end sets it): given a server's name and one JSON-RPC
+    message, it returns the reply. Without it, `"type": "sdk"` servers are refused."""
     agents: str | Mapping[str, Mapping[str, Any]] | None = None
     """Custom agents over the files' (`--agents`): JSON text or a mapping of name to Claude
     Code's fields (`description` and `prompt` required; `tools`, `model`, ...)."""
@@ -134,6 +142,10 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
     """How hard the model works at its answers (`--effort`): Anthropic's `output_config.effort`,
     OpenAI's `reasoning_effort` (whose highest level, `high`, stands for `xhigh` and `max`)."""
+    hooks: Mapping[str, Sequence[CallbackMatcher]] = field(default_factory=dict)
+    """The caller's own hooks, event name (`PreToolUse`, `Stop`, ...) → `CallbackMatcher`s of
+    async callables, run after the settings' hooks for the same events and answered as theirs
+    are (`stayer.hooks.callbacks`)."""
 
     def to_spec(self) -> dict[str, Any]:
         """The options as plain JSON data, for a worker process to turn back into options
@@ -165,7 +177,18 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
             raise ConfigError(f"options spec: {error}; give each field once, as written") from None
 
 
-OBJECT_FIELDS = frozenset({"extra_tools", "can_use_tool", "provider", "abort", "history", "editor"})
+OBJECT_FIELDS = frozenset(
+    {
+        "extra_tools",
+        "can_use_tool",
+        "provider",
+        "abort",
+        "history",
+        "editor",
+        "hooks",
+        "sdk_mcp",
+    }
+)
 """Fields that hold live objects (tools, callables, a model client, an abort signal, messages):
 never in a spec."""
 

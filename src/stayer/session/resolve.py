@@ -51,6 +51,7 @@ from .toolset import run_toolbox
 if TYPE_CHECKING:
     from stayer.config.mcp_servers import McpServers
     from stayer.config.model import HookMatcher
+    from stayer.hooks.runner import AnyMatcher
 
 NO_MEMORY = "CLAUDE_CODE_DISABLE_CLAUDE_MDS"
 """The switch that leaves the memory files out (an agent without `memory` runs so)."""
@@ -83,13 +84,19 @@ class Resolved(Struct, frozen=True, kw_only=True):
     """The loaded plugins' hooks, event name → matchers (`plugin_hooks`)."""
 
     @property
-    def hooks(self) -> Mapping[str, tuple[HookMatcher, ...]]:
-        """Every hook of the session: the settings' and then the plugins'."""
-        if not self.plugin_hooks:
-            return self.settled.loaded.hooks
-        from .plugin_hooks import with_plugin_hooks
+    def hooks(self) -> Mapping[str, tuple[AnyMatcher, ...]]:
+        """Every hook of the session: the settings', the plugins', then the caller's own
+        (`QueryOptions.hooks`), event by event."""
+        hooks: Mapping[str, tuple[AnyMatcher, ...]] = self.settled.loaded.hooks
+        if self.plugin_hooks:
+            from .plugin_hooks import with_plugin_hooks
 
-        return with_plugin_hooks(self.settled.loaded.hooks, self.plugin_hooks)
+            hooks = with_plugin_hooks(self.settled.loaded.hooks, self.plugin_hooks)
+        own = self.options.hooks
+        if own:
+            events = dict.fromkeys((*hooks, *own))
+            hooks = {event: (*hooks.get(event, ()), *own.get(event, ())) for event in events}
+        return hooks
 
     @property
     def options(self) -> QueryOptions:
@@ -112,6 +119,10 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     options, env = settled.options, settled.env
     policy = starting_policy(options, settled.ask, cwd)
     check_limits(options)
+    if options.hooks:  # the hooks package loads only for a session that has some
+        from stayer.hooks.callbacks import check_callbacks
+
+        check_callbacks(options.hooks)
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
     compaction = compact_policy(options, env, cwd, session_id)
@@ -254,6 +265,7 @@ def mcp_servers(
         strict=options.strict_mcp_config,
         tracked=git_tracks,
         plugins=[PluginServers(p.name, p.root, p.mcp_file) for p in served if p.mcp_file],
+        sdk_servers=options.sdk_mcp is not None,
     )
     if not (found.start or found.needs_approval or found.disabled or found.failed):
         if found.warnings:

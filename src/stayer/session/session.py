@@ -403,6 +403,7 @@ class Session(McpFacet, TreeFacet):
             await self._hooks.session_ended("clear")  # the old session ends, as in Claude Code
         context = self.setup.params.tool_context
         context.read_files.clear()
+        context.session_state.buffer_reads.clear()
         context.todos.clear()
         self._skills.forget()
         self.setup = replace(self.setup, started=started)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from stayer.events import McpServerStatus
     from stayer.tools.base import ToolSource
 
-    from .mcp_link import McpLink, McpPrompt
+    from .mcp_link import McpLink, McpPrompt, McpServerDetail
 
 
 class McpFacet:
@@ -52,11 +52,32 @@ class McpFacet:
             session_dir=setup.params.tool_context.session_dir,
             context_window=setup.params.context_window,
             hides=lambda name: permissions.policy.hides(name),
+            tunnel=self.options.sdk_mcp,
         )
 
     def mcp_servers(self) -> tuple[McpServerStatus, ...]:
         """Every MCP server of the session, as it stands now (none configured: empty)."""
         return () if self._mcp is None else self._mcp.statuses()
+
+    def mcp_details(self) -> tuple[McpServerDetail, ...]:
+        """Every MCP server as it stands now, with the name and version it gave and its
+        tools while connected (none configured: empty)."""
+        return () if self._mcp is None else self._mcp.details()
+
+    async def reconnect_mcp(self, name: str) -> McpServerStatus:
+        """Start MCP server `name` again and return its status once it connected or failed;
+        raises `ConfigError` in one line for a server that is not running here."""
+        return await self._linked().reconnect(name)
+
+    async def toggle_mcp(self, name: str, *, enabled: bool) -> None:
+        """Turn MCP server `name` off (its tools are no longer offered) or on again; raises
+        `ConfigError` in one line for a server that is not running here."""
+        await self._linked().toggle(name, enabled=enabled)
+
+    def _linked(self) -> McpLink:
+        if self._mcp is None:
+            raise ConfigError("no MCP server is configured in this session")
+        return self._mcp
 
     async def mcp_prompts(self) -> tuple[McpPrompt, ...]:
         """The prompts the connected MCP servers offer (a front end makes each a slash

@@ -188,13 +188,16 @@ class SessionState(Struct):
 
     `read_files` maps each file the model has read (resolved path) to its modification time
     (ns) at that moment, so Edit and Write can refuse to overwrite what the model never saw or
-    what changed since. `pins` are the notes the model pinned (the `Pin` tool), which every
-    compaction keeps word for word. `todos` is the model's task list (the `TodoWrite` tool),
-    replaced in place by each call. `shells` are the commands Bash left running in the
-    background (``run_in_background``), which BashOutput reads and KillShell stops; whoever owns
-    the session closes them."""
+    what changed since; `buffer_reads` does the same for the files read through an editor
+    (`ToolContext.editor`), keeping a digest of the buffer's text as it was read, since an
+    unsaved buffer has no modification time. `pins` are the notes the model pinned (the `Pin`
+    tool), which every compaction keeps word for word. `todos` is the model's task list (the
+    `TodoWrite` tool), replaced in place by each call. `shells` are the commands Bash left
+    running in the background (``run_in_background``), which BashOutput reads and KillShell
+    stops; whoever owns the session closes them."""
 
     read_files: dict[Path, int] = field(default_factory=dict[Path, int])
+    buffer_reads: dict[Path, str] = field(default_factory=dict[Path, str])
     pins: list[str] = field(default_factory=list[str])
     todos: list[TodoItem] = field(default_factory=list[TodoItem])
     shells: BackgroundShells = field(default_factory=BackgroundShells)

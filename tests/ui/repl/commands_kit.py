@@ -26,12 +26,15 @@ class RecordingRepl:
         *,
         totals: Totals | None = None,
         running: bool = False,
+        finishing: bool = False,
         picks: Sequence[int | None] = (),
         on_edit: Callable[[Path], object] | None = None,
     ) -> None:
         self._session = session
         self._totals = totals or Totals()
         self._running = running
+        self._finishing = finishing
+        self.settled = 0
         self._picks = list(picks)
         self._on_edit = on_edit
         self.said: list[str] = []
@@ -52,6 +55,11 @@ class RecordingRepl:
     @property
     def running(self) -> bool:
         return self._running
+
+    async def settle(self) -> None:
+        self.settled += 1
+        if self._finishing:  # the run shown ended was only stopping its background work
+            self._running = False
 
     def send(self, operation: Operation) -> None:
         self.sent.append(operation)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from stayer.driver import Clear
 from stayer.errors import ConfigError
 from stayer.ui.repl.commands import BUILT_IN, Command, Commands
 from stayer.ui.repl.surface import Repl
@@ -106,6 +107,18 @@ async def test_a_command_that_must_wait_is_refused_while_a_run_goes_on(tmp_path:
             ]
             assert await run(repl, "/peek now", table) == ["peek got 'now'"]
     assert repl.sent == []
+
+
+async def test_a_command_waits_for_a_run_shown_ended_to_finish_tidying(tmp_path: Path) -> None:
+    # the person saw the run end and typed /clear while it still stopped its background work:
+    # refusing it then let their next prompt join the old conversation
+    with FakeModelServer() as server:
+        async with opened(server, tmp_path) as session:
+            repl = RecordingRepl(session, running=True, finishing=True)
+            assert await run(repl, "/clear") == [
+                "Started a new conversation; the last one is saved (/resume goes back to it)"
+            ]
+    assert repl.settled == 1 and repl.sent == [Clear()]
 
 
 async def test_a_failing_command_is_one_line_naming_it(tmp_path: Path) -> None:

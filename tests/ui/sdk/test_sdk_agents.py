@@ -15,8 +15,9 @@ from stayer.providers.scripted import ScriptedProvider, text, tool_call
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
 from stayer.tools.names import AGENT
+from stayer.ui.sdk.agents import with_agents
 from stayer.ui.sdk.control import ControlChannel
-from stayer.ui.sdk.wiring import wired
+from stayer.ui.sdk.wiring import WIRINGS
 from tests.ui.sdk.test_control_channel import Wire
 
 CHECKER = AgentDefinition(description="Checks spelling.", prompt="You check spelling.")
@@ -44,7 +45,7 @@ async def test_the_sdks_agents_join_the_command_lines_and_run(tmp_path: Path) ->
     )  # fmt: skip
     initialize = {"subtype": "initialize", "agents": {"checker": sent(CHECKER)}}
 
-    options, reply = wired(options, initialize, ControlChannel(Wire()))
+    options, reply = with_agents(options, initialize, ControlChannel(Wire()))
 
     assert reply == {}
     assert options.agents == {"linter": LINTER, "checker": sent(CHECKER)}
@@ -56,9 +57,13 @@ async def test_the_sdks_agents_join_the_command_lines_and_run(tmp_path: Path) ->
 
 def test_agents_that_are_not_an_object_are_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^initialize: agents must be an object"):
-        wired(QueryOptions(cwd=tmp_path), {"agents": ["checker"]}, ControlChannel(Wire()))
+        with_agents(QueryOptions(cwd=tmp_path), {"agents": ["checker"]}, ControlChannel(Wire()))
 
 
 def test_no_agents_leaves_the_options_as_they_were(tmp_path: Path) -> None:
     options = QueryOptions(cwd=tmp_path, agents='{"linter": {}}')
-    assert wired(options, {"subtype": "initialize"}, ControlChannel(Wire()))[0] is options
+    assert with_agents(options, {"subtype": "initialize"}, ControlChannel(Wire()))[0] is options
+
+
+def test_initialize_applies_it() -> None:
+    assert with_agents in WIRINGS

@@ -169,15 +169,20 @@ def require_fresh_read(ctx: ToolContext, path: Path, action: str) -> None:
     """Refuse (`ToolFailure`) to `action` an existing file the model has not seen as it is now."""
     seen = ctx.read_files.get(path.resolve())
     if seen is None:
-        raise ToolFailure(
-            f"{path} has not been read yet. Read it with the Read tool first, "
-            f"then {action} it, so the change is based on its current contents."
-        )
+        raise unread(path, action)
     if path.stat().st_mtime_ns != seen:
         raise ToolFailure(
             f"{path} has changed on disk since it was last read (by the user, a formatter or "
             f"a command). Read it again, then {action} it."
         )
+
+
+def unread(path: Path, action: str) -> ToolFailure:
+    """The refusal to `action` an existing file the model has not read."""
+    return ToolFailure(
+        f"{path} has not been read yet. Read it with the Read tool first, "
+        f"then {action} it, so the change is based on its current contents."
+    )
 
 
 def save_text(ctx: ToolContext, path: Path, text: str, encoding: TextEncoding = UTF8) -> None:

@@ -3,6 +3,7 @@
 Line endings are kept: in a file whose lines all end in CRLF, the model's text (which Read showed
 without carriage returns) is matched and written back with CRLF. So is the encoding: the file is
 decoded as Read decoded it and written back in the same encoding, or not at all (`textfile`).
+When an editor drives the session, a text file's buffer is what is edited (`editor_text`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from stayer.tools.builtin import (
     count_lines,
     number_lines,
     plural,
-    require_fresh_read,
-    save_text,
 )
-from stayer.tools.builtin.textfile import TextEncoding, kept_note, load_text
+from stayer.tools.builtin.editor_text import load_for_change, store
+from stayer.tools.builtin.textfile import TextEncoding, kept_note
 
 SNIPPET_CONTEXT_LINES = 4
 SNIPPET_MAX_LINES = 40
@@ -94,13 +94,12 @@ class EditTool(Tool[EditInput]):
         if path.is_dir():
             raise ToolFailure(f"{path} is a directory; give the path of a file to edit.")
         if not path.exists():
-            return _create(ctx, path, old, new)
-        require_fresh_read(ctx, path, "edit")
-        current, encoding = load_text(path)
+            return await _create(ctx, path, old, new)
+        current, encoding = await load_for_change(ctx, path, "edit")
         if not old:
-            return _fill_empty(ctx, path, current, new, encoding)
+            return await _fill_empty(ctx, path, current, new, encoding)
         edit = _apply(path, current, old, new, replace_all=tool_input.replace_all)
-        save_text(ctx, path, edit.on_disk, encoding)
+        await store(ctx, path, edit.on_disk, encoding)
         how = plural(edit.count, "occurrence")
         shown = " (the first is shown)" if edit.count > 1 else ""
         return ToolOutput(
@@ -110,20 +109,20 @@ class EditTool(Tool[EditInput]):
         )
 
 
-def _create(ctx: ToolContext, path: Path, old: str, new: str) -> ToolOutput:
+async def _create(ctx: ToolContext, path: Path, old: str, new: str) -> ToolOutput:
     if old:
         raise ToolFailure(
             f"File does not exist: {path}. To create it, use Write, or Edit with an empty "
             "old_string."
         )
-    save_text(ctx, path, new)
+    await store(ctx, path, new)
     return ToolOutput(
         content=f"Created {path} ({plural(count_lines(new), 'line')}).",
         data={"file_path": str(path), "replacements": 0},
     )
 
 
-def _fill_empty(
+async def _fill_empty(
     ctx: ToolContext, path: Path, current: str, new: str, encoding: TextEncoding
 ) -> ToolOutput:
     if current.strip():
@@ -131,7 +130,7 @@ def _fill_empty(
             f"old_string is empty, which only creates a file or fills an empty one, but {path} "
             "already has content. Put the exact text to replace in old_string."
         )
-    save_text(ctx, path, new, encoding)
+    await store(ctx, path, new, encoding)
     return ToolOutput(
         content=f"Updated {path} ({plural(count_lines(new), 'line')}).{kept_note(encoding)}",
         data={"file_path": str(path), "replacements": 1},

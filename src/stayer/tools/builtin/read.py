@@ -5,12 +5,15 @@ to refuse changes to files the model has not seen as they are now. Text is strea
 with a bounded line length, so a huge file or a huge line never has to fit in memory. A file that
 is not plain UTF-8 is decoded as `textfile` decides, and the page says which encoding that was.
 Images, notebooks and PDFs each have their own module (`read_image`, `read_notebook`, `read_pdf`).
+When an editor drives the session, a text file's page is the editor's text, once the file on the
+disk has passed the same checks (`editor_text`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
+import io
 import os
 import stat
 from collections.abc import Iterator
@@ -21,7 +24,14 @@ from msgspec import Struct
 from pydantic import Field
 
 from stayer.tools import names
-from stayer.tools.base import MAX_RESULT_CHARS, Tool, ToolContext, ToolFailure, ToolOutput
+from stayer.tools.base import (
+    MAX_RESULT_CHARS,
+    EditorFiles,
+    Tool,
+    ToolContext,
+    ToolFailure,
+    ToolOutput,
+)
 from stayer.tools.builtin import (
     MAX_LINE_CHARS,
     ToolInput,
@@ -30,11 +40,14 @@ from stayer.tools.builtin import (
     plural,
     record_read,
 )
+from stayer.tools.builtin.editor_text import buffer_text, editor_for, remember_buffer
 from stayer.tools.builtin.read_image import IMAGE_TYPES, image_output
 from stayer.tools.builtin.read_notebook import notebook_output
 from stayer.tools.builtin.read_pdf import MAX_PAGES, pdf_output
 from stayer.tools.builtin.textfile import (
+    BINARY_EXTENSIONS,
     UNDECODABLE,
+    UTF8,
     TextEncoding,
     decodes_throughout,
     encoding_of,
@@ -45,16 +58,6 @@ from stayer.tools.builtin.textfile import (
 
 DEFAULT_LIMIT = 2000
 
-# fmt: off
-BINARY_EXTENSIONS = frozenset({
-    ".7z", ".a", ".avi", ".bin", ".bmp", ".bz2", ".class", ".dat", ".db", ".dll", ".dmg",
-    ".doc", ".docx", ".dylib", ".eot", ".exe", ".flac", ".gz", ".ico", ".iso", ".jar", ".lz4",
-    ".mkv", ".mov", ".mp3", ".mp4", ".o", ".obj", ".ogg", ".otf", ".parquet", ".pdf", ".pkl",
-    ".ppt", ".pptx", ".pyc", ".pyd", ".pyo", ".so", ".sqlite", ".sqlite3", ".tar", ".tgz",
-    ".tif", ".tiff", ".ttf", ".wasm", ".wav", ".webm", ".whl", ".woff", ".woff2", ".xls",
-    ".xlsx", ".xz", ".zip", ".zst",
-})
-# fmt: on
 
 _SNIFF_BYTES = 8192
 _MAX_SUGGESTIONS = 3
@@ -139,6 +142,9 @@ class ReadTool(Tool[ReadInput]):
 
     async def call(self, tool_input: ReadInput, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(tool_input.file_path)
+        editor = editor_for(ctx, path)
+        if editor is not None:
+            return await _read_buffer(editor, path, tool_input, ctx, self.max_result_chars)
         output, mtime_ns = await asyncio.to_thread(
             _read, path, tool_input, ctx.cwd, self.max_result_chars
         )
@@ -146,11 +152,25 @@ class ReadTool(Tool[ReadInput]):
         return output
 
 
+async def _read_buffer(
+    editor: EditorFiles, path: Path, tool_input: ReadInput, ctx: ToolContext, max_chars: int
+) -> ToolOutput:
+    """A page of the editor's text of `path`, once the file has passed the checks a file on
+    the disk gets (it exists, is a regular file, holds text)."""
+    await asyncio.to_thread(_check_text, path, tool_input, ctx.cwd)
+    text = await buffer_text(editor, path)
+    _refuse_binary(path, path.suffix.lower(), text[:_SNIFF_BYTES].encode("utf-8", "surrogatepass"))
+    stream = io.StringIO(text, newline=None)  # newline=None: CRLF and CR read as "\n"
+    clean = UNDECODABLE not in text
+    output = await asyncio.to_thread(_paged, path, stream, tool_input, max_chars, UTF8, clean)
+    remember_buffer(ctx, path, text)
+    return output
+
+
 def _read(path: Path, tool_input: ReadInput, cwd: Path, max_chars: int) -> tuple[ToolOutput, int]:
     info = _stat(path, cwd)
     suffix = path.suffix.lower()
-    if tool_input.pages is not None and suffix != ".pdf":
-        raise ToolFailure(f"pages is only for PDF files, and {path} is not one; leave it out.")
+    _refuse_pages(path, tool_input, suffix)
     if suffix in IMAGE_TYPES:
         return image_output(path, suffix), info.st_mtime_ns
     if suffix == ".pdf":
@@ -160,23 +180,55 @@ def _read(path: Path, tool_input: ReadInput, cwd: Path, max_chars: int) -> tuple
         notebook = notebook_output(path, first, tool_input.limit, max_chars)
         if notebook is not None:
             return notebook, info.st_mtime_ns
+    sample = _text_sample(path)
+    encoding = encoding_of(sample)
+    clean = decodes_throughout(sample, encoding)
+    try:
+        with open_text(path, encoding) as stream:
+            output = _paged(path, stream, tool_input, max_chars, encoding, clean)
+    except OSError as exc:
+        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
+    return output, info.st_mtime_ns
+
+
+def _refuse_pages(path: Path, tool_input: ReadInput, suffix: str) -> None:
+    if tool_input.pages is not None and suffix != ".pdf":
+        raise ToolFailure(f"pages is only for PDF files, and {path} is not one; leave it out.")
+
+
+def _check_text(path: Path, tool_input: ReadInput, cwd: Path) -> None:
+    """Refuse (`ToolFailure`) what Read would not show as text: a file that is missing, not a
+    regular file, or binary, or an input that asks for what only a PDF has."""
+    _stat(path, cwd)
+    _refuse_pages(path, tool_input, path.suffix.lower())
+    _text_sample(path)
+
+
+def _text_sample(path: Path) -> bytes:
+    """The start of a regular file to be shown as text; `ToolFailure` when it is binary or
+    cannot be read."""
+    suffix = path.suffix.lower()
     try:
         sample = read_sample(path)
     except OSError as exc:
         raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
     _refuse_binary(path, suffix, sample)
-    encoding = encoding_of(sample)
+    return sample
+
+
+def _paged(
+    path: Path,
+    stream: TextIO,
+    tool_input: ReadInput,
+    max_chars: int,
+    encoding: TextEncoding,
+    clean: bool,
+) -> ToolOutput:
+    """The page of `stream` (the text of `path`) the input asks for, within `max_chars`."""
     start = max(tool_input.offset or 1, 1)
     limit = tool_input.limit or DEFAULT_LIMIT
-    room = max_chars - _notes_room(
-        start, limit, max_chars, encoding, clean=decodes_throughout(sample, encoding)
-    )
-    try:
-        with open_text(path, encoding) as stream:
-            page = _page(stream, start, limit, room)
-    except OSError as exc:
-        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}") from None
-    return _text_output(path, page, max_chars, encoding), info.st_mtime_ns
+    room = max_chars - _notes_room(start, limit, max_chars, encoding, clean=clean)
+    return _text_output(path, _page(stream, start, limit, room), max_chars, encoding)
 
 
 def _stat(path: Path, cwd: Path) -> os.stat_result:

@@ -31,6 +31,19 @@ BYTE_ORDER_MARK = "\ufeff"
 
 _ERRORS = "stayer.undecodable"
 
+# fmt: off
+BINARY_EXTENSIONS = frozenset({
+    ".7z", ".a", ".avi", ".bin", ".bmp", ".bz2", ".class", ".dat", ".db", ".dll", ".dmg",
+    ".doc", ".docx", ".dylib", ".eot", ".exe", ".flac", ".gz", ".ico", ".iso", ".jar", ".lz4",
+    ".mkv", ".mov", ".mp3", ".mp4", ".o", ".obj", ".ogg", ".otf", ".parquet", ".pdf", ".pkl",
+    ".ppt", ".pptx", ".pyc", ".pyd", ".pyo", ".so", ".sqlite", ".sqlite3", ".tar", ".tgz",
+    ".tif", ".tiff", ".ttf", ".wasm", ".wav", ".webm", ".whl", ".woff", ".woff2", ".xls",
+    ".xlsx", ".xz", ".zip", ".zst",
+})
+# fmt: on
+"""Extensions of files that hold no text, whatever their first bytes look like (Read refuses
+them; an editor never gets them)."""
+
 
 def _mark_undecodable(error: UnicodeError) -> tuple[str, int]:
     if not isinstance(error, UnicodeDecodeError):

@@ -1,10 +1,13 @@
 """The Write tool: create a file, or replace one the model has read, with given contents.
 
 A new file is UTF-8; a file that exists keeps its encoding (see `textfile`), as in Claude Code,
-and its byte-order mark, written once even when the new text starts with one.
+and its byte-order mark, written once even when the new text starts with one. When an editor
+drives the session, a text file is written through it (`editor_text`), which keeps its encoding.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pydantic import Field
 
@@ -15,11 +18,12 @@ from stayer.tools.builtin import (
     count_lines,
     plural,
     require_fresh_read,
-    save_text,
 )
+from stayer.tools.builtin.editor_text import editor_for, fresh_buffer, store
 from stayer.tools.builtin.textfile import (
     BYTE_ORDER_MARK,
     UTF8,
+    TextEncoding,
     encoding_of,
     kept_note,
     read_sample,
@@ -63,22 +67,30 @@ class WriteTool(Tool[WriteInput]):
         if path.is_dir():
             raise ToolFailure(f"{path} is a directory; give the path of a file to write.")
         existed = path.exists()
-        encoding = UTF8
-        if existed:
-            require_fresh_read(ctx, path, "overwrite")
-            try:
-                encoding = encoding_of(read_sample(path))
-            except OSError as exc:
-                raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}.") from None
+        encoding = await _checked_encoding(ctx, path) if existed else UTF8
         content = tool_input.content
         if encoding.bom:
             # The file keeps its mark anyway; a model that starts the text with one means that
             # mark, not a second invisible character after it.
             content = content.removeprefix(BYTE_ORDER_MARK)
-        save_text(ctx, path, content, encoding)
+        await store(ctx, path, content, encoding)
         lines = plural(count_lines(tool_input.content), "line")
         verb = "Updated" if existed else "Created"
         return ToolOutput(
             content=f"{verb} {path} ({lines}).{kept_note(encoding)}",
             data={"type": "update" if existed else "create", "file_path": str(path)},
         )
+
+
+async def _checked_encoding(ctx: ToolContext, path: Path) -> TextEncoding:
+    """How the existing file at `path` is stored, once the model is known to have read it as
+    it is now; the editor keeps its own buffers' encodings, so theirs is plain text here."""
+    editor = editor_for(ctx, path)
+    if editor is not None:
+        await fresh_buffer(ctx, editor, path, "overwrite")
+        return UTF8
+    require_fresh_read(ctx, path, "overwrite")
+    try:
+        return encoding_of(read_sample(path))
+    except OSError as exc:
+        raise ToolFailure(f"Could not read {path}: {exc.strerror or exc}.") from None

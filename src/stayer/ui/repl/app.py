@@ -144,6 +144,9 @@ class ReplApp:
         """A message half-typed when a question came, put back once it is answered."""
         self._leaving_because = "the person left stayer"
         self._tasks: set[asyncio.Task[object]] = set()
+        self._command: asyncio.Task[object] | None = None
+        """The slash command entered last, while it is carried out: what is entered after it
+        waits for it, in the order entered."""
         self._files = FileIndex(self._cwd, self._env, on_update=self._paths_listed)
         self.buffer = Buffer(
             multiline=True,
@@ -194,6 +197,11 @@ class ReplApp:
         driver = self._driver
         busy = driver is not None and driver.busy
         return self._tracker.running or busy or self._bang_abort is not None
+
+    async def settle(self) -> None:
+        driver = self._driver
+        if driver is not None and not self._tracker.running and self._bang_abort is None:
+            await driver.settled()
 
     def send(self, operation: Operation) -> None:
         self._driving().send(operation)
@@ -332,14 +340,35 @@ class ReplApp:
         """What the person entered: a slash command, a `!` command, or a prompt."""
         text = self.pastes.expand(typed)
         self.pastes.clear()
+        command = self._command
+        if command is not None and not command.done():
+            # what follows a command waits for it: a prompt typed right after /clear would
+            # otherwise reach the old conversation ahead of the clear
+            self._command = self._spawn(self._after(command, text, typed))
+            return
+        self._enter(text, typed)
+
+    async def _after(self, command: asyncio.Task[object], text: str, typed: str) -> None:
+        await asyncio.wait({command})
+        entered_command = self._enter(text, typed)
+        if entered_command is not None:  # what was entered after this waits for it too
+            await asyncio.wait({entered_command})
+
+    def _enter(self, text: str, typed: str) -> asyncio.Task[object] | None:
+        """Carry out what was entered; a slash command's task, which is also `_command`
+        unless a later entry already waits on this one."""
         match entered(text):
             case "command":
                 self.show(self.view.user_prompt(typed))
-                self._spawn(self.commands.run(self, text.strip()))
+                task = self._spawn(self.commands.run(self, text.strip()))
+                if self._command is None or self._command.done():
+                    self._command = task
+                return task
             case "shell":
                 self._spawn(self._bang(text.strip()[1:].strip()))
             case "prompt":
                 self._prompt(text, typed)
+        return None
 
     def _prompt(self, text: str, typed: str, *, echo: bool = True) -> None:
         driver = self._driving()
@@ -591,10 +620,11 @@ class ReplApp:
     def _failed(self, line: str) -> None:
         self.show(self.view.notice(line, level="error"))
 
-    def _spawn(self, work: Coroutine[Any, Any, object]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, object]) -> asyncio.Task[object]:
         task: asyncio.Task[object] = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._settled)
+        return task
 
     def _settled(self, task: asyncio.Task[object]) -> None:
         self._tasks.discard(task)

@@ -196,6 +196,8 @@ class Commands:
             repl.say(self._unknown(name))
             return
         if repl.running and not command.while_running:
+            await repl.settle()  # the run shown ended may still be stopping its background work
+        if repl.running and not command.while_running:
             repl.say(
                 f"/{command.name} cannot run while the agent is working; "
                 "press Esc to stop it, or wait until it finishes"

@@ -124,6 +124,10 @@ class PlainRepl:
     def running(self) -> bool:
         return self._tracker.running
 
+    async def settle(self) -> None:
+        """Nothing to wait for: `running` here is what the person sees, and an operation sent
+        while the driver tidies up waits its turn in the driver."""
+
     def send(self, operation: Operation) -> None:
         if self._driver is not None:
             if isinstance(operation, Submit):

@@ -48,6 +48,10 @@ class Repl(Protocol):
     def running(self) -> bool:
         """Whether a run is going."""
 
+    async def settle(self) -> None:
+        """Wait for a run the person has already seen end (its `Finished` shown) to finish
+        tidying up; return at once when a run is still going or none is."""
+
     def send(self, operation: Operation) -> None:
         """Hand an operation to the session's driver (Submit, SetModel, Clear, Compact, ...)."""
 

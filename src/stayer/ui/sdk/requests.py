@@ -12,12 +12,20 @@ from collections.abc import Callable
 
 from stayer.driver import Driver
 
+from . import handlers, mcp
 from .control import ControlChannel, Handler
 from .thinking import thinking_handler
 
 HandlerFactory = Callable[[Driver, ControlChannel], Handler]
 
 HANDLERS: dict[str, HandlerFactory] = {
+    "interrupt": handlers.interrupt,
+    "set_permission_mode": handlers.set_permission_mode,
+    "set_model": handlers.set_model,
+    "get_context_usage": handlers.get_context_usage,
+    "mcp_status": mcp.mcp_status,
+    "mcp_reconnect": mcp.mcp_reconnect,
+    "mcp_toggle": mcp.mcp_toggle,
     "set_max_thinking_tokens": thinking_handler,
 }
 

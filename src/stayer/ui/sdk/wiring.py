@@ -15,12 +15,14 @@ from stayer.session.options import QueryOptions
 
 from .agents import with_agents
 from .control import ControlChannel
+from .hooks import sdk_hooks
+from .mcp import wire_sdk_mcp
 
 Wiring = Callable[
     [QueryOptions, Mapping[str, Any], ControlChannel], tuple[QueryOptions, Mapping[str, Any]]
 ]
 
-WIRINGS: tuple[Wiring, ...] = (with_agents,)
+WIRINGS: tuple[Wiring, ...] = (sdk_hooks, wire_sdk_mcp, with_agents)
 
 
 def wired(

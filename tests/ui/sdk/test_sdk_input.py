@@ -1,0 +1,76 @@
+"""Reading the SDK's standard input: lines as they come from the descriptor, however they are
+cut, and what each line asks for."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+from stayer.messages import ImageBlock, TextBlock
+from stayer.ui.sdk.frames import BadInput, UserInput, read_frame
+from stayer.ui.sdk.stdin_lines import CHUNK, StdinLines
+
+
+async def test_lines_come_whole_however_the_reads_cut_them() -> None:
+    reading, writing = os.pipe()
+    long = b"x" * (3 * CHUNK + 5)  # spans several reads
+    lines = StdinLines(reading)
+
+    def feed() -> None:
+        for piece in (b'{"a":', b"1}\n" + long[:CHUNK], long[CHUNK:] + b"\n\nlast"):
+            os.write(writing, piece)
+        os.close(writing)
+
+    threading.Thread(target=feed).start()
+    got = []
+    while (line := await lines.next()) is not None:
+        got.append(line)
+    os.close(reading)
+
+    assert got == [b'{"a":1}', long, b"", b"last"]  # the last one counts without its newline
+    assert await lines.next() is None
+
+
+def _user(content: object, **more: object) -> bytes:
+    return json.dumps(
+        {"type": "user", "message": {"role": "user", "content": content}, **more}
+    ).encode()
+
+
+def test_user_messages_become_prompts() -> None:
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
+    }
+    assert read_frame(_user("hi", uuid="u-1")) == UserInput("hi", "u-1")
+    assert read_frame(_user([{"type": "text", "text": "see"}, image])) == UserInput(
+        (TextBlock("see"), ImageBlock("image/png", "AA==")), None
+    )
+
+
+def test_control_frames_are_the_channels_and_blank_lines_nothing() -> None:
+    frame = {"type": "control_request", "request_id": "r", "request": {"subtype": "interrupt"}}
+    assert read_frame(json.dumps(frame).encode()) == frame
+    assert read_frame(b"   ") is None
+
+
+def test_what_cannot_be_used_says_why_and_whether_a_result_is_owed() -> None:
+    url_image = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    cases = {
+        b"\xff\xfe": ("not UTF-8", False),
+        b"{nope": ("not JSON", False),
+        b"[1, 2]": ("not a JSON object", False),
+        b'{"type": "keep_going"}': ("unknown input message type 'keep_going'", False),
+        _user("   "): ("empty", True),
+        _user([]): ("non-empty list", True),
+        _user([{"type": "text", "text": " "}]): ("empty", True),
+        _user([{"type": "tool_result", "tool_use_id": "t"}]): ("'tool_result'", True),
+        _user([url_image]): ("base64 source", True),
+        _user([{"type": "text"}]): ("malformed", True),
+        json.dumps({"type": "user", "message": "hi"}).encode(): ('"role": "user"', True),
+    }
+    for line, (words, owed) in cases.items():
+        found = read_frame(line)
+        assert isinstance(found, BadInput), line
+        assert words in found.error and found.user is owed, (line, found)
