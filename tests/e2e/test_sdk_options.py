@@ -1,16 +1,19 @@
 """claude-agent-sdk's options through its public `query()`, end to end over stayer's stdin
 protocol and the fake model server: the agents it sends in `initialize` run as subagents,
-`thinking` and `effort` reach the request body, and `output_format` comes back as the
-result's `structured_output`."""
+`thinking` and `effort` reach the request body, `output_format` comes back as the result's
+`structured_output`, and `set_max_thinking_tokens` changes the budget of the next call."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from claude_agent_sdk import AgentDefinition, ResultMessage, query
 
 from stayer.tools.names import AGENT, STRUCTURED_OUTPUT
 from tests.e2e.sdk_client import sdk_options
+from tests.e2e.sdk_process import initialize, start, user
 from tests.e2e.test_agent_flag import system_text
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
@@ -62,3 +65,29 @@ async def test_an_output_format_answer_is_the_results_structured_output(
     result = messages[-1]
     assert isinstance(result, ResultMessage)
     assert (result.result, result.structured_output) == ("Yes.", {"ok": True})
+
+
+def test_set_max_thinking_tokens_over_the_stdin_protocol(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    # the Python SDK has no method for it (the TypeScript one has); sent as it would send it
+    server.enqueue(reply("ok"))
+    process = start(tmp_path, server, "--thinking", "adaptive")
+    assert process.stdin is not None and process.stdout is not None
+    request = {"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 2048}
+    asked = {"type": "control_request", "request_id": "req_2", "request": request}
+    process.stdin.write(initialize() + "\n" + json.dumps(asked) + "\n")
+    process.stdin.flush()
+    replies: dict[str, Any] = {}
+    while "req_2" not in replies:  # each reply is a line: wait for the one that says it holds
+        frame = json.loads(process.stdout.readline())
+        if frame["type"] == "control_response":
+            replies[frame["response"]["request_id"]] = frame["response"]
+    out, err = process.communicate(user("think") + "\n", timeout=60)
+
+    assert process.returncode == 0, err
+    assert replies["req_2"] == {"subtype": "success", "request_id": "req_2", "response": {}}
+    assert json.loads(out.splitlines()[-1])["subtype"] == "success"
+    body = server.requests[0].body
+    assert isinstance(body, dict)
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
