@@ -350,3 +350,47 @@ def test_a_schema_that_is_no_json_schema_stops_the_run_in_one_line(
     assert done.status == 2
     assert done.stderr.startswith("stayer: --json-schema: not a valid JSON Schema (")
     assert len(done.stderr.splitlines()) == 1 and server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("given", "offered"),
+    [
+        ({"tools": []}, set()),
+        ({"tools": ["Read", "Grep"]}, {"Read", "Grep"}),
+        ({"tools": {"type": "preset", "preset": "claude_code"}}, None),  # every built-in
+        ({"tools": ["Read", "Grep"], "disallowed_tools": ["Grep"]}, {"Read"}),
+    ],
+)
+def test_the_tools_offered_are_those_the_sdk_names(
+    server: FakeModelServer,
+    project: Path,
+    home: dict[str, str],
+    given: dict[str, Any],
+    offered: set[str] | None,
+) -> None:
+    server.enqueue(reply("ok"))
+    run(server, project, home, **given)
+
+    body = server.requests[0].body
+    assert isinstance(body, dict)
+    names = {tool["name"] for tool in body.get("tools", [])}
+    if offered is None:
+        assert {"Bash", "Read", "Edit", "Write", AGENT} <= names
+    else:
+        assert names == offered
+
+
+def test_allowed_tools_let_a_call_run_without_asking_and_others_are_denied(
+    server: FakeModelServer, project: Path, home: dict[str, str]
+) -> None:
+    server.enqueue(
+        reply(ToolCall("toolu_1", "Bash", {"command": "echo allowed"})),
+        reply(ToolCall("toolu_2", "Bash", {"command": "touch made"})),
+        reply("done"),
+    )
+    run(server, project, home, allowed_tools=["Bash(echo:*)"])
+
+    (allowed,) = tool_results(server.requests[1])
+    (denied,) = tool_results(server.requests[2])
+    assert result_text(allowed) == "allowed"
+    assert denied["is_error"] is True and not (project / "made").exists()
