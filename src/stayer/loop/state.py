@@ -174,9 +174,11 @@ class LoopParams(Struct, frozen=True):
     thinking: Thinking | None = None
     """Extended thinking for the run's own calls (`--thinking`, `--max-thinking-tokens`);
     None: the model's default."""
-    live_thinking: Callable[[], Thinking | None] | None = None
-    """When set, asked as each of the run's own calls starts, in place of `thinking`: the
-    session's setting as it is now (the SDK's `set_max_thinking_tokens` changes it mid-run)."""
+    live_thinking: Callable[[bool], Thinking | None] | None = None
+    """When set, asked as each of the run's own calls starts, in place of `thinking`, told
+    whether the call begins an assistant turn: the session's setting as it is now for one that
+    does (the SDK's `set_max_thinking_tokens` changes it mid-run), the turn's own for a call
+    that goes on after tool results (the API takes one thinking setting per assistant turn)."""
     effort: Effort | None = None
     """The effort level of the run's own calls (`--effort`); None: the model's default."""
     context_window: int = 200_000

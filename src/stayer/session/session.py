@@ -142,7 +142,9 @@ class Session(McpFacet, TreeFacet):
         self._turn_model: tuple[str, str] | None = None
         """(the session's model, a command's) while a command's `model` answers its turn."""
         self._thinking: Thinking | None = setup.params.thinking
-        """The thinking its own calls ask for, as it is now (`set_thinking` changes it)."""
+        """The thinking its own turns ask for, as it is now (`set_thinking` changes it)."""
+        self._turn_thinking = self._thinking
+        """The thinking of the assistant turn going on (kept through its tool rounds)."""
         env = os.environ if options.env is None else options.env
         self._mcp: McpLink | None = parent._mcp if parent is not None else self._link(setup)
         if self._mcp is not None and parent is None:
@@ -380,10 +382,17 @@ class Session(McpFacet, TreeFacet):
         )
 
     def set_thinking(self, budget: int | None) -> None:
-        """Think up to `budget` tokens from the next model call on, a running run's included
+        """Think up to `budget` tokens from the next assistant turn on, in a running run too
         (0: not at all; None: as the model does by default), as the SDK's
-        `set_max_thinking_tokens` asks; raises `ConfigError` for a negative budget."""
+        `set_max_thinking_tokens` asks; a turn in its tool rounds keeps its own, as the API
+        requires. Raises `ConfigError` for a negative budget."""
         self._thinking = budget_thinking(budget, self.options.thinking_display)
+
+    def _thinking_for(self, new_turn: bool) -> Thinking | None:
+        """The thinking of a call: the setting now for one that begins a turn, else its turn's."""
+        if new_turn:
+            self._turn_thinking = self._thinking
+        return self._turn_thinking
 
     async def clear(self) -> None:
         """Start the conversation over, as `/clear` does: no history, no todos, no files
@@ -722,7 +731,7 @@ class Session(McpFacet, TreeFacet):
             observe=self._observe,
             reminder=self._reminder,
             take_queued=self._take_queued,
-            live_thinking=lambda: self._thinking,
+            live_thinking=self._thinking_for,
             skills_loaded=self._skills.renderings,
             take_spent=self._take_spent,
             background=self._waiting_on,

@@ -1,5 +1,6 @@
 """`set_max_thinking_tokens`: the SDK's control request changes the session's thinking budget
-from its next model call on, a running run's included; a bad value is an error reply."""
+from its next assistant turn on (a turn in its tool rounds keeps its own, as the API requires);
+a bad value is an error reply."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ async def ask(channel: ControlChannel, wire: Wire, request_id: str, budget: Any)
     return response
 
 
-async def test_a_budget_set_while_a_tool_runs_holds_from_the_next_model_call(
+async def test_a_budget_set_while_a_tool_runs_holds_from_the_next_turn(
     tmp_path: Path,
 ) -> None:
     hold = Hold()
@@ -59,8 +60,8 @@ async def test_a_budget_set_while_a_tool_runs_holds_from_the_next_model_call(
 
     assert [request.thinking for request in model.requests] == [
         Thinking("enabled", 4000, "summarized"),  # as the options opened it
-        Thinking("disabled"),  # the same run, once the SDK said 0
-        Thinking("disabled"),  # and the next run
+        Thinking("enabled", 4000, "summarized"),  # the same turn, after its tool: kept
+        Thinking("disabled"),  # the next turn, as the SDK said
     ]
 
 

@@ -1,7 +1,8 @@
 """`set_max_thinking_tokens`: the SDK changes how much the session's model may think.
 
 The request's `max_thinking_tokens` is a number of tokens (0: no thinking) or null (the
-model's default); it holds from the session's next model call on, a running run's included.
+model's default); it holds from the session's next assistant turn on, in a running run too (a
+turn in the middle of its tool rounds keeps its own setting: the API takes one per turn).
 Anything else is an error reply naming what was wrong, and the setting stays as it was.
 """
 
