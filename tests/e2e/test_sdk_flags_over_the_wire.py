@@ -394,3 +394,22 @@ def test_allowed_tools_let_a_call_run_without_asking_and_others_are_denied(
     (denied,) = tool_results(server.requests[2])
     assert result_text(allowed) == "allowed"
     assert denied["is_error"] is True and not (project / "made").exists()
+
+
+def test_betas_session_id_and_added_directories_take_effect(
+    server: FakeModelServer, project: Path, home: dict[str, str], tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    write = {"file_path": str(shared / "note.txt"), "content": "kept\n"}
+    server.enqueue(reply(ToolCall("toolu_1", "Write", write)), reply("written"))
+    session = "0b5e3c2a-7d4f-4e8a-9c1b-2f6d8e0a4b7c"
+    done = run(
+        server, project, home, betas=["context-management-2025-06-27"], session_id=session,
+        add_dirs=[shared], permission_mode="acceptEdits",
+    )  # fmt: skip
+
+    first = server.requests[0]
+    assert "context-management-2025-06-27" in first.headers["anthropic-beta"].split(",")
+    assert done.json_lines()[-1]["session_id"] == session
+    assert (shared / "note.txt").read_text() == "kept\n"  # acceptEdits reaches the added folder
