@@ -4,17 +4,23 @@ stayer's breaks still answers its prompt (an error of one line) and the session 
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
+from typing import Any, cast
 
 import acp
 import pytest
-from acp.schema import TextContentBlock
+from acp.schema import McpServerStdio, TextContentBlock
 
+from stayer.session.options import QueryOptions
+from stayer.ui.acp.agent import StayerAgent
+from stayer.ui.acp.link import Link
 from stayer.ui.acp.prompts import AcpBlock
 from tests.e2e.acp_client import stayer_acp
 from tests.fakes.faulty_stayer import MARKER
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
+from tests.process_table import gone_within
 
 CHECKOUT = Path(__file__).parents[2]
 
@@ -42,3 +48,98 @@ async def test_a_run_broken_by_a_bug_answers_its_prompt_and_the_session_goes_on(
     assert server.violations == []
     last = server.requests[-1].body["messages"]
     assert last[0]["role"] == "user" and "two" in str(last[-1]["content"])
+
+
+async def test_a_session_open_here_is_not_loaded_again_in_other_folders(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    server.enqueue(reply("hello"))
+    async with stayer_acp(server, tmp_path) as (conn, _, _editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(here), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=_text("hi"))
+        for elsewhere in (
+            {"cwd": str(there)},
+            {"cwd": str(here), "additional_directories": [str(there)]},
+        ):
+            with pytest.raises(acp.RequestError) as refused:
+                await conn.load_session(session_id=session.session_id, mcp_servers=[], **elsewhere)
+            assert f"open in {here}" in str(refused.value.data)
+            with pytest.raises(acp.RequestError):
+                await conn.resume_session(
+                    session_id=session.session_id, mcp_servers=[], **elsewhere
+                )
+        loaded = await conn.load_session(
+            cwd=str(here), session_id=session.session_id, mcp_servers=[]
+        )
+        assert loaded is not None and loaded.modes is not None
+
+
+async def test_two_loads_of_one_session_open_it_once_and_close_leaves_nothing_running(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    kitchen = Path(__file__).parents[1] / "mcp_servers" / "kitchen.py"
+    pids = tmp_path / "mcp_pids"
+    server.enqueue(reply("hello"), reply("again"))
+    given = McpServerStdio(
+        name="kitchen",
+        command="sh",
+        args=["-c", f'echo $$ >> "{pids}"; exec "{sys.executable}" "{kitchen}"'],
+        env=[],
+    )
+    wait = {"MCP_CONNECTION_NONBLOCKING": "0"}  # a prompt waits for the servers to be up
+    async with stayer_acp(server, tmp_path, env=wait) as (conn, _, _editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=_text("hi"))
+        await conn.close_session(session_id=session.session_id)
+        load = {"cwd": str(tmp_path), "session_id": session.session_id, "mcp_servers": [given]}
+        await asyncio.gather(conn.load_session(**load), conn.load_session(**load))  # type: ignore[arg-type]
+        await conn.prompt(session_id=session.session_id, prompt=_text("go on"))
+        started = [int(word) for word in pids.read_text().split()]
+        assert len(started) == 1  # before: two sessions opened, one never closed
+        await conn.close_session(session_id=session.session_id)
+        await gone_within(started, 15)
+
+
+class _Quiet:
+    """An editor that takes updates and nothing else (the agent in this process)."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        pass
+
+
+async def test_two_loads_at_once_open_the_session_once_and_shutdown_closes_every_one(
+    server: FakeModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in server.env().items():
+        monkeypatch.setenv(name, value)
+    server.enqueue(reply("hello"))
+    opened: list[Link] = []
+    closed: list[Link] = []
+    real_open, real_close = Link.open, Link.close
+
+    async def opening(client: Any, options: Any) -> Link:
+        link = await real_open(client, options)
+        opened.append(link)
+        return link
+
+    async def closing(link: Link) -> None:
+        closed.append(link)
+        await real_close(link)
+
+    monkeypatch.setattr(Link, "open", staticmethod(opening))
+    monkeypatch.setattr(Link, "close", closing)
+    agent = StayerAgent(QueryOptions())
+    agent.on_connect(cast(Any, _Quiet()))
+    session = await agent.new_session(cwd=str(tmp_path), mcp_servers=[])
+    await agent.prompt(session.session_id, _text("hi"))
+    await agent.close_session(session.session_id)
+    load = {"cwd": str(tmp_path), "session_id": session.session_id, "mcp_servers": []}
+    await asyncio.gather(agent.load_session(**load), agent.load_session(**load))  # type: ignore[arg-type]
+    assert len(opened) == 2  # the new one, and the saved one once: before, twice
+    await agent.aclose()
+    assert set(map(id, closed)) == set(map(id, opened))

@@ -12,7 +12,7 @@ from stayer.session.transcript import TranscriptWriter
 
 MARKER = "BREAK HERE"
 
-_record = session_module.record
+_record = getattr(session_module, "record")  # noqa: B009 - not exported: planted over
 
 
 def _faulty(writer: TranscriptWriter, event: Event) -> None:
@@ -23,7 +23,7 @@ def _faulty(writer: TranscriptWriter, event: Event) -> None:
     _record(writer, event)
 
 
-session_module.record = _faulty
+setattr(session_module, "record", _faulty)  # noqa: B010
 
 if __name__ == "__main__":
     from stayer.cli import main
