@@ -143,3 +143,26 @@ async def test_two_loads_at_once_open_the_session_once_and_shutdown_closes_every
     assert len(opened) == 2  # the new one, and the saved one once: before, twice
     await agent.aclose()
     assert set(map(id, closed)) == set(map(id, opened))
+
+
+async def test_the_editors_stdio_mcp_server_runs_in_the_sessions_folder(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    kitchen = Path(__file__).parents[1] / "mcp_servers" / "kitchen.py"
+    launched, project = tmp_path / "editor_home", tmp_path / "project"
+    launched.mkdir()
+    project.mkdir()
+    where = tmp_path / "where"
+    server.enqueue(reply("ok"))
+    given = McpServerStdio(
+        name="kitchen",
+        command="sh",
+        args=["-c", f'pwd > "{where}"; exec "{sys.executable}" "{kitchen}"'],
+        env=[],
+    )
+    wait = {"MCP_CONNECTION_NONBLOCKING": "0"}  # the first request waits for the server
+    async with stayer_acp(server, launched, env=wait) as (conn, _, _editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[given])
+        await conn.prompt(session_id=session.session_id, prompt=_text("hi"))
+    assert Path(where.read_text().strip()).resolve() == project.resolve()
