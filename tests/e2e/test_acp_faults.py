@@ -4,13 +4,14 @@ stayer's breaks still answers its prompt (an error of one line) and the session 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any, cast
 
 import acp
 import pytest
-from acp.schema import McpServerStdio, TextContentBlock
+from acp.schema import ImageContentBlock, McpServerStdio, TextContentBlock
 
 from stayer.session.options import QueryOptions
 from stayer.ui.acp.agent import StayerAgent
@@ -166,3 +167,26 @@ async def test_the_editors_stdio_mcp_server_runs_in_the_sessions_folder(
         session = await conn.new_session(cwd=str(project), mcp_servers=[given])
         await conn.prompt(session_id=session.session_id, prompt=_text("hi"))
     assert Path(where.read_text().strip()).resolve() == project.resolve()
+
+
+async def test_an_image_the_model_cannot_take_is_refused_and_never_sent(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("plain answer"))
+    bad = [
+        ImageContentBlock(type="image", mime_type="image/x-evil", data="aGVsbG8="),
+        ImageContentBlock(type="image", mime_type="image/png", data="!!!not base64!!!"),
+        ImageContentBlock(type="image", mime_type="image/png", data=""),
+    ]
+    async with stayer_acp(server, tmp_path) as (conn, _, _editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        for image in bad:
+            with pytest.raises(acp.RequestError) as refused:
+                await conn.prompt(session_id=session.session_id, prompt=[image])
+            assert refused.value.code == -32602
+            assert "\n" not in str(refused.value.data)
+        result = await conn.prompt(session_id=session.session_id, prompt=_text("plain"))
+        assert result.stop_reason == "end_turn"
+    assert len(server.requests) == 1
+    assert '"image"' not in json.dumps(server.requests[0].body["messages"])
