@@ -15,9 +15,11 @@ from acp.schema import ImageContentBlock, McpServerStdio, TextContentBlock
 
 from stayer.session.options import QueryOptions
 from stayer.ui.acp.agent import StayerAgent
+from stayer.ui.acp.lines import LINE_LIMIT
 from stayer.ui.acp.link import Link
 from stayer.ui.acp.prompts import AcpBlock
 from tests.e2e.acp_client import stayer_acp
+from tests.e2e.cli import clean_env
 from tests.fakes.faulty_stayer import MARKER
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
@@ -190,3 +192,34 @@ async def test_an_image_the_model_cannot_take_is_refused_and_never_sent(
         assert result.stop_reason == "end_turn"
     assert len(server.requests) == 1
     assert '"image"' not in json.dumps(server.requests[0].body["messages"])
+
+
+def _request(number: int, method: str, params: Any) -> bytes:
+    line = json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+    return line.encode() + b"\n"
+
+
+async def test_an_over_long_line_gets_one_error_and_its_tail_is_not_read_as_a_line(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    pad = "A" * (LINE_LIMIT + 1024 * 1024)
+    giant = _request(7, "initialize", {"protocolVersion": 1, "pad": pad})
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "stayer", "acp",
+        cwd=tmp_path, env=clean_env(server.env()),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(giant + _request(1, "initialize", {"protocolVersion": 1}))
+    await process.stdin.drain()
+    replies: list[dict[str, Any]] = []
+    async with asyncio.timeout(60):
+        while not replies or replies[-1].get("id") != 1:
+            raw = await process.stdout.readline()
+            assert raw, "stayer acp closed its output"
+            replies.append(json.loads(raw))
+    process.stdin.close()
+    await process.wait()
+    assert [reply.get("error", {}).get("code") for reply in replies] == [-32600, None]
+    assert "longer than" in replies[0]["error"]["data"]["details"]

@@ -33,6 +33,22 @@ def filtered(source: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyn
 
 _running: set[asyncio.Task[None]] = set()
 
+TOO_LONG = f"the line is longer than {LINE_LIMIT // (1024 * 1024)} MiB; it was dropped, unread"
+
+
+async def _skip_line(source: asyncio.StreamReader, buffered: int) -> None:
+    """Drop the rest of an over-long line, its newline included (`buffered`: what of it is
+    read already), so its tail is not taken for a line of its own."""
+    while True:
+        try:
+            await source.readexactly(buffered)
+            await source.readuntil(b"\n")
+            return
+        except asyncio.IncompleteReadError:  # the input ended inside it
+            return
+        except asyncio.LimitOverrunError as over:
+            buffered = over.consumed
+
 
 async def _copy(
     source: asyncio.StreamReader, passed: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -40,9 +56,12 @@ async def _copy(
     try:
         while True:
             try:
-                line = await source.readline()
-            except ValueError:  # longer than the limit: what was read of it is dropped
-                _answer(writer, RequestError.invalid_request({"details": "line too long"}))
+                line = await source.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # the last line, unended; or nothing
+                line = end.partial
+            except asyncio.LimitOverrunError as over:  # longer than the limit: all of it dropped
+                _answer(writer, RequestError.invalid_request({"details": TOO_LONG}))
+                await _skip_line(source, over.consumed)
                 continue
             if not line:
                 break
