@@ -223,3 +223,36 @@ async def test_an_over_long_line_gets_one_error_and_its_tail_is_not_read_as_a_li
     await process.wait()
     assert [reply.get("error", {}).get("code") for reply in replies] == [-32600, None]
     assert "longer than" in replies[0]["error"]["data"]["details"]
+
+
+async def test_odd_ids_and_a_relative_list_folder_are_refused(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    odd: list[Any] = [{"x": 1}, [1], 1.5, True]
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": number, "method": "initialize", "params": {}}).encode()
+        + b"\n"
+        for number in odd
+    ]
+    lines.append(_request(1, "session/list", {"cwd": "relative/folder"}))
+    lines.append(_request(2, "initialize", {"protocolVersion": 1}))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "stayer", "acp",
+        cwd=tmp_path, env=clean_env(server.env()),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(b"".join(lines))
+    await process.stdin.drain()
+    replies: list[dict[str, Any]] = []
+    async with asyncio.timeout(30):
+        while not replies or replies[-1].get("id") != 2:
+            raw = await process.stdout.readline()
+            assert raw, "stayer acp closed its output"
+            replies.append(json.loads(raw))
+    process.stdin.close()
+    await process.wait()
+    codes = [(reply["id"], reply.get("error", {}).get("code")) for reply in replies]
+    assert codes == [(None, -32600)] * 4 + [(1, -32602), (2, None)]
+    assert "absolute" in replies[4]["error"]["data"]["details"]

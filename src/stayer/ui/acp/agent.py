@@ -54,7 +54,7 @@ from stayer.session.options import QueryOptions
 from .files import client_files
 from .link import Link
 from .modes import MODEL_OPTION, check_mode, config_options, mode_state, offers_model
-from .options import Folders, McpServer, folders, same_folders, session_options
+from .options import Folders, McpServer, absolute, folders, same_folders, session_options
 from .prompts import AcpBlock, prompt_blocks
 from .replay import replay
 
@@ -173,7 +173,7 @@ class StayerAgent:
         from stayer.session.paths import config_root, project_slug
         from stayer.session.transcript import summaries
 
-        folder = Path(cwd) if cwd else Path.cwd()
+        folder = absolute(cwd, "cwd") if cwd else Path.cwd()
         saved = config_root(os.environ) / "projects" / project_slug(folder)
         # reads every transcript: off the event loop, where other sessions' runs go on
         found = await asyncio.to_thread(summaries, saved, cwd=folder, limit=100)

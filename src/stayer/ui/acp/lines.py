@@ -89,7 +89,16 @@ def _problem(line: bytes) -> RequestError | None:
         return RequestError.invalid_request({"details": "a message needs a method or an id"})
     if method is not None and not isinstance(method, str):
         return RequestError.invalid_request({"details": "method must be a string"})
+    if not _plain_id(message.get("id")):
+        return RequestError.invalid_request(
+            {"details": "an id must be a string, an integer or null"}
+        )
     return None
+
+
+def _plain_id(number: object) -> bool:
+    """Whether `number` is an id JSON-RPC allows (no fraction; booleans are no numbers)."""
+    return number is None or isinstance(number, str) or type(number) is int
 
 
 def _answer(writer: asyncio.StreamWriter, error: RequestError) -> None:

@@ -75,10 +75,16 @@ def same_folders(open_in: Folders, cwd: str, additional_directories: Sequence[st
         )
 
 
-def _folder(path: str, what: str) -> Path:
+def absolute(path: str, what: str) -> Path:
+    """`path` as a folder's path; raises `RequestError` (invalid params) when it is relative."""
     folder = Path(path)
     if not folder.is_absolute():
         raise RequestError.invalid_params({"details": f"{what} must be absolute, not {path!r}"})
+    return folder
+
+
+def _folder(path: str, what: str) -> Path:
+    folder = absolute(path, what)
     if not folder.is_dir():
         raise RequestError.invalid_params({"details": f"{what} {path!r} is not a folder"})
     return folder
