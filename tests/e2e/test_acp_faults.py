@@ -256,3 +256,19 @@ async def test_odd_ids_and_a_relative_list_folder_are_refused(
     codes = [(reply["id"], reply.get("error", {}).get("code")) for reply in replies]
     assert codes == [(None, -32600)] * 4 + [(1, -32602), (2, None)]
     assert "absolute" in replies[4]["error"]["data"]["details"]
+
+
+async def test_a_prompt_a_hook_refuses_tells_the_editor_why(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    (tmp_path / ".claude").mkdir()
+    hook = {"type": "command", "command": "echo blocked by policy >&2; exit 2"}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
+    async with stayer_acp(server, tmp_path) as (conn, _, editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=_text("go"))
+        assert result.stop_reason == "end_turn"
+        assert "blocked by policy" in editor.text()
+    assert server.requests == []
