@@ -272,3 +272,27 @@ async def test_a_prompt_a_hook_refuses_tells_the_editor_why(
         assert result.stop_reason == "end_turn"
         assert "blocked by policy" in editor.text()
     assert server.requests == []
+
+
+async def test_an_unknown_notification_is_a_plain_note_not_a_crash_report(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    note = json.dumps({"jsonrpc": "2.0", "method": "nope/notify", "params": {}}).encode() + b"\n"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "stayer", "acp",
+        cwd=tmp_path, env=clean_env(server.env()),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(note + _request(1, "initialize", {"protocolVersion": 1}))
+    await process.stdin.drain()
+    async with asyncio.timeout(30):
+        reply = json.loads(await process.stdout.readline())
+        assert reply["id"] == 1 and "result" in reply  # the notification got no answer
+        process.stdin.close()
+        _, err = await process.communicate()
+    said = err.decode().splitlines()
+    assert said == [
+        "stayer acp: ignored the notification 'nope/notify', which stayer does not know"
+    ]

@@ -17,6 +17,8 @@ from typing import Any
 
 from acp import RequestError
 
+METHOD_NOT_FOUND = -32601
+
 LINE_LIMIT = 50 * 1024 * 1024
 """The longest line taken (the package's own default)."""
 
@@ -110,7 +112,22 @@ class OneLine(logging.Formatter):
     """A log record as one line on standard error: `stayer acp: message: the error`."""
 
     def format(self, record: logging.LogRecord) -> str:
+        error = record.exc_info[1] if record.exc_info else None
+        if record.msg == _NOTIFICATION_FAILED and isinstance(record.args, tuple) and record.args:
+            return f"stayer acp: {_notification_note(str(record.args[0]), error)}"
         line = f"stayer acp: {record.getMessage()}"
-        if record.exc_info and record.exc_info[1] is not None:
-            line += f": {record.exc_info[1]!r}"
+        if error is not None:
+            line += f": {error!r}"
         return line
+
+
+_NOTIFICATION_FAILED = "Unhandled error while handling notification method=%s"
+"""What the package logs when a notification cannot be carried out (it has no reply)."""
+
+
+def _notification_note(method: str, error: BaseException | None) -> str:
+    """A notification that could not be carried out, as a plain note: nothing crashed, and
+    a notification gets no answer."""
+    if isinstance(error, RequestError) and error.code == METHOD_NOT_FOUND:
+        return f"ignored the notification {method!r}, which stayer does not know"
+    return f"ignored the notification {method!r}: {str(error).splitlines()[0] if error else ''}"

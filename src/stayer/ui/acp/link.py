@@ -213,7 +213,7 @@ class Link:
             if self.translator.call(request.tool_use_id) is None:  # a subagent's call
                 await self._send(
                     self.translator.announce(
-                        request.tool_use_id, request.name, request.input, "pending"
+                        request.tool_use_id, request.name, request.input, "pending", request.agent
                     )
                 )
             decision = await ask(self._client, self._driver.session, request, self.translator)

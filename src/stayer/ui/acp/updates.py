@@ -241,11 +241,17 @@ class Translator:
                 return []
 
     def announce(
-        self, call_id: str, name: str, tool_input: dict[str, JSON], status: CallStatus
+        self,
+        call_id: str,
+        name: str,
+        tool_input: dict[str, JSON],
+        status: CallStatus,
+        agent: str | None = None,
     ) -> ToolCallStart:
-        """The `tool_call` that introduces a call to the editor (also used to replay one)."""
+        """The `tool_call` that introduces a call to the editor (also used to replay one); a
+        subagent's (`agent`) is titled with its name."""
         self._calls[call_id] = (name, tool_input)
-        described = describe(name, tool_input, self._cwd)
+        described = describe(name, tool_input, self._cwd, agent)
         return ToolCallStart(
             session_update="tool_call",
             tool_call_id=call_id,
