@@ -48,7 +48,7 @@ from .initialize import initialize_reply
 from .output import SdkOutput
 from .prompt_tool import prompt_for
 from .requests import HANDLERS, serve_requests
-from .stdin_lines import StdinLines
+from .stdin_lines import StdinLines, TooLong
 from .wiring import wired
 
 INPUT_ENDED = "standard input ended"
@@ -126,16 +126,24 @@ class SdkSession:
             driver.interrupt(reason)
 
     async def _read(self, lines: StdinLines) -> None:
-        while (line := await lines.next()) is not None:
-            frame = read_frame(line)
-            if isinstance(frame, UserInput):
-                self._messages.put_nowait(frame)
-            elif isinstance(frame, BadInput):
-                self._bad_input(frame)
-            elif frame is not None:
-                self.channel.dispatch(frame)
-        self.channel.close(INPUT_ENDED)  # nobody is left to answer stayer's own requests
-        self._messages.put_nowait(None)
+        try:
+            while (line := await lines.next()) is not None:
+                try:
+                    self._take(line)
+                except Exception as error:  # one line's fault never ends the reading
+                    _say(f"an input line could not be taken ({error!r}); it was skipped")
+        finally:  # ended, or stopped: either way the end of input is seen
+            self.channel.close(INPUT_ENDED)  # nobody is left to answer stayer's own requests
+            self._messages.put_nowait(None)
+
+    def _take(self, line: bytes | TooLong) -> None:
+        frame = read_frame(line) if isinstance(line, bytes) else line.bad_input()
+        if isinstance(frame, UserInput):
+            self._messages.put_nowait(frame)
+        elif isinstance(frame, BadInput):
+            self._bad_input(frame)
+        elif frame is not None:
+            self.channel.dispatch(frame)
 
     def _bad_input(self, bad: BadInput) -> None:
         print(f"stayer: {bad.error}", file=sys.stderr, flush=True)

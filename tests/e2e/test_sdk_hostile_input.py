@@ -1,0 +1,90 @@
+"""What a broken or hostile writer of stayer's stream-json input can send, and what the model
+can send back: each is one clear line and the session goes on (no hang, no traceback)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.conversations import transcript_of
+from tests.e2e.sdk_process import initialize, session, start, user
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import reply
+
+
+def _said(err: str) -> list[str]:
+    assert "Traceback" not in err, err
+    return [line for line in err.splitlines() if line.startswith("stayer: ")]
+
+
+def test_a_deeply_nested_line_is_refused_and_the_session_goes_on(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Still here."))
+    deep = "[" * 100_000 + "]" * 100_000
+    status, frames, err = session(tmp_path, server, [initialize(), deep, user("are you there?")])
+
+    assert status == 0, err
+    [error] = [f["error"] for f in frames if f.get("subtype") == "input_error"]
+    assert "nests too deeply" in error
+    assert [f["result"] for f in frames if f["type"] == "result"] == ["Still here."]
+    assert len(_said(err)) == 1
+
+
+SURROGATE_USER_LINE = '{"type":"user","message":{"role":"user","content":"hi \\ud800"}}'
+
+
+def test_a_lone_surrogate_in_a_user_message_is_refused(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("second"))
+    lines = [initialize(), SURROGATE_USER_LINE, user("again")]
+    status, frames, err = session(tmp_path, server, lines, "--replay-user-messages")
+
+    assert status == 0, err
+    results = [f for f in frames if f["type"] == "result"]
+    assert [r["is_error"] for r in results] == [True, False]
+    assert "lone UTF-16 surrogate" in results[0]["result"]
+    assert results[1]["result"] == "second"
+    [said] = _said(err)
+    assert "lone UTF-16 surrogate" in said
+    assert len(server.requests) == 1  # nothing of the refused message went to the model
+    assert "ud800" not in json.dumps(server.requests[0].body)
+
+
+def test_a_lone_surrogate_from_the_model_is_written_as_a_replacement_character(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("bad \ud800 text"), reply("second"))
+    status, frames, err = session(tmp_path, server, [initialize(), user("hi"), user("again")])
+
+    assert status == 0, err
+    assert not _said(err)
+    results = [f["result"] for f in frames if f["type"] == "result"]
+    assert results == ["bad \ufffd text", "second"]
+    # the history sent again holds the same character, and the transcript every line
+    sent_back = json.dumps(server.requests[1].body, ensure_ascii=False)
+    assert "bad \ufffd text" in sent_back
+    session_id = frames[-1]["session_id"]
+    records = transcript_of(tmp_path, session_id).read_text(encoding="utf-8").splitlines()
+    assert any("bad \ufffd text" in record for record in records)
+    assert all(json.loads(record) for record in records)
+
+
+def test_a_line_over_the_limit_is_dropped_and_the_session_goes_on(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Still here."))
+    giant = '{"type":"user","message":{"role":"user","content":"' + "x" * (65 << 20)
+    process = start(tmp_path, server)
+    out, err = process.communicate(
+        "\n".join([initialize(), giant + '"}}', user("are you there?")]) + "\n", timeout=120
+    )
+
+    assert process.returncode == 0, err
+    results = [json.loads(line) for line in out.splitlines() if '"type":"result"' in line]
+    assert [r["is_error"] for r in results] == [True, False]  # the giant line was a user's
+    assert "longer than 64 MiB" in results[0]["result"]
+    assert results[1]["result"] == "Still here."
+    [said] = _said(err)
+    assert "longer than 64 MiB" in said
