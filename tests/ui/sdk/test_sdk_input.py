@@ -9,7 +9,7 @@ import threading
 
 from stayer.messages import ImageBlock, TextBlock
 from stayer.ui.sdk.frames import BadInput, UserInput, read_frame
-from stayer.ui.sdk.stdin_lines import CHUNK, StdinLines
+from stayer.ui.sdk.stdin_lines import CHUNK, StdinLines, TooLong
 
 
 async def test_lines_come_whole_however_the_reads_cut_them() -> None:
@@ -30,6 +30,27 @@ async def test_lines_come_whole_however_the_reads_cut_them() -> None:
 
     assert got == [b'{"a":1}', long, b"", b"last"]  # the last one counts without its newline
     assert await lines.next() is None
+
+
+async def test_a_line_over_the_limit_is_dropped_up_to_its_newline() -> None:
+    reading, writing = os.pipe()
+    limit = 2 * CHUNK
+    lines = StdinLines(reading, limit=limit)
+    giant = b'{"type": "user", ' + b"x" * (5 * CHUNK)
+
+    def feed() -> None:
+        for piece in (b"first\n" + giant[:CHUNK], giant[CHUNK:], b"\nnext\n", b"y" * limit):
+            os.write(writing, piece)
+        os.close(writing)
+
+    threading.Thread(target=feed).start()
+    got = []
+    while (line := await lines.next()) is not None:
+        got.append(line)
+    os.close(reading)
+
+    # a user line over the limit is owed a result; one just at the limit is whole
+    assert got == [b"first", TooLong(limit, True), b"next", b"y" * limit]
 
 
 def _user(content: object, **more: object) -> bytes:
