@@ -4,6 +4,7 @@ can send back: each is one clear line and the session goes on (no hang, no trace
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 from tests.e2e.conversations import transcript_of
@@ -88,3 +89,45 @@ def test_a_line_over_the_limit_is_dropped_and_the_session_goes_on(
     assert results[1]["result"] == "Still here."
     [said] = _said(err)
     assert "longer than 64 MiB" in said
+
+
+def test_sigterm_after_a_failed_open_is_one_line_and_the_signals_status(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    missing = "00000000-0000-0000-0000-000000000000"
+    with start(tmp_path, server, "--resume", missing) as process:
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        process.stdin.write(initialize() + "\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())  # the open has failed by now
+        process.send_signal(signal.SIGTERM)
+        out, err = process.stdout.read(), process.stderr.read()
+
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert answer["response"]["subtype"] == "error"
+    assert missing in answer["response"]["error"]
+    [said] = _said(err)
+    assert missing in said
+    assert out == ""
+
+
+def test_an_image_no_model_api_takes_is_refused_and_kept_out_of_the_history(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Second answered."))
+    source = {"type": "base64", "media_type": "text/html", "data": "PGgxPmhpPC9oMT4="}
+    bad_type = [{"type": "image", "source": source}]
+    bad_data = [{"type": "image", "source": {**source, "media_type": "image/png", "data": "!!"}}]
+    lines = [initialize(), user(bad_type), user(bad_data), user("and now?")]
+    status, frames, err = session(tmp_path, server, lines)
+
+    assert status == 0, err
+    results = [f for f in frames if f["type"] == "result"]
+    assert [r["is_error"] for r in results] == [True, True, False]
+    assert "'text/html' is not taken" in results[0]["result"]
+    assert "not base64" in results[1]["result"]
+    assert results[2]["result"] == "Second answered."
+    assert len(_said(err)) == 2
+    [request] = server.requests
+    assert "image" not in json.dumps(request.body["messages"])

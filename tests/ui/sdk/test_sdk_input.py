@@ -3,6 +3,7 @@ cut, and what each line asks for."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -53,6 +54,13 @@ async def test_a_line_over_the_limit_is_dropped_up_to_its_newline() -> None:
     assert got == [b"first", TooLong(limit, True), b"next", b"y" * limit]
 
 
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(8)).decode()
+
+
+def _image(media_type: str, data: str) -> dict[str, object]:
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
 def _user(content: object, **more: object) -> bytes:
     return json.dumps(
         {"type": "user", "message": {"role": "user", "content": content}, **more}
@@ -62,11 +70,11 @@ def _user(content: object, **more: object) -> bytes:
 def test_user_messages_become_prompts() -> None:
     image = {
         "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
+        "source": {"type": "base64", "media_type": "image/png", "data": PNG},
     }
     assert read_frame(_user("hi", uuid="u-1")) == UserInput("hi", "u-1")
     assert read_frame(_user([{"type": "text", "text": "see"}, image])) == UserInput(
-        (TextBlock("see"), ImageBlock("image/png", "AA==")), None
+        (TextBlock("see"), ImageBlock("image/png", PNG)), None
     )
 
 
@@ -88,6 +96,10 @@ def test_what_cannot_be_used_says_why_and_whether_a_result_is_owed() -> None:
         _user([{"type": "text", "text": " "}]): ("empty", True),
         _user([{"type": "tool_result", "tool_use_id": "t"}]): ("'tool_result'", True),
         _user([url_image]): ("base64 source", True),
+        _user([_image("text/html", PNG)]): ("'text/html' is not taken", True),
+        _user([_image("image/png", "!!notbase64")]): ("not base64", True),
+        _user([_image("image/png", "AA=")]): ("not base64", True),
+        _user([_image("image/jpeg", PNG)]): ("says image/jpeg but its data is image/png", True),
         _user([{"type": "text"}]): ("malformed", True),
         json.dumps({"type": "user", "message": "hi"}).encode(): ('"role": "user"', True),
     }

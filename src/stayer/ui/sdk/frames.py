@@ -9,6 +9,8 @@ message (which is then owed a `result`, as any user message is).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from collections.abc import Mapping
@@ -117,6 +119,37 @@ def _block(block: object) -> ContentBlock | BadInput:
         parsed = block_from_wire(block)
     except ValueError as error:
         return BadInput(f"a user message block is malformed: {error}", True)
-    if isinstance(parsed, ImageBlock) and not (parsed.media_type and parsed.data):
-        return BadInput("an image block needs its media_type and data", True)
+    if isinstance(parsed, ImageBlock):
+        return _image(parsed)
     return parsed
+
+
+def _image(image: ImageBlock) -> ImageBlock | BadInput:
+    """`image` when a model API would take it (a type it reads, base64 of an image of that
+    type), else why not: a message the API refuses would stay in the history and fail every
+    request after it."""
+    from stayer.tools.builtin.read_image import IMAGE_TYPES, sniff_image
+
+    if not (image.media_type and image.data):
+        return BadInput("an image block needs its media_type and data", True)
+    if image.media_type not in IMAGE_TYPES.values():
+        return BadInput(
+            f"an image block's media_type {image.media_type[:40]!r} is not taken: send "
+            "image/png, image/jpeg, image/gif or image/webp",
+            True,
+        )
+    try:
+        head = base64.b64decode(image.data[:64], validate=True)
+        base64.b64decode(image.data, validate=True)
+    except (binascii.Error, ValueError):
+        return BadInput(
+            "an image block's data is not base64; send the image's bytes in base64", True
+        )
+    found = sniff_image(head)
+    if found != image.media_type:
+        return BadInput(
+            f"an image block says {image.media_type} but its data is "
+            f"{found or 'no image of those types'}; give its real media_type",
+            True,
+        )
+    return image
