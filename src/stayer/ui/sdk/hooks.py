@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
+from stayer.config.model import matcher_problem
 from stayer.errors import ConfigError
 from stayer.session.options import QueryOptions
 
@@ -91,6 +92,8 @@ def _matcher(where: str, given: object, channel: ControlChannel) -> CallbackMatc
     matcher = given.get("matcher")
     if matcher is not None and not isinstance(matcher, str):
         raise ConfigError(f"initialize: {where}.matcher must be text or null; {_FIX}")
+    if matcher is not None and (problem := matcher_problem(matcher)) is not None:
+        raise ConfigError(f"initialize: {where}: {problem}")
     ids = given.get("hookCallbackIds")
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
         raise ConfigError(f"initialize: {where}.hookCallbackIds must be a list of ids; {_FIX}")
