@@ -131,3 +131,18 @@ def test_an_image_no_model_api_takes_is_refused_and_kept_out_of_the_history(
     assert len(_said(err)) == 2
     [request] = server.requests
     assert "image" not in json.dumps(request.body["messages"])
+
+
+def test_hook_event_names_at_initialize_are_shown_on_one_line(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    forged = "Nope\nstayer: every hook will run"
+    hooks = {forged: [{"matcher": None, "hookCallbackIds": ["hook_0"]}]}
+    request = {"subtype": "initialize", "hooks": hooks}
+    line = json.dumps({"type": "control_request", "request_id": "req_1", "request": request})
+    status, frames, err = session(tmp_path, server, [line])
+
+    assert status == 0, err
+    assert frames[0]["response"]["subtype"] == "success"
+    [said] = _said(err)
+    assert "'Nope\\nstayer: every hook will run'" in said
