@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.e2e.conversations import transcript_of
 from tests.e2e.sdk_process import initialize, session, start, user
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.sse import reply
+from tests.fakes.sse import ToolCall, reply
 
 
 def _said(err: str) -> list[str]:
@@ -146,3 +146,34 @@ def test_hook_event_names_at_initialize_are_shown_on_one_line(
     assert frames[0]["response"]["subtype"] == "success"
     [said] = _said(err)
     assert "'Nope\\nstayer: every hook will run'" in said
+
+
+def test_a_reply_over_the_limit_fails_the_request_it_answered(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    server.enqueue(
+        reply(ToolCall("call_1", "Bash", {"command": f"touch {marker}"})), reply("Not run.")
+    )
+    with start(tmp_path, server, "--permission-prompt-tool", "stdio") as process:
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        process.stdin.write(initialize() + "\n" + user("make the file") + "\n")
+        process.stdin.flush()
+        frames = [json.loads(process.stdout.readline())]
+        while frames[-1]["type"] != "control_request":  # stayer asks can_use_tool
+            frames.append(json.loads(process.stdout.readline()))
+        asked = frames[-1]["request_id"]
+        allow = {"behavior": "allow", "updatedInput": {"padding": "x" * (65 << 20)}}
+        answer = {"subtype": "success", "request_id": asked, "response": allow}
+        process.stdin.write(json.dumps({"type": "control_response", "response": answer}) + "\n")
+        process.stdin.close()  # the run goes on after the input ends
+        out, err = process.stdout.read(), process.stderr.read()
+
+    assert process.returncode == 0, err
+    frames += [json.loads(line) for line in out.splitlines()]
+    [result] = [f for f in frames if f["type"] == "result"]
+    assert result["result"] == "Not run."
+    assert not marker.exists()
+    tool_results = json.dumps([f for f in frames if f["type"] == "user"])
+    assert "longer than 64 MiB" in tool_results

@@ -51,7 +51,16 @@ async def test_a_line_over_the_limit_is_dropped_up_to_its_newline() -> None:
     os.close(reading)
 
     # a user line over the limit is owed a result; one just at the limit is whole
-    assert got == [b"first", TooLong(limit, True), b"next", b"y" * limit]
+    assert got[0] == b"first" and got[2:] == [b"next", b"y" * limit]
+    assert isinstance(got[1], TooLong) and got[1].bad_input().user
+    assert f"longer than {limit} bytes" in got[1].error
+
+
+def test_a_reply_over_the_limit_names_the_request_it_answered() -> None:
+    reply = b'{"type": "control_response", "response": {"subtype": "success", '
+    assert TooLong(1, reply + b'"request_id": "stayer_7", "response": {').answered() == "stayer_7"
+    assert not TooLong(1, reply).bad_input().user
+    assert TooLong(1, b'{"type": "user", "request_id": "stayer_7"').answered() is None
 
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(8)).decode()

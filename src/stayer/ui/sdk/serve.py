@@ -145,6 +145,9 @@ class SdkSession:
             self._messages.put_nowait(None)
 
     def _take(self, line: bytes | TooLong) -> None:
+        if isinstance(line, TooLong) and (request_id := line.answered()) is not None:
+            error = {"subtype": "error", "request_id": request_id, "error": line.error}
+            self.channel.dispatch({"type": "control_response", "response": error})
         frame = read_frame(line) if isinstance(line, bytes) else line.bad_input()
         if isinstance(frame, UserInput):
             self._messages.put_nowait(frame)

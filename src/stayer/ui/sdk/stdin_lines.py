@@ -28,23 +28,41 @@ MAX_LINE = 64 << 20
 """64 MiB: room for a message of several base64 images at the model APIs' own size limits
 (claude-agent-sdk puts no limit on what it writes; it reads our lines with a 1 MiB buffer)."""
 
+HEAD = 512
+"""How much of a line over the limit is kept, to tell what it was."""
+
 _USER_LINE = re.compile(rb'\s*\{\s*"type"\s*:\s*"user"')
 """How the SDK starts a user message's line (its `type` first)."""
 
+_REPLY_LINE = re.compile(rb'\s*\{\s*"type"\s*:\s*"control_response"')
+_REQUEST_ID = re.compile(rb'"request_id"\s*:\s*"([A-Za-z0-9_.:-]{1,200})"')
+
 
 class TooLong(Struct, frozen=True):
-    """A line longer than `limit` bytes, dropped; `user`: it starts as a user message does."""
+    """A line longer than `limit` bytes, dropped; `head`: its first bytes."""
 
     limit: int
-    user: bool
+    head: bytes
+
+    @property
+    def error(self) -> str:
+        most = f"{self.limit >> 20} MiB" if self.limit >= 1 << 20 else f"{self.limit} bytes"
+        return (
+            f"an input line is longer than {most} and was dropped; "
+            "send smaller messages (images at most a few MiB each)"
+        )
 
     def bad_input(self) -> BadInput:
-        """What the session says about it (a user message is owed its error result)."""
-        return BadInput(
-            f"an input line is longer than {self.limit >> 20} MiB and was dropped; "
-            "send smaller messages (images at most a few MiB each)",
-            self.user,
-        )
+        """What the session says about it: a user message is owed its error result."""
+        return BadInput(self.error, bool(_USER_LINE.match(self.head)))
+
+    def answered(self) -> str | None:
+        """The id of stayer's request it was a reply to, when it says (the SDK writes the
+        id first): that request fails rather than wait for a reply that will not come."""
+        if not _REPLY_LINE.match(self.head):
+            return None
+        found = _REQUEST_ID.search(self.head)
+        return found[1].decode() if found else None
 
 
 class StdinLines:
@@ -112,7 +130,7 @@ class _Line:
         if self.size <= self.limit:
             self.parts.append(part)
             return
-        self.head = b"".join([*self.parts[:8], part])[:64]  # enough to tell a user line
+        self.head = b"".join([*self.parts[:8], part])[:HEAD]
         self.parts = []
 
     def take(self) -> bytes | TooLong:
@@ -120,5 +138,5 @@ class _Line:
         head, parts = self.head, self.parts
         self.parts, self.size, self.head = [], 0, None
         if head is not None:
-            return TooLong(self.limit, bool(_USER_LINE.match(head)))
+            return TooLong(self.limit, head)
         return b"".join(parts)
