@@ -7,6 +7,9 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
+
+from tests.e2e.cli import stayer
 from tests.e2e.conversations import transcript_of
 from tests.e2e.sdk_process import initialize, session, start, user
 from tests.fakes.model_server import FakeModelServer
@@ -177,3 +180,16 @@ def test_a_reply_over_the_limit_fails_the_request_it_answered(
     assert not marker.exists()
     tool_results = json.dumps([f for f in frames if f["type"] == "user"])
     assert "longer than 64 MiB" in tool_results
+
+
+@pytest.mark.parametrize("output_format", ["json", "text"])
+def test_a_lone_surrogate_from_the_model_in_print_mode(
+    server: FakeModelServer, tmp_path: Path, output_format: str
+) -> None:
+    server.enqueue(reply("bad \ud800 text"))
+    done = stayer("-p", "hi", "--output-format", output_format, cwd=tmp_path, env=server.env())
+
+    assert done.status == 0, done.stderr
+    assert done.stderr == ""
+    said = json.loads(done.stdout)["result"] if output_format == "json" else done.stdout
+    assert said.strip() == "bad \ufffd text"

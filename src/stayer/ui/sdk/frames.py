@@ -143,7 +143,9 @@ def _image(image: ImageBlock) -> ImageBlock | BadInput:
         base64.b64decode(image.data, validate=True)
     except (binascii.Error, ValueError):
         return BadInput(
-            "an image block's data is not base64; send the image's bytes in base64", True
+            "an image block's data is not base64 (one unbroken run of A-Z, a-z, 0-9, + and /, "
+            "= padded); send the image's bytes so",
+            True,
         )
     found = sniff_image(head)
     if found != image.media_type:
