@@ -193,3 +193,34 @@ def test_a_lone_surrogate_from_the_model_in_print_mode(
     assert done.stderr == ""
     said = json.loads(done.stdout)["result"] if output_format == "json" else done.stdout
     assert said.strip() == "bad \ufffd text"
+
+
+def test_a_rule_with_a_lone_surrogate_is_not_saved(server: FakeModelServer, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    server.enqueue(reply(ToolCall("call_1", "Bash", {"command": f"touch {marker}"})), reply("ok"))
+    with start(tmp_path, server, "--permission-prompt-tool", "stdio") as process:
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        process.stdin.write(initialize() + "\n" + user("make the file") + "\n")
+        process.stdin.flush()
+        frame = json.loads(process.stdout.readline())
+        while frame["type"] != "control_request":  # stayer asks can_use_tool
+            frame = json.loads(process.stdout.readline())
+        rule = {"toolName": "Bash", "ruleContent": "touch \ud800"}
+        update = {"type": "addRules", "rules": [rule], "behavior": "allow"}
+        allow = {
+            "behavior": "allow",
+            "updatedInput": frame["request"]["input"],
+            "updatedPermissions": [{**update, "destination": "localSettings"}],
+        }
+        answer = {"subtype": "success", "request_id": frame["request_id"], "response": allow}
+        process.stdin.write(json.dumps({"type": "control_response", "response": answer}) + "\n")
+        process.stdin.close()
+        out, err = process.stdout.read(), process.stderr.read()
+
+    assert process.returncode == 0, err
+    assert marker.exists()  # the call itself was allowed
+    assert '"result":"ok"' in out
+    [said] = _said(err)
+    assert "not applied" in said and "lone UTF-16 surrogate" in said
+    assert not (tmp_path / ".stayer" / "settings.local.json").exists()
