@@ -86,6 +86,7 @@ STARTUP = frozenset(
         "stayer.exec.sandbox",
         "stayer.exec.watchdog",
         "stayer.exec.watchdog_program",
+        "stayer.json_text",  # the request body and the transcript are written with it (json, re)
         "stayer.loop",
         "stayer.loop.abort",
         "stayer.loop.asking",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stayer.errors import ConfigError
+from stayer.json_text import has_lone_surrogate
 
 RuleKind = Literal["allow", "deny", "ask"]
 RULE_KINDS: tuple[RuleKind, ...] = ("allow", "deny", "ask")
@@ -139,6 +140,11 @@ def write_settings_json(path: Path, data: dict[str, Any]) -> None:
     """Replace the file (the one a link points to, for a link) with `data`, atomically."""
     target = Path(os.path.realpath(path))
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if has_lone_surrogate(data):  # replaced, a rule would name something else: refused
+        raise ConfigError(
+            f"cannot write {path}: it would hold a lone UTF-16 surrogate (text that is not "
+            "Unicode); give rules in valid Unicode"
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = target.stat().st_mode & 0o777 if target.exists() else None

@@ -26,6 +26,7 @@ unusable; a few cannot open anything when their bad value is dropped.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
@@ -93,6 +94,26 @@ class HookMatcher(_Keys, frozen=True, kw_only=True, rename="camel"):
 
     matcher: str = ""
     hooks: tuple[HookHandler, ...]
+
+    def __post_init__(self) -> None:
+        if (problem := matcher_problem(self.matcher)) is not None:
+            raise ValueError(problem)
+
+
+def matcher_problem(matcher: str) -> str | None:
+    """Why a hook's `matcher` could never select anything (a pattern that does not compile),
+    or None. Such a hook is refused where it is given, never loaded to be silently skipped: a
+    guard that does not run would let through what it was meant to stop."""
+    if matcher.strip() in ("", "*"):
+        return None
+    try:
+        re.compile(matcher.strip())
+    except re.error as error:
+        return (
+            f"the matcher {matcher[:80]!r} is not a valid regular expression ({error}); "
+            "use tool names (Edit|Write) or a pattern that compiles (mcp__.*)"
+        )
+    return None
 
 
 class Permissions(_Keys, frozen=True, kw_only=True, rename="camel"):

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from msgspec import Struct
 from msgspec.structs import replace
 
+from stayer.config.model import matcher_problem
 from stayer.errors import ConfigError
 
 from .reply import HookReply, read_output
@@ -71,6 +72,8 @@ def check_callbacks(hooks: Mapping[str, object]) -> None:
                 raise ConfigError(f"{where}: {type(matcher).__name__} is not a CallbackMatcher")
             if not all(callable(call) for call in matcher.hooks):
                 raise ConfigError(f"{where}: every hook of a CallbackMatcher must be callable")
+            if (problem := matcher_problem(matcher.matcher)) is not None:
+                raise ConfigError(f"{where}: {problem}")
 
 
 def callback_name(callback: HookCallback) -> str:

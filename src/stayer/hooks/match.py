@@ -2,8 +2,9 @@
 
 Empty or `*` selects every subject; a matcher of letters, digits, `_` and `|` is a list of
 exact names (`Edit|Write`); anything else is a regular expression searched in the subject
-(`mcp__.*`, `Notebook.*`). A pattern that does not compile selects nothing (the settings
-loader cannot know which strings are meant as patterns, so it is not an error there). A tool's
+(`mcp__.*`, `Notebook.*`). A pattern that does not compile is refused where the hook is
+given (`stayer.config.model.matcher_problem`: a settings file, the SDK's `initialize`), and
+selects nothing should one get here all the same. A tool's
 old name and its new one are the same tool (`Task` and `Agent`): either selects a call made
 by either.
 """

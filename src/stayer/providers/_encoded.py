@@ -18,13 +18,13 @@ The encoding is what httpx sends for `json=`: compact separators, UTF-8, no ASCI
 
 from __future__ import annotations
 
-import json
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
 from msgspec import Struct, field
 
+from stayer import json_text
 from stayer.messages import JSON, Message
 
 Form = TypeVar("Form", bound=Hashable)
@@ -32,7 +32,7 @@ Form = TypeVar("Form", bound=Hashable)
 
 def dumps(value: JSON) -> bytes:
     """`value` as compact UTF-8 JSON."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    return json_text.dumps(value, allow_nan=False).encode()
 
 
 def separated(encoded: bytes) -> bytes:

@@ -4,7 +4,6 @@ written (the format is described in `transcript`)."""
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import uuid
 from collections.abc import Callable, Sequence
@@ -14,6 +13,7 @@ from typing import IO, Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from stayer import json_text
 from stayer._version import __version__
 from stayer.messages import (
     AssistantMessage,
@@ -186,8 +186,8 @@ class TranscriptWriter(Struct):
                 # a process killed mid-write left a torn line: end it, or the first record of
                 # this one would be glued to it and lost with it
                 self._file.write("\n")
-        line = json.dumps(
-            self.scrub.record(full) if self.scrub.secrets else full, ensure_ascii=False
+        line = json_text.dumps(
+            self.scrub.record(full) if self.scrub.secrets else full, separators=None
         )
         self._file.write(line + "\n")
         self._file.flush()

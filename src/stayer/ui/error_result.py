@@ -9,9 +9,9 @@ ran.
 
 from __future__ import annotations
 
-import json
 import uuid
 
+from stayer import json_text
 from stayer.messages import Usage, usage_to_wire
 
 
@@ -35,4 +35,4 @@ def error_result_line(message: str, *, session_id: str | None) -> str:
         "errors": [message],
         "uuid": str(uuid.uuid4()),
     }
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+    return json_text.dumps(line)

@@ -23,6 +23,7 @@ from typing import Any, Literal, TextIO
 
 from msgspec import Struct
 
+from stayer import json_text
 from stayer.driver import Close, Driver, Submit
 from stayer.events import (
     Event,
@@ -246,7 +247,7 @@ def _print_outcome(
             out.write(dumps(writer.result(finished)) + "\n")
     elif printer.output_format == "text":
         if finished.terminal is Terminal.COMPLETED:
-            out.write(finished.result_text.rstrip("\n") + "\n")
+            out.write(json_text.encodable(finished.result_text.rstrip("\n")) + "\n")
         else:
             print(f"stayer: {finished.terminal.value}: {finished.message}", file=sys.stderr)
     out.flush()

@@ -85,7 +85,6 @@ must be able to tell (stayer's own line; Claude Code says so only on its termina
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -93,6 +92,7 @@ from typing import Any, Literal, assert_never
 
 from msgspec import Struct, field
 
+from stayer import json_text
 from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.events import (
     BlockCompleted,
@@ -687,7 +687,7 @@ def dumps(line: Line) -> str:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json_text.dumps(value)
 
 
 def _shrink(value: Any, limit: int) -> Any:

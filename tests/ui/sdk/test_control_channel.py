@@ -123,6 +123,47 @@ async def test_a_cancel_from_the_sdk_stops_its_handler_without_a_reply() -> None
     assert wire.frames == []
 
 
+async def test_a_request_reusing_an_id_in_flight_is_refused_and_the_cancel_still_works() -> None:
+    wire = Wire()
+    channel = ControlChannel(wire)
+    started, stopped, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def slow(request: Mapping[str, Any]) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+
+    async def quick(request: Mapping[str, Any]) -> dict[str, Any]:
+        await release.wait()
+        return {"ok": True}
+
+    channel.handle("slow", slow)
+    channel.handle("quick", quick)
+    channel.dispatch({"type": "control_request", "request_id": "r", "request": {"subtype": "slow"}})
+    await started.wait()
+    channel.dispatch(
+        {"type": "control_request", "request_id": "r", "request": {"subtype": "quick"}}
+    )
+    refused = await asyncio.wait_for(wire.next(), 10)  # a guard: no answer was the bug
+    assert refused["response"]["subtype"] == "error"
+    assert "'r' is still being answered" in refused["response"]["error"]
+    channel.dispatch({"type": "control_cancel_request", "request_id": "r"})
+    await asyncio.wait_for(stopped.wait(), 10)  # the cancel reached the request in flight
+    # the id is free again once its request is done: a new one with it is answered
+    channel.dispatch(
+        {"type": "control_request", "request_id": "r", "request": {"subtype": "quick"}}
+    )
+    release.set()
+    assert (await wire.next())["response"] == {
+        "subtype": "success",
+        "request_id": "r",
+        "response": {"ok": True},
+    }
+    await channel.aclose()
+
+
 def test_other_frames_are_the_callers() -> None:
     channel = ControlChannel(lambda frame: None)
     assert not channel.dispatch({"type": "user", "message": {}})

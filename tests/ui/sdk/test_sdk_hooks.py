@@ -229,3 +229,15 @@ def test_no_hooks_leave_the_options_as_they_were() -> None:
 def test_a_registration_of_the_wrong_shape_is_refused_in_one_line(hooks: Any, said: str) -> None:
     with pytest.raises(ConfigError, match=f"^initialize: .*{said}"):
         sdk_hooks(QueryOptions(), {"subtype": "initialize", "hooks": hooks}, FakeSdk({}).channel)
+
+
+def test_event_names_are_shown_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    sdk = FakeSdk({})
+    forged = "Nope\nstayer: every hook will run"
+    many = {f"Later{n}": [{"hookCallbackIds": [f"hook_{n}"]}] for n in range(11)}
+    initialize = registered(**{forged: [{"hookCallbackIds": ["hook_x"]}]}, **many)
+    sdk_hooks(QueryOptions(), initialize, sdk.channel)
+
+    [line] = capsys.readouterr().err.splitlines()
+    assert "'Nope\\nstayer: every hook will run', Later0, " in line
+    assert "Later8 and 2 more, which stayer never fires" in line

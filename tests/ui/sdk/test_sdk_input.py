@@ -3,13 +3,14 @@ cut, and what each line asks for."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
 
 from stayer.messages import ImageBlock, TextBlock
 from stayer.ui.sdk.frames import BadInput, UserInput, read_frame
-from stayer.ui.sdk.stdin_lines import CHUNK, StdinLines
+from stayer.ui.sdk.stdin_lines import CHUNK, StdinLines, TooLong
 
 
 async def test_lines_come_whole_however_the_reads_cut_them() -> None:
@@ -32,6 +33,43 @@ async def test_lines_come_whole_however_the_reads_cut_them() -> None:
     assert await lines.next() is None
 
 
+async def test_a_line_over_the_limit_is_dropped_up_to_its_newline() -> None:
+    reading, writing = os.pipe()
+    limit = 2 * CHUNK
+    lines = StdinLines(reading, limit=limit)
+    giant = b'{"type": "user", ' + b"x" * (5 * CHUNK)
+
+    def feed() -> None:
+        for piece in (b"first\n" + giant[:CHUNK], giant[CHUNK:], b"\nnext\n", b"y" * limit):
+            os.write(writing, piece)
+        os.close(writing)
+
+    threading.Thread(target=feed).start()
+    got = []
+    while (line := await lines.next()) is not None:
+        got.append(line)
+    os.close(reading)
+
+    # a user line over the limit is owed a result; one just at the limit is whole
+    assert got[0] == b"first" and got[2:] == [b"next", b"y" * limit]
+    assert isinstance(got[1], TooLong) and got[1].bad_input().user
+    assert f"longer than {limit} bytes" in got[1].error
+
+
+def test_a_reply_over_the_limit_names_the_request_it_answered() -> None:
+    reply = b'{"type": "control_response", "response": {"subtype": "success", '
+    assert TooLong(1, reply + b'"request_id": "stayer_7", "response": {').answered() == "stayer_7"
+    assert not TooLong(1, reply).bad_input().user
+    assert TooLong(1, b'{"type": "user", "request_id": "stayer_7"').answered() is None
+
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(8)).decode()
+
+
+def _image(media_type: str, data: str) -> dict[str, object]:
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
 def _user(content: object, **more: object) -> bytes:
     return json.dumps(
         {"type": "user", "message": {"role": "user", "content": content}, **more}
@@ -41,11 +79,11 @@ def _user(content: object, **more: object) -> bytes:
 def test_user_messages_become_prompts() -> None:
     image = {
         "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
+        "source": {"type": "base64", "media_type": "image/png", "data": PNG},
     }
     assert read_frame(_user("hi", uuid="u-1")) == UserInput("hi", "u-1")
     assert read_frame(_user([{"type": "text", "text": "see"}, image])) == UserInput(
-        (TextBlock("see"), ImageBlock("image/png", "AA==")), None
+        (TextBlock("see"), ImageBlock("image/png", PNG)), None
     )
 
 
@@ -67,6 +105,10 @@ def test_what_cannot_be_used_says_why_and_whether_a_result_is_owed() -> None:
         _user([{"type": "text", "text": " "}]): ("empty", True),
         _user([{"type": "tool_result", "tool_use_id": "t"}]): ("'tool_result'", True),
         _user([url_image]): ("base64 source", True),
+        _user([_image("text/html", PNG)]): ("'text/html' is not taken", True),
+        _user([_image("image/png", "!!notbase64")]): ("not base64", True),
+        _user([_image("image/png", "AA=")]): ("not base64", True),
+        _user([_image("image/jpeg", PNG)]): ("says image/jpeg but its data is image/png", True),
         _user([{"type": "text"}]): ("malformed", True),
         json.dumps({"type": "user", "message": "hi"}).encode(): ('"role": "user"', True),
     }

@@ -52,7 +52,7 @@ async def buffer_text(editor: EditorFiles, path: Path) -> str:
     except ToolFailure:
         raise
     except Exception as exc:  # an editor's failure is the model's to read, never a crash
-        raise ToolFailure(f"The editor could not read {path}: {_one_line(exc)}.") from None
+        raise ToolFailure(f"The editor could not read {path}: {said_by(exc)}.") from None
 
 
 def remember_buffer(ctx: ToolContext, path: Path, text: str) -> None:
@@ -97,7 +97,7 @@ async def store(ctx: ToolContext, path: Path, text: str, encoding: TextEncoding 
     except ToolFailure:
         raise
     except Exception as exc:  # an editor's failure is the model's to read, never a crash
-        raise ToolFailure(f"The editor could not write {path}: {_one_line(exc)}.") from None
+        raise ToolFailure(f"The editor could not write {path}: {said_by(exc)}.") from None
     remember_buffer(ctx, path, text)
 
 
@@ -112,10 +112,17 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _one_line(exc: Exception) -> str:
-    """What an editor's exception says, on one line and not too long to read."""
-    said = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+def said_by(exc: Exception, details: object = None) -> str:
+    """What an editor's exception says (with its `details`, when an editor's error has
+    some), on one line and not too long to read: for the model's message."""
+    said = _flat(str(exc)) or type(exc).__name__
+    if details:
+        said = f"{said} ({_flat(str(details))})"
     return said if len(said) <= _MOST_SAID else said[: _MOST_SAID - 1] + "…"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).rstrip(".")
 
 
 class DiskFiles:

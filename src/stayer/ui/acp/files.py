@@ -15,14 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stayer.tools.base import ToolFailure
-from stayer.tools.builtin.editor_text import DiskFiles
+from stayer.tools.builtin.editor_text import DiskFiles, said_by
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
     from acp.schema import ClientCapabilities
-
-_MOST_SAID = 300
-"""The most characters of an editor's error kept in the message the model reads."""
 
 
 class ClientFiles:
@@ -84,13 +81,7 @@ def _said(exc: Exception) -> str:
     """What the client said went wrong, on one line: its error's message and details."""
     from acp import RequestError
 
-    said = _flat(str(exc)) or type(exc).__name__
+    details = None
     if isinstance(exc, RequestError):
         details = exc.data.get("details") if isinstance(exc.data, dict) else exc.data
-        if details:
-            said = f"{said} ({_flat(str(details))})"
-    return said if len(said) <= _MOST_SAID else said[: _MOST_SAID - 1] + "…"
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split()).rstrip(".")
+    return said_by(exc, details)

@@ -11,6 +11,7 @@ the matching `control_response` and returns its `response` object, or raises `Co
 with the SDK's error text. A request whose caller gives up (cancelled: the turn was
 interrupted) is withdrawn with a `control_cancel_request`, as Claude Code does; and a
 `control_cancel_request` from the SDK cancels the handler it names, which then sends nothing.
+A request whose id is one still being answered gets an error reply (a cancel names one).
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ class ControlChannel:
         elif kind == "control_response":
             self._answered(frame.get("response"))
         elif kind == "control_cancel_request":
-            serving = self._serving.get(str(frame.get("request_id")))
-            if serving is not None:
+            serving = self._serving.pop(str(frame.get("request_id")), None)
+            if serving is not None:  # withdrawn: its id is free at once
                 serving.cancel()
         else:
             return False
@@ -127,9 +128,20 @@ class ControlChannel:
         if not isinstance(request, Mapping) or not request_id:
             self._reply_error(request_id, "a control_request needs a request_id and a request")
             return
+        if request_id in self._serving:  # its cancel would reach only one of the two
+            self._reply_error(
+                request_id,
+                f"a control_request with request_id {request_id[:80]!r} is still being "
+                "answered; give each request an id of its own",
+            )
+            return
         task = asyncio.ensure_future(self._answer(request_id, request))
         self._serving[request_id] = task
-        task.add_done_callback(lambda _: self._serving.pop(request_id, None))
+        task.add_done_callback(lambda done: self._served(request_id, done))
+
+    def _served(self, request_id: str, task: asyncio.Future[None]) -> None:
+        if self._serving.get(request_id) is task:
+            del self._serving[request_id]
 
     async def _answer(self, request_id: str, request: Mapping[str, Any]) -> None:
         subtype = str(request.get("subtype"))

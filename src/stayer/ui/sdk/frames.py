@@ -9,17 +9,31 @@ message (which is then owed a `result`, as any user message is).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from msgspec import Struct
 
+from stayer.json_text import has_lone_surrogate
 from stayer.messages import ContentBlock, ImageBlock, TextBlock, block_from_wire
 
 from .control import CONTROL_TYPES
 
 PROMPT_BLOCKS = ("text", "image")
+
+LONE_SURROGATE_ERROR = (
+    "the user message holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape not in a pair), "
+    "which is not text; send valid Unicode"
+)
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+"""Where JSON text can spell a surrogate: raw UTF-8 cannot hold one (it would not decode).
+Control frames are not checked: refusing a reply would leave stayer's request waiting, and
+every writer replaces what such text brings (`stayer.json_text`)."""
 
 
 class UserInput(Struct, frozen=True):
@@ -46,12 +60,18 @@ def read_frame(line: bytes) -> Mapping[str, Any] | UserInput | BadInput | None:
         return BadInput("an input line is not UTF-8; send one JSON object per line")
     except json.JSONDecodeError as error:
         return BadInput(f"an input line is not JSON ({error.msg}); send one JSON object per line")
+    except RecursionError:
+        return BadInput("an input line nests too deeply to read; send one JSON object per line")
+    except Exception as error:  # whatever else decoding one line does, it is that line's fault
+        return BadInput(f"an input line could not be read ({type(error).__name__}); skipped")
     if not isinstance(frame, dict):
         return BadInput("an input line is not a JSON object; send one JSON object per line")
     kind = frame.get("type")
     if kind in CONTROL_TYPES:
         return frame
     if kind == "user":
+        if _SURROGATE_ESCAPE.search(line) and has_lone_surrogate(frame):
+            return BadInput(LONE_SURROGATE_ERROR, True)
         return _user(frame)
     return BadInput(
         f"unknown input message type {kind!r}: stayer reads user, control_request, "
@@ -99,6 +119,39 @@ def _block(block: object) -> ContentBlock | BadInput:
         parsed = block_from_wire(block)
     except ValueError as error:
         return BadInput(f"a user message block is malformed: {error}", True)
-    if isinstance(parsed, ImageBlock) and not (parsed.media_type and parsed.data):
-        return BadInput("an image block needs its media_type and data", True)
+    if isinstance(parsed, ImageBlock):
+        return _image(parsed)
     return parsed
+
+
+def _image(image: ImageBlock) -> ImageBlock | BadInput:
+    """`image` when a model API would take it (a type it reads, base64 of an image of that
+    type), else why not: a message the API refuses would stay in the history and fail every
+    request after it."""
+    from stayer.tools.builtin.read_image import IMAGE_TYPES, sniff_image
+
+    if not (image.media_type and image.data):
+        return BadInput("an image block needs its media_type and data", True)
+    if image.media_type not in IMAGE_TYPES.values():
+        return BadInput(
+            f"an image block's media_type {image.media_type[:40]!r} is not taken: send "
+            "image/png, image/jpeg, image/gif or image/webp",
+            True,
+        )
+    try:
+        head = base64.b64decode(image.data[:64], validate=True)
+        base64.b64decode(image.data, validate=True)
+    except (binascii.Error, ValueError):
+        return BadInput(
+            "an image block's data is not base64 (one unbroken run of A-Z, a-z, 0-9, + and /, "
+            "= padded); send the image's bytes so",
+            True,
+        )
+    found = sniff_image(head)
+    if found != image.media_type:
+        return BadInput(
+            f"an image block says {image.media_type} but its data is "
+            f"{found or 'no image of those types'}; give its real media_type",
+            True,
+        )
+    return image

@@ -12,22 +12,27 @@ reply says so (`hook_on_failure_supported`), which the SDK requires before it se
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
+from stayer.config.model import matcher_problem
 from stayer.errors import ConfigError
 from stayer.session.options import QueryOptions
 
 from .control import ControlChannel
+from .shown import shown
 
 if TYPE_CHECKING:
     from stayer.hooks.callbacks import CallbackMatcher
 
 REPLY = {"hook_on_failure_supported": True}
 _FIX = "register hooks through the SDK's HookMatcher"
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,40}")
+_MOST_NAMED = 10
 
 
 class AskSdk:
@@ -62,11 +67,11 @@ def sdk_hooks(
     from stayer.hooks import EVENTS
 
     fired = {event: matchers for event, matchers in given.items() if event in EVENTS}
-    ignored = [str(event) for event in given if event not in EVENTS]
+    ignored = [event for event in given if event not in EVENTS]
     read = {event: _matchers(event, matchers, channel) for event, matchers in fired.items()}
     if ignored:  # after reading: a refused registration says nothing more
         print(
-            f"stayer: the SDK registered hooks for {', '.join(ignored)}, which stayer never "
+            f"stayer: the SDK registered hooks for {_names(ignored)}, which stayer never "
             "fires; they will not run",
             file=sys.stderr,
             flush=True,
@@ -75,6 +80,13 @@ def sdk_hooks(
     for event, matchers in read.items():
         merged[event] = (*merged.get(event, ()), *matchers)
     return replace(options, hooks=merged), REPLY
+
+
+def _names(events: list[object]) -> str:
+    """Event names as the SDK sent them, on one line (a name is any text): the first few."""
+    names = [str(event) if _PLAIN.fullmatch(str(event)) else shown(event) for event in events]
+    more = len(names) - _MOST_NAMED
+    return ", ".join(names[:_MOST_NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
 def _matchers(event: str, given: object, channel: ControlChannel) -> tuple[CallbackMatcher, ...]:
@@ -91,6 +103,8 @@ def _matcher(where: str, given: object, channel: ControlChannel) -> CallbackMatc
     matcher = given.get("matcher")
     if matcher is not None and not isinstance(matcher, str):
         raise ConfigError(f"initialize: {where}.matcher must be text or null; {_FIX}")
+    if matcher is not None and (problem := matcher_problem(matcher)) is not None:
+        raise ConfigError(f"initialize: {where}: {problem}")
     ids = given.get("hookCallbackIds")
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
         raise ConfigError(f"initialize: {where}.hookCallbackIds must be a list of ids; {_FIX}")

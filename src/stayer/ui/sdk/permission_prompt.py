@@ -32,6 +32,7 @@ from stayer.ui.repl.dialogs import kept_rule
 
 from .control import ControlChannel, ControlError
 from .permission_updates import SAVED, Updates
+from .shown import shown
 
 Ask = Callable[[Mapping[str, Any], Driver], Awaitable[Mapping[str, Any]]]
 """Puts the request's fields to whoever answers for the driver's session, and returns the
@@ -83,12 +84,11 @@ class PermissionPrompt:
             return _denied(driver, answer)
         if behavior != "allow":
             raise ControlError(
-                f"the permission prompt answered with behavior {_shown(behavior)}, not allow or "
-                "deny"
+                f"the permission prompt answered with behavior {shown(behavior)}, not allow or deny"
             )
         given = answer.get("updatedInput")
         if given is not None and not isinstance(given, Mapping):
-            raise ControlError(f"the answer's updatedInput is {_shown(given)}, not an object")
+            raise ControlError(f"the answer's updatedInput is {shown(given)}, not an object")
         # the SDK sends the input back unchanged when its callback kept it: no change then
         changed = None if given is None or dict(given) == request.input else dict(given)
         mode = updates.apply(answer.get("updatedPermissions"))
@@ -131,8 +131,3 @@ def suggestions(request: PermissionRequested) -> list[dict[str, Any]]:
     if rule.specifier is not None:
         value["ruleContent"] = rule.specifier
     return [{"type": "addRules", "rules": [value], "behavior": "allow", "destination": SAVED}]
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:79] + "…"

@@ -18,13 +18,15 @@ allow rule added here lets nothing through that a deny rule names.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from stayer.config.local_rules import local_settings_path
 from stayer.errors import ConfigError
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.session.rule_edits import SESSION_ORIGIN, RulesView, checked_rule
 from stayer.session.session import Session
+
+from .shown import shown as _shown
 
 Kind = Literal["allow", "deny", "ask"]
 KINDS: tuple[Kind, ...] = ("allow", "deny", "ask")
@@ -164,8 +166,3 @@ def _rules(given: object) -> list[str]:
         checked_rule(text)  # a malformed one stops the update before any of it applies
         texts.append(text)
     return texts
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:79] + "…"

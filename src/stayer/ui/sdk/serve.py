@@ -48,7 +48,7 @@ from .initialize import initialize_reply
 from .output import SdkOutput
 from .prompt_tool import prompt_for
 from .requests import HANDLERS, serve_requests
-from .stdin_lines import StdinLines
+from .stdin_lines import StdinLines, TooLong
 from .wiring import wired
 
 INPUT_ENDED = "standard input ended"
@@ -121,21 +121,40 @@ class SdkSession:
         if self._reading is not None:
             self._reading.cancel()
         self._messages.put_nowait(None)
-        if self._opening is not None and self._opening.done() and not self._opening.cancelled():
-            driver, _ = self._opening.result()
+        if (driver := self._opened_driver()) is not None:
             driver.interrupt(reason)
 
+    def _opened_driver(self) -> Driver | None:
+        """The session's driver once it opened; None while it opens, or when it failed to."""
+        opening = self._opening
+        if opening is None or not opening.done() or opening.cancelled():
+            return None
+        if opening.exception() is not None:
+            return None
+        return opening.result()[0]
+
     async def _read(self, lines: StdinLines) -> None:
-        while (line := await lines.next()) is not None:
-            frame = read_frame(line)
-            if isinstance(frame, UserInput):
-                self._messages.put_nowait(frame)
-            elif isinstance(frame, BadInput):
-                self._bad_input(frame)
-            elif frame is not None:
-                self.channel.dispatch(frame)
-        self.channel.close(INPUT_ENDED)  # nobody is left to answer stayer's own requests
-        self._messages.put_nowait(None)
+        try:
+            while (line := await lines.next()) is not None:
+                try:
+                    self._take(line)
+                except Exception as error:  # one line's fault never ends the reading
+                    _say(f"an input line could not be taken ({error!r}); it was skipped")
+        finally:  # ended, or stopped: either way the end of input is seen
+            self.channel.close(INPUT_ENDED)  # nobody is left to answer stayer's own requests
+            self._messages.put_nowait(None)
+
+    def _take(self, line: bytes | TooLong) -> None:
+        if isinstance(line, TooLong) and (request_id := line.answered()) is not None:
+            error = {"subtype": "error", "request_id": request_id, "error": line.error}
+            self.channel.dispatch({"type": "control_response", "response": error})
+        frame = read_frame(line) if isinstance(line, bytes) else line.bad_input()
+        if isinstance(frame, UserInput):
+            self._messages.put_nowait(frame)
+        elif isinstance(frame, BadInput):
+            self._bad_input(frame)
+        elif frame is not None:
+            self.channel.dispatch(frame)
 
     def _bad_input(self, bad: BadInput) -> None:
         print(f"stayer: {bad.error}", file=sys.stderr, flush=True)
@@ -182,7 +201,19 @@ class SdkSession:
         await driver.idle()
         if self.output.take_finished() is None:  # it could not be sent (a command refused)
             failed = driver.errors[errors:]
-            self.output.error_result(failed[0] if failed else "the message got no run")
+            self.output.error_result(failed[0] if failed else self._no_run())
+
+    def _no_run(self) -> str:
+        """Why a message sent got no run and no error line: the session stopped."""
+        driving = self._driving
+        if driving is None or not driving.done():
+            return "the message got no run"
+        if driving.cancelled():
+            return "the message got no run: the session was stopped"
+        error = driving.exception()
+        if error is None:
+            return "the message got no run: the session has ended"
+        return f"the message got no run: the session failed ({_reason(error)})"
 
     async def _initialize(self, request: Any) -> dict[str, Any]:
         if self._opening is not None:
@@ -245,14 +276,19 @@ class SdkSession:
             await asyncio.gather(self._opening, return_exceptions=True)
         if self._initialized is not None:
             await self._initialized.wait()  # its answer is out before the channel closes
-        if self._driving is not None and self._opening is not None:
-            driver, _ = self._opening.result()
+        if self._driving is not None and (driver := self._opened_driver()) is not None:
             if self._stopped:
                 driver.interrupt("stayer was stopped")
             driver.send(Close())
-            await self._driving
+            [ended] = await asyncio.gather(self._driving, return_exceptions=True)
+            if isinstance(ended, Exception):  # said once, not as a traceback
+                _say(f"the session failed: {_reason(ended)}")
         await self.channel.aclose()
 
 
 def _say(line: str) -> None:
     print(f"stayer: {line}", file=sys.stderr, flush=True)
+
+
+def _reason(error: BaseException) -> str:
+    return str(error) if isinstance(error, StayerError) else f"{type(error).__name__}: {error}"
