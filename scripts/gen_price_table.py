@@ -14,7 +14,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from msgspec.json import encode
+
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+from stayer.providers.listed import Clause, ClauseKind, ListedModel, ListedPrice, Rate  # noqa: E402
+
 TARGET = ROOT / "src" / "stayer" / "providers" / "price_table.py"
 PROVIDERS = ("anthropic", "openai")
 """The lists `stayer.providers.profiles` prices with."""
@@ -22,67 +27,72 @@ PROVIDERS = ("anthropic", "openai")
 HEADER = '''"""Anthropic's and OpenAI's list prices, genai-prices {version}: generated, do not edit.
 
 Made by scripts/gen_price_table.py, so a cost is worked out without importing the package (see
-`stayer.providers.listed`). tests/unit/core/test_price_table.py checks it.
+`stayer.providers.listed`). tests/unit/core/test_price_table.py checks it. One model a line, as
+JSON: decoding it takes a fraction of a millisecond, where Python code building the same records
+takes far longer to compile when there is no bytecode cache.
 """
 
-from stayer.providers.listed import Clause, ListedModel, ListedPrice, Rate
+from msgspec.json import decode
 
-PRICE_TABLE: dict[str, tuple[ListedModel, ...]] = {{
+from stayer.providers.listed import ListedModel
+
+PRICE_TABLE = decode(
+    r"""{{
 '''
 
-_LEAVES = {
-    "ClauseStartsWith": ("starts_with", "starts_with"),
-    "ClauseEndsWith": ("ends_with", "ends_with"),
-    "ClauseContains": ("contains", "contains"),
-    "ClauseEquals": ("equals", "equals"),
+FOOTER = '''}""",
+    type=dict[str, tuple[ListedModel, ...]],
+)
+'''
+
+_LEAVES: dict[str, ClauseKind] = {
+    "ClauseStartsWith": "starts_with",
+    "ClauseEndsWith": "ends_with",
+    "ClauseContains": "contains",
+    "ClauseEquals": "equals",
 }
 
 
-def clause(rule: Any) -> str:
-    """The rule as a `Clause(...)` expression."""
+def clause(rule: Any) -> Clause:
+    """The package's name rule as a `Clause`."""
     kind = type(rule).__name__
     if kind in _LEAVES:
-        name, attribute = _LEAVES[kind]
-        return f"Clause({name!r}, {getattr(rule, attribute).lower()!r})"
+        return Clause(_LEAVES[kind], getattr(rule, _LEAVES[kind]).lower())
     if kind == "ClauseRegex":
-        return f"Clause('regex', {rule.regex!r})"
+        return Clause("regex", rule.regex)
     if kind in ("ClauseOr", "ClauseAnd"):
         parts = rule.or_ if kind == "ClauseOr" else rule.and_
-        joined = "".join(clause(part) + ", " for part in parts)
-        return f"Clause({kind[6:].lower()!r}, parts=({joined}))"
+        return Clause("or" if kind == "ClauseOr" else "and", parts=tuple(map(clause, parts)))
     raise SystemExit(f"gen_price_table: a name rule the table cannot hold: {rule!r}")
 
 
-def rate(value: Any) -> str:
-    """A price (a Decimal, or tiered) as a `Rate(...)` expression, or None."""
+def rate(value: Any) -> Rate | None:
+    """A price (a Decimal, or tiered) as a `Rate`."""
     if value is None:
-        return "None"
+        return None
     if isinstance(value, Decimal):
-        return f"Rate({str(value)!r})"
-    tiers = "".join(f"({tier.start}, {str(tier.price)!r}), " for tier in value.tiers)
-    return f"Rate({str(value.base)!r}, ({tiers}))"
+        return Rate(str(value))
+    return Rate(str(value.base), tuple((tier.start, str(tier.price)) for tier in value.tiers))
 
 
-def price(prices: Any, since: Any) -> str:
-    """One ModelPrice as a `ListedPrice(...)` expression."""
+def price(prices: Any, since: Any) -> ListedPrice:
+    """One ModelPrice as a `ListedPrice`."""
     rates = (prices.input_mtok, prices.output_mtok, prices.cache_read_mtok, prices.cache_write_mtok)
     day = None if since is None else since.start_date.isoformat()
-    return f"ListedPrice({', '.join(rate(value) for value in rates)}, {day!r})"
+    return ListedPrice(*map(rate, rates), since=day)
 
 
-def prices_of(model: Any) -> str:
-    """A model's prices over time as a tuple of `ListedPrice(...)` expressions."""
+def prices_of(model: Any) -> tuple[ListedPrice, ...]:
+    """A model's prices over time."""
     from genai_prices.types import ModelPrice, StartDateConstraint
 
     if isinstance(model.prices, ModelPrice):
-        return f"({price(model.prices, None)},)"
-    parts = []
+        return (price(model.prices, None),)
     for conditional in model.prices:
         constraint = conditional.constraint
         if constraint is not None and not isinstance(constraint, StartDateConstraint):
             raise SystemExit(f"gen_price_table: {model.id} has a price the table cannot hold")
-        parts.append(price(conditional.prices, constraint) + ", ")
-    return f"({''.join(parts)})"
+    return tuple(price(conditional.prices, conditional.constraint) for conditional in model.prices)
 
 
 def render() -> str:
@@ -91,20 +101,22 @@ def render() -> str:
 
     from genai_prices.data import providers
 
-    parts = [HEADER.format(version=version("genai-prices"))]
+    lists = []
     for provider in providers:
         if provider.id not in PROVIDERS:
             continue
         if provider.fallback_model_providers:
             raise SystemExit(f"gen_price_table: {provider.id} now falls back to other lists")
-        parts.append(f"    {provider.id!r}: (\n")
-        for model in provider.models:
-            parts.append(
-                f"        ListedModel({model.id!r}, {clause(model.match)}, {prices_of(model)}),\n"
-            )
-        parts.append("    ),\n")
-    parts.append("}\n")
-    return "".join(parts)
+        models = (
+            ListedModel(model.id, clause(model.match), prices_of(model))
+            for model in provider.models
+        )
+        lines = ",\n".join(encode(model).decode() for model in models)
+        lists.append(f'"{provider.id}": [\n{lines}\n]')
+    table = ",\n".join(lists)
+    if '"""' in table or not table.isascii():
+        raise SystemExit("gen_price_table: the table does not fit in the module's string")
+    return HEADER.format(version=version("genai-prices")) + table + "\n" + FOOTER
 
 
 if __name__ == "__main__":

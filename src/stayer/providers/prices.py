@@ -11,7 +11,8 @@ sum. A price page changes more often than this code; the package is the one plac
 The package itself is not imported in a run: importing it costs about a second on a busy
 machine, between the last answer and the `result`. Its Anthropic and OpenAI lists are kept as
 a generated table (`price_table`, priced by `listed`, checked against the package by a test),
-loaded with the first cost asked for, in about 6 ms; each cost after that takes microseconds.
+loaded with the first cost asked for, in about a millisecond; each cost after that takes
+microseconds.
 
 Kept by hand (`Prices`): what the package does not know, namely the catch-alls for a Claude or
 GPT model newer than it (priced as their family's usual tier, so a budget still stops a run)
