@@ -26,23 +26,16 @@ PROVIDERS = ("anthropic", "openai")
 
 HEADER = '''"""Anthropic's and OpenAI's list prices, genai-prices {version}: generated, do not edit.
 
-Made by scripts/gen_price_table.py, so a cost is worked out without importing the package (see
-`stayer.providers.listed`). tests/unit/core/test_price_table.py checks it. One model a line, as
-JSON: decoding it takes a fraction of a millisecond, where Python code building the same records
-takes far longer to compile when there is no bytecode cache.
+Made by scripts/gen_price_table.py, so a cost is worked out without importing the package;
+`stayer.providers.listed` decodes it. tests/unit/core/test_price_table.py checks it. One model a
+line, as JSON: decoding it takes a fraction of a millisecond, where Python code building the same
+records takes far longer to compile when there is no bytecode cache.
 """
 
-from msgspec.json import decode
-
-from stayer.providers.listed import ListedModel
-
-PRICE_TABLE = decode(
-    r"""{{
+PRICE_LISTS = r"""{{
 '''
 
-FOOTER = '''}""",
-    type=dict[str, tuple[ListedModel, ...]],
-)
+FOOTER = '''}"""
 '''
 
 _LEAVES: dict[str, ClauseKind] = {

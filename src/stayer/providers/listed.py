@@ -19,6 +19,7 @@ from functools import cache
 from typing import Literal, assert_never
 
 from msgspec import Struct
+from msgspec.json import decode
 
 PER_MILLION = 1_000_000
 
@@ -137,10 +138,17 @@ def find_model(models: tuple[ListedModel, ...], model: str) -> ListedModel | Non
 
 
 @cache
-def _listed_model(provider: str, model: str) -> ListedModel | None:
-    from stayer.providers.price_table import PRICE_TABLE
+def price_lists() -> dict[str, tuple[ListedModel, ...]]:
+    """The generated table (`price_table`), decoded once: each provider's models in the
+    package's order, the order it tries them in."""
+    from stayer.providers.price_table import PRICE_LISTS
 
-    return find_model(PRICE_TABLE.get(provider, ()), model)
+    return decode(PRICE_LISTS, type=dict[str, tuple[ListedModel, ...]])
+
+
+@cache
+def _listed_model(provider: str, model: str) -> ListedModel | None:
+    return find_model(price_lists().get(provider, ()), model)
 
 
 def listed_price(provider: str, model: str) -> ListedPrice | None:

@@ -1,17 +1,12 @@
 """Anthropic's and OpenAI's list prices, genai-prices 0.2.3: generated, do not edit.
 
-Made by scripts/gen_price_table.py, so a cost is worked out without importing the package (see
-`stayer.providers.listed`). tests/unit/core/test_price_table.py checks it. One model a line, as
-JSON: decoding it takes a fraction of a millisecond, where Python code building the same records
-takes far longer to compile when there is no bytecode cache.
+Made by scripts/gen_price_table.py, so a cost is worked out without importing the package;
+`stayer.providers.listed` decodes it. tests/unit/core/test_price_table.py checks it. One model a
+line, as JSON: decoding it takes a fraction of a millisecond, where Python code building the same
+records takes far longer to compile when there is no bytecode cache.
 """
 
-from msgspec.json import decode
-
-from stayer.providers.listed import ListedModel
-
-PRICE_TABLE = decode(
-    r"""{
+PRICE_LISTS = r"""{
 "anthropic": [
 ["claude-2",["or","",[["starts_with","claude-2",[]],["contains","claude-v2",[]]]],[[["8",[]],["24",[]],null,null,null]]],
 ["claude-3-5-haiku-latest",["or","",[["starts_with","claude-3-5-haiku",[]],["starts_with","claude-3.5-haiku",[]]]],[[["0.8",[]],["4",[]],["0.08",[]],["1",[]],null]]],
@@ -156,6 +151,4 @@ PRICE_TABLE = decode(
 ["tts-1-hd",["equals","tts-1-hd",[]],[[null,null,null,null,null]]],
 ["whisper-1",["equals","whisper-1",[]],[[null,null,null,null,null]]]
 ]
-}""",
-    type=dict[str, tuple[ListedModel, ...]],
-)
+}"""
