@@ -15,7 +15,8 @@ only what that request needs, and the rest is imported inside the function that 
   reads;
 * the tools' implementations and their pydantic input models with the first tool call (the
   request carries their specs, generated data in `stayer.tools.builtin_specs`);
-* model prices (`genai_prices`) with the first cost worked out;
+* the price table (`stayer.providers.price_table`, generated from `genai_prices`, which a run
+  never imports) with the first cost worked out;
 * the parsers of agent, skill, command and plugin files (`stayer.agents.definitions`,
   `.skills`, `.plugins`) and PyYAML behind them only when such a file is found: the catalog
   (`stayer.agents.catalog`) only stats their folders.
@@ -195,6 +196,8 @@ LATER = (
     "pydantic_core",
     "tree_sitter",
     "genai_prices",
+    "stayer.providers.listed",
+    "stayer.providers.price_table",
     "stayer.config.model",
     "stayer.config.parse",
     "yaml",  # agents', skills' and commands' front matter: only when such a file exists
@@ -324,3 +327,22 @@ def test_no_record_is_a_dataclass() -> None:
         if re.search(r"^\s*(from dataclasses import|import dataclasses)", path.read_text(), re.M)
     )
     assert using == [], "use msgspec.Struct (frozen=True) for records instead of dataclasses"
+
+
+def test_a_run_prices_its_calls_without_importing_the_price_package(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    """The cost in the `result` comes from the generated table: `genai_prices` (a second of
+    pydantic and 2,300 models on a busy machine) is never imported, before the answer or after."""
+    server.enqueue(anthropic_text("hello"))
+    command = [sys.executable, "-X", "importtime", "-m", "stayer", "-p", "hi",
+               "--output-format", "stream-json", "--verbose"]  # fmt: skip
+    done = subprocess.run(
+        command, cwd=tmp_path, env=clean_env(server.env()), capture_output=True, text=True
+    )
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert (result["type"], result["result"]) == ("result", "hello"), done.stderr[-2000:]
+    assert result["total_cost_usd"] > 0
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "stayer.providers.price_table" in imported
+    assert [name for name in imported if name.startswith("genai_prices")] == []

@@ -30,7 +30,6 @@ from stayer.events import (
 )
 from stayer.messages import AssistantMessage, ToolUseBlock, Usage, is_blank_text
 from stayer.providers.base import MessageAssembler
-from stayer.providers.profiles import preload_prices
 
 from .executor import Executor
 from .recovery import INCOMPLETE, Finish, RunTools, failed_call, prompt_too_long, refusal_end
@@ -119,7 +118,6 @@ class Response(Struct):
             self.assembler.feed(event)
         if isinstance(event, MessageStarted):
             params.tools.preload()  # the request is out: load the tools while it is answered
-            preload_prices(params.model)  # and the price table its cost needs
         elif isinstance(event, BlockCompleted) and isinstance(event.block, ToolUseBlock):
             self.needs_follow_up = True
             self.executor.add(event.block)

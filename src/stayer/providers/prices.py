@@ -8,10 +8,11 @@ token of that request, and OpenAI does the same past 272k on GPT-5.4 and later. 
 priced one model call at a time (`call_cost`) and the costs are added up, never priced from a
 sum. A price page changes more often than this code; the package is the one place to update.
 
-Loading it and its price table costs 0.1 to 0.2 s in a run (more on a cold start, where it
-brings pydantic too), so it is loaded once per process, never on the way to the first model
-call: in a background thread as that call's answer starts streaming (`profiles.preload_prices`),
-or else on the first cost asked for; each cost after that takes about 0.1 ms.
+The package itself is not imported in a run: importing it costs about a second on a busy
+machine, between the last answer and the `result`. Its Anthropic and OpenAI lists are kept as
+a generated table (`price_table`, priced by `listed`, checked against the package by a test),
+loaded with the first cost asked for, in about a millisecond; each cost after that takes
+microseconds.
 
 Kept by hand (`Prices`): what the package does not know, namely the catch-alls for a Claude or
 GPT model newer than it (priced as their family's usual tier, so a budget still stops a run)
@@ -21,15 +22,9 @@ premium, and a model with no cache discount (o3-pro) bills a cache hit as input.
 
 from __future__ import annotations
 
-from functools import cache
-from typing import TYPE_CHECKING
-
 from msgspec import Struct
 
 from stayer.messages import Usage
-
-if TYPE_CHECKING:
-    from genai_prices.types import ModelPrice
 
 ANTHROPIC_PRICES = "https://platform.claude.com/docs/en/about-claude/pricing"
 OPENAI_PRICES = "https://developers.openai.com/api/docs/pricing"
@@ -92,33 +87,18 @@ def openai(input_usd: float, output_usd: float, cached_usd: float | None = None)
     return Prices(Rates(input_usd, output_usd, cached, input_usd), OPENAI_PRICES)
 
 
-@cache
-def _model_price(model: str, provider: str) -> ModelPrice | None:
-    """The package's prices of `model` today; None when it does not know the model."""
-    from genai_prices import Usage as Counted
-    from genai_prices import calc_price
-
-    try:
-        return calc_price(Counted(input_tokens=0), model, provider_id=provider).model_price
-    except LookupError:
-        return None
-
-
 def listed_cost(model: str, provider: str, usage: Usage) -> float | None:
     """What one call of `model` with this usage costs at the package's prices (its long-prompt
     tier when the call's prompt is past it); None when the package does not know the model."""
-    price = _model_price(model, provider)
+    from stayer.providers.listed import listed_price
+
+    price = listed_price(provider, model)
     if price is None:
         return None
-    from genai_prices import Usage as Counted
-
-    # A rate the package leaves out bills those tokens as input: left in `input_tokens`.
-    reads = usage.cache_read_input_tokens if price.cache_read_mtok is not None else 0
-    writes = usage.cache_creation_input_tokens if price.cache_write_mtok is not None else 0
-    counted = Counted(
-        input_tokens=usage.total_input_tokens,
-        cache_read_tokens=reads,
-        cache_write_tokens=writes,
-        output_tokens=usage.output_tokens,
+    cost = price.cost(
+        usage.total_input_tokens,
+        usage.output_tokens,
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
     )
-    return float(price.calc_price(counted)["total_price"])
+    return float(cost)

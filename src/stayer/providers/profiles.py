@@ -9,8 +9,6 @@ late, and a price of zero: an unknown name is most often a local model.
 
 from __future__ import annotations
 
-import threading
-
 from msgspec import Struct
 
 from stayer.messages import Usage
@@ -141,20 +139,3 @@ def cost_usd(model: str, usage: Usage) -> float:
         if listed is not None:
             return listed
     return 0.0  # not reached for the table's families: the package knows each of them
-
-
-_preloading = threading.Event()
-
-
-def preload_prices(model: str) -> None:
-    """Load the price table in a background thread, once per process, if `model` is priced by it.
-
-    Called when the first answer starts streaming: the table loads while the model writes, so
-    the first cost (when that answer is complete) does not wait 0.1 to 0.2 s for it."""
-    if _preloading.is_set():
-        return
-    _preloading.set()
-    profile = profile_for(model)
-    if profile.known and profile.prices is None:
-        args = (model, Usage())
-        threading.Thread(target=cost_usd, args=args, name="stayer-prices", daemon=True).start()

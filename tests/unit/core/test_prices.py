@@ -1,6 +1,6 @@
 """What a model call costs: `genai-prices`' figures for each kind of token, the long-prompt
-tiers priced per call, the few rates kept by hand, and the package imported only when a cost is
-asked for."""
+tiers priced per call, the few rates kept by hand, and the table of the package's prices loaded
+only when a cost is asked for."""
 
 from __future__ import annotations
 
@@ -120,29 +120,16 @@ def test_the_hand_kept_figures_are_dated_and_name_their_page() -> None:
     assert kept == {"claude": ANTHROPIC_PRICES, "chatgpt-4o": OPENAI_PRICES, "gpt-": OPENAI_PRICES}
 
 
-def test_the_package_is_imported_only_when_a_cost_is_asked_for() -> None:
+def test_the_table_is_loaded_only_when_a_cost_is_asked_for_and_the_package_never() -> None:
     probe = (
         "import sys, stayer.cli, stayer.providers.profiles, stayer.providers.select;"
         "from stayer.providers.select import choose_model;"
         "choose_model('sonnet', {'ANTHROPIC_API_KEY': 'k', 'STAYER_CONFIG_DIR': '/nonexistent'});"
-        "before = 'genai_prices' in sys.modules;"
+        "before = 'stayer.providers.price_table' in sys.modules;"
         "from stayer.providers.profiles import cost_usd; from stayer.messages import Usage;"
         "cost_usd('claude-opus-5-5', Usage(input_tokens=1));"
-        "print(before, 'genai_prices' in sys.modules)"
+        "print(before, 'stayer.providers.price_table' in sys.modules,"
+        " 'genai_prices' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["False", "True"]
-
-
-def test_the_table_loads_while_the_first_answer_streams_and_only_for_a_priced_model() -> None:
-    probe = (
-        "import sys, threading;"
-        "from stayer.providers.profiles import preload_prices;"
-        "preload_prices(sys.argv[1]);"
-        "[t.join() for t in threading.enumerate() if t.name == 'stayer-prices'];"
-        "print('genai_prices' in sys.modules)"
-    )
-    for model, loaded in (("claude-opus-5-5", "True"), ("llama3.1:8b", "False")):
-        run = [sys.executable, "-c", probe, model]
-        done = subprocess.run(run, capture_output=True, text=True, check=True)
-        assert done.stdout.strip() == loaded, model
+    assert done.stdout.split() == ["False", "True", "False"]

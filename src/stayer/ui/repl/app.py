@@ -84,7 +84,7 @@ MODE_CYCLE = ("default", "acceptEdits", "plan")
 """What Shift+Tab steps through, as Claude Code's does (a session started in another mode has
 it in the cycle too, after these)."""
 
-WARM_MODULES = ("rich.markdown", "rich.syntax", "genai_prices")
+WARM_MODULES = ("rich.markdown", "rich.syntax")
 """Loaded in a thread as the REPL opens (see `ReplApp._warm`)."""
 
 TICK_S = 0.1
@@ -268,8 +268,8 @@ class ReplApp:
 
     async def _warm(self) -> None:
         """Load now, off the event loop, what the first answer would otherwise load on it:
-        markdown and syntax rendering, and the price tables (genai-prices alone takes about
-        0.4 s, a stall in the middle of the first streamed answer)."""
+        markdown and syntax rendering, and the price table (a few milliseconds, but in the
+        middle of the first streamed answer otherwise)."""
         for module in WARM_MODULES:
             await asyncio.to_thread(importlib.import_module, module)
         await asyncio.to_thread(listed_cost, self.model, "anthropic", Usage(1, 1))  # the table
