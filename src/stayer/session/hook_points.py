@@ -6,6 +6,8 @@ own points (a prompt going in, the session starting and ending).
   with it; `allow` answers what the mode would have asked a person, but deny rules, ask rules
   and protected paths still stand (as in Claude Code, where a hook's allow skips the prompt,
   not the rules); `ask` leaves the call to the rules.
+* PermissionRequest answers a call in the person's place before anyone is asked
+  (`permission_request`).
 * Notification hooks hear of a call denied for want of someone to approve it (in a headless
   run nobody is asked; the denial is where Claude Code would show its dialog).
 * PostToolUse (PostToolUseFailure for a failed call) runs before the result is final: a block
@@ -28,7 +30,7 @@ after the last submission's events (a session closed without it runs them unrepo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec.structs import replace
 
@@ -41,6 +43,9 @@ from stayer.loop.state import CanUseTool, LoopParams, StopVerdict, ToolCall
 from stayer.messages import JSON, TextBlock
 from stayer.permissions import Decision
 from stayer.tools.base import ToolInputError, ToolOutput
+
+if TYPE_CHECKING:
+    from .permission_request import PermissionHost
 
 DEFAULT_BLOCK_CAP = 8
 _TOOL_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -62,6 +67,9 @@ class SessionHooks:
         SubagentStop (with `agent`), as Claude Code does."""
         self.agent: dict[str, JSON] = {}
         """Who the subagent is, for its SubagentStop input (`as_subagent`)."""
+        self.host: PermissionHost | None = None
+        """What PermissionRequest hooks' answers act on (the session's rules, mode and run);
+        without it they are not wired."""
 
     def as_subagent(self, parent: HookBase, agent_id: str, agent_type: str, path: str) -> None:
         """Make these a subagent's hooks: their input names the session that started it (its
@@ -89,7 +97,15 @@ class SessionHooks:
     def wire(self, params: LoopParams) -> LoopParams:
         """`params` with the loop's hook points filled in for the events that have hooks."""
         if self.configured("PreToolUse", "Notification"):
-            params = replace(params, can_use_tool=self.permission_check(params.can_use_tool))
+            # an answer's changed input is checked against the rules again, not the hooks
+            rules = params.recheck or params.can_use_tool
+            check = self.permission_check(params.can_use_tool)
+            params = replace(params, can_use_tool=check, recheck=rules)
+        if self.configured("PermissionRequest") and self.host is not None:
+            from .permission_request import PermissionRequests
+
+            answers = PermissionRequests(self.runner, self._ran.append, self.host)
+            params = replace(params, permission_hook=answers)
         if self.configured(*_TOOL_EVENTS):
             params = replace(params, after_tool=self.after_tool, halted=self.halted)
         if self.configured("SubagentStop" if self.subagent else "Stop"):

@@ -71,11 +71,13 @@ if TYPE_CHECKING:
 
     from .hook_points import SessionHooks
     from .mcp_link import McpLink
+    from .permission_request import PermissionHost
     from .rule_edits import RuleEdits, RulesView
     from .skill_render import Places
 
 Busy = Literal["refuse", "queue"]
 Prompt = str | Sequence[ContentBlock]
+BYPASS: PermissionMode = "bypassPermissions"
 """What a user says: text, or content blocks (text and images)."""
 StartSource = Literal["startup", "resume", "clear"]
 """How the conversation began, as SessionStart hooks are told."""
@@ -125,6 +127,7 @@ class Session(McpFacet, TreeFacet):
         """The session this one was derived from, if any (it owns what the two share)."""
         self.history: tuple[Message, ...] = tuple(options.history)
         self.warnings: tuple[str, ...] = setup.warnings
+        self._started_mode: PermissionMode = setup.permissions.mode
         self._interrupted = False
         self._announced = False
         self._ending = parent is None  # SessionEnd's hooks are still to run (never a child's)
@@ -286,7 +289,21 @@ class Session(McpFacet, TreeFacet):
             env={**os.environ, **params.tool_context.env},
             permission_mode=lambda: self.permission_mode,  # live: hooks see a switch at once
         )
-        return SessionHooks(self.setup.hooks, base, subagent=self.parent is not None)
+        hooks = SessionHooks(self.setup.hooks, base, subagent=self.parent is not None)
+        if hooks.configured("PermissionRequest"):
+            hooks.host = self._permission_host()
+        return hooks
+
+    def _permission_host(self) -> PermissionHost:
+        """What a PermissionRequest hook's answer acts on: this session's rules, mode and run."""
+        from .permission_request import PermissionHost
+        from .permission_updates import Updates
+
+        return PermissionHost(
+            apply_updates=lambda given, warn: Updates(self, warn).apply(given),
+            set_mode=self.set_permission_mode,
+            interrupt=self.interrupt,
+        )
 
     def _spawn_subagent(self, request: SubagentRequest) -> AsyncIterator[Event]:
         """A tool's nested run (`ToolContext.spawn_subagent`; see `subagents.spawn`)."""
@@ -310,11 +327,35 @@ class Session(McpFacet, TreeFacet):
 
     def set_permission_mode(self, mode: str) -> None:
         """Switch the permission mode for every call checked from now on, a running
-        submission's included; raises `ConfigError` for an unknown mode."""
+        submission's included; raises `ConfigError` for an unknown mode, or bypassPermissions
+        where it is not allowed (`check_mode`)."""
         before = self.setup.permissions.mode
-        self.setup.permissions.set_mode(parse_mode(mode))
+        self.setup.permissions.set_mode(self.check_mode(parse_mode(mode)))
         if self._transcript is not None and self.permission_mode != before:
             self._transcript.event("permission_mode")  # on record though nothing else follows
+
+    @property
+    def bypass_allowed(self) -> bool:
+        """Whether this session may switch into bypassPermissions: only one started in it, or
+        with `allow_dangerously_skip_permissions` (`--allow-dangerously-skip-permissions`), as
+        Claude Code allows (a derived session asks the session it came from)."""
+        if self.parent is not None:
+            return self.parent.bypass_allowed
+        resolved = self.setup.resolved
+        if resolved is None:
+            return False
+        return self._started_mode == BYPASS or resolved.options.allow_dangerously_skip_permissions
+
+    def check_mode(self, mode: PermissionMode) -> PermissionMode:
+        """`mode`, if this session may switch to it; raises `ConfigError` in one line for
+        bypassPermissions where it is not allowed (the one rule every front end keeps)."""
+        if mode == BYPASS and mode != self.permission_mode and not self.bypass_allowed:
+            raise ConfigError(
+                "bypassPermissions can only be switched to in a session started in it or with "
+                "--allow-dangerously-skip-permissions (allow_dangerously_skip_permissions); the "
+                f"mode stays {self.permission_mode}"
+            )
+        return mode
 
     def add_rule(self, kind: Literal["allow", "deny", "ask"], rule: str, *, save: bool) -> None:
         """Add a permission rule (`Bash(npm test:*)`) for every call checked from now on, a

@@ -28,10 +28,10 @@ from typing import Any
 from stayer.driver import Driver
 from stayer.events import PermissionRequested
 from stayer.permissions import Decision, Rule
+from stayer.session.permission_updates import SAVED, Updates
 from stayer.ui.repl.dialogs import kept_rule
 
 from .control import ControlChannel, ControlError
-from .permission_updates import SAVED, Updates
 
 Ask = Callable[[Mapping[str, Any], Driver], Awaitable[Mapping[str, Any]]]
 """Puts the request's fields to whoever answers for the driver's session, and returns the
