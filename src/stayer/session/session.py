@@ -53,6 +53,7 @@ from stayer.tools.names import EXIT_PLAN_MODE
 from .assemble import Setup, prompt_blocks, user_message
 from .children import Account, Background, Tree, priced
 from .listings import with_listing
+from .mode_bounds import BYPASS, BYPASS_REFUSED, may_bypass
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import session_folder
@@ -77,7 +78,6 @@ if TYPE_CHECKING:
 
 Busy = Literal["refuse", "queue"]
 Prompt = str | Sequence[ContentBlock]
-BYPASS: PermissionMode = "bypassPermissions"
 """What a user says: text, or content blocks (text and images)."""
 StartSource = Literal["startup", "resume", "clear"]
 """How the conversation began, as SessionStart hooks are told."""
@@ -342,19 +342,14 @@ class Session(McpFacet, TreeFacet):
         if self.parent is not None:
             return self.parent.bypass_allowed
         resolved = self.setup.resolved
-        if resolved is None:
-            return False
-        return self._started_mode == BYPASS or resolved.options.allow_dangerously_skip_permissions
+        given = resolved is not None and resolved.options.allow_dangerously_skip_permissions
+        return may_bypass(self._started_mode, given)
 
     def check_mode(self, mode: PermissionMode) -> PermissionMode:
         """`mode`, if this session may switch to it; raises `ConfigError` in one line for
         bypassPermissions where it is not allowed (the one rule every front end keeps)."""
         if mode == BYPASS and mode != self.permission_mode and not self.bypass_allowed:
-            raise ConfigError(
-                "bypassPermissions can only be switched to in a session started in it or with "
-                "--allow-dangerously-skip-permissions (allow_dangerously_skip_permissions); the "
-                f"mode stays {self.permission_mode}"
-            )
+            raise ConfigError(f"{BYPASS_REFUSED}; the mode stays {self.permission_mode}")
         return mode
 
     def add_rule(self, kind: Literal["allow", "deny", "ask"], rule: str, *, save: bool) -> None:
