@@ -347,7 +347,11 @@ class Session(McpFacet, TreeFacet):
 
     def check_mode(self, mode: PermissionMode) -> PermissionMode:
         """`mode`, if this session may switch to it; raises `ConfigError` in one line for
-        bypassPermissions where it is not allowed (the one rule every front end keeps)."""
+        bypassPermissions where it is not allowed (the one rule every front end keeps). A
+        derived session is bounded by its parent's mode instead (never past it, whatever is
+        asked), and its parent is in bypassPermissions only as this rule allowed."""
+        if self.parent is not None:
+            return mode
         if mode == BYPASS and mode != self.permission_mode and not self.bypass_allowed:
             raise ConfigError(f"{BYPASS_REFUSED}; the mode stays {self.permission_mode}")
         return mode
