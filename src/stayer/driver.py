@@ -30,6 +30,9 @@ SessionEnd hooks), reach the sink before it does.
   runs the session's end and closes it. Send `Interrupt` first to stop at once.
 - An operation that cannot be carried out (an empty prompt, an unknown mode or model) is one
   line in `errors` (and to `on_error`), and the driver goes on; a sink that raises ends it.
+  A run a fault of stayer's own stops (an exception that is no `StayerError`) still ends
+  with a `Finished` (`model_error`, saying what broke), its conversation repaired, and is one
+  line in `errors`; the session goes on.
 """
 
 from __future__ import annotations
@@ -43,9 +46,9 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.errors import StayerError
-from stayer.events import Compacted, Event, PermissionRequested
+from stayer.events import Compacted, Event, Finished, PermissionRequested, Terminal
 from stayer.loop.abort import AbortSignal
-from stayer.messages import ContentBlock
+from stayer.messages import ContentBlock, Message, Usage
 from stayer.permissions import Decision
 from stayer.session.assemble import prompt_blocks
 from stayer.session.options import QueryOptions
@@ -123,6 +126,7 @@ class Driver:
         self._compacting = False
         self._closing = False
         self._waiting: dict[str, asyncio.Future[Decision]] = {}
+        self._started = asyncio.Event()
         self.unsent: list[Prompt] = []
         """Prompts queued for a run that was interrupted: never sent, kept for the front end
         to offer back (Claude Code puts them back in the input box)."""
@@ -188,10 +192,13 @@ class Driver:
         try:
             while not (self._closing and self._idle()):
                 taking = asyncio.ensure_future(self._inbox.get())
-                waits: set[asyncio.Future[Any]] = {taking}
+                self._started.clear()  # `submit()` sets it: a run begun meanwhile is watched
+                started = asyncio.ensure_future(self._started.wait())
+                waits: set[asyncio.Future[Any]] = {taking, started}
                 if self._run is not None and not self._run.done():
                     waits.add(self._run)
                 done, _ = await asyncio.wait(waits, return_when="FIRST_COMPLETED")
+                started.cancel()
                 if taking in done:
                     await self._apply(taking.result())
                 else:
@@ -275,6 +282,7 @@ class Driver:
             return
         self._abort = AbortSignal()  # armed now: an interrupt before the run begins counts
         self._run = asyncio.create_task(self._runs(prompt))
+        self._started.set()
 
     async def _runs(self, job: Prompt | Compact) -> None:
         """Carry out `job`, then the clears and compactions sent meanwhile, then run the
@@ -292,13 +300,28 @@ class Driver:
             following = _joined(waiting) if waiting else None
 
     async def _submission(self, prompt: Prompt) -> None:
+        """Run `prompt`, its events to the sink. A fault of stayer's own escaping the run (not
+        the sink's: that ends the driver) ends it as the loop would: the session keeps what it
+        did, repaired, the sink gets a `Finished` saying what broke, and `errors` a line."""
+        finished = False
         try:
             submission = self.session.submit(prompt, abort=self._abort)
             async with aclosing(submission) as events:
                 async for event in events:
-                    await self._sink(event)
+                    finished = finished or isinstance(event, Finished)
+                    try:
+                        await self._sink(event)
+                    except Exception as error:
+                        raise _SinkFailed from error
         except StayerError as error:
             self._failed(str(error))
+        except _SinkFailed as failed:
+            raise failed.__cause__ or failed from None
+        except Exception as error:  # a bug of stayer's: the session goes on, said in one line
+            line = f"the run stopped on an internal error: {error!r}"
+            if not finished:
+                await self._sink(_broken(line, self.session.history))
+            self._failed(line)
 
     async def _between_runs(self) -> None:
         while self._between:
@@ -366,3 +389,24 @@ def _joined(prompts: Sequence[Prompt]) -> Prompt:
     if len(prompts) == 1:
         return prompts[0]
     return tuple(block for prompt in prompts for block in prompt_blocks(prompt))
+
+
+class _SinkFailed(Exception):
+    """The sink raised (its error the cause): the driver's owner's to see, not a run's fault."""
+
+
+def _broken(line: str, history: tuple[Message, ...]) -> Finished:
+    """The end of a run a fault of stayer's stopped: the conversation as the session repaired
+    it."""
+    return Finished(
+        terminal=Terminal.MODEL_ERROR,
+        message=line,
+        num_turns=0,
+        usage=Usage(),
+        cost_usd=0.0,
+        result_text="",
+        stop_reason=None,
+        duration_ms=0.0,
+        duration_api_ms=0.0,
+        messages=history,
+    )

@@ -159,15 +159,16 @@ async def stayer_acp(
     *args: str,
     editor: Editor | None = None,
     env: Mapping[str, str] | None = None,
+    module: str = "stayer",
 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process, Editor]]:
     """`stayer acp ARGS` in `cwd` against `server` (with `env` added), with an `Editor`
-    connected to it."""
+    connected to it; `module` runs another command line (one with a planted fault)."""
     editor = editor or Editor()
     async with acp.spawn_agent_process(
         editor,
         sys.executable,
         "-m",
-        "stayer",
+        module,
         "acp",
         *args,
         cwd=cwd,

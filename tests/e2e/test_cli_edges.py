@@ -24,20 +24,20 @@ def test_values_of_flags_stayer_does_not_act_on_are_not_taken_for_the_prompt(
 ) -> None:
     server.enqueue(reply("hello"))
     done = stayer(
-        "-p", "--effort", "high", "--name", "reviewer", "--debug-file", "d.log",
+        "-p", "--task-budget", "9000", "--name", "reviewer", "--debug-file", "d.log",
         "--bare", "say hi", cwd=tmp_path, env=server.env(),
     )  # fmt: skip
 
     assert (done.status, done.stdout) == (0, "hello\n"), done.stderr
     assert done.stderr.splitlines() == [
-        f"stayer: {flag} is not supported yet and was ignored"
-        for flag in ("--effort", "--debug-file", "--name", "--bare")
+        f"stayer: {flag} has no effect: stayer does not support it yet"
+        for flag in ("--task-budget", "--debug-file", "--name", "--bare")
     ]
     assert "say hi" in json.dumps(server.requests[0].messages[-1])
 
 
 def test_a_stray_argument_is_an_error_not_a_silent_prompt(tmp_path: Path) -> None:
-    done = stayer("-p", "--effort", "a", "b", "say hi", cwd=tmp_path)
+    done = stayer("-p", "--task-budget", "a", "b", "say hi", cwd=tmp_path)
     assert done.status == 2
     (line,) = done.stderr.strip().splitlines()[-1:]
     assert "unexpected argument 'say hi'" in line

@@ -74,7 +74,7 @@ def test_without_a_working_bubblewrap_the_session_does_not_start(
     assert done.stderr == (
         f"stayer: --sandbox: bubblewrap cannot run here (could not start {missing}: No such "
         "file or directory); install the bubblewrap package (apt-get install bubblewrap), or "
-        "run without --sandbox\n"
+        "run without --sandbox (and without the settings' sandbox.enabled)\n"
     )
     assert server.requests == []
 

@@ -141,6 +141,7 @@ STARTUP = frozenset(
         "stayer.session.paths",
         "stayer.session.permission_check",
         "stayer.session.protected_look",
+        "stayer.session.reasoning",  # the thinking and effort the first request asks for
         "stayer.session.resolve",
         "stayer.session.repair",
         "stayer.session.sandboxing",

@@ -94,7 +94,8 @@ def test_without_a_working_bubblewrap_the_session_does_not_open(
         else "bwrap: No permissions to create new namespace"
     )
     assert str(raised.value) == (
-        f"--sandbox: bubblewrap cannot run here ({problem}); {remedy}, or run without --sandbox"
+        f"--sandbox: bubblewrap cannot run here ({problem}); {remedy}, or run without --sandbox "
+        "(and without the settings' sandbox.enabled)"
     )
 
 

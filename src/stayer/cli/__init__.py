@@ -28,8 +28,8 @@ from stayer._version import CLAUDE_CODE_COMPAT_VERSION, __version__
 from stayer.errors import ConfigError, StayerError
 
 from .flags import (
-    build_parser,
     output_format_in,
+    parse_args,
     refuse_continuation,
     refuse_prompt_tool,
     session_id_in,
@@ -201,7 +201,7 @@ def run(argv: Sequence[str]) -> int:
     status = subcommand(argv)
     if status is not None:
         return status
-    args, unknown = build_parser().parse_known_args(list(argv))
+    args, unknown = parse_args(argv)
     strays = [item for item in unknown if not item.startswith("-")]
     if strays:
         raise ConfigError(

@@ -11,6 +11,7 @@ instead of ignored.
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 import uuid
 from collections.abc import Sequence
@@ -21,8 +22,7 @@ from stayer.errors import ConfigError
 
 # Claude Code flags stayer does not act on yet, by arity.
 IGNORED_WITH_VALUE = (
-    "--permission-prompts", "--max-thinking-tokens",
-    "--json-schema", "--thinking", "--thinking-display", "--effort", "--task-budget",
+    "--permission-prompts", "--task-budget",
     "--debug-file", "--append-subagent-system-prompt", "--advisor", "--name", "--remote",
     # what Claude Code passes the teammates of an agent team
     "--agent-id", "--agent-name", "--team-name", "--agent-color", "--parent-session-id",
@@ -223,10 +223,35 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
         metavar="BETA",
         help="Anthropic beta headers to send with every request",
     )
+    _thinking_flags(parser)
     parser.add_argument("--system-prompt", help="replace the base system prompt")
     parser.add_argument("--system-prompt-file", type=Path, help="the same, from a file")
     parser.add_argument("--append-system-prompt", help="add to the end of the system prompt")
     parser.add_argument("--append-system-prompt-file", type=Path, help="the same, from a file")
+
+
+def _thinking_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--thinking", choices=["adaptive", "enabled", "disabled"],
+        help="extended thinking: the model decides how much, on, or off",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-thinking-tokens", type=_thinking_tokens, metavar="TOKENS",
+        help="let the model think up to this many tokens before answering (0: no thinking)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--thinking-display", choices=["summarized", "omitted"],
+        help="with thinking: have it come back summarized, or left out",
+    )  # fmt: skip
+    parser.add_argument(
+        "--json-schema", metavar="SCHEMA",
+        help="the final answer must be JSON matching this JSON Schema (the result's "
+        "structured_output)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--effort", choices=["low", "medium", "high", "xhigh", "max"],
+        help="how hard the model works at its answers (OpenAI models: up to high)",
+    )  # fmt: skip
 
 
 def add_rule_flags(parser: argparse.ArgumentParser) -> None:
@@ -349,6 +374,10 @@ def _autocompact(value: str) -> int | Literal["auto"]:
     return amount
 
 
+def _thinking_tokens(value: str) -> int:
+    return 0 if value.strip() == "0" else _tokens(value)
+
+
 def _rounds(value: str) -> int:
     try:
         rounds = int(value)
@@ -379,6 +408,30 @@ def refuse_continuation(args: argparse.Namespace) -> None:
             )
 
 
+def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The flags of `argv`, and the options stayer does not know. With `--input-format
+    stream-json` the prompts come on standard input, so a word after an unknown option is that
+    option's value (claude-agent-sdk passes `extra_args` as `--flag value`), not a prompt."""
+    args, unknown = build_parser().parse_known_args(list(argv))
+    if args.input_format != "stream-json":
+        return args, unknown
+    if args.prompt is not None:
+        for before, item in itertools.pairwise(argv):
+            if item == args.prompt and before in unknown and "=" not in before:
+                args.prompt = None
+                break
+    values = {
+        index
+        for index, (before, item) in enumerate(itertools.pairwise(unknown), start=1)
+        if _takes_value(before) and not item.startswith("-")
+    }
+    return args, [item for index, item in enumerate(unknown) if index not in values]
+
+
+def _takes_value(item: str) -> bool:
+    return item.startswith("-") and "=" not in item
+
+
 def refuse_prompt_tool(args: argparse.Namespace) -> None:
     """Refuse a `--permission-prompt-tool` nobody could be asked through, in one line: `stdio`
     needs stream-json input (the SDK's channel); any value needs a run without a person
@@ -399,15 +452,38 @@ def refuse_prompt_tool(args: argparse.Namespace) -> None:
 
 
 def warn_ignored(args: argparse.Namespace, unknown: Sequence[str]) -> list[str]:
-    """The lines to print for tolerated flags that were used and for unknown options."""
+    """One line for each flag given that has no effect: a Claude Code flag stayer does not act
+    on, an unknown option, a value stayer cannot honour, or a flag the others make moot."""
     lines = []
     tolerated = (
         *IGNORED_WITH_VALUE, *IGNORED_MANY_VALUES, *IGNORED_OPTIONAL_VALUE, *IGNORED_SWITCHES
     )  # fmt: skip
     for flag in tolerated:
         if getattr(args, dest(flag)):
-            lines.append(f"stayer: {flag} is not supported yet and was ignored")
-    lines += [f"stayer: ignoring unknown option {flag}" for flag in unknown]
+            lines.append(f"stayer: {flag} has no effect: stayer does not support it yet")
+    lines += [
+        f"stayer: {flag.partition('=')[0]} has no effect: stayer does not know this option"
+        for flag in unknown
+    ]
+    return [*lines, *_moot(args)]
+
+
+def _moot(args: argparse.Namespace) -> list[str]:
+    """Lines for values stayer cannot honour and for flags that others given make moot."""
+    lines = []
+    if args.permission_mode == "auto" and not args.dangerously_skip_permissions:
+        lines.append(
+            "stayer: --permission-mode auto has no effect: stayer has no auto mode, so calls "
+            "are judged as in default mode"
+        )
+    thinking = args.thinking not in (None, "disabled") or bool(args.max_thinking_tokens)
+    if args.thinking_display is not None and not thinking:
+        lines.append(
+            "stayer: --thinking-display has no effect without --thinking adaptive|enabled or "
+            "--max-thinking-tokens"
+        )
+    if args.max_thinking_tokens is not None and args.thinking in ("adaptive", "disabled"):
+        lines.append(f"stayer: --max-thinking-tokens has no effect with --thinking {args.thinking}")
     return lines
 
 

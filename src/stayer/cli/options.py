@@ -54,9 +54,21 @@ def _text_or_file(args: argparse.Namespace, dest: str) -> str | None:
     return _read_text_file(getattr(args, f"{dest}_file")) or getattr(args, dest)
 
 
+def _agents(args: argparse.Namespace, dest: str) -> str | None:
+    """`--agents JSON`, or `--agents @FILE` (older SDKs write long definitions to a file)."""
+    given: str | None = args.agents
+    if given is not None and given.startswith("@"):
+        return _read_text_file(Path(given[1:]))
+    return given
+
+
 def _mode(args: argparse.Namespace, dest: str) -> str | None:
+    """`--dangerously-skip-permissions` wins; `auto` (Claude Code's classifier, which stayer has
+    not got) runs as `default`, which asks rather than allows (`warn_ignored` says so)."""
     skip: bool = args.dangerously_skip_permissions
-    return "bypassPermissions" if skip else args.permission_mode
+    if skip:
+        return "bypassPermissions"
+    return "default" if args.permission_mode == "auto" else args.permission_mode
 
 
 Read = Callable[[argparse.Namespace, str], Any]
@@ -92,9 +104,14 @@ FLAGS: dict[str, tuple[str, Read]] = {
     "setting_sources": ("setting_sources", _same),
     "mcp_config": ("mcp_config", _flat),
     "strict_mcp_config": ("strict_mcp_config", _same),
-    "agents": ("agents", _same),
+    "agents": ("agents", _agents),
     "agent": ("agent", _same),
     "plugin_dirs": ("plugin_dirs", _flat),
+    "thinking": ("thinking", _same),
+    "max_thinking_tokens": ("max_thinking_tokens", _same),
+    "thinking_display": ("thinking_display", _same),
+    "effort": ("effort", _same),
+    "json_schema": ("json_schema", _same),
 }
 """Each option a flag sets: its `QueryOptions` field → (the parser's destination, how the
 value is read from the parsed flags)."""

@@ -703,8 +703,9 @@ def _stdio(raw: dict[str, Any], expand: _Expander, cwd: Path) -> dict[str, Any]:
         "command": expand(command),
         "args": tuple(expand(arg) for arg in args),
         "env": {k: expand(v) for k, v in _strings(raw, "env").items()},
-        # relative to the project, not to wherever the server happens to be started from
-        "cwd": None if folder is None else str(cwd / Path(expand(folder)).expanduser()),
+        # the session's folder, or its own relative to it: never wherever stayer was started
+        # from (an editor launches `stayer acp` in a folder of its own)
+        "cwd": str(cwd if folder is None else cwd / Path(expand(folder)).expanduser()),
     }
 
 

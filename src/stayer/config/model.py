@@ -116,6 +116,14 @@ class StatusLineSetting(_Keys, frozen=True, kw_only=True, rename="camel"):
     """Seconds: also run this often, for a line that shows the time or the like."""
 
 
+class SandboxSetting(_Keys, frozen=True, kw_only=True, rename="camel"):
+    """Claude Code's `sandbox`: `enabled: true` runs Bash commands sandboxed, as `--sandbox`
+    does (offline: stayer's sandbox has no per-domain network allowance, so it is the stricter
+    of the two). Its other keys are Claude Code's and are not read."""
+
+    enabled: bool | None = None
+
+
 class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     """One settings file's content, or several merged (see `sources`)."""
 
@@ -139,3 +147,5 @@ class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     """The agent the main session runs as (`--agent` wins over it)."""
     enabled_plugins: dict[str, bool] | None = None
     """Plugin id (`name@marketplace`) → whether to load it; the sources merge it key by key."""
+    sandbox: SandboxSetting | None = None
+    """On once any source turns it on: a project's file cannot turn off the user's sandbox."""

@@ -51,7 +51,7 @@ from stayer.switches import env_flag
 from .dirs import CLAUDE_JSON, claude_config_dir, config_root
 
 if TYPE_CHECKING:  # the models and their parser load with the first settings document found
-    from .model import HookMatcher, Settings
+    from .model import HookMatcher, SandboxSetting, Settings
     from .parse import Parsed, Problem, RuleCheck
 
 Level = Literal["user", "project", "local"]
@@ -426,10 +426,23 @@ def merge(found: Sequence[Source]) -> Loaded:
         additional_directories=tuple(d.text for d in directories),
     )
     settings = Settings(
-        **scalars, env=env, hooks=hooks, permissions=permissions, enabled_plugins=plugins
-    )
+        **scalars, env=env, hooks=hooks, permissions=permissions, enabled_plugins=plugins,
+        sandbox=_sandbox(found),
+    )  # fmt: skip
     warnings = (*(line for source in found for line in source.warnings), *notes)
     return Loaded(settings, allow, ask, deny, directories, tuple(found), warnings)
+
+
+def _sandbox(found: Sequence[Source]) -> SandboxSetting | None:
+    """`sandbox.enabled` if any source turns it on (a later file cannot turn it off: a
+    project's settings must not unsandbox what the user's sandbox holds)."""
+    from .model import SandboxSetting
+
+    for source in found:
+        setting = None if source.settings is None else source.settings.sandbox
+        if setting is not None and setting.enabled:
+            return SandboxSetting(enabled=True)
+    return None
 
 
 def _plugins_turned(

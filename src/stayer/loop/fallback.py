@@ -24,11 +24,12 @@ with the model that finally answered: an overloaded model mostly refuses before 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from msgspec.structs import replace
 
 from stayer.events import ModelSwitched, ModelUsage
-from stayer.messages import Message, ModelSpend, ToolSpec, Usage
+from stayer.messages import Message, ModelSpend, ToolResultBlock, ToolSpec, Usage, UserMessage
 from stayer.providers.base import ModelRequest, Provider
 
 from .state import LoopParams, LoopState
@@ -75,8 +76,27 @@ def request_for(
         max_tokens=limit,
         purpose=params.purpose,
         betas=betas,
+        **_reasoning(params, messages),
     )
     return provider, request
+
+
+def _reasoning(params: LoopParams, messages: tuple[Message, ...]) -> dict[str, Any]:
+    """Thinking and effort for a call: the run's own calls only; a summary or a tool's question
+    has a small output limit of its own, and asks as the model does by default."""
+    if params.purpose != "main":
+        return {}
+    live = params.live_thinking
+    thinking = params.thinking if live is None else live(not _after_tools(messages))
+    return {"thinking": thinking, "effort": params.effort}
+
+
+def _after_tools(messages: tuple[Message, ...]) -> bool:
+    """Whether the call goes on with an assistant turn: the last message holds tool results."""
+    last = messages[-1] if messages else None
+    return isinstance(last, UserMessage) and any(
+        isinstance(block, ToolResultBlock) for block in last.content
+    )
 
 
 def should_switch(params: LoopParams, serving: int, overloads: int, *, exhausted: bool) -> bool:

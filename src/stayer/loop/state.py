@@ -13,7 +13,7 @@ from stayer.errors import ModelError
 from stayer.events import Continue, Event, ModelUsage, PermissionDenial, PermissionRequested
 from stayer.messages import ContentBlock, Message, ModelSpend, StopReason, Usage
 from stayer.permissions import Decision
-from stayer.providers.base import Provider
+from stayer.providers.base import Effort, Provider, Thinking
 from stayer.tools.base import Tool, Toolbox, ToolContext, ToolOutput
 
 from .abort import AbortSignal
@@ -181,6 +181,16 @@ class LoopParams(Struct, frozen=True):
     `continue: false`; `hook_stopped`), or None."""
     before_compact: BeforeCompact | None = None
     betas: tuple[str, ...] = ()
+    thinking: Thinking | None = None
+    """Extended thinking for the run's own calls (`--thinking`, `--max-thinking-tokens`);
+    None: the model's default."""
+    live_thinking: Callable[[bool], Thinking | None] | None = None
+    """When set, asked as each of the run's own calls starts, in place of `thinking`, told
+    whether the call begins an assistant turn: the session's setting as it is now for one that
+    does (the SDK's `set_max_thinking_tokens` changes it mid-run), the turn's own for a call
+    that goes on after tool results (the API takes one thinking setting per assistant turn)."""
+    effort: Effort | None = None
+    """The effort level of the run's own calls (`--effort`); None: the model's default."""
     context_window: int = 200_000
     compaction: CompactPolicy = field(default_factory=CompactPolicy)
     retry: RetryPolicy = field(default_factory=RetryPolicy)

@@ -60,8 +60,10 @@ from stayer.providers._http import (
 from stayer.providers._watchdog import AUTO, DEFAULT_IDLE_TIMEOUT_S, FirstByte, resolved
 from stayer.providers.base import (
     PURPOSE_HEADER,
+    THINKING_MIN_BUDGET,
     MessageAssembler,
     ModelRequest,
+    Thinking,
     tool_use_from_json,
 )
 from stayer.providers.endpoints import ANTHROPIC_BASE_URL, ANTHROPIC_VERSION
@@ -258,6 +260,19 @@ def _encode_system(system: str, caching: bool) -> bytes:
     return dumps([block])
 
 
+def _encode_thinking(thinking: Thinking, max_tokens: int) -> bytes:
+    """The `thinking` field. A budget is kept to what the API takes (at least 1024 tokens, and
+    fewer than the call's output limit); `enabled` without one thinks as much as the limit
+    allows."""
+    body: dict[str, JSON] = {"type": thinking.type}
+    if thinking.type == "enabled":
+        budget = min(thinking.budget_tokens or max_tokens, max_tokens - 1)
+        body["budget_tokens"] = max(THINKING_MIN_BUDGET, budget)
+    if thinking.display is not None and thinking.type != "disabled":
+        body["display"] = thinking.display
+    return dumps(body)
+
+
 class RequestEncoder:
     """Builds the JSON body of each streaming Messages call, encoding what was sent before
     only once (see `_encoded`).
@@ -289,6 +304,10 @@ class RequestEncoder:
         fields.append(("messages", self._encode_messages(request.messages, caching)))
         if request.temperature is not None:
             fields.append(("temperature", dumps(request.temperature)))
+        if request.thinking is not None:
+            fields.append(("thinking", _encode_thinking(request.thinking, request.max_tokens)))
+        if request.effort is not None:
+            fields.append(("output_config", dumps({"effort": request.effort})))
         return json_object(fields)
 
     def _encode_tools(self, tools: tuple[ToolSpec, ...], caching: bool) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Literal, Protocol
 
 from msgspec import Struct, field
 
@@ -39,6 +39,24 @@ PURPOSE_HEADER = "x-stayer-purpose"
 """Sent on every request so gateways and cost reports can tell the loop's own calls apart."""
 
 
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+"""How hard the model should work at its answer (`--effort`), in Claude Code's levels."""
+EFFORTS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
+
+ThinkingDisplay = Literal["summarized", "omitted"]
+THINKING_MIN_BUDGET = 1024
+"""The smallest thinking budget the Messages API takes."""
+
+
+class Thinking(Struct, frozen=True):
+    """Extended thinking asked of the model: `enabled` with `budget_tokens` of it, `adaptive`
+    (the model decides how much), or `disabled`; `display` is how the thinking comes back."""
+
+    type: Literal["enabled", "adaptive", "disabled"]
+    budget_tokens: int | None = None
+    display: ThinkingDisplay | None = None
+
+
 class ModelRequest(Struct, frozen=True):
     """Everything one model call needs; providers translate it to their wire format."""
 
@@ -51,6 +69,10 @@ class ModelRequest(Struct, frozen=True):
     temperature: float | None = None
     betas: tuple[str, ...] = ()
     """Anthropic beta features to turn on (the ``anthropic-beta`` header); others ignore it."""
+    thinking: Thinking | None = None
+    """Extended thinking (None: the model's default, nothing sent)."""
+    effort: Effort | None = None
+    """The effort level (None: the model's default, nothing sent)."""
 
 
 class Provider(Protocol):

@@ -51,11 +51,21 @@ from stayer.providers._watchdog import (
     host_of,
     resolved,
 )
-from stayer.providers.base import PURPOSE_HEADER, ModelRequest
+from stayer.providers.base import PURPOSE_HEADER, Effort, ModelRequest
 from stayer.providers.endpoints import OPENAI_BASE_URL
 from stayer.providers.openai_chunks import ChunkDecoder
 
 DEFAULT_BASE_URL = OPENAI_BASE_URL
+
+REASONING_EFFORT: dict[Effort, str] = {
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+    "max": "high",
+}
+"""`--effort` as `reasoning_effort`: OpenAI's highest level that every reasoning model takes
+is `high`, so Claude Code's two above it ask for that."""
 
 
 class OpenAIChatProvider:
@@ -133,6 +143,8 @@ class OpenAIChatProvider:
             fields.append(("tools", self._tools.get(tools, lambda: _encode_tools(tools))))
         if request.temperature is not None:
             fields.append(("temperature", dumps(request.temperature)))
+        if request.effort is not None:
+            fields.append(("reasoning_effort", dumps(REASONING_EFFORT[request.effort])))
         return json_object(fields)
 
     def _encode_messages(self, request: ModelRequest) -> list[bytes]:

@@ -31,7 +31,7 @@ from stayer.permissions import (
 from stayer.providers.base import Provider
 from stayer.providers.select import ModelChoice
 from stayer.tools.base import Toolbox, ToolContext
-from stayer.tools.names import TODO_WRITE
+from stayer.tools.names import STRUCTURED_OUTPUT, TODO_WRITE
 
 from .ask_model import model_asker, small_model
 from .limits import run_limits
@@ -39,6 +39,7 @@ from .mode_bounds import BYPASS, BYPASS_REFUSED, may_bypass
 from .options import QueryOptions
 from .paths import session_folder
 from .permission_check import permission_check
+from .reasoning import effort_of, thinking_of
 from .resolve import Resolved, betas, denied_reads, with_preapproved
 from .system_prompt import Render
 
@@ -100,6 +101,8 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         repeat_nudge_after=options.repeat_nudge_after,
         repeat_stop_after=options.repeat_stop_after,
         betas=(*choice.betas, *betas(options.betas)),
+        thinking=thinking_of(options),
+        effort=effort_of(options),
         fallbacks=resolved.fallbacks,
         live_model=_plan_switch(choice, permissions),
         context_window=choice.context_window,
@@ -117,7 +120,12 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         resolved.owns_provider,
         system.render,
         permissions,
-        (*resolved.settled.warnings, *_unsupported(hooks), *_mcp_warnings(resolved)),
+        (
+            *resolved.settled.warnings,
+            *_unsupported(hooks),
+            *_mcp_warnings(resolved),
+            *_reasoning_notes(params, choice),
+        ),
         hooks,
         resolved,
     )
@@ -170,10 +178,22 @@ def _plan_switch(choice: ModelChoice, permissions: PermissionState) -> Callable[
     return lambda: plan if permissions.mode == "plan" else model
 
 
+def _reasoning_notes(params: LoopParams, choice: ModelChoice) -> tuple[str, ...]:
+    """A line when the thinking asked for cannot reach the model: OpenAI's chat API takes a
+    reasoning effort, not a thinking budget."""
+    if params.thinking is None or choice.provider != "openai":
+        return ()
+    return (
+        "--thinking and --max-thinking-tokens have no effect on OpenAI-compatible models; "
+        "--effort sets their reasoning_effort",
+    )
+
+
 def _stop_checks(
     options: QueryOptions, tools: Toolbox, ctx: ToolContext, env: Mapping[str, str]
 ) -> tuple[StopCheck, ...]:
-    """The checks before a run may complete: open todos (with TodoWrite), then `--done-when`."""
+    """The checks before a run may complete: open todos (with TodoWrite), then `--done-when`,
+    then the answer `--json-schema` asks for (the session's own, not a subagent's)."""
     checks: list[StopCheck] = []
     if TODO_WRITE in tools.names:
         from .todo_check import todo_check
@@ -183,6 +203,10 @@ def _stop_checks(
         from .done_check import done_check
 
         checks.append(done_check(options.done_when, cwd=ctx.cwd, env={**os.environ, **env}))
+    if options.json_schema is not None and STRUCTURED_OUTPUT in tools.names:
+        from .structured import answer_check  # last: it takes the answer it finds
+
+        checks.append(answer_check(tools))
     return tuple(checks)
 
 

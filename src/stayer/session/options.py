@@ -129,6 +129,22 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     max_concurrent_tools: int | None = None
     """How many concurrency-safe tool calls may run at once (default 10, or
     `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`)."""
+    thinking: Literal["enabled", "adaptive", "disabled"] | None = None
+    """Extended thinking (`--thinking`): `adaptive` lets the model decide how much, `enabled`
+    thinks up to `max_thinking_tokens` (else as much as the output limit allows), `disabled`
+    turns it off; None: the model's default, unless `max_thinking_tokens` is given."""
+    max_thinking_tokens: int | None = None
+    """The thinking budget in tokens (`--max-thinking-tokens`; 0 turns thinking off); the
+    Messages API takes at least 1024 and fewer than the output limit, so it is kept to that."""
+    thinking_display: Literal["summarized", "omitted"] | None = None
+    """How thinking comes back (`--thinking-display`), when thinking is on."""
+    json_schema: str | Mapping[str, Any] | None = None
+    """A JSON Schema the run's final answer must match (`--json-schema`, claude-agent-sdk's
+    `output_format`): the model gives it through the StructuredOutput tool, is sent back to
+    give it when it stops without, and the result carries it as `structured_output`."""
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    """How hard the model works at its answers (`--effort`): Anthropic's `output_config.effort`,
+    OpenAI's `reasoning_effort` (whose highest level, `high`, stands for `xhigh` and `max`)."""
     hooks: Mapping[str, Sequence[CallbackMatcher]] = field(default_factory=dict)
     """The caller's own hooks, event name (`PreToolUse`, `Stop`, ...) → `CallbackMatcher`s of
     async callables, run after the settings' hooks for the same events and answered as theirs

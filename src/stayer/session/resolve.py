@@ -126,9 +126,8 @@ def resolve(options: QueryOptions, prompt: str | Sequence[ContentBlock] = "") ->
     check_sandbox(options, env, cwd=cwd, directories=policy.directories)
     session_id = _session_id(options)
     compaction = compact_policy(options, env, cwd, session_id)
-    tools = run_toolbox(
-        None if options.tools is None else listed(options.tools), options.extra_tools, policy
-    )
+    extra = (*options.extra_tools, *_answer_tools(options))
+    tools = run_toolbox(None if options.tools is None else listed(options.tools), extra, policy)
     budget = token_budget(options, prompt)
     provider, choice, owns = _provider(options, env)
     system = system_prompt(
@@ -463,3 +462,12 @@ def with_preapproved(policy: PermissionPolicy, env: Mapping[str, str]) -> Permis
 
     hosts = tuple(Rule(WEB_FETCH, f"domain:{host}") for host in sorted(PREAPPROVED_HOSTS))
     return replace(policy, allow=(*policy.allow, *hosts))
+
+
+def _answer_tools(options: QueryOptions) -> tuple[Tool[Any], ...]:
+    """The StructuredOutput tool `--json-schema` asks for (loaded only then)."""
+    if options.json_schema is None:
+        return ()
+    from .structured import answer_tools
+
+    return answer_tools(options)

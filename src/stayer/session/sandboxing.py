@@ -42,7 +42,8 @@ def check_sandbox(
         else "allow user namespaces here (a container may forbid them)"
     )
     raise ConfigError(
-        f"--sandbox: bubblewrap cannot run here ({problem}); {remedy}, or run without --sandbox"
+        f"--sandbox: bubblewrap cannot run here ({problem}); {remedy}, or run without --sandbox "
+        "(and without the settings' sandbox.enabled)"
     )
 
 

@@ -46,7 +46,7 @@ from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams
 from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
-from stayer.providers.base import Provider
+from stayer.providers.base import Provider, Thinking
 from stayer.tools.base import SubagentRequest, Tool
 from stayer.tools.names import EXIT_PLAN_MODE
 
@@ -57,6 +57,7 @@ from .mode_bounds import BYPASS, BYPASS_REFUSED, may_bypass
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import session_folder
+from .reasoning import budget_thinking
 from .recording import record, session_writer
 from .repair import INTERRUPTED_NOTE, repair
 from .resolve import token_budget
@@ -143,6 +144,10 @@ class Session(McpFacet, TreeFacet):
         self._rule_edits: RuleEdits | None = None
         self._turn_model: tuple[str, str] | None = None
         """(the session's model, a command's) while a command's `model` answers its turn."""
+        self._thinking: Thinking | None = setup.params.thinking
+        """The thinking its own turns ask for, as it is now (`set_thinking` changes it)."""
+        self._turn_thinking = self._thinking
+        """The thinking of the assistant turn going on (kept through its tool rounds)."""
         env = os.environ if options.env is None else options.env
         self._mcp: McpLink | None = parent._mcp if parent is not None else self._link(setup)
         if self._mcp is not None and parent is None:
@@ -415,6 +420,19 @@ class Session(McpFacet, TreeFacet):
         self.setup = replace(
             self.setup, params=params, started=started, resolved=resolved, system_for=system_for
         )
+
+    def set_thinking(self, budget: int | None) -> None:
+        """Think up to `budget` tokens from the next assistant turn on, in a running run too
+        (0: not at all; None: as the model does by default), as the SDK's
+        `set_max_thinking_tokens` asks; a turn in its tool rounds keeps its own, as the API
+        requires. Raises `ConfigError` for a negative budget."""
+        self._thinking = budget_thinking(budget, self.options.thinking_display)
+
+    def _thinking_for(self, new_turn: bool) -> Thinking | None:
+        """The thinking of a call: the setting now for one that begins a turn, else its turn's."""
+        if new_turn:
+            self._turn_thinking = self._thinking
+        return self._turn_thinking
 
     async def clear(self) -> None:
         """Start the conversation over, as `/clear` does: no history, no todos, no files
@@ -753,6 +771,7 @@ class Session(McpFacet, TreeFacet):
             observe=self._observe,
             reminder=self._reminder,
             take_queued=self._take_queued,
+            live_thinking=self._thinking_for,
             skills_loaded=self._skills.renderings,
             take_spent=self._take_spent,
             background=self._waiting_on,

@@ -14,6 +14,8 @@ What the caller gave wins; settings fill in what it left out, as in Claude Code:
 * `env` is set on the run's environment over what the process inherited (Claude Code applies
   settings `env` to the session the same way);
 * `agent` (the agent the session runs as) when `--agent` names none;
+* `sandbox.enabled: true` (from any file, or the SDK's `sandbox` option, which it merges into
+  `--settings`) runs Bash commands sandboxed, as `--sandbox` does;
 * `model` when none was given and the environment names none (`ANTHROPIC_MODEL` comes before
   the settings' model in Claude Code); `autoCompactWindow`, `autoCompactPercent` and `doneWhen`
   when their options are not set.
@@ -87,6 +89,8 @@ def settle(options: QueryOptions, cwd: Path, env: Mapping[str, str]) -> Settled:
         autocompact_percent=settings.auto_compact_percent if percent is None else percent,
         env=run_env if settings.env else options.env,
         agent=options.agent if options.agent is not None else settings.agent,
+        sandbox=options.sandbox
+        or (settings.sandbox is not None and settings.sandbox.enabled is True),
     )
     rules = tuple(Rule.parse(rule.text) for rule in ask)
     return Settled(folded, run_env, rules, loaded, tuple(warnings))

@@ -31,6 +31,7 @@ from stayer.tools.base import SubagentRequest, Tool, ToolFailure, subagent_trans
 from stayer.tools.names import AGENT, MCP_PREFIX, TASK, TOOL_ALIASES
 
 from .member import Member
+from .reasoning import checked_effort
 from .transcript import TranscriptWriter
 
 if TYPE_CHECKING:
@@ -248,6 +249,7 @@ def derive_child(
     resolved = parent.setup.resolved
     memory = Memory() if resolved is None else resolved.system.memory
     prompt = system_text(definition, request, cwd=cwd, model=model or params.model, memory=memory)
+    effort = request.effort or definition.effort  # the call's, else its agent type's
     try:
         child = parent.derive(
             system_prompt=prompt,
@@ -256,6 +258,7 @@ def derive_child(
             permission_mode=definition.permission_mode,
             cwd=cwd,
         )
+        effort = None if effort is None else checked_effort(effort)
     except ConfigError as error:
         raise ToolFailure(f"cannot start a {definition.name} agent: {error}") from None
     child_params = child.setup.params
@@ -265,6 +268,8 @@ def derive_child(
         child_params = replace(child_params, tools=tools)
     if definition.max_turns is not None:
         child_params = replace(child_params, max_turns=definition.max_turns)
+    if effort is not None:
+        child_params = replace(child_params, effort=effort)
     label = f"{definition.name}: {request.description}"
     child_params = replace(child_params, decide=_naming(child_params.decide, label))
     child.setup = replace(child.setup, params=child_params)

@@ -31,7 +31,7 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
                     "type": "string",
                 },
                 "effort": {
-                    "description": "How hard the agent should think. Accepted and not acted on: stayer has no effort setting, so leave it out.",
+                    "description": "How hard the agent should work at its answers; leave it out for the agent type's own (else this session's).",
                     "enum": ["low", "medium", "high", "xhigh", "max"],
                     "type": "string",
                 },

@@ -75,3 +75,7 @@ READ_MCP_RESOURCE = "ReadMcpResource"
 
 MCP_PREFIX = "mcp__"
 """How every MCP server tool's name begins: `mcp__<server>__<tool>`."""
+
+STRUCTURED_OUTPUT = "StructuredOutput"
+"""The tool a run with a JSON schema (`--json-schema`, the SDK's `output_format`) gives its
+final answer through; offered to that session alone, never to its subagents."""

@@ -139,6 +139,7 @@ from stayer.messages import (
     usage_to_wire,
 )
 from stayer.providers.base import MessageAssembler
+from stayer.tools.names import STRUCTURED_OUTPUT
 
 MAX_LINE_BYTES = 1_000_000
 """A little under claude-agent-sdk's 1 MiB default buffer."""
@@ -216,6 +217,12 @@ class StreamJsonWriter(Struct):
     """Tool calls this writer's run has made (a background task's `usage` counts them)."""
     _tasks: dict[str, SubagentEvent] = field(default_factory=dict[str, SubagentEvent])
     """Background tasks announced and not yet closed, by the call that started each."""
+    _answer_calls: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The run's StructuredOutput calls (`--json-schema`) by id, until their results come."""
+    _answer: Any = None
+    """The run's last accepted StructuredOutput answer: the result's `structured_output`."""
+    _settled: tuple[Finished, Any] | None = None
+    """The last run's end and its answer (its result line may be asked for again)."""
 
     def lines(self, event: Event) -> list[Line]:
         """The lines one event produces (often none)."""
@@ -235,6 +242,8 @@ class StreamJsonWriter(Struct):
                 return self._system_lines(event)
             case Finished():
                 self._streaming = None  # a failed answer is not in the conversation
+                self._settled, self._answer = (event, self._answer), None
+                self._answer_calls.clear()
                 return [*self._unfinished_tasks(), self.result(event)]
             case ToolCallStarted() | ToolCallProgress() | ToolCallFinished():
                 return self._tool_call_lines(event)
@@ -404,6 +413,9 @@ class StreamJsonWriter(Struct):
 
     def _assistant(self, message: AssistantMessage) -> list[Line]:
         self._printed.add(message.id)
+        for block in message.content:
+            if isinstance(block, ToolUseBlock) and block.name == STRUCTURED_OUTPUT:
+                self._answer_calls[block.id] = block.input
         return [self._frame("assistant", message=wire) for wire in per_block(message)]
 
     def _interrupted_answer(self) -> list[Line]:
@@ -416,8 +428,14 @@ class StreamJsonWriter(Struct):
         return self._assistant(streaming.message())
 
     def result(self, event: Finished) -> Line:
-        """The closing `result` line of this run."""
-        return result_line(event, self.session_id)
+        """The closing `result` line of this run; a run that gave the answer `--json-schema`
+        asks for carries it as `structured_output`."""
+        line = result_line(event, self.session_id)
+        settled = self._settled
+        answer = settled[1] if settled is not None and settled[0] is event else self._answer
+        if answer is not None and line["subtype"] == "success":
+            line["structured_output"] = answer
+        return line
 
     def _frame(self, kind: str, **fields: Any) -> Line:
         frame: Line = {"type": kind, **fields}
@@ -458,6 +476,9 @@ class StreamJsonWriter(Struct):
         frames: list[Line] = []
         results = [b for b in event.message.content if isinstance(b, ToolResultBlock)]
         for index, block in enumerate(results):
+            given = self._answer_calls.pop(block.tool_use_id, None)
+            if given is not None and not block.is_error:
+                self._answer = given
             message = {"role": "user", "content": [block_to_wire(block)]}
             data = event.data[index] if index < len(event.data) else {}
             frames.append(self._frame("user", message=message, tool_use_result=data))

@@ -73,3 +73,28 @@ async def test_allow_always_keeps_the_suggested_rule_for_the_session_only() -> N
 async def test_allow_always_where_it_was_not_offered_is_a_rejection() -> None:
     decided, offered, rules = await _ask("allow_always", _request("Bash"))  # too wide to keep
     assert (decided, offered, rules.kept) == ("deny", ["allow", "reject"], [])
+
+
+async def test_a_subagents_call_is_titled_alike_when_announced_and_when_asked_about() -> None:
+    request = PermissionRequested(
+        "toolu_9", "Bash", {"command": "npm test"}, "asks", agent="reviewer"
+    )
+    editor, calls = Titles(), Translator(Path("/p"))
+    announced = calls.announce(
+        request.tool_use_id, request.name, request.input, "pending", request.agent
+    )
+    await ask(cast(Client, editor), cast(Session, Rules()), request, calls)
+    assert announced.title.startswith("reviewer: ")
+    assert editor.titles == [announced.title]
+
+
+class Titles(OneAnswer):
+    """An editor that keeps the title of each call it is asked about."""
+
+    def __init__(self) -> None:
+        super().__init__("reject")
+        self.titles: list[str | None] = []
+
+    async def request_permission(self, **given: Any) -> RequestPermissionResponse:
+        self.titles.append(given["tool_call"].title)
+        return await super().request_permission(**given)

@@ -97,7 +97,14 @@ def test_claude_codes_entries_are_read_whole(project: Path, home: dict[str, str]
             timeout_s=1.5,  # the file says milliseconds
             **common,
         ),
-        McpServerConfig(name="typed", transport="stdio", command="srv", always_load=True, **common),
+        McpServerConfig(  # no folder of its own: the session's (not stayer's launch folder)
+            name="typed",
+            transport="stdio",
+            command="srv",
+            cwd=str(project),
+            always_load=True,
+            **common,
+        ),
         McpServerConfig(
             name="web",
             transport="http",
@@ -350,6 +357,7 @@ def test_a_projects_servers_wait_for_approval(project: Path, home: dict[str, str
             scope="project",
             origin=str(project / ".claude/settings.json"),
             command="srv",
+            cwd=str(project),
         ),
         McpServerConfig(
             name="theirs",
@@ -358,6 +366,7 @@ def test_a_projects_servers_wait_for_approval(project: Path, home: dict[str, str
             origin=str(origin),
             command="uvx",
             args=("mcp-server-time",),
+            cwd=str(project),
         ),
     )
     assert all(config.trusted is False for config in found.needs_approval)

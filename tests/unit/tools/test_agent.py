@@ -59,13 +59,14 @@ def _done(text: str) -> Finished:
     return Finished(Terminal.COMPLETED, "", 1, Usage(), 0.0, text, None, 1.0, 1.0)
 
 
-def test_its_schema_says_effort_is_accepted_and_not_acted_on() -> None:
+def test_its_schema_offers_effort_for_the_agent() -> None:
     schema = AgentTool().input_schema
     properties = schema["properties"]
     assert isinstance(properties, dict)
     effort = properties["effort"]
     assert isinstance(effort, dict)
-    assert "Accepted and not acted on: stayer has no effort setting" in str(effort["description"])
+    assert "How hard the agent should work" in str(effort["description"])
+    assert effort["enum"] == ["low", "medium", "high", "xhigh", "max"]
 
 
 async def test_events_a_spawner_forgot_to_wrap_are_wrapped_for_the_call(tmp_path: Path) -> None:

@@ -68,8 +68,8 @@ class AgentInput(ToolInput):
     )
     effort: Effort | None = Field(
         default=None,
-        description="How hard the agent should think. Accepted and not acted on: stayer has no "
-        "effort setting, so leave it out.",
+        description="How hard the agent should work at its answers; leave it out for the agent "
+        "type's own (else this session's).",
     )
     run_in_background: bool = Field(
         default=True,

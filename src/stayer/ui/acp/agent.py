@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.schema import (
@@ -36,9 +36,12 @@ from acp.schema import (
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
     SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionModeState,
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
@@ -51,12 +54,20 @@ from stayer.session.options import QueryOptions
 from .files import client_files
 from .link import Link
 from .modes import MODEL_OPTION, check_mode, config_options, mode_state, offers_model
-from .options import McpServer, session_options
+from .options import Folders, McpServer, absolute, folders, same_folders, session_options
 from .prompts import AcpBlock, prompt_blocks
 from .replay import replay
 
 SAVED_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 """A saved session's id: the form stayer names its transcripts in."""
+
+
+class Opened(NamedTuple):
+    """A session a request opened (or found open), with what the reply tells of it."""
+
+    link: Link
+    modes: SessionModeState
+    config: list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
 
 
 class StayerAgent:
@@ -67,6 +78,9 @@ class StayerAgent:
         self._client: Client | None = None
         self._links: dict[str, Link] = {}
         self._starts: dict[str, str] = {}
+        self._folders: dict[str, Folders] = {}
+        self._opening: dict[str, asyncio.Lock] = {}
+        self._closed = False
         self.client_capabilities: ClientCapabilities | None = None
         """What the editor said it offers (its `fs` methods, a terminal), once initialised."""
 
@@ -109,12 +123,9 @@ class StayerAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        link = await self._open(cwd, mcp_servers, additional_directories, resume=None)
-        session = link.session
+        opened = await self._session(cwd, mcp_servers, additional_directories)
         return NewSessionResponse(
-            session_id=link.session_id,
-            modes=mode_state(session, self._starts[link.session_id]),
-            config_options=list(config_options(session)),
+            session_id=opened.link.session_id, modes=opened.modes, config_options=opened.config
         )
 
     async def load_session(
@@ -125,16 +136,10 @@ class StayerAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        link = self._links.get(session_id) or await self._open(
-            cwd, mcp_servers, additional_directories, resume=session_id
-        )
-        for update in replay(link.session.history, link.translator):
-            await link.send_update(update)
-        session = link.session
-        return LoadSessionResponse(
-            modes=mode_state(session, self._starts[session_id]),
-            config_options=list(config_options(session)),
-        )
+        opened = await self._session(cwd, mcp_servers, additional_directories, resume=session_id)
+        for update in replay(opened.link.session.history, opened.link.translator):
+            await opened.link.send_update(update)
+        return LoadSessionResponse(modes=opened.modes, config_options=opened.config)
 
     async def resume_session(
         self,
@@ -144,14 +149,8 @@ class StayerAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
-        link = self._links.get(session_id) or await self._open(
-            cwd, mcp_servers, additional_directories, resume=session_id
-        )
-        session = link.session
-        return ResumeSessionResponse(
-            modes=mode_state(session, self._starts[session_id]),
-            config_options=list(config_options(session)),
-        )
+        opened = await self._session(cwd, mcp_servers, additional_directories, resume=session_id)
+        return ResumeSessionResponse(modes=opened.modes, config_options=opened.config)
 
     async def fork_session(
         self,
@@ -161,14 +160,11 @@ class StayerAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ForkSessionResponse:
-        link = await self._open(
+        opened = await self._session(
             cwd, mcp_servers, additional_directories, resume=session_id, fork=True
         )
-        session = link.session
         return ForkSessionResponse(
-            session_id=link.session_id,
-            modes=mode_state(session, self._starts[link.session_id]),
-            config_options=list(config_options(session)),
+            session_id=opened.link.session_id, modes=opened.modes, config_options=opened.config
         )
 
     async def list_sessions(
@@ -177,7 +173,7 @@ class StayerAgent:
         from stayer.session.paths import config_root, project_slug
         from stayer.session.transcript import summaries
 
-        folder = Path(cwd) if cwd else Path.cwd()
+        folder = absolute(cwd, "cwd") if cwd else Path.cwd()
         saved = config_root(os.environ) / "projects" / project_slug(folder)
         # reads every transcript: off the event loop, where other sessions' runs go on
         found = await asyncio.to_thread(summaries, saved, cwd=folder, limit=100)
@@ -198,6 +194,8 @@ class StayerAgent:
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         link = self._link(session_id)
         del self._links[session_id]
+        self._starts.pop(session_id, None)
+        self._folders.pop(session_id, None)
         await link.close()
         return CloseSessionResponse()
 
@@ -240,7 +238,9 @@ class StayerAgent:
         return None  # extensions stayer does not know are ignored, as notifications may be
 
     async def aclose(self) -> None:
-        """Stop every session's runs and close them (the editor went away)."""
+        """Stop every session's runs and close them (the editor went away); one still opening
+        is closed as it opens."""
+        self._closed = True
         links, self._links = list(self._links.values()), {}
         for link in links:
             await link.close()
@@ -253,6 +253,32 @@ class StayerAgent:
             )
         return link
 
+    async def _session(
+        self,
+        cwd: str,
+        mcp_servers: Sequence[McpServer] | None,
+        additional_directories: Sequence[str] | None,
+        *,
+        resume: str | None = None,
+        fork: bool = False,
+    ) -> Opened:
+        """The session a request names, opened (a new one; `resume`'s, the link already open
+        for it kept; with `fork`, a copy of it), with the modes and options it offers."""
+        if resume is None or fork:
+            link = await self._open(
+                cwd, mcp_servers, additional_directories, resume=resume, fork=fork
+            )
+        else:
+            # one open per id: a second load while the first opens waits for it
+            async with self._opening.setdefault(resume, asyncio.Lock()):
+                link = self._links.get(resume) or await self._open(
+                    cwd, mcp_servers, additional_directories, resume=resume
+                )
+            same_folders(self._folders[link.session_id], cwd, additional_directories)
+        session = link.session
+        modes = mode_state(session, self._starts[link.session_id])
+        return Opened(link, modes, list(config_options(session)))
+
     async def _open(
         self,
         cwd: str,
@@ -263,7 +289,7 @@ class StayerAgent:
         fork: bool = False,
     ) -> Link:
         """Open a session (the one saved as `resume`, if given) and keep its link."""
-        if self._client is None:
+        if self._client is None or self._closed:
             raise RequestError.internal_error({"details": "no editor connected"})
         if resume is not None and not SAVED_ID.match(resume):
             # `resume` also takes a transcript's path: an editor names sessions by id only
@@ -284,8 +310,14 @@ class StayerAgent:
             link = await Link.open(self._client, options)
         except StayerError as error:
             raise RequestError.invalid_params({"details": str(error)}) from None
+        if self._closed or link.session_id in self._links:  # the editor left; or a duplicate
+            await link.close()
+            if self._closed:
+                raise RequestError.internal_error({"details": "the agent is shutting down"})
+            return self._links[link.session_id]
         if files is not None:
             files.session_id = link.session_id
         self._links[link.session_id] = link
         self._starts[link.session_id] = link.session.permission_mode
+        self._folders[link.session_id] = folders(cwd, additional_directories)
         return link

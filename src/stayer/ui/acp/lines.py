@@ -17,6 +17,8 @@ from typing import Any
 
 from acp import RequestError
 
+METHOD_NOT_FOUND = -32601
+
 LINE_LIMIT = 50 * 1024 * 1024
 """The longest line taken (the package's own default)."""
 
@@ -33,6 +35,22 @@ def filtered(source: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyn
 
 _running: set[asyncio.Task[None]] = set()
 
+TOO_LONG = f"the line is longer than {LINE_LIMIT // (1024 * 1024)} MiB; it was dropped, unread"
+
+
+async def _skip_line(source: asyncio.StreamReader, buffered: int) -> None:
+    """Drop the rest of an over-long line, its newline included (`buffered`: what of it is
+    read already), so its tail is not taken for a line of its own."""
+    while True:
+        try:
+            await source.readexactly(buffered)
+            await source.readuntil(b"\n")
+            return
+        except asyncio.IncompleteReadError:  # the input ended inside it
+            return
+        except asyncio.LimitOverrunError as over:
+            buffered = over.consumed
+
 
 async def _copy(
     source: asyncio.StreamReader, passed: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -40,9 +58,12 @@ async def _copy(
     try:
         while True:
             try:
-                line = await source.readline()
-            except ValueError:  # longer than the limit: what was read of it is dropped
-                _answer(writer, RequestError.invalid_request({"details": "line too long"}))
+                line = await source.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # the last line, unended; or nothing
+                line = end.partial
+            except asyncio.LimitOverrunError as over:  # longer than the limit: all of it dropped
+                _answer(writer, RequestError.invalid_request({"details": TOO_LONG}))
+                await _skip_line(source, over.consumed)
                 continue
             if not line:
                 break
@@ -70,7 +91,16 @@ def _problem(line: bytes) -> RequestError | None:
         return RequestError.invalid_request({"details": "a message needs a method or an id"})
     if method is not None and not isinstance(method, str):
         return RequestError.invalid_request({"details": "method must be a string"})
+    if not _plain_id(message.get("id")):
+        return RequestError.invalid_request(
+            {"details": "an id must be a string, an integer or null"}
+        )
     return None
+
+
+def _plain_id(number: object) -> bool:
+    """Whether `number` is an id JSON-RPC allows (no fraction; booleans are no numbers)."""
+    return number is None or isinstance(number, str) or type(number) is int
 
 
 def _answer(writer: asyncio.StreamWriter, error: RequestError) -> None:
@@ -82,7 +112,22 @@ class OneLine(logging.Formatter):
     """A log record as one line on standard error: `stayer acp: message: the error`."""
 
     def format(self, record: logging.LogRecord) -> str:
+        error = record.exc_info[1] if record.exc_info else None
+        if record.msg == _NOTIFICATION_FAILED and isinstance(record.args, tuple) and record.args:
+            return f"stayer acp: {_notification_note(str(record.args[0]), error)}"
         line = f"stayer acp: {record.getMessage()}"
-        if record.exc_info and record.exc_info[1] is not None:
-            line += f": {record.exc_info[1]!r}"
+        if error is not None:
+            line += f": {error!r}"
         return line
+
+
+_NOTIFICATION_FAILED = "Unhandled error while handling notification method=%s"
+"""What the package logs when a notification cannot be carried out (it has no reply)."""
+
+
+def _notification_note(method: str, error: BaseException | None) -> str:
+    """A notification that could not be carried out, as a plain note: nothing crashed, and
+    a notification gets no answer."""
+    if isinstance(error, RequestError) and error.code == METHOD_NOT_FOUND:
+        return f"ignored the notification {method!r}, which stayer does not know"
+    return f"ignored the notification {method!r}: {str(error).splitlines()[0] if error else ''}"

@@ -25,14 +25,14 @@ from acp.schema import Usage as AcpUsage
 from stayer.driver import Answer, Close, Driver
 from stayer.errors import StayerError
 from stayer.events import Event, Finished, PermissionRequested
-from stayer.messages import ContentBlock
+from stayer.messages import ContentBlock, Usage
 from stayer.permissions import Decision
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
 from stayer.ui.wording import question_in
 
 from .permission import ask
-from .updates import Translator, Update, stop_reason
+from .updates import StopReason, Translator, Update, stop_reason
 
 log = logging.getLogger(__name__)
 
@@ -94,16 +94,43 @@ class Link:
         waiting = self._finished = asyncio.get_running_loop().create_future()
         self._cancelled = False
         try:
-            self._driver.submit(prompt)
-            await asyncio.wait({waiting, self._running}, return_when="FIRST_COMPLETED")
+            # the last run's tidying done first: this prompt starts a run of its own
+            await self._until(asyncio.ensure_future(self._driver.settled()))
+            if not (self._stopped or self._running.done()):
+                self._driver.submit(prompt)
+                # its `Finished`, else its run's end or the driver's: nothing that cannot end
+                await self._until(waiting, asyncio.ensure_future(self._driver.settled()))
         except StayerError as error:
             raise RequestError.invalid_params({"details": str(error)}) from None
         finally:
             self._finished = None
-        if not waiting.done():  # the driver itself ended: a fault of ours, said in one line
-            failure = self._running.exception() if not self._running.cancelled() else None
-            raise RequestError.internal_error({"details": f"the session stopped: {failure!r}"})
-        return self._response(waiting.result())
+        if waiting.done():
+            return self._response(waiting.result())
+        if self._stopped:  # cancelled before its run began
+            return self._response(None)
+        running = self._running
+        failure = running.exception() if running.done() and not running.cancelled() else None
+        raise RequestError.internal_error(
+            {
+                "details": f"the session stopped: {failure!r}"
+                if failure
+                else "the run ended without finishing; send the prompt again"
+            }
+        )
+
+    @property
+    def _stopped(self) -> bool:
+        """Whether the editor cancelled the prompt going now."""
+        return self._cancelled
+
+    async def _until(self, *ends: asyncio.Future[Any]) -> None:
+        """Wait for the first of `ends`, or the driver's own end (a fault of ours)."""
+        try:
+            await asyncio.wait({*ends, self._running}, return_when="FIRST_COMPLETED")
+        finally:
+            for end in ends:
+                if isinstance(end, asyncio.Task):  # a wait of ours, not the prompt's future
+                    end.cancel()
 
     def cancel(self) -> None:
         """Stop the running run now (`session/cancel`); its prompt ends `cancelled`."""
@@ -129,11 +156,16 @@ class Link:
         with contextlib.suppress(Exception):
             await self._task
 
-    def _response(self, finished: Finished) -> PromptResponse:
-        reason = "cancelled" if self._cancelled else stop_reason(finished.terminal)
+    def _response(self, finished: Finished | None) -> PromptResponse:
+        """The prompt's answer: its run's end, or `cancelled` (`None`: it never ran)."""
+        if finished is None or self._cancelled:
+            reason: StopReason | None = "cancelled"
+        else:
+            reason = stop_reason(finished.terminal)
         if reason is None:
+            assert finished is not None
             raise RequestError.internal_error({"details": finished.message})
-        usage = finished.usage
+        usage = Usage() if finished is None else finished.usage
         return PromptResponse(
             stop_reason=reason,
             usage=AcpUsage(
@@ -181,7 +213,7 @@ class Link:
             if self.translator.call(request.tool_use_id) is None:  # a subagent's call
                 await self._send(
                     self.translator.announce(
-                        request.tool_use_id, request.name, request.input, "pending"
+                        request.tool_use_id, request.name, request.input, "pending", request.agent
                     )
                 )
             decision = await ask(self._client, self._driver.session, request, self.translator)

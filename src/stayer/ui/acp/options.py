@@ -5,6 +5,7 @@ what an editor offers a session (its MCP servers, its view of files) is set here
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,42 @@ def session_options(
     )
 
 
-def _folder(path: str, what: str) -> Path:
+Folders = tuple[Path, frozenset[Path]]
+"""A session's working folder and its further ones."""
+
+
+def folders(cwd: str, additional_directories: Sequence[str] | None) -> Folders:
+    """The folders a request names, as compared with an open session's."""
+    return Path(os.path.normpath(cwd)), frozenset(
+        Path(os.path.normpath(path)) for path in additional_directories or ()
+    )
+
+
+def same_folders(open_in: Folders, cwd: str, additional_directories: Sequence[str] | None) -> None:
+    """Refuse (invalid params, one line) to load or resume a session already open here in
+    other folders than it works in: it cannot move while it is open."""
+    asked = folders(cwd, additional_directories)
+    if asked != open_in:
+        where, more = open_in
+        also = f" with {', '.join(sorted(map(str, more)))}" if more else ""
+        raise RequestError.invalid_params(
+            {
+                "details": f"this session is open in {where}{also}; load it there, or close "
+                "it first (session/close) to open it elsewhere"
+            }
+        )
+
+
+def absolute(path: str, what: str) -> Path:
+    """`path` as a folder's path; raises `RequestError` (invalid params) when it is relative."""
     folder = Path(path)
     if not folder.is_absolute():
         raise RequestError.invalid_params({"details": f"{what} must be absolute, not {path!r}"})
+    return folder
+
+
+def _folder(path: str, what: str) -> Path:
+    folder = absolute(path, what)
     if not folder.is_dir():
         raise RequestError.invalid_params({"details": f"{what} {path!r} is not a folder"})
     return folder

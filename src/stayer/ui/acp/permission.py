@@ -39,10 +39,12 @@ async def ask(
 ) -> Decision:
     """Ask the editor about `request` and turn its answer into a decision (an "always" adds
     the session rule first). Raises what the connection raises (the caller denies then)."""
-    announced = calls.announce(request.tool_use_id, request.name, request.input, "pending")
+    announced = calls.announce(
+        request.tool_use_id, request.name, request.input, "pending", request.agent
+    )
     tool_call = ToolCallUpdate(
         tool_call_id=request.tool_use_id,
-        title=announced.title if not request.agent else f"{request.agent}: {announced.title}",
+        title=announced.title,
         kind=announced.kind,
         status="pending",
         locations=announced.locations,

@@ -55,12 +55,16 @@ class Described(Struct, frozen=True):
     content: list[Content] | None
 
 
-def describe(name: str, tool_input: Mapping[str, JSON], cwd: Path) -> Described:
-    """The title, kind, locations and (for an edit) diff of a call of `name` with `tool_input`."""
+def describe(
+    name: str, tool_input: Mapping[str, JSON], cwd: Path, agent: str | None = None
+) -> Described:
+    """The title, kind, locations and (for an edit) diff of a call of `name` with `tool_input`;
+    a subagent's call (`agent`) is titled with the subagent's name first."""
     path = _path(tool_input, cwd)
     locations = [ToolCallLocation(path=str(path))] if path is not None else []
+    title = _title(name, tool_input, path, cwd)
     return Described(
-        title=_title(name, tool_input, path, cwd),
+        title=f"{agent}: {title}" if agent else title,
         kind=_KINDS.get(name, "other"),
         locations=locations,
         content=_diff(name, tool_input, path),

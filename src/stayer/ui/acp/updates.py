@@ -143,7 +143,7 @@ class Translator:
                 return self._usage()
             case Finished(cost_usd=cost):
                 self._cost += cost
-                return self._usage()
+                return [*self._stopped(event), *self._usage()]
             case SubagentEvent():
                 return self._nested(unwrapped(event)[0].event)
             case ToolOutputLines():
@@ -158,6 +158,16 @@ class Translator:
             case _ as unreachable:
                 assert_never(unreachable)
         return []
+
+    def _stopped(self, event: Finished) -> list[Update]:
+        """Why a hook stopped the run (a UserPromptSubmit hook that kept the prompt out, say),
+        as the agent's words: the editor would otherwise show a turn that ended with none."""
+        if event.terminal != Terminal.HOOK_STOPPED or not event.message.strip():
+            return []
+        said = event.message.strip()
+        if not event.num_turns:  # kept out before the model saw it
+            said = f"A UserPromptSubmit hook kept this prompt from the model: {said}"
+        return [AgentMessageChunk(session_update="agent_message_chunk", content=text(said))]
 
     def _output(self, event: ToolOutputLines) -> list[Update]:
         """A running call's live output (Bash's lines), shown as its content so far: the last
@@ -231,11 +241,17 @@ class Translator:
                 return []
 
     def announce(
-        self, call_id: str, name: str, tool_input: dict[str, JSON], status: CallStatus
+        self,
+        call_id: str,
+        name: str,
+        tool_input: dict[str, JSON],
+        status: CallStatus,
+        agent: str | None = None,
     ) -> ToolCallStart:
-        """The `tool_call` that introduces a call to the editor (also used to replay one)."""
+        """The `tool_call` that introduces a call to the editor (also used to replay one); a
+        subagent's (`agent`) is titled with its name."""
         self._calls[call_id] = (name, tool_input)
-        described = describe(name, tool_input, self._cwd)
+        described = describe(name, tool_input, self._cwd, agent)
         return ToolCallStart(
             session_update="tool_call",
             tool_call_id=call_id,

@@ -14,6 +14,7 @@ from stayer.driver import Driver
 
 from . import handlers, mcp
 from .control import ControlChannel, Handler
+from .thinking import thinking_handler
 
 HandlerFactory = Callable[[Driver, ControlChannel], Handler]
 
@@ -25,6 +26,7 @@ HANDLERS: dict[str, HandlerFactory] = {
     "mcp_status": mcp.mcp_status,
     "mcp_reconnect": mcp.mcp_reconnect,
     "mcp_toggle": mcp.mcp_toggle,
+    "set_max_thinking_tokens": thinking_handler,
 }
 
 

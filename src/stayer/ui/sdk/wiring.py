@@ -13,6 +13,7 @@ from typing import Any
 
 from stayer.session.options import QueryOptions
 
+from .agents import with_agents
 from .control import ControlChannel
 from .hooks import sdk_hooks
 from .mcp import wire_sdk_mcp
@@ -21,7 +22,7 @@ Wiring = Callable[
     [QueryOptions, Mapping[str, Any], ControlChannel], tuple[QueryOptions, Mapping[str, Any]]
 ]
 
-WIRINGS: tuple[Wiring, ...] = (sdk_hooks, wire_sdk_mcp)
+WIRINGS: tuple[Wiring, ...] = (sdk_hooks, wire_sdk_mcp, with_agents)
 
 
 def wired(
