@@ -166,6 +166,12 @@ class Driver:
         """Put `operation` in the inbox (from the event loop's thread)."""
         self._inbox.put_nowait(operation)
 
+    async def carry_out(self, operation: Operation) -> None:
+        """What `send(operation)` does, done now from the caller's task rather than in turn
+        (a front end that waits for it: stream-json input's `/clear`); what cannot be done is
+        one line in `errors`, as ever. A `Compact` is under way on return (`settled`)."""
+        await self._apply(operation)
+
     def interrupt(self, reason: str = "interrupted by the user") -> None:
         """Stop the running run now (what `Interrupt` does, without waiting its turn), even one
         that has not begun. What was queued for it moves to `unsent`; prompts submitted after
@@ -208,13 +214,6 @@ class Driver:
                 await asyncio.gather(self._run, return_exceptions=True)
             await self.session.aclose()
 
-    async def idle(self) -> None:
-        """Return once no run or compaction is going (at once when none is); a front end that
-        runs each prompt on its own (stream-json input: one `result` per message) waits here
-        before it submits the next."""
-        while self._run is not None and not self._run.done():
-            await asyncio.wait({self._run})
-
     @property
     def waiting(self) -> tuple[Prompt, ...]:
         """Prompts sent during a run and not taken yet: those queued to join it at its next
@@ -222,9 +221,11 @@ class Driver:
         return (*self.session.queued, *self._next)
 
     async def settled(self) -> None:
-        """Return once the run or compaction going now has ended, tidying included (its
-        background work stopped after its `Finished`); at once when none is going."""
-        if self._run is not None and not self._run.done():
+        """Return once no run or compaction is going, tidying included (its background work
+        stopped after its `Finished`); at once when none is. A front end that runs each prompt
+        on its own (stream-json input: one `result` per message) waits here before it submits
+        the next."""
+        while self._run is not None and not self._run.done():
             await asyncio.wait({self._run})
 
     @property

@@ -164,21 +164,18 @@ async def test_a_hook_for_an_event_stayer_never_fires_is_named_on_stderr(
     server: FakeModelServer, tmp_path: Path
 ) -> None:
     async def never(data: HookInput, tool_use_id: str | None, _: HookContext) -> HookJSONOutput:
-        raise AssertionError("stayer does not fire PermissionRequest")
+        raise AssertionError("stayer does not fire PostCompact")
 
     server.enqueue(reply("Hi."))
     stderr: list[str] = []
-    options = sdk_options(
-        server,
-        tmp_path,
-        stderr=stderr,
-        hooks={"PermissionRequest": [HookMatcher(hooks=[never])]},
-    )
+    # an event of a later Claude Code, which this SDK's types do not name yet
+    hooks: Any = {"PostCompact": [HookMatcher(hooks=[never])]}
+    options = sdk_options(server, tmp_path, stderr=stderr, hooks=hooks)
     messages = [m async for m in query(prompt="hi", options=options)]
 
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
     assert (
-        "stayer: the SDK registered hooks for PermissionRequest, which stayer never fires; "
+        "stayer: the SDK registered hooks for PostCompact, which stayer never fires; "
         "they will not run"
     ) in stderr
 

@@ -132,3 +132,15 @@ def test_sigterm_interrupts_the_run_and_drops_what_waits(
     results = [f for f in frames if f["type"] == "result"]
     assert [(r["terminal_reason"], r["is_error"]) for r in results] == [("aborted_tools", True)]
     assert len(server.requests) == 1  # the waiting message was never sent
+
+
+def test_flags_that_do_nothing_here_are_said_as_under_print(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    server.enqueue(reply("Hi."))
+    flags = ("--fork-session", "--sandbox-network")
+    status, _, err = session(tmp_path, server, [initialize(), user("hi")], *flags)
+
+    assert status == 0, err
+    assert "stayer: --fork-session does nothing without --resume or --continue" in err.splitlines()
+    assert "stayer: --sandbox-network does nothing without --sandbox" in err.splitlines()

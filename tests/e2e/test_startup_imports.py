@@ -63,6 +63,7 @@ STARTUP = frozenset(
         "stayer.cli.flags",
         "stayer.cli.options",
         "stayer.cli.subcommands",
+        "stayer.cli.unused_flags",  # the one-line notes on flags given where they do nothing
         "stayer.config",
         "stayer.config.dirs",
         "stayer.config.sources",
@@ -136,6 +137,7 @@ STARTUP = frozenset(
         "stayer.session.git_history",
         "stayer.session.limits",
         "stayer.session.listings",  # the first message lists the agent types and skills
+        "stayer.session.mode_bounds",  # the rule for switching into bypassPermissions
         "stayer.session.mode_reminder",  # the first request says when plan mode is on
         "stayer.session.options",
         "stayer.session.paths",

@@ -126,7 +126,13 @@ async def test_a_parents_switch_to_a_stricter_mode_reaches_its_children_at_once(
     tmp_path: Path, parent_mode: str, asked: str | None, switch: str, child_mode: str
 ) -> None:
     with FakeModelServer() as server:
-        opts = options(server, tmp_path, permission_mode=parent_mode, can_use_tool=allow)
+        opts = options(
+            server,
+            tmp_path,
+            permission_mode=parent_mode,
+            can_use_tool=allow,
+            allow_dangerously_skip_permissions=True,  # the parent may switch into bypass
+        )
         async with stayer.Session(opts) as parent:
             child = parent.derive(permission_mode=asked)
             grandchild = child.derive()

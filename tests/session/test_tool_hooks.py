@@ -395,6 +395,7 @@ async def test_hooks_get_the_permission_mode_in_force_when_they_run(k: Kit) -> N
         provider=model,
         persist_session=False,
         permission_mode="plan",
+        allow_dangerously_skip_permissions=True,  # the switch below needs it
         can_use_tool=accept,
     )
     async with stayer.Session(opts) as session:

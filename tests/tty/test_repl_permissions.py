@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
-from tests.tty.harness import Pane, asking, idle, needs_tmux
+from tests.tty.harness import OpenPane, Pane, asking, idle, needs_tmux
 
 pytestmark = [needs_tmux, pytest.mark.timeout(30)]
 
@@ -105,3 +105,25 @@ def test_dont_ask_again_keeps_the_rule_in_local_settings(
     screen = pane.wait_for(lambda s: "Second done, unasked." in s and idle(s))
     assert "Do you want to" not in screen.split("make it again")[-1]
     assert (pane.repo / "made.txt").exists()
+
+
+@pytest.mark.parametrize("allowed", [True, False])
+def test_shift_tab_reaches_bypass_only_where_the_session_may_switch_to_it(
+    open_pane: OpenPane, allowed: bool
+) -> None:
+    """Claude Code's rule, the session's for every front end: bypassPermissions is in the
+    cycle with --allow-dangerously-skip-permissions, and never without it."""
+    args = ("--allow-dangerously-skip-permissions",) if allowed else ()
+    with open_pane(*args) as pane:
+        pane.wait_idle()
+        for shown in ("accept edits on", "plan mode on"):
+            pane.send("BTab")
+            pane.wait_for(shown)
+        pane.send("BTab")
+        if allowed:
+            pane.wait_for("bypass permissions on")
+        else:  # back to default, which the footer does not name
+            pane.wait_for(lambda screen: "plan mode on" not in screen)
+            pane.send("BTab")
+            screen = pane.wait_for("accept edits on")
+            assert "bypass permissions" not in screen

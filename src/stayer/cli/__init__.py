@@ -92,6 +92,7 @@ async def _headless(args: argparse.Namespace) -> int:
     from stayer.ui.headless import HeadlessOutput, Printer, run_headless
 
     from .options import options_from_args
+    from .unused_flags import say_unused
 
     options = options_from_args(args)  # its files are read before a session is picked
     options = replace(options, resume=_resume_choice(args.resume))
@@ -103,13 +104,10 @@ async def _headless(args: argparse.Namespace) -> int:
         api_key_source=_api_key_source(os.environ),
     )
     prompt = _prompt(args)
-    if options.fork_session and options.resume is None and not options.continue_session:
-        print("stayer: --fork-session does nothing without --resume or --continue", file=sys.stderr)
+    say_unused(options)
     if args.replay_user_messages:
         print("stayer: --replay-user-messages does nothing without --input-format stream-json",
               file=sys.stderr)  # fmt: skip
-    if options.sandbox_network and not options.sandbox:
-        print("stayer: --sandbox-network does nothing without --sandbox", file=sys.stderr)
     output = HeadlessOutput(printer)
     asker = _prompt_tool(args.permission_prompt_tool)
     if asker is not None:
@@ -136,6 +134,7 @@ async def _sdk(args: argparse.Namespace) -> int:
     from stayer.ui.sdk.serve import SdkSettings, serve
 
     from .options import options_from_args
+    from .unused_flags import say_unused
 
     if args.output_format != "stream-json":
         raise ConfigError("--input-format stream-json needs --output-format stream-json")
@@ -147,6 +146,7 @@ async def _sdk(args: argparse.Namespace) -> int:
             'input as a user message ({"type": "user", "message": {...}})'
         )
     options = replace(options_from_args(args), resume=args.resume)
+    say_unused(options)
     settings = SdkSettings(
         include_partial=args.include_partial_messages,
         include_hooks=args.include_hook_events,

@@ -33,7 +33,7 @@ IGNORED_OPTIONAL_VALUE = ("--debug", "--from-pr", "--teleport", "--worktree")
 IGNORED_SWITCHES = (
     "--bare", "--session-mirror", "--mcp-debug", "--ide",
     "--chrome", "--no-chrome", "--tmux", "--disable-slash-commands",
-    "--allow-dangerously-skip-permissions", "--exclude-dynamic-system-prompt-sections",
+    "--exclude-dynamic-system-prompt-sections",
 )  # fmt: skip
 IGNORED_SHORT = {"-n": "--name", "-w": "--worktree", "-d": "--debug"}
 
@@ -295,6 +295,11 @@ def add_permission_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dangerously-skip-permissions", action="store_true", help="allow every tool call"
+    )
+    parser.add_argument(
+        "--allow-dangerously-skip-permissions",
+        action="store_true",
+        help="let the session switch into bypassPermissions later without starting in it",
     )
     parser.add_argument(
         "--permission-prompt-tool",

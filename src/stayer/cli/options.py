@@ -85,6 +85,7 @@ FLAGS: dict[str, tuple[str, Read]] = {
     "add_dirs": ("add_dirs", _flat),
     "betas": ("betas", _betas),
     "permission_mode": ("permission_mode", _mode),
+    "allow_dangerously_skip_permissions": ("allow_dangerously_skip_permissions", _same),
     "session_id": ("session_id", _same),
     "done_when": ("done_when", _same),
     "max_budget_usd": ("max_budget_usd", _same),

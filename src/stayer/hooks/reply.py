@@ -33,6 +33,9 @@ class _Specific(Struct, frozen=True, rename="camel"):
     permission_decision_reason: str | None = None
     updated_input: dict[str, Any] | None = None
     additional_context: str | None = None
+    decision: Any = None
+    """PermissionRequest's answer (`{behavior, ...}`), kept as given: the session reads it,
+    and refuses the call when it cannot."""
 
 
 class _Output(Struct, frozen=True, rename="camel"):
@@ -76,6 +79,8 @@ class HookReply(Struct, frozen=True):
     plain: str = ""
     """Stdout that was not JSON (context for UserPromptSubmit and SessionStart)."""
     system_message: str | None = None
+    decision: Any = None
+    """A PermissionRequest hook's `hookSpecificOutput.decision`, unread (None: none given)."""
 
 
 def read_reply(command: str, result: CommandResult, timeout_s: float) -> HookReply:
@@ -134,6 +139,7 @@ def read_output(base: HookReply, data: Any) -> HookReply:
         updated_input=specific.updated_input,
         context=specific.additional_context,
         system_message=output.system_message,
+        decision=specific.decision,
     )
 
 
@@ -195,6 +201,11 @@ class Verdict(Struct, frozen=True):
         """The input a hook rewrote the call to (the last that gave one)."""
         given = [reply.updated_input for reply in self.replies if reply.updated_input is not None]
         return given[-1] if given else None
+
+    @property
+    def decisions(self) -> tuple[Any, ...]:
+        """The PermissionRequest decisions the hooks gave, as given (unread)."""
+        return tuple(reply.decision for reply in self.replies if reply.decision is not None)
 
     def context(self, *, plain: bool = False) -> tuple[str, ...]:
         """`additionalContext`s, and with `plain` the stdout that was not JSON."""

@@ -47,8 +47,10 @@ HookEvent = Literal[
     "SessionEnd",
     "PreCompact",
     "Notification",
+    "PermissionRequest",
 ]
-"""The events stayer fires (SubagentStart and SubagentStop as subagents start and end)."""
+"""The events stayer fires (SubagentStart and SubagentStop as subagents start and end;
+PermissionRequest when a call would be put to a person, before anyone is asked)."""
 
 EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 

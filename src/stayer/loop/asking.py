@@ -1,10 +1,13 @@
 """Asking about a call the policy will not settle alone: the request out, the answer back.
 
-The request is a `PermissionRequested` event, passed on as the call's own (the model's answer
-goes on streaming meanwhile), and `LoopParams.decide` answers it: a dialog, an SDK callback.
-The answer is a `PermissionResolved`. With nobody to ask (a headless run) the call is denied
-with the reason the policy wrote for that case, which says how the user can allow it. A decider
-that breaks or answers nonsense denies the call, saying so; it never ends the run.
+First `LoopParams.permission_hook` (PermissionRequest hooks) may answer in the person's
+place: its allow or deny is a `PermissionResolved` with no question shown; a hook that breaks
+denies the call. With no answer from it, the request is a `PermissionRequested` event, passed
+on as the call's own (the model's answer goes on streaming meanwhile), and `LoopParams.decide`
+answers it: a dialog, an SDK callback. The answer is a `PermissionResolved`. With nobody to
+ask (a headless run) the call is denied with the reason the policy wrote for that case, which
+says how the user can allow it. A decider that breaks or answers nonsense denies the call,
+saying so; it never ends the run.
 """
 
 from __future__ import annotations
@@ -26,10 +29,8 @@ async def ask(
     asked: Decision,
     emit: Callable[[PermissionRequested | PermissionResolved], None],
 ) -> Decision:
-    """The answer to `asked` for the call `block` asks for: the decider's, or a denial when
-    there is none."""
-    if params.decide is None:
-        return replace(asked, behavior="deny")
+    """The answer to `asked` for the call `block` asks for: a PermissionRequest hook's, the
+    decider's, or a denial when there is neither."""
     name = block.name
     shown = asked.updated_input if asked.updated_input is not None else block.input
     request = PermissionRequested(
@@ -41,17 +42,15 @@ async def ask(
         asked.suggestions,
         asked.mode,
     )
-    emit(request)
-    try:
-        answer = _checked(name, await params.decide(request))
-    except Exception as exc:
-        answer = Decision(
-            "deny",
-            f"Permission to use {name} was not granted: asking for approval failed "
-            f"({type(exc).__name__}: {exc}), so the call did not run. Do not try another way "
-            "to do the same; if it is essential, stop and say so.",
-            by="policy",
-        )
+    answer = await _hooked(params, request)
+    if answer is None:
+        if params.decide is None:
+            return replace(asked, behavior="deny")
+        emit(request)
+        try:
+            answer = _checked(name, await params.decide(request))
+        except Exception as exc:
+            answer = _failed(name, "asking for approval", exc)
     emit(
         PermissionResolved(
             block.id,
@@ -64,6 +63,27 @@ async def ask(
         )
     )
     return answer
+
+
+async def _hooked(params: LoopParams, request: PermissionRequested) -> Decision | None:
+    """The PermissionRequest hooks' answer, None when they give none; one that breaks denies."""
+    if params.permission_hook is None:
+        return None
+    try:
+        answer = await params.permission_hook(request)
+    except Exception as exc:
+        return _failed(request.name, "a PermissionRequest hook", exc)
+    return None if answer is None else _checked(request.name, answer)
+
+
+def _failed(name: str, what: str, exc: Exception) -> Decision:
+    return Decision(
+        "deny",
+        f"Permission to use {name} was not granted: {what} failed "
+        f"({type(exc).__name__}: {exc}), so the call did not run. Do not try another way "
+        "to do the same; if it is essential, stop and say so.",
+        by="policy",
+    )
 
 
 def _checked(name: str, answer: object) -> Decision:

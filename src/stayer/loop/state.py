@@ -34,6 +34,10 @@ Decide = Callable[[PermissionRequested], Awaitable[Decision]]
 """Answers a call the policy asks about, allow or deny (a dialog, an SDK callback); supplied
 by the session, so the loop never imports a front end."""
 
+PermissionHook = Callable[[PermissionRequested], Awaitable[Decision | None]]
+"""Answers a call before anyone is asked (PermissionRequest hooks): allow or deny, or None
+when it has no answer and the question goes on to `Decide`."""
+
 StopCheck = Callable[[], Awaitable[str | None]]
 """Runs when the model would stop (SPEC §3.3): returns why the work is not done yet, which goes
 back to the model, or None to let the run complete. `--done-when` is one; Stop hooks have a
@@ -136,6 +140,12 @@ class LoopParams(Struct, frozen=True):
     decide: Decide | None = None
     """Who answers when `can_use_tool` asks; None (headless): an ask is denied, and the
     decision's reason says how the user could allow it."""
+    permission_hook: PermissionHook | None = None
+    """Asked first when `can_use_tool` asks (PermissionRequest hooks): its answer stands in
+    for `decide`'s; None from it, or no hook, and `decide` is asked."""
+    recheck: CanUseTool | None = None
+    """The rules alone (no PreToolUse hooks): what an input an answer changed is checked
+    against again; None: `can_use_tool`."""
     fallbacks: tuple[FallbackModel, ...] = ()
     """The models to go on with, in order, when the one serving keeps answering overloaded."""
     model_prompt: Callable[[str], str] | None = None

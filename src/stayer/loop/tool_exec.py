@@ -207,15 +207,18 @@ async def _asked(
 
 
 async def _rechecked(params: LoopParams, call: ToolCall, answer: Decision) -> Decision:
-    """An allow that changed the call's input: the new input goes past the check every call
-    goes past (PreToolUse hooks, then the rules), so an approval cannot bring in what they
-    deny; what they would only ask about, the answer approved; a hook's rewrite of it is what
-    runs. One that does not fit the schema is refused as the call is run."""
+    """An allow that changed the call's input: the new input goes past the rules again (deny
+    rules, protected paths, the sandbox's and the working directories' bounds, the mode of the
+    session that makes the call), so an approval cannot bring in what they deny; what they
+    would only ask about, the answer approved. PreToolUse hooks judged the call already and do
+    not run twice for it (`LoopParams.recheck`). One that does not fit the schema is refused
+    as the call is run."""
     assert answer.updated_input is not None
     updated = _updated(call, answer.updated_input)
     if isinstance(updated, str):
         return answer
-    again = await params.can_use_tool(updated)
+    check = params.recheck if params.recheck is not None else params.can_use_tool
+    again = await check(updated)
     if again.behavior == "deny":
         reason = (
             f"{call.tool.name} did not run: the input it was approved with was checked again "

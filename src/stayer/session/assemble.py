@@ -35,6 +35,7 @@ from stayer.tools.names import STRUCTURED_OUTPUT, TODO_WRITE
 
 from .ask_model import model_asker, small_model
 from .limits import run_limits
+from .mode_bounds import BYPASS, BYPASS_REFUSED, may_bypass
 from .options import QueryOptions
 from .paths import session_folder
 from .permission_check import permission_check
@@ -85,7 +86,9 @@ def assemble(resolved: Resolved, *, permissions: PermissionState | None = None) 
         tools=tools,
         tool_context=tool_context,
         can_use_tool=permission_check(permissions, cwd, tool_context, env),
-        decide=_decider(options.can_use_tool, permissions),
+        decide=_decider(
+            options.can_use_tool, permissions, options.allow_dangerously_skip_permissions
+        ),
         abort=options.abort,
         max_turns=options.max_turns,
         retry=limits.retry,
@@ -207,18 +210,24 @@ def _stop_checks(
     return tuple(checks)
 
 
-def _decider(given: Decide | None, state: PermissionState) -> Decide | None:
+def _decider(given: Decide | None, state: PermissionState, allowed: bool) -> Decide | None:
     """The caller's decider, made to switch the session's mode when an allowed call says to
-    (an accepted plan leaves plan mode, for the mode the answer names or the one before)."""
+    (an accepted plan leaves plan mode, for the mode the answer names or the one before). A
+    switch into bypassPermissions the session may not make (`may_bypass`; `allowed`: the
+    options allow it) raises `ConfigError`, which denies the call, saying why."""
     if given is None:
         return None
+    bypass_ok = may_bypass(state.mode, allowed)  # the mode the session starts in
 
     async def decide(request: PermissionRequested) -> Decision:
         answer = await given(request)
         if isinstance(answer, Decision) and answer.behavior == "allow":
             mode = answer.mode or request.mode
             if mode is not None:
-                state.set_mode(parse_mode(mode))
+                mode = parse_mode(mode)
+                if mode == BYPASS and state.mode != BYPASS and not bypass_ok:
+                    raise ConfigError(f"{BYPASS_REFUSED}; the mode stays {state.mode}")
+                state.set_mode(mode)
                 answer = replace(answer, mode=state.mode)
         return answer
 

@@ -6,8 +6,13 @@ own points (a prompt going in, the session starting and ending).
   with it; `allow` answers what the mode would have asked a person, but deny rules, ask rules
   and protected paths still stand (as in Claude Code, where a hook's allow skips the prompt,
   not the rules); `ask` leaves the call to the rules.
-* Notification hooks hear of a call denied for want of someone to approve it (in a headless
-  run nobody is asked; the denial is where Claude Code would show its dialog).
+* PermissionRequest answers a call in the person's place before anyone is asked
+  (`permission_request`).
+* Notification hooks hear that a person is asked now (the question goes out, as no
+  PermissionRequest hook answered it), or of a call denied for want of someone to approve it
+  (in a headless run nobody is asked; the denial is where Claude Code would show its dialog).
+  Nothing else notifies: a changed input checked again, or a skill's command nobody is asked
+  about, asks nobody.
 * PostToolUse (PostToolUseFailure for a failed call) runs before the result is final: a block
   and any `additionalContext` (PreToolUse's too) are added to what the model reads.
 * A `continue: false` from a tool hook ends the run after its tool round (`hook_stopped`).
@@ -28,19 +33,22 @@ after the last submission's events (a session closed without it runs them unrepo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec.structs import replace
 
 from stayer.errors import ConfigError
-from stayer.events import HookRan
+from stayer.events import HookRan, PermissionRequested
 from stayer.hooks import HookBase, HookEvent, HookRunner, Verdict
 from stayer.hooks.runner import AnyMatcher
 from stayer.loop.recovery import BLOCK_CAP_VARIABLE
-from stayer.loop.state import CanUseTool, LoopParams, StopVerdict, ToolCall
+from stayer.loop.state import CanUseTool, LoopParams, PermissionHook, StopVerdict, ToolCall
 from stayer.messages import JSON, TextBlock
 from stayer.permissions import Decision
 from stayer.tools.base import ToolInputError, ToolOutput
+
+if TYPE_CHECKING:
+    from .permission_request import PermissionHost
 
 DEFAULT_BLOCK_CAP = 8
 _TOOL_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -62,6 +70,9 @@ class SessionHooks:
         SubagentStop (with `agent`), as Claude Code does."""
         self.agent: dict[str, JSON] = {}
         """Who the subagent is, for its SubagentStop input (`as_subagent`)."""
+        self.host: PermissionHost | None = None
+        """What PermissionRequest hooks' answers act on (the session's rules, mode and run);
+        without it they are not wired."""
 
     def as_subagent(self, parent: HookBase, agent_id: str, agent_type: str, path: str) -> None:
         """Make these a subagent's hooks: their input names the session that started it (its
@@ -88,8 +99,13 @@ class SessionHooks:
 
     def wire(self, params: LoopParams) -> LoopParams:
         """`params` with the loop's hook points filled in for the events that have hooks."""
-        if self.configured("PreToolUse", "Notification"):
-            params = replace(params, can_use_tool=self.permission_check(params.can_use_tool))
+        if self.configured("PreToolUse"):
+            # an answer's changed input is checked against the rules again, not the hooks
+            rules = params.recheck or params.can_use_tool
+            check = self.permission_check(params.can_use_tool)
+            params = replace(params, can_use_tool=check, recheck=rules)
+        if self.configured("PermissionRequest", "Notification"):
+            params = replace(params, permission_hook=self._before_asking())
         if self.configured(*_TOOL_EVENTS):
             params = replace(params, after_tool=self.after_tool, halted=self.halted)
         if self.configured("SubagentStop" if self.subagent else "Stop"):
@@ -113,8 +129,26 @@ class SessionHooks:
         if stop is not None and self._halt is None:
             self._halt = stop or "A hook stopped the run (continue: false)."
 
+    def _before_asking(self) -> PermissionHook:
+        """What runs as a call is about to be put to a person: PermissionRequest hooks, which
+        may answer in the person's place; when none does, Notification hooks (the question
+        goes out, or in a headless run the call is denied for want of someone to ask)."""
+        answers = None
+        if self.configured("PermissionRequest") and self.host is not None:
+            from .permission_request import PermissionRequests
+
+            answers = PermissionRequests(self.runner, self._ran.append, self.host)
+
+        async def before_asking(request: PermissionRequested) -> Decision | None:
+            answer = None if answers is None else await answers(request)
+            if answer is None:
+                await self._notify(request.reason)
+            return answer
+
+        return before_asking
+
     def permission_check(self, inner: CanUseTool) -> CanUseTool:
-        """`inner` with PreToolUse hooks before it and Notification hooks after a denial."""
+        """`inner` with PreToolUse hooks before it."""
 
         async def can_use_tool(call: ToolCall) -> Decision:
             verdict = await self._pre_tool(call)
@@ -134,8 +168,6 @@ class SessionHooks:
             asked = decision.behavior == "ask"
             if word is not None and word[0] == "allow" and asked and decision.question == "mode":
                 decision = Decision("allow", by="hook")  # it answers what the mode would ask
-            elif asked:
-                await self._notify(decision.reason)  # a person would be asked now
             if rewritten is not call and verdict.updated_input is not None:
                 decision = replace(decision, updated_input=dict(verdict.updated_input))
             return decision

@@ -59,6 +59,9 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     `tools` selects; a name clash with a built-in or another is refused."""
     permission_mode: str | None = None
     """The permission mode; None: the settings' `permissions.defaultMode`, else `default`."""
+    allow_dangerously_skip_permissions: bool = False
+    """Let the session switch into bypassPermissions later (a front end's mode switch, an
+    answer's `setMode`) without starting in it; otherwise only a session started in it may."""
     can_use_tool: Decide | None = None
     """Answers the calls the permission policy asks about, as claude-agent-sdk's callback of
     this name does: given the `PermissionRequested` (tool name, input, tool_use_id, why it

@@ -53,6 +53,7 @@ from stayer.tools.names import EXIT_PLAN_MODE
 from .assemble import Setup, prompt_blocks, user_message
 from .children import Account, Background, Tree, priced
 from .listings import with_listing
+from .mode_bounds import BYPASS, BYPASS_REFUSED, may_bypass
 from .mode_reminder import ModeReminder
 from .options import QueryOptions
 from .paths import session_folder
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
 
     from .hook_points import SessionHooks
     from .mcp_link import McpLink
+    from .permission_request import PermissionHost
     from .rule_edits import RuleEdits, RulesView
     from .skill_render import Places
 
@@ -126,6 +128,7 @@ class Session(McpFacet, TreeFacet):
         """The session this one was derived from, if any (it owns what the two share)."""
         self.history: tuple[Message, ...] = tuple(options.history)
         self.warnings: tuple[str, ...] = setup.warnings
+        self._started_mode: PermissionMode = setup.permissions.mode
         self._interrupted = False
         self._announced = False
         self._ending = parent is None  # SessionEnd's hooks are still to run (never a child's)
@@ -291,7 +294,21 @@ class Session(McpFacet, TreeFacet):
             env={**os.environ, **params.tool_context.env},
             permission_mode=lambda: self.permission_mode,  # live: hooks see a switch at once
         )
-        return SessionHooks(self.setup.hooks, base, subagent=self.parent is not None)
+        hooks = SessionHooks(self.setup.hooks, base, subagent=self.parent is not None)
+        if hooks.configured("PermissionRequest"):
+            hooks.host = self._permission_host()
+        return hooks
+
+    def _permission_host(self) -> PermissionHost:
+        """What a PermissionRequest hook's answer acts on: this session's rules, mode and run."""
+        from .permission_request import PermissionHost
+        from .permission_updates import Updates
+
+        return PermissionHost(
+            apply_updates=lambda given, warn: Updates(self, warn).apply(given),
+            set_mode=self.set_permission_mode,
+            interrupt=self.interrupt,
+        )
 
     def _spawn_subagent(self, request: SubagentRequest) -> AsyncIterator[Event]:
         """A tool's nested run (`ToolContext.spawn_subagent`; see `subagents.spawn`)."""
@@ -315,11 +332,34 @@ class Session(McpFacet, TreeFacet):
 
     def set_permission_mode(self, mode: str) -> None:
         """Switch the permission mode for every call checked from now on, a running
-        submission's included; raises `ConfigError` for an unknown mode."""
+        submission's included; raises `ConfigError` for an unknown mode, or bypassPermissions
+        where it is not allowed (`check_mode`)."""
         before = self.setup.permissions.mode
-        self.setup.permissions.set_mode(parse_mode(mode))
+        self.setup.permissions.set_mode(self.check_mode(parse_mode(mode)))
         if self._transcript is not None and self.permission_mode != before:
             self._transcript.event("permission_mode")  # on record though nothing else follows
+
+    @property
+    def bypass_allowed(self) -> bool:
+        """Whether this session may switch into bypassPermissions: only one started in it, or
+        with `allow_dangerously_skip_permissions` (`--allow-dangerously-skip-permissions`), as
+        Claude Code allows (a derived session asks the session it came from)."""
+        if self.parent is not None:
+            return self.parent.bypass_allowed
+        resolved = self.setup.resolved
+        given = resolved is not None and resolved.options.allow_dangerously_skip_permissions
+        return may_bypass(self._started_mode, given)
+
+    def check_mode(self, mode: PermissionMode) -> PermissionMode:
+        """`mode`, if this session may switch to it; raises `ConfigError` in one line for
+        bypassPermissions where it is not allowed (the one rule every front end keeps). A
+        derived session is bounded by its parent's mode instead (never past it, whatever is
+        asked), and its parent is in bypassPermissions only as this rule allowed."""
+        if self.parent is not None:
+            return mode
+        if mode == BYPASS and mode != self.permission_mode and not self.bypass_allowed:
+            raise ConfigError(f"{BYPASS_REFUSED}; the mode stays {self.permission_mode}")
+        return mode
 
     def add_rule(self, kind: Literal["allow", "deny", "ask"], rule: str, *, save: bool) -> None:
         """Add a permission rule (`Bash(npm test:*)`) for every call checked from now on, a

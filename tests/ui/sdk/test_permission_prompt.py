@@ -187,21 +187,19 @@ async def test_an_approval_cannot_smuggle_in_what_a_deny_rule_names(
     assert (tmp_path / "keep").read_text() == "precious" and not (tmp_path / "a").exists()
 
 
-async def test_an_approved_input_goes_past_the_pre_tool_hooks_again(tmp_path: Path) -> None:
-    guard = "grep -q 'rm ' && { echo 'no removing here' >&2; exit 2; }; exit 0"
+async def test_an_approved_input_is_not_put_to_the_pre_tool_hooks_again(tmp_path: Path) -> None:
+    heard = tmp_path / "heard"
+    guard = f"cat >> {heard}; echo >> {heard}"
     settings = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": guard}]}]}}
-    (tmp_path / "keep").write_text("precious")
-    sdk = Sdk(
-        {"behavior": "allow", "updatedInput": {"command": "rm -f keep"}},
-        {"behavior": "allow", "updatedInput": {"command": "touch b"}},
-    )
-    model = ScriptedProvider([bash("touch a"), bash("touch c", "toolu_2"), text("done")])
+    sdk = Sdk({"behavior": "allow", "updatedInput": {"command": "touch b"}})
+    model = ScriptedProvider([bash("touch a"), text("done")])
     events, _ = await session_run(tmp_path, sdk, model, "go", settings=settings)
 
-    (refused, said), (ran, _) = results(events)
-    assert refused == "denied" and "no removing here" in said
-    assert (tmp_path / "keep").read_text() == "precious"
-    assert ran == "completed" and (tmp_path / "b").exists()  # the hook let this one by
+    ((ran, _),) = results(events)
+    assert ran == "completed" and (tmp_path / "b").exists()
+    lines = [line for line in heard.read_text().splitlines() if line]
+    inputs = [json.loads(line)["tool_input"] for line in lines]
+    assert inputs == [{"command": "touch a"}]  # once, for the call the model made
 
 
 async def test_an_approved_input_that_breaks_the_schema_does_not_run(tmp_path: Path) -> None:

@@ -193,14 +193,15 @@ def test_events_stayer_never_fires_are_named_on_stderr_and_the_rest_kept(
 ) -> None:
     sdk = FakeSdk({})
     initialize = registered(
-        PermissionRequest=[{"hookCallbackIds": ["hook_0"]}],
+        PostCompact=[{"hookCallbackIds": ["hook_0"]}],
         PreToolUse=[{"hookCallbackIds": ["hook_1"]}],
+        PermissionRequest=[{"hookCallbackIds": ["hook_2"]}],
     )
     options, _ = sdk_hooks(QueryOptions(), initialize, sdk.channel)
 
-    assert list(options.hooks) == ["PreToolUse"]
+    assert list(options.hooks) == ["PreToolUse", "PermissionRequest"]
     assert capsys.readouterr().err == (
-        "stayer: the SDK registered hooks for PermissionRequest, which stayer never fires; "
+        "stayer: the SDK registered hooks for PostCompact, which stayer never fires; "
         "they will not run\n"
     )
 

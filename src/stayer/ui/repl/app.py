@@ -82,7 +82,9 @@ from .view import LIVE_ROWS, View
 
 MODE_CYCLE = ("default", "acceptEdits", "plan")
 """What Shift+Tab steps through, as Claude Code's does (a session started in another mode has
-it in the cycle too, after these)."""
+it in the cycle too, after these, and bypassPermissions is there when the session may switch
+to it: `--allow-dangerously-skip-permissions`)."""
+BYPASS = "bypassPermissions"
 
 WARM_MODULES = ("rich.markdown", "rich.syntax")
 """Loaded in a thread as the REPL opens (see `ReplApp._warm`)."""
@@ -443,6 +445,9 @@ class ReplApp:
         start = self._options.permission_mode
         if start and start not in cycle:
             cycle.append(start)
+        driver = self._driver
+        if BYPASS not in cycle and driver is not None and driver.session.bypass_allowed:
+            cycle.append(BYPASS)  # the session's one rule for the switch, as every front end's
         now = self.mode
         mode = cycle[(cycle.index(now) + 1) % len(cycle)] if now in cycle else "default"
         self._tracker.mode = mode

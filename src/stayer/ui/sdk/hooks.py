@@ -3,11 +3,12 @@ timeout?, onFailure?}]}`) becomes the session's callback matchers (`stayer.hooks
 each callable asking the SDK with a `hook_callback` request (`callback_id`, the hook's `input`,
 `tool_use_id`) and reading its answer as a settings hook's JSON output is read.
 
-Events stayer never fires (the SDK's `PermissionRequest`, say) are named on standard error in
-one line, so nobody relies on a guard that will not run. A registration of the wrong shape is
-refused with one line saying what was wrong (the SDK raises it to the program), never half
-applied. `onFailure` other than `continue` blocks on failure, as Claude Code reads it; the
-reply says so (`hook_on_failure_supported`), which the SDK requires before it sends one.
+Events stayer never fires are named on standard error in one line, so nobody relies on a
+guard that will not run (PermissionRequest is fired: `stayer.session.permission_request`). A
+registration of the wrong shape is refused with one line saying what was wrong (the SDK raises
+it to the program), never half applied. `onFailure` other than `continue` blocks on failure,
+as Claude Code reads it; the reply says so (`hook_on_failure_supported`), which the SDK
+requires before it sends one.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from msgspec.structs import replace
 from stayer.config.model import matcher_problem
 from stayer.errors import ConfigError
 from stayer.session.options import QueryOptions
+from stayer.session.shown import shown
 
 from .control import ControlChannel
-from .shown import shown
 
 if TYPE_CHECKING:
     from stayer.hooks.callbacks import CallbackMatcher

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from stayer.events import Event, Finished, SessionStarted
 from stayer.messages import block_to_wire
 from stayer.ui.closed_output import GuardedOutput
-from stayer.ui.error_result import error_result_line
+from stayer.ui.error_result import error_result_line, result_fields
 from stayer.ui.stream_json import Line, StreamJsonWriter, dumps
 
 from .frames import UserInput
@@ -88,6 +88,17 @@ class SdkOutput:
         self._output.write(line + "\n")
         self._output.flush()
         self.last_error = True
+
+    def done_result(self, message: str) -> None:
+        """A success `result` for a user message the front end carried out itself (`/clear`,
+        `/compact`), with no run of its own."""
+        line = result_fields(message, session_id=self.writer.session_id or None, is_error=False)
+        if self._replay is not None:
+            self._output.write(dumps(self._replay) + "\n")
+            self._replay = None
+        self._output.write(dumps(line) + "\n")
+        self._output.flush()
+        self.last_error = False
 
     def replay(self, message: UserInput) -> None:
         """Echo a user message as its run takes it (`--replay-user-messages`): printed with

@@ -28,11 +28,11 @@ from typing import Any
 from stayer.driver import Driver
 from stayer.events import PermissionRequested
 from stayer.permissions import Decision, Rule
+from stayer.session.permission_updates import SAVED, Updates
+from stayer.session.shown import shown
 from stayer.ui.repl.dialogs import kept_rule
 
 from .control import ControlChannel, ControlError
-from .permission_updates import SAVED, Updates
-from .shown import shown
 
 Ask = Callable[[Mapping[str, Any], Driver], Awaitable[Mapping[str, Any]]]
 """Puts the request's fields to whoever answers for the driver's session, and returns the

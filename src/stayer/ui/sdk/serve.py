@@ -8,10 +8,11 @@ Standard input is read line by line (`stdin_lines`) and never blocks the event l
   with what the SDK reads (`initialize.initialize_reply`); the other requests are answered by
   `requests.HANDLERS` once the session is open;
 - user messages are taken in order, each in a run of its own, and each gets exactly one
-  `result`. One sent while a run goes waits for that run to end. Claude Code may fold
-  messages that wait into one turn (its result then names several `user_message_uuids`);
-  stayer does not, so a caller that counts results (`ClaudeSDKClient.receive_response` stops
-  at each one) stays in step with what it sent;
+  `result`; `/clear` and `/compact [instructions]` are carried out by the driver
+  (`session_commands`), each with its one `result` too. One sent while a run goes waits
+  for that run to end. Claude Code may fold messages that wait into one turn (its result
+  then names several `user_message_uuids`); stayer does not, so a caller that counts results
+  (`ClaudeSDKClient.receive_response` stops at each one) stays in step with what it sent;
 - a line stayer cannot use is one line on standard error; a malformed user message also gets
   an error `result` in its place, and anything else a `system` `input_error` frame; the
   session goes on.
@@ -48,6 +49,7 @@ from .initialize import initialize_reply
 from .output import SdkOutput
 from .prompt_tool import prompt_for
 from .requests import HANDLERS, serve_requests
+from .session_commands import carry_out, session_command
 from .stdin_lines import StdinLines, TooLong
 from .wiring import wired
 
@@ -186,11 +188,15 @@ class SdkSession:
 
     async def _run(self, driver: Driver, message: UserInput) -> None:
         """One message in a run of its own, and its one `result`."""
-        await driver.idle()
+        await driver.settled()
         if self._stopped:
             return
         if self.settings.replay_user_messages:
             self.output.replay(message)
+        command = session_command(message)
+        if command is not None:  # `/clear`, `/compact`: the driver's, with one result
+            await carry_out(driver, command, self.output)
+            return
         errors = len(driver.errors)
         self.output.take_finished()
         try:
@@ -198,7 +204,7 @@ class SdkSession:
         except StayerError as error:
             self.output.error_result(str(error))
             return
-        await driver.idle()
+        await driver.settled()
         if self.output.take_finished() is None:  # it could not be sent (a command refused)
             failed = driver.errors[errors:]
             self.output.error_result(failed[0] if failed else self._no_run())

@@ -1,4 +1,4 @@
-"""A value the SDK sent, shown in an error line: one line, never too long to read."""
+"""A value a program or hook sent, shown in an error line: one line, never too long to read."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The permission updates an SDK's `can_use_tool` answer carries (`updatedPermissions`), applied
-to the session they came for.
+"""The permission updates an answer carries (`updatedPermissions` of the SDK's `can_use_tool`
+answer or of a PermissionRequest hook's allow), applied to the session they came for.
 
 Each update names a `type` and a `destination` (protocols.md §1.5). stayer applies what it can:
 rules added, replaced and removed for the session (`session`), and also written to the
@@ -18,21 +18,35 @@ allow rule added here lets nothing through that a deny rule names.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 from stayer.config.local_rules import local_settings_path
 from stayer.errors import ConfigError
 from stayer.permissions import PermissionMode, parse_mode
+from stayer.session.assemble import Setup
 from stayer.session.rule_edits import SESSION_ORIGIN, RulesView, checked_rule
-from stayer.session.session import Session
-
-from .shown import shown as _shown
+from stayer.session.shown import shown as _shown
 
 Kind = Literal["allow", "deny", "ask"]
 KINDS: tuple[Kind, ...] = ("allow", "deny", "ask")
 SAVED = "localSettings"
 KEPT_FOR_SESSION = ("projectSettings", "userSettings")
 DESTINATIONS = ("session", SAVED, *KEPT_FOR_SESSION)
+
+
+class Session(Protocol):
+    """What updates are applied to: a `stayer.Session`'s rules and mode."""
+
+    @property
+    def setup(self) -> Setup: ...
+
+    def add_rule(self, kind: Kind, rule: str, *, save: bool) -> None: ...
+
+    def remove_rule(self, rule: str, *, save: bool) -> bool: ...
+
+    def rules(self) -> RulesView: ...
+
+    def check_mode(self, mode: PermissionMode) -> PermissionMode: ...
 
 
 class Updates:
@@ -93,6 +107,7 @@ class Updates:
         mode = parse_mode(given) if isinstance(given, str) else None
         if mode is None:
             raise ConfigError(f"setMode needs a mode (a string), not {_shown(given)}")
+        self._session.check_mode(mode)  # bypassPermissions only where the session allows it
         if destination != "session":
             self._warn(
                 f"setMode {mode} applies to this session only: stayer does not write a default "
