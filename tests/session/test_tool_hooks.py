@@ -345,8 +345,9 @@ async def test_post_tool_use_failure_fires_for_a_failed_call(k: Kit) -> None:
 @pytest.mark.parametrize(
     ("matcher", "fires"),
     [("", True), ("*", True), ("Bash", True), ("Read|Bash", True), ("Write|Edit", False),
-     ("^Ba", True), ("Bash(", False)],
+     ("^Ba", True)],
 )  # fmt: skip
+# a matcher that does not compile is refused where it is given: tests/e2e/test_hook_matchers.py
 async def test_matchers_pick_tools_as_claude_code_does(k: Kit, matcher: str, fires: bool) -> None:
     k.install({"PreToolUse": [hook(k.command("ok"), matcher)]})
     await run(k, bash("true"), permission_mode="bypassPermissions")
