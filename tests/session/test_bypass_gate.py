@@ -53,6 +53,19 @@ async def test_the_flag_or_a_start_in_bypass_allows_the_switch(
         assert session.permission_mode == "bypassPermissions"
 
 
+async def test_settings_that_disable_bypass_win_over_the_flag(tmp_path: Path) -> None:
+    # a repository's (or an administrator's) disableBypassPermissionsMode holds mid-session
+    # too: the flag that allows a later switch does not reopen what the settings closed
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}})
+    )
+    async with stayer.Session(opts(tmp_path, allow_dangerously_skip_permissions=True)) as session:
+        with pytest.raises(ConfigError, match="turned off by disableBypassPermissionsMode in"):
+            session.set_permission_mode("bypassPermissions")
+        assert session.permission_mode == "default"
+
+
 async def test_a_deciders_switch_into_bypass_denies_its_call(tmp_path: Path) -> None:
     async def loosen(request: PermissionRequested) -> Decision:
         return Decision("allow", mode="bypassPermissions")

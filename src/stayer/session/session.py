@@ -64,6 +64,7 @@ from .resolve import token_budget
 from .resuming import saved_to_resume
 from .session_mcp import McpFacet
 from .session_tree import TreeFacet
+from .settings import bypass_disabled_by
 from .setup import prepare
 from .skill_host import SessionSkills
 from .transcript import Loaded, TranscriptWriter
@@ -357,7 +358,16 @@ class Session(McpFacet, TreeFacet):
         asked), and its parent is in bypassPermissions only as this rule allowed."""
         if self.parent is not None:
             return mode
-        if mode == BYPASS and mode != self.permission_mode and not self.bypass_allowed:
+        if mode != BYPASS or mode == self.permission_mode:
+            return mode
+        resolved = self.setup.resolved
+        disabled = None if resolved is None else bypass_disabled_by(resolved.settled.loaded)
+        if disabled is not None:  # the settings rule it out, whatever the flags allow
+            raise ConfigError(
+                f"bypassPermissions is turned off by disableBypassPermissionsMode in "
+                f"{disabled}; the mode stays {self.permission_mode}"
+            )
+        if not self.bypass_allowed:
             raise ConfigError(f"{BYPASS_REFUSED}; the mode stays {self.permission_mode}")
         return mode
 

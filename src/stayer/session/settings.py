@@ -165,20 +165,26 @@ def _directories(given: Sequence[SourceDir], warnings: list[str]) -> list[str]:
     return found
 
 
-def _check_bypass(mode: str, loaded: Loaded) -> None:
-    """`disableBypassPermissionsMode: "disable"` refuses a bypassPermissions run (Claude Code's
-    way for a project or an administrator to rule it out), naming the file that says so."""
-    if mode != "bypassPermissions":
-        return
+def bypass_disabled_by(loaded: Loaded) -> str | None:
+    """The settings file whose `disableBypassPermissionsMode: "disable"` rules
+    bypassPermissions out (Claude Code's way for a project or an administrator to), if any."""
     said = [
         source.origin
         for source in loaded.sources
         if source.settings is not None
         and source.settings.permissions.disable_bypass_permissions_mode == "disable"
     ]
-    if said:
+    return said[-1] if said else None
+
+
+def _check_bypass(mode: str, loaded: Loaded) -> None:
+    """A bypassPermissions run is refused where the settings turn it off, naming the file."""
+    if mode != "bypassPermissions":
+        return
+    origin = bypass_disabled_by(loaded)
+    if origin is not None:
         raise ConfigError(
-            f"bypassPermissions is turned off by disableBypassPermissionsMode in {said[-1]}; "
+            f"bypassPermissions is turned off by disableBypassPermissionsMode in {origin}; "
             "run without --dangerously-skip-permissions, or allow what is needed with "
             "--allowedTools"
         )
