@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import acp
 import pytest
@@ -188,7 +189,7 @@ async def test_load_replays_a_saved_session_in_a_new_process(
         assert [info.session_id for info in listed.sessions] == [session.session_id]
         assert listed.sessions[0].title == "echo something"
         await conn.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
-        replayed = [(u.session_update, _shown(u)) for u in editor.updates]
+        replayed = [(u.session_update, _shown(u)) for u in _history(editor.updates)]
         more = await conn.prompt(session_id=session.session_id, prompt=_text("and now?"))
 
     assert replayed == [
@@ -201,6 +202,11 @@ async def test_load_replays_a_saved_session_in_a_new_process(
     assert more.stop_reason == "end_turn"
     history = server.requests[-1].messages
     assert len(history) == 5  # the saved four and the new prompt
+
+
+def _history(updates: list[Any]) -> list[Any]:
+    """The updates that tell of the conversation (not the menu of commands)."""
+    return [u for u in updates if u.session_update != "available_commands_update"]
 
 
 def _shown(update: object) -> str:
@@ -346,7 +352,7 @@ async def test_resume_fork_and_close_a_saved_session(
         sessions = init.agent_capabilities.session_capabilities
         assert sessions is not None and sessions.resume is not None and sessions.close is not None
         await conn.resume_session(cwd=str(tmp_path), session_id=session.session_id)
-        assert editor.updates == []  # resume replays nothing
+        assert _history(editor.updates) == []  # resume replays nothing
         await conn.prompt(session_id=session.session_id, prompt=_text("two"))
         fork = await conn.fork_session(cwd=str(tmp_path), session_id=session.session_id)
         await conn.prompt(session_id=fork.session_id, prompt=_text("three"))

@@ -275,6 +275,7 @@ class StayerAgent:
                     cwd, mcp_servers, additional_directories, resume=resume
                 )
             same_folders(self._folders[link.session_id], cwd, additional_directories)
+        link.announce_commands()
         session = link.session
         modes = mode_state(session, self._starts[link.session_id])
         return Opened(link, modes, list(config_options(session)))

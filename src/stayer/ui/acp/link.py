@@ -29,8 +29,10 @@ from stayer.messages import ContentBlock, Usage
 from stayer.permissions import Decision
 from stayer.session.options import QueryOptions
 from stayer.session.session import Session
+from stayer.ui.session_commands import SessionCommand, session_command
 from stayer.ui.wording import question_in
 
+from .commands import commands_update
 from .permission import ask
 from .updates import StopReason, Translator, Update, stop_reason
 
@@ -49,6 +51,8 @@ class Link:
         self._cancelled = False
         self._asking: set[asyncio.Task[None]] = set()
         self._mode = ""
+        self.session_id = ""
+        """The id the editor knows this session by (stayer's, as it opened)."""
 
     @classmethod
     async def open(cls, client: Client, options: QueryOptions) -> Link:
@@ -57,6 +61,8 @@ class Link:
         link = cls(client, Path(str(options.cwd)))
         driver = await Driver.open(options, link._sink, answers=True, on_error=link._failed)
         link.driver = driver
+        # the editor's name for it, kept when `/clear` starts a new conversation under it
+        link.session_id = driver.session.session_id
         link._mode = driver.session.permission_mode
         for warning in driver.session.warnings:  # what of the settings could not be used
             log.warning("%s", warning)
@@ -70,10 +76,6 @@ class Link:
     def session(self) -> Session:
         """The stayer session this link drives."""
         return self._driver.session
-
-    @property
-    def session_id(self) -> str:
-        return self.session.session_id
 
     @property
     def _running(self) -> asyncio.Task[None]:
@@ -97,6 +99,9 @@ class Link:
             # the last run's tidying done first: this prompt starts a run of its own
             await self._until(asyncio.ensure_future(self._driver.settled()))
             if not (self._stopped or self._running.done()):
+                command = session_command(prompt)
+                if command is not None:  # `/clear`, `/compact`: the driver's, not the model's
+                    return await self._command(command, waiting)
                 self._driver.submit(prompt)
                 # its `Finished`, else its run's end or the driver's: nothing that cannot end
                 await self._until(waiting, asyncio.ensure_future(self._driver.settled()))
@@ -117,6 +122,30 @@ class Link:
                 else "the run ended without finishing; send the prompt again"
             }
         )
+
+    async def _command(
+        self, command: SessionCommand, waiting: asyncio.Future[Any]
+    ) -> PromptResponse:
+        """Carry out `/clear` or `/compact` (no run is going): it ends the prompt, `end_turn`
+        once done, an error saying why it could not be (nothing to compact yet, say)."""
+        errors = len(self._driver.errors)
+        await self._driver.carry_out(command)
+        await self._until(asyncio.ensure_future(self._driver.settled()))
+        if waiting.done() and not waiting.cancelled():
+            waiting.exception()  # a failure's line, read below from the driver's errors
+        if self._stopped:
+            return self._response(None)
+        failed = self._driver.errors[errors:]
+        if failed:
+            raise RequestError.invalid_params({"details": failed[0]})
+        return PromptResponse(stop_reason="end_turn")
+
+    def announce_commands(self) -> None:
+        """Tell the editor the commands this session takes (its "/" menu), after the reply
+        opening the session: a task of its own starts only once the request's task yields,
+        its reply queued by then (an update naming a session the editor does not know yet
+        may be dropped)."""
+        self._spawn(self._send(commands_update(self.session)))
 
     @property
     def _stopped(self) -> bool:

@@ -21,6 +21,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     ContentToolCallContent,
     Cost,
     CurrentModeUpdate,
@@ -75,6 +76,7 @@ Update = (
     | UsageUpdate
     | UserMessageChunk
     | CurrentModeUpdate
+    | AvailableCommandsUpdate
 )
 CallStatus = Literal["pending", "in_progress", "completed", "failed"]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]

@@ -42,6 +42,7 @@ from stayer.errors import ConfigError, StayerError
 from stayer.session.options import QueryOptions
 from stayer.ui.closed_output import EXIT_READER_GONE, watch_reader
 from stayer.ui.headless import READER_GONE, interrupt_aborts
+from stayer.ui.session_commands import session_command
 
 from .control import ControlChannel, Handler
 from .frames import BadInput, UserInput, read_frame
@@ -49,7 +50,7 @@ from .initialize import initialize_reply
 from .output import SdkOutput
 from .prompt_tool import prompt_for
 from .requests import HANDLERS, serve_requests
-from .session_commands import carry_out, session_command
+from .session_commands import carry_out
 from .stdin_lines import StdinLines, TooLong
 from .wiring import wired
 
@@ -193,7 +194,7 @@ class SdkSession:
             return
         if self.settings.replay_user_messages:
             self.output.replay(message)
-        command = session_command(message)
+        command = session_command(message.prompt)
         if command is not None:  # `/clear`, `/compact`: the driver's, with one result
             await carry_out(driver, command, self.output)
             return

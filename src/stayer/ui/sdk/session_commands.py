@@ -1,37 +1,19 @@
-"""User messages that are the session's own commands, carried out by the driver as Claude Code
-does with them in stream-json input: `/clear` starts the conversation over (a `system`
-`conversation_reset` line names the new session), `/compact [instructions]` summarises it
-(its `compact_boundary` line as ever). Each still gets exactly one `result`: a success, or an
-error saying why it could not be done (nothing to compact yet, say). Any other `/name args`
-goes to the session, which expands custom commands and skills.
+"""User messages that are the session's own commands (`stayer.ui.session_commands`), carried
+out by the driver as Claude Code does with them in stream-json input: `/clear` starts the
+conversation over (a `system` `conversation_reset` line names the new session), `/compact
+[instructions]` summarises it (its `compact_boundary` line as ever). Each still gets exactly
+one `result`: a success, or an error saying why it could not be done (nothing to compact yet,
+say).
 """
 
 from __future__ import annotations
 
 import uuid
 
-from stayer.driver import Clear, Compact, Driver
-from stayer.messages import TextBlock
+from stayer.driver import Clear, Driver
+from stayer.ui.session_commands import SessionCommand
 
-from .frames import UserInput
 from .output import SdkOutput
-
-SessionCommand = Clear | Compact
-
-
-def session_command(message: UserInput) -> SessionCommand | None:
-    """The command `message` is (`/clear`, `/compact ...`), or None for any other message."""
-    prompt = message.prompt
-    if not isinstance(prompt, str):
-        if len(prompt) != 1 or not isinstance(prompt[0], TextBlock):
-            return None
-        prompt = prompt[0].text
-    name, _, rest = prompt.strip().partition(" ")
-    if name == "/clear" and not rest.strip():
-        return Clear()
-    if name == "/compact":
-        return Compact(rest.strip() or None)
-    return None
 
 
 async def carry_out(driver: Driver, command: SessionCommand, output: SdkOutput) -> None:
