@@ -11,6 +11,10 @@ notice that the reader has gone:
   the kernel raises on the writing end once the reading end is closed, with nothing written.
   Nothing else is polled for, so a full pipe whose reader is only slow never counts.
 
+A write that fails for another reason (ENOSPC: `> /dev/full`, EIO) ends the output the same
+way, said in one line on standard error, and `status` is then 1: the output is lost, not
+left unread.
+
 From then on every write is dropped, and the descriptor is pointed at /dev/null: what is left
 in Python's buffers is flushed there at exit instead of failing again ("Exception ignored ...
 BrokenPipeError" on standard error).
@@ -24,6 +28,7 @@ import io
 import os
 import select
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import TextIO
@@ -42,6 +47,14 @@ class GuardedOutput:
         """Whether the reader went away before the output was complete (every write since
         was dropped)."""
         self._complete = False
+        self.failed = False
+        """Whether a write failed for a reason other than its reader leaving."""
+
+    @property
+    def status(self) -> int:
+        """The exit status for output that ended early: 141 for a reader gone (as SIGPIPE
+        would), 1 for a write that failed."""
+        return 1 if self.failed else EXIT_READER_GONE
 
     def write(self, text: str) -> None:
         """Write `text`, unless the reader is gone (noticed here or by the watcher)."""
@@ -51,6 +64,8 @@ class GuardedOutput:
             self._stream.write(text)
         except (BrokenPipeError, ConnectionResetError):
             self.reader_gone()
+        except OSError as error:
+            self._write_failed(error)
 
     def flush(self) -> None:
         """Flush what was written, unless the reader is gone."""
@@ -60,11 +75,26 @@ class GuardedOutput:
             self._stream.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.reader_gone()
+        except OSError as error:
+            self._write_failed(error)
 
     def complete(self) -> None:
         """All of the output is out: a reader that leaves from now on missed nothing (a
         program SIGPIPE would kill goes on to exit normally once it writes no more)."""
         self._complete = True
+
+    def _write_failed(self, error: OSError) -> None:
+        """Standard output cannot be written: say so once, then stop as for a reader gone."""
+        if not self._complete:
+            self.failed = True
+            reason = error.strerror or type(error).__name__
+            with contextlib.suppress(OSError, ValueError):
+                print(
+                    f"stayer: standard output cannot be written ({reason}); stopping",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        self.reader_gone()
 
     def reader_gone(self) -> None:
         """Nobody reads any more: drop what follows and, unless the output was complete (what

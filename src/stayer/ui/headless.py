@@ -38,7 +38,7 @@ from stayer.events import (
 from stayer.exec import kill_everything_now
 from stayer.loop.abort import AbortSignal
 
-from .closed_output import EXIT_READER_GONE, GuardedOutput, watch_reader
+from .closed_output import GuardedOutput, watch_reader
 from .live import LiveView
 from .stream_json import Line, StreamJsonWriter, dumps
 from .wording import hook_line, mcp_line
@@ -182,7 +182,7 @@ class HeadlessOutput:
         if finished is not None and not output.gone:
             _print_outcome(finished, self._writer, self.printer, self._collected, output)
         if output.gone:  # whatever the run came to, nobody reads it: end as SIGPIPE would
-            return EXIT_READER_GONE
+            return output.status
         return exit_code(finished, signum)
 
 

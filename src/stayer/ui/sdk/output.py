@@ -52,6 +52,11 @@ class SdkOutput:
         """Whether standard output's reader has gone away."""
         return self._output.gone
 
+    @property
+    def status(self) -> int:
+        """The exit status once `gone`: 141 for a reader gone, 1 for a write that failed."""
+        return self._output.status
+
     def reader_gone(self) -> None:
         """Standard output's reader went away (see `closed_output.watch_reader`)."""
         self._output.reader_gone()

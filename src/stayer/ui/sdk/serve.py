@@ -40,7 +40,7 @@ from msgspec.structs import replace
 from stayer.driver import Close, Driver
 from stayer.errors import ConfigError, StayerError
 from stayer.session.options import QueryOptions
-from stayer.ui.closed_output import EXIT_READER_GONE, watch_reader
+from stayer.ui.closed_output import watch_reader
 from stayer.ui.headless import READER_GONE, interrupt_aborts
 from stayer.ui.session_commands import session_command
 
@@ -112,7 +112,7 @@ class SdkSession:
                 self.channel.close(INPUT_ENDED)
                 await self._close()
         if self.output.gone:
-            return EXIT_READER_GONE
+            return self.output.status
         if caught.signum is not None:
             return 128 + caught.signum
         return 1 if self.output.last_error or self._open_failed else 0
@@ -258,6 +258,14 @@ class SdkSession:
             raise
 
     async def _opened(self, request: Any) -> tuple[Driver, dict[str, Any]]:
+        try:
+            return await self._opened_as_asked(request)
+        except (StayerError, asyncio.CancelledError):
+            raise
+        except Exception as error:  # a disk full, say: said as stayer's own errors are
+            raise StayerError(f"the session could not open: {_reason(error)}") from error
+
+    async def _opened_as_asked(self, request: Any) -> tuple[Driver, dict[str, Any]]:
         options, fields = wired(self.options, request, self.channel)
         name = self.settings.permission_prompt
         prompt = None if name is None else prompt_for(name, self.channel)
