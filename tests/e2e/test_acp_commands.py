@@ -5,6 +5,7 @@ conversation, "/clear" starts it over, neither sent to the model as text."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -93,3 +94,27 @@ async def test_compact_with_nothing_to_compact_is_an_error(
 
     assert "nothing to compact" in str(refused.value.data)
     assert server.requests == []
+
+
+async def test_cancel_during_compact_ends_it_cancelled_and_the_conversation_goes_on(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    held = reply("Summary never finished.").render("anthropic").paused(at=2)
+    server.enqueue(reply("First answer."), held)
+    server.enqueue(reply("Still whole."))
+    async with stayer_acp(server, tmp_path) as (conn, _, _editor):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=_text("the first question"))
+        compacting = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=_text("/compact")))
+        await asyncio.to_thread(server.wait_for_requests, 2, 20.0)  # the summary is asked
+        await conn.cancel(session_id=sid)
+        async with asyncio.timeout(20):
+            cancelled = await compacting
+        server.resume()
+        again = await conn.prompt(session_id=sid, prompt=_text("the second question"))
+
+    assert cancelled.stop_reason == "cancelled" and again.stop_reason == "end_turn"
+    kept = json.dumps(server.requests[-1].messages)
+    assert "First answer." in kept and "Summary never finished." not in kept

@@ -50,6 +50,7 @@ class Link:
         self._finished: asyncio.Future[Finished] | None = None
         self._cancelled = False
         self._asking: set[asyncio.Task[None]] = set()
+        self._telling: set[asyncio.Task[None]] = set()
         self._mode = ""
         self.session_id = ""
         """The id the editor knows this session by (stayer's, as it opened)."""
@@ -145,7 +146,9 @@ class Link:
         opening the session: a task of its own starts only once the request's task yields,
         its reply queued by then (an update naming a session the editor does not know yet
         may be dropped)."""
-        self._spawn(self._send(commands_update(self.session)))
+        task = asyncio.create_task(self._send(commands_update(self.session)))
+        self._telling.add(task)  # kept until sent (a cancelled prompt leaves it be)
+        task.add_done_callback(self._telling.discard)
 
     @property
     def _stopped(self) -> bool:

@@ -260,7 +260,7 @@ class SdkSession:
     async def _opened(self, request: Any) -> tuple[Driver, dict[str, Any]]:
         try:
             return await self._opened_as_asked(request)
-        except (StayerError, asyncio.CancelledError):
+        except StayerError:
             raise
         except Exception as error:  # a disk full, say: said as stayer's own errors are
             raise StayerError(f"the session could not open: {_reason(error)}") from error
