@@ -286,17 +286,4 @@ def main(argv: Sequence[str] | None = None) -> None:
     except BrokenPipeError:  # the reader went away before the run began (`stayer -v | true`)
         _quiet_stdout()
         status = EXIT_BROKEN_PIPE
-    _spare_the_last_collections()
     sys.exit(status)
-
-
-def _spare_the_last_collections() -> None:
-    """Leave the heap out of the collections the interpreter makes as it shuts down.
-
-    The run is over and what it writes is closed (transcripts, the output, which the
-    interpreter flushes itself); those full collections only walk every object loaded, about
-    0.1 s on a busy machine between the `result` line and the process's end. Objects are still
-    freed as the modules holding them are cleared; only cycles are left to the process's end."""
-    import gc
-
-    gc.freeze()

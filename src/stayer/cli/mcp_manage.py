@@ -229,19 +229,19 @@ def _get(argv: list[str], cwd: Path) -> int:
     for status, group in states.items():
         for config in group:
             if config.name == name:
-                print("\n".join(_details(config, status)))
+                print("\n".join(_details(config, status, cwd)))
                 return 0
     raise _Missing(f"no MCP server named {name} is configured here; stayer mcp list shows them")
 
 
-def _details(config: McpServerConfig, status: str) -> list[str]:
+def _details(config: McpServerConfig, status: str, cwd: Path) -> list[str]:
     shown: list[tuple[str, object]] = [
         ("scope", f"{_scope_word(config)} ({config.origin})"),
         ("status", status),
         ("type", config.transport),
         ("command", config.command),
         ("args", shlex.join(config.args)),
-        ("cwd", config.cwd or ""),
+        ("cwd", "" if config.cwd in (None, str(cwd)) else config.cwd),  # its own folder only
         ("env", ", ".join(sorted(config.env))),  # names only: values are often secrets
         ("url", config.url),
         ("headers", ", ".join(sorted(config.headers))),
