@@ -48,7 +48,7 @@ from msgspec.structs import replace
 from stayer.errors import StayerError
 from stayer.events import Compacted, Event, Finished, PermissionRequested, Terminal
 from stayer.loop.abort import AbortSignal
-from stayer.messages import ContentBlock, Message, Usage
+from stayer.messages import ContentBlock
 from stayer.permissions import Decision
 from stayer.session.assemble import prompt_blocks
 from stayer.session.options import QueryOptions
@@ -320,7 +320,9 @@ class Driver:
         except Exception as error:  # a bug of stayer's: the session goes on, said in one line
             line = f"the run stopped on an internal error: {error!r}"
             if not finished:
-                await self._sink(_broken(line, self.session.history))
+                await self._sink(
+                    Finished.without_a_call(Terminal.MODEL_ERROR, line, self.session.history)
+                )
             self._failed(line)
 
     async def _between_runs(self) -> None:
@@ -393,20 +395,3 @@ def _joined(prompts: Sequence[Prompt]) -> Prompt:
 
 class _SinkFailed(Exception):
     """The sink raised (its error the cause): the driver's owner's to see, not a run's fault."""
-
-
-def _broken(line: str, history: tuple[Message, ...]) -> Finished:
-    """The end of a run a fault of stayer's stopped: the conversation as the session repaired
-    it."""
-    return Finished(
-        terminal=Terminal.MODEL_ERROR,
-        message=line,
-        num_turns=0,
-        usage=Usage(),
-        cost_usd=0.0,
-        result_text="",
-        stop_reason=None,
-        duration_ms=0.0,
-        duration_api_ms=0.0,
-        messages=history,
-    )

@@ -487,6 +487,25 @@ class Finished(Struct, frozen=True):
         )
         return f"Finished({shown})"
 
+    @classmethod
+    def without_a_call(
+        cls, terminal: Terminal, message: str, messages: tuple[Message, ...]
+    ) -> Finished:
+        """The end of a run that made no model call (a prompt a hook kept out, a run a fault
+        of stayer's stopped): nothing used, the conversation `messages` as it stands."""
+        return cls(
+            terminal=terminal,
+            message=message,
+            num_turns=0,
+            usage=Usage(),
+            cost_usd=0.0,
+            result_text="",
+            stop_reason=None,
+            duration_ms=0.0,
+            duration_api_ms=0.0,
+            messages=messages,
+        )
+
 
 LoopEvent: TypeAlias = (
     SessionStarted

@@ -44,7 +44,7 @@ from stayer.loop.abort import AbortSignal, until_aborted
 from stayer.loop.recovery import append_user
 from stayer.loop.run import query as loop_query
 from stayer.loop.state import LoopParams
-from stayer.messages import ContentBlock, Message, TextBlock, Usage, UserMessage
+from stayer.messages import ContentBlock, Message, TextBlock, UserMessage
 from stayer.permissions import PermissionMode, parse_mode
 from stayer.providers.base import Provider, Thinking
 from stayer.tools.base import SubagentRequest, Tool
@@ -673,7 +673,7 @@ class Session(McpFacet, TreeFacet):
             async for event in self._before_prompt(self._hooks, prompt, gate):
                 yield event
             if gate.refused is not None:
-                yield _refused(gate.refused, self.history)
+                yield Finished.without_a_call(Terminal.HOOK_STOPPED, gate.refused, self.history)
                 return
             context = gate.context
         # the hooks judge the prompt as typed before a command's `!` lines run (ConfigError:
@@ -860,23 +860,6 @@ def _prompt_text(prompt: str | Sequence[ContentBlock]) -> str:
     if isinstance(prompt, str):
         return prompt
     return "\n".join(block.text for block in prompt if isinstance(block, TextBlock))
-
-
-def _refused(reason: str, history: tuple[Message, ...]) -> Finished:
-    """The end of a submission a UserPromptSubmit hook kept out: nothing was sent, and the
-    conversation is as it was."""
-    return Finished(
-        terminal=Terminal.HOOK_STOPPED,
-        message=reason,
-        num_turns=0,
-        usage=Usage(),
-        cost_usd=0.0,
-        result_text="",
-        stop_reason=None,
-        duration_ms=0.0,
-        duration_api_ms=0.0,
-        messages=history,
-    )
 
 
 def _providers(setup: Setup) -> list[Provider]:
