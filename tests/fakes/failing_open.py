@@ -15,9 +15,8 @@ async def _failing(*args: Any, **kwargs: Any) -> NoReturn:
     raise OSError(28, REASON)
 
 
-setattr(Driver, "open", _failing)  # noqa: B010
-
-if __name__ == "__main__":
+if __name__ == "__main__":  # planted only in the process run so, never in a test importing it
     from stayer.cli import main
 
+    setattr(Driver, "open", _failing)  # noqa: B010
     main()

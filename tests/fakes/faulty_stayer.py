@@ -23,9 +23,8 @@ def _faulty(writer: TranscriptWriter, event: Event) -> None:
     _record(writer, event)
 
 
-setattr(session_module, "record", _faulty)  # noqa: B010
-
-if __name__ == "__main__":
+if __name__ == "__main__":  # planted only in the process run so, never in a test importing it
     from stayer.cli import main
 
+    setattr(session_module, "record", _faulty)  # noqa: B010
     main()
