@@ -10,23 +10,8 @@ from typing import Any
 import pytest
 
 from stayer.errors import ConfigError
-from stayer.ui.sdk.control import ControlChannel, ControlError, Frame
-
-
-class Wire:
-    def __init__(self) -> None:
-        self.frames: list[Frame] = []
-        self.changed = asyncio.Event()
-
-    def __call__(self, frame: Frame) -> None:
-        self.frames.append(frame)
-        self.changed.set()
-
-    async def next(self) -> Frame:
-        while not self.frames:
-            self.changed.clear()
-            await self.changed.wait()
-        return self.frames.pop(0)
+from stayer.ui.sdk.control import ControlChannel, ControlError
+from tests.ui.sdk.wire import Wire
 
 
 async def test_a_request_returns_the_reply_with_its_id() -> None:

@@ -18,7 +18,7 @@ from stayer.tools.names import AGENT
 from stayer.ui.sdk.agents import with_agents
 from stayer.ui.sdk.control import ControlChannel
 from stayer.ui.sdk.wiring import WIRINGS
-from tests.ui.sdk.test_control_channel import Wire
+from tests.ui.sdk.wire import Wire
 
 CHECKER = AgentDefinition(description="Checks spelling.", prompt="You check spelling.")
 LINTER = {"description": "Lints.", "prompt": "You lint."}

@@ -8,27 +8,12 @@ import asyncio
 import pytest
 
 from stayer.session.options import QueryOptions
-from stayer.ui.sdk.control import ControlChannel, ControlError, Frame
+from stayer.ui.sdk.control import ControlChannel, ControlError
 from stayer.ui.sdk.mcp import wire_sdk_mcp
 from stayer.ui.sdk.wiring import WIRINGS
+from tests.ui.sdk.wire import Wire
 
 LISTING = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-
-
-class Wire:
-    def __init__(self) -> None:
-        self.frames: list[Frame] = []
-        self.changed = asyncio.Event()
-
-    def __call__(self, frame: Frame) -> None:
-        self.frames.append(frame)
-        self.changed.set()
-
-    async def next(self) -> Frame:
-        while not self.frames:
-            self.changed.clear()
-            await self.changed.wait()
-        return self.frames.pop(0)
 
 
 async def test_a_message_travels_as_mcp_message_and_its_mcp_response_returns() -> None:

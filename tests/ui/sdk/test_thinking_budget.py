@@ -18,7 +18,7 @@ from stayer.ui.sdk.requests import serve_requests
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
 from tests.session.test_driver import Collect, Hold
-from tests.ui.sdk.test_control_channel import Wire
+from tests.ui.sdk.wire import Wire
 
 
 async def ask(channel: ControlChannel, wire: Wire, request_id: str, budget: Any) -> Frame:
