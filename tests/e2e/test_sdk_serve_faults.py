@@ -43,7 +43,8 @@ def test_an_oserror_opening_the_session_is_the_initialize_error_and_one_line(
         f"stayer: the session could not open: OSError: [Errno 28] {REASON}"
     ]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    reply_to_init = lines[0]["response"]
+    # the message waiting on the opening may get its result before initialize its reply
+    (reply_to_init,) = [line["response"] for line in lines if line["type"] == "control_response"]
     assert reply_to_init["subtype"] == "error" and REASON in reply_to_init["error"]
     assert lines[-1]["type"] == "result" and lines[-1]["is_error"]  # the message's own result
     assert server.requests == []
