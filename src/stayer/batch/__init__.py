@@ -1,0 +1,11 @@
+"""The fleet runner behind `stayer batch`: many agent tasks at once, on one machine or on Ray.
+
+A tasks file (`tasks`) is validated whole before anything runs. Each task is a full `Session`
+in a workspace of its own made from its repository (`workspace`), run to its end or its
+timeout, then checked (`check`); its outcome is one line of `results.jsonl` (`results`),
+written and flushed as it finishes, so a killed batch loses nothing it wrote and a re-run skips
+what is done. Sessions of one batch share one event loop and one model client per provider,
+under one rate limiter (`limits`) that slows every worker together when the provider says so.
+`ray` runs the same tasks as Ray tasks and imports Ray only when asked to. Nothing here prints:
+a front end listens (`listener`) and shows.
+"""
