@@ -118,6 +118,7 @@ STARTUP = frozenset(
         "stayer.permissions.texts",
         "stayer.providers",
         "stayer.providers._encoded",
+        "stayer.providers._clients",
         "stayer.providers._http",
         "stayer.providers._watchdog",
         "stayer.providers.anthropic",

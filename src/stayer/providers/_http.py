@@ -38,6 +38,7 @@ from stayer.errors import (
     ServerError,
 )
 from stayer.messages import JSON
+from stayer.providers._clients import STREAMS_PER_CLIENT, Clients
 from stayer.providers._watchdog import FirstByteScale, StreamWatchdog
 from stayer.providers.endpoints import preload_tls, tls_context
 
@@ -102,9 +103,12 @@ class ApiError(Struct, frozen=True):
 
 
 def new_client(timeout: httpx.Timeout, base_url: str) -> httpx.AsyncClient:
-    """An HTTP client; TLS verification only where the endpoint speaks TLS."""
+    """An HTTP client; TLS verification only where the endpoint speaks TLS. Its pool keeps
+    alive as many connections as the streams it is given at once (`_clients`), and never
+    makes a request wait for one."""
     verify: ssl.SSLContext | bool = tls_context() if base_url.startswith("https:") else False
-    return httpx.AsyncClient(timeout=timeout, verify=verify)
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=STREAMS_PER_CLIENT)
+    return httpx.AsyncClient(timeout=timeout, verify=verify, limits=limits)
 
 
 async def drain(events: AsyncGenerator[ServerSentEvent, None], limit_s: float = 1.0) -> None:
@@ -527,15 +531,17 @@ class Reach(Struct):
 
 
 class Connection:
-    """One provider's HTTP client: made on first use, reused for every call, closed if ours."""
+    """One provider's HTTP clients (`Clients`): made on first use, reused for every call,
+    closed if ours."""
 
     def __init__(self, endpoint: Endpoint, client: httpx.AsyncClient | None) -> None:
         self.endpoint = endpoint
         self.timeout = make_timeout(
             connect_s=endpoint.connect_timeout_s, read_s=endpoint.read_timeout_s
         )
-        self._client = client
-        self._owns_client = client is None
+        self._clients = Clients(
+            lambda: new_client(self.timeout, self.endpoint.base_url), given=client
+        )
         self._draining: set[asyncio.Task[None]] = set()
         self._reach = Reach()
         if client is None:
@@ -549,8 +555,6 @@ class Connection:
 
         The caller calls the watchdog's `progress()` for each event that moved the answer on.
         """
-        if self._client is None:
-            self._client = new_client(self.timeout, self.endpoint.base_url)
         url = self.endpoint.base_url + path
         watchdog = StreamWatchdog(
             url=url,
@@ -558,16 +562,18 @@ class Connection:
             idle_s=self.endpoint.idle_timeout_s,
             body_bytes=len(body),
         )
-        events = post_sse(
-            self._client,
-            url,
-            headers=headers,
-            body=body,
-            endpoint=self.endpoint,
-            timeouts=self.timeout,
-            watchdog=watchdog,
+        events = self._clients.stream(
+            lambda client: post_sse(
+                client,
+                url,
+                headers=headers,
+                body=body,
+                endpoint=self.endpoint,
+                timeouts=self.timeout,
+                watchdog=watchdog,
+                reach=self._reach,
+            ),
             settle=self._settle,
-            reach=self._reach,
         )
         return watchdog, events
 
@@ -595,9 +601,7 @@ class Connection:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._clients.aclose()
 
 
 _FORMATS = {"anthropic": "Anthropic Messages", "openai": "OpenAI Chat Completions"}
