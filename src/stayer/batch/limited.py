@@ -13,7 +13,7 @@ until the pause is over. Waiting at the limiter is no failure, so it costs no ta
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from stayer.context.compact import estimate_tokens
 from stayer.errors import ModelError, RateLimited
@@ -41,11 +41,18 @@ class LimitedProvider:
     """`inner`, with every call under `limiter`'s limit for `inner.name`."""
 
     def __init__(
-        self, inner: Provider, limiter: FleetLimiter, *, retry: RetryPolicy | None = None
+        self,
+        inner: Provider,
+        limiter: FleetLimiter,
+        *,
+        retry: RetryPolicy | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self.limiter = limiter
         self.retry = retry or RetryPolicy()
+        """The loop's policy: its backoff is the pause when the server names none."""
+        self.clock = clock
         self._streak = 0
         """Refusals in a row, fleet-wide, each counted once however many calls it refused."""
         self._paused_until = 0.0
@@ -78,7 +85,7 @@ class LimitedProvider:
     def _pause(self, error: ModelError) -> float:
         """How long the fleet holds off after `error`: the server's word, or the loop's
         backoff for the fleet's refusals in a row (as the loop itself would wait)."""
-        now = time.monotonic()
+        now = self.clock()
         if now >= self._paused_until:  # a new refusal, not one more of those already paused for
             self._streak += 1
         pause = self.retry.delay(max(1, self._streak), error)
