@@ -26,6 +26,17 @@ from stayer.providers.base import ModelRequest, Provider
 from .limits import FleetLimiter
 
 
+def limited_by(
+    limiter: FleetLimiter, *, retry: RetryPolicy | None = None
+) -> Callable[[Provider], Provider]:
+    """What `ProviderPool`'s `wrap` takes: each shared client put under `limiter`."""
+
+    def wrap(provider: Provider) -> Provider:
+        return LimitedProvider(provider, limiter, retry=retry)
+
+    return wrap
+
+
 def request_tokens(request: ModelRequest) -> int:
     """About how many input tokens `request` sends: its messages, system prompt and tools."""
     system = len(request.system) // CHARS_PER_TOKEN
