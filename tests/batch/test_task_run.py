@@ -159,6 +159,17 @@ async def test_a_ref_that_is_not_there_is_an_error_of_stage_workspace(
     assert server.requests == []
 
 
+async def test_a_session_that_cannot_start_is_an_error_of_stage_setup(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    result = await _run(_task(source, server, allowed_tools=("Bash(",)), tmp_path / "out")
+
+    assert result.terminal_reason == "error"
+    assert result.error is not None and result.error.stage == "setup"
+    assert result.error.message.startswith("the session could not start: bad permission rule")
+    assert server.requests == []
+
+
 class _Exploding:
     """A client with a bug of stayer's own: its stream raises what no provider should."""
 
