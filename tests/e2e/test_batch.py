@@ -3,6 +3,7 @@ routed to its own script by the tag in its prompt."""
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,35 @@ def test_json_output_is_one_summary_object(tmp_path: Path, server: FakeModelServ
         "cost_usd": summary["cost_usd"],
         "results": str(out / "results.jsonl"),
     }
+    asked = len(server.requests)
+
+    again = run_batch(tasks_file, out, "--output-format", "json", env=server.env(), cwd=tmp_path)
+
+    assert again.status == 0, again.stderr
+    assert again.json_lines()[0]["finished"] == 2
+    assert "2 done before" in again.stderr
+    assert len(server.requests) == asked
+
+
+def test_a_second_batch_on_the_same_output_folder_is_refused(
+    tmp_path: Path, server: FakeModelServer
+) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    tasks_file = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "p", "repo": "source"}]
+    )
+    out.mkdir()
+    with open(out / ".batch.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a running batch holds it
+
+        done = run_batch(tasks_file, out, env=server.env(), cwd=tmp_path)
+
+    assert done.status == 2
+    (line,) = done.stderr.splitlines()
+    assert line == (
+        f"stayer: another stayer batch is running with --out {out}; wait for it to end, "
+        "or give another folder"
+    )
+    assert sorted(path.name for path in out.iterdir()) == [".batch.lock"]
+    assert server.requests == []
