@@ -68,6 +68,8 @@ def test_24_tasks_each_get_one_result_with_their_own_diff(
         assert Path(result["transcript"]) == out / "transcripts" / f"{task_id}.jsonl"
         assert Path(result["transcript"]).stat().st_size > 0
     assert router.leftover() == {}
+    connections = {request.peer for request in server.requests}
+    assert len(connections) < TASKS  # one shared pool: connections outlive their tasks
     assert snapshot(source) == before
     assert sorted(path.name for path in source.iterdir()) == [".git", "README.md"]
     assert f"{TASKS} of {TASKS} tasks have results" in done.stderr
