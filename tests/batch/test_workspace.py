@@ -156,10 +156,17 @@ async def test_a_file_url_is_cloned(
     assert picture(source) == before
 
 
-async def test_a_ref_a_url_lacks_is_one_clear_error(source: Path, tmp_path: Path) -> None:
+async def test_a_ref_a_url_lacks_is_one_clear_error_and_leaves_nothing(
+    source: Path, tmp_path: Path
+) -> None:
     url = source.as_uri()
-    with pytest.raises(WorkspaceError, match=r"^task t1: 'nope' names no commit in file://"):
+    with pytest.raises(WorkspaceError) as raised:
         await make_workspace(_task(url, "nope"), tmp_path / "ws")
+    assert str(raised.value) == (
+        f"task t1: 'nope' names no commit in {url}; "
+        "give a branch, tag or commit sha that the repository has"
+    )
+    assert not (tmp_path / "ws" / "t1").exists()
 
 
 @pytest.mark.parametrize("kind", ["refused", "missing"])
@@ -193,6 +200,22 @@ async def _ask_for_a_password(reader: asyncio.StreamReader, writer: asyncio.Stre
     )
     await writer.drain()
     writer.close()
+
+
+async def test_relative_folders_are_taken_from_where_we_are(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    workspace = await make_workspace(_task("source", "v1"), Path("out/ws"))
+    assert workspace.path == tmp_path / "out" / "ws" / "t1"
+    assert (workspace.path / "a.txt").read_text() == "one\n"
+
+
+@pytest.mark.parametrize("task_id", ["..", "a/b", ""])
+async def test_an_id_that_cannot_name_a_folder_is_refused(tmp_path: Path, task_id: str) -> None:
+    with pytest.raises(WorkspaceError, match="cannot name a folder; use a plain name"):
+        await make_workspace(_task(tmp_path, task_id=task_id), tmp_path / "ws" / "deeper")
+    assert not (tmp_path / "ws").exists()
 
 
 # --- making over what a killed run left ------------------------------------------------------

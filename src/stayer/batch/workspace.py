@@ -90,22 +90,30 @@ class CommandOutcome(Struct, frozen=True):
 async def make_workspace(task: BatchTask, root: Path) -> Workspace:
     """A fresh clone of `task.repo` at `task.ref` (None: its HEAD) in ``root/<task.id>``,
     replacing what a killed run left there; the source repository is only read."""
-    path = _folder(root, task.id)
-    await asyncio.to_thread(_clear, path)
+    path, source = await asyncio.to_thread(_make_room, root, task)
     if task.remote:
         return await _from_url(task, path)
-    sha = await _resolve(Path(task.repo), task.ref or "HEAD")
+    sha = await _resolve(Path(source), task.ref or "HEAD")
     if sha is None:
         raise WorkspaceError(
             f"task {task.id}: {task.ref!r} names no commit in {task.repo}; "
             "give a branch, tag or commit sha that exists there"
         )
-    await _clone(task, path)
+    await _clone(task, source, path)
     return await _check_out(task, path, sha)
 
 
 async def _from_url(task: BatchTask, path: Path) -> Workspace:
-    await _clone(task, path)
+    await _clone(task, task.repo, path)
+    try:
+        return await _check_out(task, path, await _resolve_remote(task, path))
+    except WorkspaceError:
+        await asyncio.to_thread(_clear, path)
+        raise
+
+
+async def _resolve_remote(task: BatchTask, path: Path) -> str:
+    """`task.ref` in a fresh clone, where the remote's branches are `origin/<name>`."""
     ref = task.ref or "HEAD"
     inside = _inside(path)
     sha = await _resolve(path, ref, inside) or await _resolve(
@@ -116,29 +124,49 @@ async def _from_url(task: BatchTask, path: Path) -> Workspace:
             f"task {task.id}: {ref!r} names no commit in {task.repo}; "
             "give a branch, tag or commit sha that the repository has"
         )
-    return await _check_out(task, path, sha)
+    return sha
 
 
-def _folder(root: Path, task_id: str) -> Path:
-    if task_id in ("", ".", "..") or Path(task_id).name != task_id:
-        raise WorkspaceError(f"task id {task_id!r} cannot name a folder; use a plain name")
-    return root / task_id
+def _make_room(root: Path, task: BatchTask) -> tuple[Path, str]:
+    """The workspace's folder, cleared, and the repository to clone, both absolute (git runs
+    in the workspaces' folder, not ours)."""
+    if task.id in ("", ".", "..") or Path(task.id).name != task.id:
+        raise WorkspaceError(f"task id {task.id!r} cannot name a folder; use a plain name")
+    path = root.absolute() / task.id
+    _clear(path)
+    return path, task.repo if task.remote else os.path.abspath(task.repo)
 
 
 def _clear(path: Path) -> None:
-    """Remove a folder a killed run left, files the agent made read-only included."""
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path, onerror=_writable_and_retry)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Remove a folder a killed run left, folders the agent made read-only included."""
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.exists():
+            try:
+                shutil.rmtree(path)
+            except OSError:
+                _make_writable(path)
+                shutil.rmtree(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WorkspaceError(
+            f"cannot make {path} afresh: {error.strerror or error}; remove it by hand"
+        ) from None
 
 
-def _writable_and_retry(function: object, name: str, _: object) -> None:
-    parent = os.path.dirname(name)
-    os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
-    if callable(function):
-        function(name)
+def _make_writable(path: Path) -> None:
+    """Let us list and empty every folder under `path` (links are not followed)."""
+    _owner_may_all(str(path))
+    for folder, subfolders, _ in os.walk(path):
+        for name in subfolders:  # before os.walk goes into them
+            _owner_may_all(os.path.join(folder, name))
+
+
+def _owner_may_all(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        if not os.path.islink(folder):
+            os.chmod(folder, os.stat(folder).st_mode | stat.S_IRWXU)
 
 
 async def _resolve(
@@ -150,12 +178,12 @@ async def _resolve(
     return result.stdout.strip() if result.exit_code == 0 else None
 
 
-async def _clone(task: BatchTask, path: Path) -> None:
+async def _clone(task: BatchTask, source: str, path: Path) -> None:
     result = await _git(
         path.parent,
         "clone", "--quiet", "--no-checkout", "--template=",
         "-c", "core.hooksPath=/dev/null", "-c", f"remote.origin.pushurl={_NO_PUSH}",
-        "--", task.repo, str(path),
+        "--", source, str(path),
     )  # fmt: skip
     if result.exit_code != 0:
         await asyncio.to_thread(_clear, path)
@@ -181,7 +209,7 @@ async def workspace_diff(workspace: Workspace) -> str:
         index, patch = Path(folder, "index"), Path(folder, "patch")
         env = {**_inside(workspace.path), "GIT_INDEX_FILE": str(index)}
         # Starting from a copy of the workspace's index lets git skip hashing unchanged files.
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # then git starts from an empty index
             await asyncio.to_thread(shutil.copyfile, workspace.path / ".git" / "index", index)
         added = await _git(
             workspace.path, "-c", "core.excludesFile=/dev/null", "add", "--all", extra=env
