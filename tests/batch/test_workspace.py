@@ -139,6 +139,13 @@ async def test_a_bad_ref_is_one_clear_error_and_leaves_nothing(
     assert not (tmp_path / "ws" / "t1").exists()
 
 
+async def test_a_repository_without_commits(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "empty")
+    with pytest.raises(WorkspaceError) as raised:
+        await make_workspace(_task(tmp_path / "empty"), tmp_path / "ws")
+    assert str(raised.value).startswith(f"task t1: 'HEAD' names no commit in {tmp_path}/empty;")
+
+
 # --- URLs ------------------------------------------------------------------------------------
 
 

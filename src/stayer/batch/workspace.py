@@ -93,10 +93,11 @@ async def make_workspace(task: BatchTask, root: Path) -> Workspace:
     path, source = await asyncio.to_thread(_make_room, root, task)
     if task.remote:
         return await _from_url(task, path)
-    sha = await _resolve(Path(source), task.ref or "HEAD")
+    ref = task.ref or "HEAD"
+    sha = await _resolve(Path(source), ref)
     if sha is None:
         raise WorkspaceError(
-            f"task {task.id}: {task.ref!r} names no commit in {task.repo}; "
+            f"task {task.id}: {ref!r} names no commit in {task.repo}; "
             "give a branch, tag or commit sha that exists there"
         )
     await _clone(task, source, path)
