@@ -264,6 +264,7 @@ async def test_the_diff_holds_every_change_and_applies_on_base(
     (path / "sub" / "new.txt").write_text("brand new\n")
     (path / "blob.bin").write_bytes(bytes(range(256)) * 4)
     (path / "run.log").write_text("ignored\n")
+    (path / ".gitignore").chmod(0o755)
     git(path, "add", "sub/new.txt")  # staged or not, a change is a change
     index_before = (path / ".git" / "index").read_bytes()
     status_before = git(path, "status", "--porcelain")
@@ -276,6 +277,7 @@ async def test_the_diff_holds_every_change_and_applies_on_base(
     assert _tree(path) == tree_before
     changed = [line for line in diff.splitlines() if line.startswith("diff --git")]
     assert changed == [
+        "diff --git a/.gitignore b/.gitignore",
         "diff --git a/a.txt b/a.txt",
         "diff --git a/blob.bin b/blob.bin",
         "diff --git a/gone.txt b/gone.txt",
@@ -287,6 +289,7 @@ async def test_the_diff_holds_every_change_and_applies_on_base(
     git(fresh.path, "apply", "--index", str(fresh.path.parent / "patch"))
     expected = {name: data for name, data in _tree(path).items() if name != "run.log"}
     assert _tree(fresh.path) == expected
+    assert (fresh.path / ".gitignore").stat().st_mode & 0o111 == 0o111
 
 
 async def test_the_diff_counts_what_the_agent_committed(source: Path, tmp_path: Path) -> None:
