@@ -146,6 +146,33 @@ async def test_a_repository_without_commits(tmp_path: Path) -> None:
     assert str(raised.value).startswith(f"task t1: 'HEAD' names no commit in {tmp_path}/empty;")
 
 
+async def test_the_users_hooks_run_neither_for_us_nor_in_the_workspace(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = tmp_path / "hooks"
+    (hooks / "hooks").mkdir(parents=True)
+    for name in ("post-checkout", "pre-commit", "post-commit"):
+        hook = hooks / "hooks" / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {tmp_path / 'ran'}\n")
+        hook.chmod(0o755)
+    config = tmp_path / "gitconfig"
+    config.write_text(
+        f"[core]\n\thooksPath = {hooks / 'hooks'}\n[init]\n\ttemplateDir = {hooks}\n"
+        "[user]\n\tname = Agent\n\temail = agent@example.invalid\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    url = await make_workspace(_task(source.as_uri(), "feature", "t2"), tmp_path / "ws")
+    for made in (workspace, url):
+        assert not (made.path / ".git" / "hooks").exists()
+        (made.path / "a.txt").write_text("agent\n")
+        result = await run_command(
+            "git commit -qam agent && git checkout -q -b x", made.path, dict(os.environ), 30
+        )
+        assert result.exit_code == 0, result.output
+    assert not (tmp_path / "ran").exists()
+
+
 # --- URLs ------------------------------------------------------------------------------------
 
 
