@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from stayer.batch.commands import OUTPUT_TAIL_CHARS
 from stayer.batch.tasks import BatchTask
 from stayer.batch.workspace import (
-    OUTPUT_TAIL_CHARS,
     Workspace,
     WorkspaceError,
     make_workspace,
