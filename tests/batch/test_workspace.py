@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from stayer.batch import workspace as workspace_module
 from stayer.batch.commands import OUTPUT_TAIL_CHARS
 from stayer.batch.tasks import BatchTask
 from stayer.batch.workspace import (
@@ -352,6 +353,45 @@ async def test_without_git_on_path_the_error_says_so(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(WorkspaceError, match=r"^git is not installed \(not on PATH\); install"):
         await make_workspace(_task(source), tmp_path / "ws")
+
+
+async def test_an_oversized_diff_is_cut_and_says_so(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(workspace_module, "MAX_DIFF_BYTES", 300)
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    (workspace.path / "big.txt").write_text("".join(f"line {i}\n" for i in range(1000)))
+    diff = await workspace_diff(workspace)
+    body, marker = diff[:300], diff[300:]
+    assert body.startswith("diff --git a/big.txt b/big.txt\n")
+    assert marker.startswith("\n[stayer: diff cut at 300 of ")
+    assert marker.endswith(" bytes]\n")
+
+
+async def test_git_runs_three_times_per_workspace_and_twice_per_diff(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every task pays for these; a new git call here should be a decision, not a drift."""
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    real = shutil.which("git")
+    shim.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "calls"}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    made = (tmp_path / "calls").read_text().splitlines()
+    (workspace.path / "new.txt").write_text("new\n")
+    await workspace_diff(workspace)
+    diffed = (tmp_path / "calls").read_text().splitlines()[len(made) :]
+    assert [_subcommand(call) for call in made] == ["rev-parse", "clone", "checkout"]
+    assert [_subcommand(call) for call in diffed] == ["add", "diff-index"]
+
+
+def _subcommand(call: str) -> str:
+    words = call.split()
+    while words[0] == "-c":
+        words = words[2:]
+    return words[0]
 
 
 # --- commands --------------------------------------------------------------------------------
