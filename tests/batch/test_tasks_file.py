@@ -126,6 +126,8 @@ def test_a_prompt_may_hold_any_character_json_allows(folder: Path) -> None:
         "file:///srv/git/repo.git",
         "git@github.com:owner/repo.git",
         "me@host.example:repo",
+        "github.com:owner/repo.git",
+        "work-alias:team/repo",
     ],
 )
 def test_urls_are_kept_as_given(folder: Path, url: str) -> None:
@@ -134,7 +136,9 @@ def test_urls_are_kept_as_given(folder: Path, url: str) -> None:
     assert is_url(url)
 
 
-@pytest.mark.parametrize("path", ["repo", "./repo", "/srv/repo", "~/repo", "dir/a@b:c"])
+@pytest.mark.parametrize(
+    "path", ["repo", "./repo", "/srv/repo", "~/repo", "dir/a@b:c", "./a:b", "ext::sh -c x"]
+)
 def test_paths_are_no_urls(path: str) -> None:
     assert not is_url(path)
 

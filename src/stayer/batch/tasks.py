@@ -21,8 +21,10 @@ from stayer.errors import ConfigError
 from stayer.permissions.policy import MODE_ALIASES, PERMISSION_MODES
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|[^/\s:@]+@[^/\s:]+:)")
-"""A git URL: a scheme (`https://`, `ssh://`, `file://`, `git://`) or scp-like `user@host:path`."""
+_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|[^/\s:]+:(?!:))")
+"""A git URL: a scheme (`https://`, `ssh://`, `file://`, `git://`) or scp-like
+`[user@]host:path`, which git takes for ssh when no `/` comes before the colon (`host` may be
+an alias from ~/.ssh/config). A remote helper's `name::address` is not one."""
 FIELDS = (
     "id",
     "prompt",
