@@ -140,6 +140,17 @@ async def test_a_bad_ref_is_one_clear_error_and_leaves_nothing(
     assert not (tmp_path / "ws" / "t1").exists()
 
 
+async def test_a_source_that_is_no_repository_any_more(source: Path, tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")  # a repository around it, which must not be taken for it
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "around")
+    shutil.rmtree(source / ".git")
+    with pytest.raises(WorkspaceError) as raised:
+        await make_workspace(_task(source), tmp_path / "ws")
+    message = str(raised.value)
+    assert message.startswith(f"task t1: cannot read {source}: fatal: not a git repository")
+    assert message.endswith("; check that it is a git repository you may read")
+
+
 async def test_a_repository_without_commits(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "empty")
     with pytest.raises(WorkspaceError) as raised:

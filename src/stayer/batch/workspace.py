@@ -72,7 +72,9 @@ async def make_workspace(task: BatchTask, root: Path) -> Workspace:
     if task.remote:
         return await _from_url(task, path)
     ref = task.ref or "HEAD"
-    sha = await _resolve(Path(source), ref)
+    # git must not look for a repository around the source when the source is none any more
+    around = {"GIT_CEILING_DIRECTORIES": os.path.dirname(source)}
+    sha = await _resolve(task, Path(source), ref, around)
     if sha is None:
         raise WorkspaceError(
             f"task {task.id}: {ref!r} names no commit in {task.repo}; "
@@ -95,8 +97,8 @@ async def _resolve_remote(task: BatchTask, path: Path) -> str:
     """`task.ref` in a fresh clone, where the remote's branches are `origin/<name>`."""
     ref = task.ref or "HEAD"
     inside = git_in(path)
-    sha = await _resolve(path, ref, inside) or await _resolve(
-        path, f"refs/remotes/origin/{ref}", inside
+    sha = await _resolve(task, path, ref, inside) or await _resolve(
+        task, path, f"refs/remotes/origin/{ref}", inside
     )
     if sha is None:
         raise WorkspaceError(
@@ -149,12 +151,19 @@ def _owner_may_all(folder: str) -> None:
 
 
 async def _resolve(
-    repository: Path, ref: str, extra: Mapping[str, str] | None = None
+    task: BatchTask, repository: Path, ref: str, extra: Mapping[str, str] | None = None
 ) -> str | None:
     """The commit `ref` names in `repository`, as a full sha; None when it names none."""
     verify = ("rev-parse", "--verify", "--quiet", "--end-of-options")
     result = await run_git(repository, *verify, f"{ref}^{{commit}}", extra=extra)
-    return result.stdout.strip() if result.exit_code == 0 else None
+    if result.exit_code == 0:
+        return result.stdout.strip()
+    if result.stderr.strip() or result.timed_out:  # not a missing ref: git could not look
+        raise WorkspaceError(
+            f"task {task.id}: cannot read {task.repo}: {last_line(result)}; "
+            "check that it is a git repository you may read"
+        )
+    return None
 
 
 async def _clone(task: BatchTask, source: str, path: Path) -> None:
