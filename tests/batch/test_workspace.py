@@ -80,6 +80,22 @@ async def test_the_source_stays_byte_identical_whatever_the_agent_does(
     assert "x" not in git(source, "branch", "--list", "x")
 
 
+async def test_many_workspaces_of_one_source_at_once(source: Path, tmp_path: Path) -> None:
+    before = picture(source)
+    refs = ["main", "v1", "feature", None] * 4
+    made = await asyncio.gather(
+        *(
+            make_workspace(_task(source, ref, f"t{number}"), tmp_path / "ws")
+            for number, ref in enumerate(refs)
+        )
+    )
+    shas = _shas(source)
+    expected = {"main": shas["second"], "v1": shas["first"], "feature": shas["feature"]}
+    assert [workspace.base for workspace in made] == [expected.get(ref or "main") for ref in refs]
+    assert len({workspace.path for workspace in made}) == len(refs)
+    assert picture(source) == before
+
+
 async def test_a_push_from_the_workspace_fails_and_names_no_source(
     source: Path, tmp_path: Path
 ) -> None:
