@@ -41,7 +41,8 @@ async def run_batch(
     owned = log is None
     log = log or ResultsLog(config.out_dir, retry_errors=config.retry_errors)
     if wrap is None:  # the fleet's one limiter: a retry-after holds every task, limits or not
-        wrap = limited_by(LocalLimiter(config.rate_limits))
+        counted = any(limit.tokens_per_minute for limit in config.rate_limits.values())
+        wrap = limited_by(LocalLimiter(config.rate_limits), count_tokens=counted)
     providers = ProviderPool(concurrency=config.concurrency, wrap=wrap)
     try:
         todo = [task for task in tasks if task.id not in log.done]
