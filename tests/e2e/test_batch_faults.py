@@ -25,6 +25,8 @@ from tests.fakes.sse import Response, ToolCall, reply
 
 HOLD_S = 600.0
 """A stream that stalls this long before its headers: a hang, as far as a test can tell."""
+HANG_TIMEOUT_S = 8
+"""The hanging tasks' time: room, on a busy machine, to reach their hang before it runs out."""
 
 
 def _hang() -> Response:
@@ -54,7 +56,7 @@ def test_a_killed_batch_loses_no_result_and_reruns_only_what_is_missing(
     process = start_batch(tasks_file, out, *mode, env=server.env(), cwd=tmp_path)
     try:
         wait_for_results(out, 6, process)
-        server.wait_for_requests(6 * 2 + 3)  # the held ones are in flight
+        server.wait_for_requests(6 * 2 + 3, timeout_s=60)  # the held ones are in flight
     finally:
         process.send_signal(signal.SIGKILL)
         process.communicate()
@@ -88,8 +90,8 @@ def test_a_hanging_task_ends_at_its_timeout_and_the_others_finish(
     for task_id in ("a", "b", "c"):
         router.add(task_id, tool_turns(task_id, 2, workspace=out / "workspaces" / task_id))
     tasks = [
-        _task("stalls", timeout_s=2),
-        _task("sleeps", timeout_s=2, allowed_tools=["Bash(sleep *)"]),
+        _task("stalls", timeout_s=HANG_TIMEOUT_S),
+        _task("sleeps", timeout_s=HANG_TIMEOUT_S, allowed_tools=["Bash(sleep *)"]),
         *(_task(task_id) for task_id in ("a", "b", "c")),
     ]
     server.respond_with(router)
@@ -105,12 +107,11 @@ def test_a_hanging_task_ends_at_its_timeout_and_the_others_finish(
     for task_id in ("stalls", "sleeps"):
         hung = results[task_id]
         assert (hung["terminal_reason"], hung["is_error"], hung["error"]) == ("timeout", True, None)
-        assert hung["duration_s"] < 60
     assert results["sleeps"]["turns"] == 1  # the call was allowed and ran until stopped
     for task_id in ("a", "b", "c"):
         assert results[task_id]["terminal_reason"] == "completed"
         assert f"+{task_id} 2\n" in results[task_id]["diff"]
-    server.wait_for_abandoned(1)
+    server.wait_for_abandoned(1, timeout_s=30)
 
 
 def _closed_port() -> int:
@@ -184,3 +185,41 @@ def test_a_failing_setup_is_an_error_and_the_model_is_never_asked(
         "message": "the setup command exited with status 3: cannot install",
     }
     assert server.requests == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("sent", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_sessions_in_flight_and_keeps_what_was_written(
+    tmp_path: Path, server: FakeModelServer, sent: signal.Signals, status: int
+) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    router = TaskRouter()
+    ids = ["a", "b", "held1", "held2", "c"]
+    for task_id in ids:
+        script = tool_turns(task_id, 1, workspace=out / "workspaces" / task_id)
+        router.add(task_id, [_hang(), *script] if task_id.startswith("held") else script)
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task(task_id) for task_id in ids])
+    server.respond_with(router)
+    mode = ("--permission-mode", "acceptEdits", "--concurrency", "2")
+
+    process = start_batch(tasks_file, out, *mode, env=server.env(), cwd=tmp_path)
+    try:
+        wait_for_results(out, 2, process)
+        server.wait_for_requests(2 * 2 + 2, timeout_s=60)
+        process.send_signal(sent)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == status, stderr
+    assert "stopped" in stderr and "run the same command to go on" in stderr
+    assert sorted(result["id"] for result in result_lines(out)) == ["a", "b"]
+    server.wait_for_abandoned(2, timeout_s=30)
+    assert router.requests_of("c") == 0
+
+    again = run_batch(tasks_file, out, *mode, env=server.env(), cwd=tmp_path)
+
+    assert again.status == 0, again.stderr
+    assert sorted(result["id"] for result in result_lines(out)) == sorted(ids)
+    assert router.leftover() == {}

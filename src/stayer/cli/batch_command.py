@@ -204,7 +204,15 @@ def run_batch_command(argv: Sequence[str]) -> int:
 
 
 async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
-    """The batch on this machine, stopped the orderly way by SIGINT or SIGTERM."""
+    """The batch on this machine, stopped the orderly way by SIGINT or SIGTERM; raises
+    `ConfigError` when another batch holds the output folder."""
+    from stayer.batch.lock import holding
+
+    with holding(config.out_dir):  # before the results file is read, or rewritten
+        return await _run_holding(tasks, config)
+
+
+async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
     import asyncio
     import signal
 
