@@ -65,6 +65,11 @@ class Tally(Struct, frozen=True):
         return max(0.0, estimate - (now - self.last_done_at))
 
 
+def stderr_view(concurrency: int) -> BatchView:
+    """The view of a batch on this process's standard error."""
+    return BatchView(Console(stderr=True, highlight=False), concurrency=concurrency)
+
+
 class BatchView:
     """A `BatchListener` that shows the batch on `console` (standard error's); use it in a
     `with` block, which takes the live line down (leaving its last state) when the batch
