@@ -133,3 +133,23 @@ def test_the_view_writes_to_standard_error_and_nothing_to_standard_output(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "[1/1] only: completed" in captured.err
+
+
+def test_a_narrow_terminal_gets_the_line_in_fewer_words_and_one_row() -> None:
+    clock, console = Clock(), terminal(width=80)
+    view = BatchView(console, concurrency=8, clock=clock, auto_refresh=False)
+    view.planned(total=500, skipped=0)
+    view.started("a")
+    assert shown(view, console) == (
+        "⠋ batch ━━━━━━━━━━━━━━━━━━━━━━ 0/500 · 1 run · 0 fail · $0.0000 · –/min · ETA –"
+    )
+    view.close()
+
+
+def test_a_batch_with_nothing_left_to_run_says_so_in_one_line() -> None:
+    console = terminal()
+    with BatchView(console, concurrency=8, clock=Clock(), auto_refresh=False) as view:
+        view.planned(total=3, skipped=3)
+    assert console.export_text() == (
+        "batch: nothing to run, every task (3) has a result from an earlier run\n"
+    )

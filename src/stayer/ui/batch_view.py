@@ -18,8 +18,10 @@ from collections.abc import Callable
 
 from msgspec import Struct
 from msgspec.structs import replace
-from rich.console import Console
-from rich.progress import BarColumn, Progress, ProgressColumn, SpinnerColumn, Task, TaskID
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
+from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TaskID
+from rich.progress_bar import ProgressBar
 from rich.text import Text
 
 from stayer.batch.results import TaskResult
@@ -30,6 +32,10 @@ from .live_output import safe
 Clock = Callable[[], float]
 
 REFRESHES_PER_SECOND = 4.0
+BAR_WIDTH = 24
+MIN_BAR_WIDTH = 6
+_LONG = (" done", " running", " failed", " tasks/min")
+_SHORT = ("", " run", " fail", "/min")
 
 
 class Tally(Struct, frozen=True):
@@ -92,7 +98,7 @@ class BatchView:
         self._progress = Progress(
             SpinnerColumn(),
             _Description(),
-            BarColumn(bar_width=24),
+            _Bar(self),
             _Counts(self),
             console=console,
             auto_refresh=auto_refresh,
@@ -108,7 +114,7 @@ class BatchView:
         now = self._clock()
         to_run = max(0, total - skipped)
         self.tally = Tally(to_run=to_run, earlier=skipped, started_at=now, last_done_at=now)
-        if self._live:
+        if self._live and to_run:
             self._task = self._progress.add_task(_description(skipped), total=to_run)
             self._progress.start()
         else:
@@ -142,16 +148,18 @@ class BatchView:
         """How long the batch has been running (0 before it was planned)."""
         return self._clock() - self.tally.started_at if self.tally.started_at else 0.0
 
-    def counts(self) -> Text:
-        """The live line's counts, as drawn now."""
+    def counts(self, *, short: bool = False) -> Text:
+        """The live line's counts, as drawn now (`short`: in fewer words, for a narrow
+        terminal)."""
         tally, now = self.tally, self._clock()
-        text = Text(f"{tally.done}/{tally.to_run} done · {tally.running} running · ")
-        text.append(f"{tally.failed} failed", style="red" if tally.failed else "")
-        text.append(f" · {cost_text(tally.cost_usd)}")
+        words = _SHORT if short else _LONG
+        text = Text(f"{tally.done}/{tally.to_run}{words[0]} · {tally.running}{words[1]} · ")
+        text.append(f"{tally.failed}{words[2]}", style="red" if tally.failed else "")
+        text.append(f" · {cost_text(tally.cost_usd)} · ")
         rate = tally.rate(now)
-        text.append(f" · {rate:.1f} tasks/min" if rate is not None else " · – tasks/min")
+        text.append(f"{rate:.1f}" if rate is not None else "–")
         eta = tally.eta(now, self.concurrency)
-        text.append(f" · ETA {duration_text(eta)}" if eta is not None else " · ETA –")
+        text.append(f"{words[3]} · ETA {duration_text(eta) if eta is not None else '–'}")
         return text
 
     def refresh(self) -> None:
@@ -180,13 +188,48 @@ class _Description(ProgressColumn):
         return Text(task.description)
 
 
+class _Bar(ProgressColumn):
+    """The bar, narrowed (down to nothing) so the line fits a narrow terminal in one row."""
+
+    def __init__(self, view: BatchView) -> None:
+        super().__init__()
+        self._view = view
+
+    def render(self, task: Task) -> RenderableType:
+        counts = _fitting_counts(self._view, task.description)
+        spare = self._view.console.width - _fixed_cells(task.description, counts)
+        if spare < MIN_BAR_WIDTH:
+            return Text()
+        return ProgressBar(
+            total=task.total,
+            completed=task.completed,
+            width=min(BAR_WIDTH, spare),
+            pulse=not task.started,
+            animation_time=task.get_time(),
+        )
+
+
 class _Counts(ProgressColumn):
     def __init__(self, view: BatchView) -> None:
         super().__init__()
         self._view = view
 
     def render(self, task: Task) -> Text:
-        return self._view.counts()
+        return _fitting_counts(self._view, task.description)
+
+
+def _fitting_counts(view: BatchView, description: str) -> Text:
+    """The counts in full, or in fewer words when in full they leave the line no room."""
+    counts = view.counts()
+    if _fixed_cells(description, counts) + MIN_BAR_WIDTH > view.console.width:
+        return view.counts(short=True)
+    return counts
+
+
+def _fixed_cells(description: str, counts: Text) -> int:
+    """The cells of the line but the bar's: the spinner, the words, a space between each of
+    the four columns, and the last cell left free, as some terminals wrap a row that fills it."""
+    return 1 + cell_len(description) + counts.cell_len + 3 + 1
 
 
 def _description(earlier: int) -> str:
@@ -194,6 +237,8 @@ def _description(earlier: int) -> str:
 
 
 def _plan_line(to_run: int, earlier: int, concurrency: int) -> str:
+    if not to_run:
+        return f"batch: nothing to run, every task ({earlier}) has a result from an earlier run"
     tasks = f"{to_run} task" + ("" if to_run == 1 else "s")
     line = f"batch: {tasks} to run, {concurrency} at a time"
     if earlier:
