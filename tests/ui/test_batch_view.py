@@ -4,6 +4,7 @@ a log gets one plain line per finished task; standard output gets nothing."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -11,6 +12,8 @@ from rich.console import Console
 from stayer.batch.listener import BatchListener
 from stayer.ui.batch_view import BatchView, stderr_view
 from tests.ui.batch_results import result
+
+RESULTS = Path("/runs/results.jsonl")
 
 
 class Clock:
@@ -153,3 +156,17 @@ def test_a_batch_with_nothing_left_to_run_says_so_in_one_line() -> None:
     assert console.export_text() == (
         "batch: nothing to run, every task (3) has a result from an earlier run\n"
     )
+
+
+def test_the_views_facts_mark_results_it_did_not_see_finish_as_an_earlier_runs() -> None:
+    clock = Clock()
+    with BatchView(terminal(), concurrency=2, clock=clock, auto_refresh=False) as view:
+        view.planned(total=3, skipped=1)
+        for task_id in ("b", "c"):
+            view.started(task_id)
+            clock.now += 30
+            view.finished(result(task_id))
+    every = [result("a"), result("b"), result("c")]
+    facts = view.facts(every, planned=3, results_file=RESULTS)
+    assert (facts.tasks, facts.earlier, facts.ran, facts.wall_s) == (3, 1, 2, 60.0)
+    assert facts.tasks_per_minute == 2.0

@@ -14,7 +14,8 @@ left, shared among the concurrent lanes, counted down between finishes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -26,7 +27,14 @@ from rich.text import Text
 
 from stayer.batch.results import TaskResult
 
-from .batch_facts import cost_text, duration_text, failed, outcome_text
+from .batch_facts import (
+    BatchFacts,
+    cost_text,
+    duration_text,
+    facts_of,
+    failed,
+    outcome_text,
+)
 from .live_output import safe
 
 Clock = Callable[[], float]
@@ -94,6 +102,7 @@ class BatchView:
         self.tally = Tally()
         self._clock = clock
         self._running: set[str] = set()
+        self._ran: set[str] = set()
         self._live = console.is_interactive
         self._progress = Progress(
             SpinnerColumn(),
@@ -126,6 +135,7 @@ class BatchView:
 
     def finished(self, result: TaskResult) -> None:
         self._running.discard(result.id)
+        self._ran.add(result.id)
         tally = self.tally
         self.tally = tally = replace(
             tally,
@@ -161,6 +171,20 @@ class BatchView:
         eta = tally.eta(now, self.concurrency)
         text.append(f"{words[3]} · ETA {duration_text(eta) if eta is not None else '–'}")
         return text
+
+    def facts(
+        self, results: Sequence[TaskResult], *, planned: int, results_file: Path
+    ) -> BatchFacts:
+        """The facts of the batch's `results` (every task with a line, an earlier run's too:
+        those this view did not see finish)."""
+        earlier = {result.id for result in results if result.id not in self._ran}
+        return facts_of(
+            results,
+            earlier=earlier,
+            wall_s=self.wall_s,
+            results_file=results_file,
+            planned=planned,
+        )
 
     def refresh(self) -> None:
         """Draw the live line now (it is redrawn a few times a second anyway)."""
