@@ -67,7 +67,11 @@ def test_24_tasks_each_get_one_result_with_their_own_diff(
     assert router.leftover() == {}
     assert snapshot(source) == before
     assert sorted(path.name for path in source.iterdir()) == [".git", "README.md"]
-    assert f"{TASKS} of {TASKS} tasks have results" in done.stderr
+    summary = [line.strip() for line in done.stdout.splitlines()]
+    assert f"Tasks                   {TASKS}" in summary, done.stdout
+    assert "Checks passed           18 of 24 (75%)" in summary, done.stdout
+    finished = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(finished) == TASKS, done.stderr
 
 
 def test_a_malformed_tasks_file_runs_nothing(tmp_path: Path, server: FakeModelServer) -> None:
