@@ -24,6 +24,8 @@ LIVE_LINE = re.compile(
     r"\$\d+\.\d{4} · \d+\.\d tasks/min · ETA (?:\d+\.\ds|\d+s|\d+m \d\ds)"
 )
 
+FAILED_T2 = re.compile(r"\[[12]/4\] t2: FAILED completed, check failed \(exit 1\) · 2 turns")
+
 
 def live_counts(screen: str) -> list[str]:
     """The counts of each whole live line on `screen`."""
@@ -72,7 +74,8 @@ def test_the_live_line_counts_the_tasks_and_the_table_ends_the_batch(
     args = ["batch", str(tasks), "--out", str(out), "--concurrency", "2"]
     args += ["--permission-mode", "acceptEdits"]
     with open_pane(*args, cols=140, rows=40, stderr_file=False) as pane:
-        pane.wait_for(showing("2/4 done · 2 running · 1 failed"), timeout=60)
+        screen = pane.wait_for(showing("2/4 done · 2 running · 1 failed"), timeout=60)
+        assert FAILED_T2.search(screen), screen  # named above the line while the others run
         server.resume()
         pane.wait_for(showing("3/4 done · 1 running · 1 failed"), timeout=30)
         server.resume()
@@ -81,6 +84,8 @@ def test_the_live_line_counts_the_tasks_and_the_table_ends_the_batch(
     assert exited.status == 0, screen
     assert live_counts(screen) == ["4/4 done · 0 running · 1 failed"]  # the last, left as it was
     rows = [row.strip() for row in screen.splitlines()]
+    failures = [index for index, row in enumerate(rows) if FAILED_T2.match(row)]
+    assert len(failures) == 1 and LIVE_LINE.fullmatch(rows[failures[0] + 1]), screen
     table = rows[rows.index("Batch summary") :]
     assert [re.sub(r"\$\d+\.\d+", "$C", row) for row in table[:8]] == [
         "Batch summary",

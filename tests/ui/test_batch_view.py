@@ -58,8 +58,16 @@ def test_the_live_line_counts_tasks_as_they_start_and_finish() -> None:
         line
     )
 
+    console.export_text(clear=True)
     listener.finished(result("b", check=False, cost=0.5, duration=40))
     listener.finished(result("c", error=("model", "refused"), cost=0, duration=0))
+    drawn = console.export_text(clear=True)  # each a line above the live line, drawn again
+    assert drawn.count("FAILED") == 2, drawn
+    assert "[2/4] b: FAILED completed, check failed (exit 1) · 3 turns · $0.5000 · 40s\n" in drawn
+    assert (
+        "[3/4] c: FAILED infrastructure error at model: refused · 0 turns · $0.0000 · 0.0s\n"
+        in (drawn)
+    )
     assert shown(view, console).endswith(
         "3/4 done · 0 running · 2 failed · $0.7500 · 4.5 tasks/min · ETA 20s"
     )

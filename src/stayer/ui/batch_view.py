@@ -5,7 +5,8 @@ this run has to do, how many are running and how many failed, the cost so far, t
 minute and an ETA. Rich redraws the line in place a few times a second, the whole line in one
 write, so it does not flicker. Where standard error is no terminal (a CI log, a file) nothing
 is redrawn: one plain line per finished task instead. Nothing goes to standard output, which
-is the summary's (`batch_summary`).
+is the summary's (`batch_summary`). A task that failed is named on a line of its own above the
+live line, so a person sees which ones to look into while the others run.
 
 The ETA comes from the pace of the tasks finished so far: their mean time times the tasks
 left, shared among the concurrent lanes, counted down between finishes.
@@ -148,6 +149,8 @@ class BatchView:
         )
         if self._task is not None:
             self._progress.update(self._task, completed=tally.done)
+            if failed(result):  # which tasks failed, above the line, for a person to look into
+                self._say(finished_line(result, tally.done, tally.to_run))
         elif not self._live:
             self._say(finished_line(result, tally.done, tally.to_run))
 
@@ -204,7 +207,8 @@ class BatchView:
         self.close()
 
     def _say(self, line: str) -> None:
-        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        # In a log a line is never cut; above the live line, rich wraps it to the width.
+        self.console.print(line, markup=False, highlight=False, soft_wrap=not self._live)
 
 
 class _Description(ProgressColumn):
