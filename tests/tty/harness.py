@@ -140,8 +140,10 @@ class Pane:
         # The inner shell writes its pid and becomes stayer, so signals reach stayer itself.
         errors = f" 2>{shlex.quote(str(self.stderr_path))}" if self._stderr_file else ""
         run = f"echo $$ > {pid}; exec {argv}{errors}"
+        # Ctrl-C that reaches the terminal's whole foreground group (a program not in raw mode,
+        # such as `stayer batch`) must not end this shell too: it says how stayer ended.
         return (
-            f"{exports}cd {shlex.quote(str(self.repo))}\n"
+            f"trap : INT\n{exports}cd {shlex.quote(str(self.repo))}\n"
             f"sh -c {shlex.quote(run)}\n"
             'echo "EXITED $?"\n'
             "echo TTY $(stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo "

@@ -99,3 +99,34 @@ def test_the_live_line_counts_the_tasks_and_the_table_ends_the_batch(
     ]
     assert f"Results                 {out / 'results.jsonl'}" in table
     assert router.leftover() == {}
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_ends_the_live_line_and_shows_what_the_batch_came_to(
+    tmp_path: Path, server: FakeModelServer, open_pane: OpenPane
+) -> None:
+    router = TaskRouter()
+    tasks, out = four_tasks(tmp_path, router)
+    server.respond_with(router)
+    args = ["batch", str(tasks), "--out", str(out), "--concurrency", "2"]
+    args += ["--permission-mode", "acceptEdits"]
+    with open_pane(*args, cols=140, rows=40, stderr_file=False) as pane:
+        output = pane.record()
+        pane.wait_for(showing("2/4 done · 2 running · 1 failed"), timeout=60)
+        pane.send("C-c")
+        exited = pane.wait_exit(timeout=30)
+        screen = pane.scrollback()
+    assert exited.status == 130, screen
+    assert exited.restored, exited
+    written = output.read_bytes()  # the live line hides the cursor; it is shown again
+    assert written.rfind(b"\x1b[?25h") > written.rfind(b"\x1b[?25l"), written[-400:]
+    rows = [row.strip() for row in screen.splitlines()]
+    failures = [index for index, row in enumerate(rows) if FAILED_T2.match(row)]
+    assert len(failures) == 1 and LIVE_LINE.fullmatch(rows[failures[0] + 1]), screen
+    assert "2/4 done · 2 running · 1 failed" in live_counts(screen), screen
+    assert "Tasks                   2; 2 without a result" in rows, screen
+    stopped = "stayer batch: stopped (SIGINT); the results written are kept: run the same"
+    assert any(row.startswith(stopped) for row in rows), screen
+    assert rows.index("Batch summary") < next(
+        index for index, row in enumerate(rows) if row.startswith(stopped)
+    )
