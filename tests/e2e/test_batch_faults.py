@@ -184,3 +184,41 @@ def test_a_failing_setup_is_an_error_and_the_model_is_never_asked(
         "message": "the setup command exited with status 3: cannot install",
     }
     assert server.requests == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("sent", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_sessions_in_flight_and_keeps_what_was_written(
+    tmp_path: Path, server: FakeModelServer, sent: signal.Signals, status: int
+) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    router = TaskRouter()
+    ids = ["a", "b", "held1", "held2", "c"]
+    for task_id in ids:
+        script = tool_turns(task_id, 1, workspace=out / "workspaces" / task_id)
+        router.add(task_id, [_hang(), *script] if task_id.startswith("held") else script)
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task(task_id) for task_id in ids])
+    server.respond_with(router)
+    mode = ("--permission-mode", "acceptEdits", "--concurrency", "2")
+
+    process = start_batch(tasks_file, out, *mode, env=server.env(), cwd=tmp_path)
+    try:
+        wait_for_results(out, 2, process)
+        server.wait_for_requests(2 * 2 + 2)
+        process.send_signal(sent)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == status, stderr
+    assert "stopped" in stderr and "run the same command to go on" in stderr
+    assert sorted(result["id"] for result in result_lines(out)) == ["a", "b"]
+    server.wait_for_abandoned(2)
+    assert router.requests_of("c") == 0
+
+    again = run_batch(tasks_file, out, *mode, env=server.env(), cwd=tmp_path)
+
+    assert again.status == 0, again.stderr
+    assert sorted(result["id"] for result in result_lines(out)) == sorted(ids)
+    assert router.leftover() == {}

@@ -64,7 +64,10 @@ class ProviderPool:
             self._made[key] = made
         return Client(made[1], choice)
 
-    def __len__(self) -> int:
+    @property
+    def size(self) -> int:
+        """How many clients the pool has made (a property, not `len`: an empty pool is no
+        false value to an `or`)."""
         return len(self._made)
 
     async def aclose(self) -> None:

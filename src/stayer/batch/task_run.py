@@ -29,7 +29,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.driver import Close, Driver
-from stayer.errors import ConfigError
+from stayer.errors import ConfigError, StayerError
 from stayer.events import Event, Finished, Terminal
 from stayer.messages import Usage
 from stayer.session.options import QueryOptions
@@ -216,6 +216,8 @@ async def run_session(
             driver = await Driver.open(options, sink)
     except TimeoutError:
         return Ended(None, timed_out=True)
+    except StayerError as error:  # the task's rules or the repository's settings
+        raise _Failed("setup", f"the session could not start: {error}") from None
     driver.submit(prompt)
     driver.send(Close())
     running = asyncio.ensure_future(driver.run())
@@ -239,10 +241,12 @@ async def _stop(driver: Driver, running: asyncio.Future[None], reason: str) -> N
     """Interrupt the run and let it end (its `Finished`, the session closed); cancel it when it
     has not within `STOP_GRACE_S`."""
     driver.interrupt(reason)
-    await asyncio.wait({running}, timeout=STOP_GRACE_S)
-    if not running.done():
-        running.cancel()
-        await asyncio.wait({running})
+    try:
+        await asyncio.wait({running}, timeout=STOP_GRACE_S)
+    finally:  # past the grace, or cancelled again (a second Ctrl-C): stop it now
+        if not running.done():
+            running.cancel()
+            await asyncio.wait({running})
 
 
 async def _keep_transcript(source: Path | None, transcripts: Path, task_id: str) -> str | None:

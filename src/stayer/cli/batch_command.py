@@ -208,7 +208,15 @@ def run_batch_command(argv: Sequence[str]) -> int:
 
 async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
     """The batch on this machine, shown as it goes, stopped the orderly way by SIGINT or
-    SIGTERM; its summary at the end."""
+    SIGTERM, its summary at the end; raises `ConfigError` when another batch holds the output
+    folder."""
+    from stayer.batch.lock import holding
+
+    with holding(config.out_dir):  # before the results file is read, or rewritten
+        return await _run_holding(tasks, config)
+
+
+async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
     from stayer.batch.local import run_batch
     from stayer.batch.results import ResultsLog
     from stayer.ui.batch_summary import print_summary
