@@ -150,23 +150,24 @@ def test_json_output_is_one_summary_object(tmp_path: Path, server: FakeModelServ
 
     assert done.status == 0, done.stderr
     (summary,) = done.json_lines()
-    assert summary == {
-        "type": "batch_summary",
-        "total": 2,
-        "finished": 2,
-        "terminal_reasons": {"completed": 2},
-        "errors": 0,
-        "checks": {"run": 2, "passed": 2},
-        "cost_usd": summary["cost_usd"],
-        "results": str(out / "results.jsonl"),
+    assert {name: summary[name] for name in ("planned", "tasks", "ran", "failed")} == {
+        "planned": 2,
+        "tasks": 2,
+        "ran": 2,
+        "failed": 0,
     }
+    assert summary["by_terminal_reason"] == {"completed": 2}
+    assert summary["infrastructure_errors"] == {}
+    assert summary["checks"] == {"run": 2, "passed": 2, "pass_rate": 1.0}
+    assert summary["results_file"] == str(out / "results.jsonl")
     asked = len(server.requests)
 
     again = run_batch(tasks_file, out, "--output-format", "json", env=server.env(), cwd=tmp_path)
 
     assert again.status == 0, again.stderr
-    assert again.json_lines()[0]["finished"] == 2
-    assert "2 done before" in again.stderr
+    (summary,) = again.json_lines()
+    assert (summary["tasks"], summary["earlier"], summary["ran"]) == (2, 2, 0)
+    assert "every task (2) has a result from an earlier run" in again.stderr
     assert len(server.requests) == asked
 
 
