@@ -178,3 +178,20 @@ def test_the_views_facts_mark_results_it_did_not_see_finish_as_an_earlier_runs()
     facts = view.facts(every, planned=3, results_file=RESULTS)
     assert (facts.tasks, facts.earlier, facts.ran, facts.wall_s) == (3, 1, 2, 60.0)
     assert facts.tasks_per_minute == 2.0
+
+
+def test_force_color_in_a_log_still_gets_plain_lines_not_redraws(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich would take any stream for a terminal
+    with stderr_view(concurrency=2) as view:
+        view.planned(total=2, skipped=0)
+        for task_id in ("a", "b"):
+            view.started(task_id)
+            view.finished(result(task_id))
+    logged = capsys.readouterr().err
+    assert "\x1b" not in logged and "\r" not in logged, repr(logged)
+    assert logged.splitlines()[1:] == [
+        "[1/2] a: completed · 3 turns · $0.0100 · 10s",
+        "[2/2] b: completed · 3 turns · $0.0100 · 10s",
+    ]

@@ -14,9 +14,12 @@ left, shared among the concurrent lanes, counted down between finishes.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -81,8 +84,22 @@ class Tally(Struct, frozen=True):
 
 
 def stderr_view(concurrency: int) -> BatchView:
-    """The view of a batch on this process's standard error."""
-    return BatchView(Console(stderr=True, highlight=False), concurrency=concurrency)
+    """The view of a batch on this process's standard error: live only on a terminal."""
+    console = Console(stderr=True, highlight=False)
+    # FORCE_COLOR (set in many CI setups) makes rich take any stream for a terminal: a log
+    # would get four redraws a second for the batch's whole run. TTY_INTERACTIVE=1 still asks
+    # for the live line wherever standard error goes.
+    live = console.is_interactive and (
+        _isatty(sys.stderr) or os.environ.get("TTY_INTERACTIVE") == "1"
+    )
+    return BatchView(console, concurrency=concurrency, live=live)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or closed
+        return False
 
 
 class BatchView:
@@ -97,14 +114,17 @@ class BatchView:
         concurrency: int,
         clock: Clock = time.monotonic,
         auto_refresh: bool = True,
+        live: bool | None = None,
     ) -> None:
+        """`live`: whether to draw the live line (None: when `console` is an interactive
+        terminal) rather than a plain line per task."""
         self.console = console
         self.concurrency = concurrency
         self.tally = Tally()
         self._clock = clock
         self._running: set[str] = set()
         self._ran: set[str] = set()
-        self._live = console.is_interactive
+        self._live = console.is_interactive if live is None else live
         self._progress = Progress(
             SpinnerColumn(),
             _Description(),
