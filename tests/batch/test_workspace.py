@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from stayer.batch import workspace as workspace_module
+from stayer.batch.commands import OUTPUT_TAIL_CHARS
 from stayer.batch.tasks import BatchTask
 from stayer.batch.workspace import (
-    OUTPUT_TAIL_CHARS,
     Workspace,
     WorkspaceError,
     make_workspace,
@@ -79,6 +80,22 @@ async def test_the_source_stays_byte_identical_whatever_the_agent_does(
     assert "x" not in git(source, "branch", "--list", "x")
 
 
+async def test_many_workspaces_of_one_source_at_once(source: Path, tmp_path: Path) -> None:
+    before = picture(source)
+    refs = ["main", "v1", "feature", None] * 4
+    made = await asyncio.gather(
+        *(
+            make_workspace(_task(source, ref, f"t{number}"), tmp_path / "ws")
+            for number, ref in enumerate(refs)
+        )
+    )
+    shas = _shas(source)
+    expected = {"main": shas["second"], "v1": shas["first"], "feature": shas["feature"]}
+    assert [workspace.base for workspace in made] == [expected.get(ref or "main") for ref in refs]
+    assert len({workspace.path for workspace in made}) == len(refs)
+    assert picture(source) == before
+
+
 async def test_a_push_from_the_workspace_fails_and_names_no_source(
     source: Path, tmp_path: Path
 ) -> None:
@@ -139,6 +156,51 @@ async def test_a_bad_ref_is_one_clear_error_and_leaves_nothing(
     assert not (tmp_path / "ws" / "t1").exists()
 
 
+async def test_a_source_that_is_no_repository_any_more(source: Path, tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")  # a repository around it, which must not be taken for it
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "around")
+    shutil.rmtree(source / ".git")
+    with pytest.raises(WorkspaceError) as raised:
+        await make_workspace(_task(source), tmp_path / "ws")
+    message = str(raised.value)
+    assert message.startswith(f"task t1: cannot read {source}: fatal: not a git repository")
+    assert message.endswith("; check that it is a git repository you may read")
+
+
+async def test_a_repository_without_commits(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "empty")
+    with pytest.raises(WorkspaceError) as raised:
+        await make_workspace(_task(tmp_path / "empty"), tmp_path / "ws")
+    assert str(raised.value).startswith(f"task t1: 'HEAD' names no commit in {tmp_path}/empty;")
+
+
+async def test_the_users_hooks_run_neither_for_us_nor_in_the_workspace(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = tmp_path / "hooks"
+    (hooks / "hooks").mkdir(parents=True)
+    for name in ("post-checkout", "pre-commit", "post-commit"):
+        hook = hooks / "hooks" / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {tmp_path / 'ran'}\n")
+        hook.chmod(0o755)
+    config = tmp_path / "gitconfig"
+    config.write_text(
+        f"[core]\n\thooksPath = {hooks / 'hooks'}\n[init]\n\ttemplateDir = {hooks}\n"
+        "[user]\n\tname = Agent\n\temail = agent@example.invalid\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    url = await make_workspace(_task(source.as_uri(), "feature", "t2"), tmp_path / "ws")
+    for made in (workspace, url):
+        assert not (made.path / ".git" / "hooks").exists()
+        (made.path / "a.txt").write_text("agent\n")
+        result = await run_command(
+            "git commit -qam agent && git checkout -q -b x", made.path, dict(os.environ), 30
+        )
+        assert result.exit_code == 0, result.output
+    assert not (tmp_path / "ran").exists()
+
+
 # --- URLs ------------------------------------------------------------------------------------
 
 
@@ -156,10 +218,17 @@ async def test_a_file_url_is_cloned(
     assert picture(source) == before
 
 
-async def test_a_ref_a_url_lacks_is_one_clear_error(source: Path, tmp_path: Path) -> None:
+async def test_a_ref_a_url_lacks_is_one_clear_error_and_leaves_nothing(
+    source: Path, tmp_path: Path
+) -> None:
     url = source.as_uri()
-    with pytest.raises(WorkspaceError, match=r"^task t1: 'nope' names no commit in file://"):
+    with pytest.raises(WorkspaceError) as raised:
         await make_workspace(_task(url, "nope"), tmp_path / "ws")
+    assert str(raised.value) == (
+        f"task t1: 'nope' names no commit in {url}; "
+        "give a branch, tag or commit sha that the repository has"
+    )
+    assert not (tmp_path / "ws" / "t1").exists()
 
 
 @pytest.mark.parametrize("kind", ["refused", "missing"])
@@ -193,6 +262,22 @@ async def _ask_for_a_password(reader: asyncio.StreamReader, writer: asyncio.Stre
     )
     await writer.drain()
     writer.close()
+
+
+async def test_relative_folders_are_taken_from_where_we_are(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    workspace = await make_workspace(_task("source", "v1"), Path("out/ws"))
+    assert workspace.path == tmp_path / "out" / "ws" / "t1"
+    assert (workspace.path / "a.txt").read_text() == "one\n"
+
+
+@pytest.mark.parametrize("task_id", ["..", "a/b", ""])
+async def test_an_id_that_cannot_name_a_folder_is_refused(tmp_path: Path, task_id: str) -> None:
+    with pytest.raises(WorkspaceError, match="cannot name a folder; use a plain name"):
+        await make_workspace(_task(tmp_path, task_id=task_id), tmp_path / "ws" / "deeper")
+    assert not (tmp_path / "ws").exists()
 
 
 # --- making over what a killed run left ------------------------------------------------------
@@ -234,6 +319,7 @@ async def test_the_diff_holds_every_change_and_applies_on_base(
     (path / "sub" / "new.txt").write_text("brand new\n")
     (path / "blob.bin").write_bytes(bytes(range(256)) * 4)
     (path / "run.log").write_text("ignored\n")
+    (path / ".gitignore").chmod(0o755)
     git(path, "add", "sub/new.txt")  # staged or not, a change is a change
     index_before = (path / ".git" / "index").read_bytes()
     status_before = git(path, "status", "--porcelain")
@@ -246,6 +332,7 @@ async def test_the_diff_holds_every_change_and_applies_on_base(
     assert _tree(path) == tree_before
     changed = [line for line in diff.splitlines() if line.startswith("diff --git")]
     assert changed == [
+        "diff --git a/.gitignore b/.gitignore",
         "diff --git a/a.txt b/a.txt",
         "diff --git a/blob.bin b/blob.bin",
         "diff --git a/gone.txt b/gone.txt",
@@ -257,6 +344,7 @@ async def test_the_diff_holds_every_change_and_applies_on_base(
     git(fresh.path, "apply", "--index", str(fresh.path.parent / "patch"))
     expected = {name: data for name, data in _tree(path).items() if name != "run.log"}
     assert _tree(fresh.path) == expected
+    assert (fresh.path / ".gitignore").stat().st_mode & 0o111 == 0o111
 
 
 async def test_the_diff_counts_what_the_agent_committed(source: Path, tmp_path: Path) -> None:
@@ -292,6 +380,45 @@ async def test_without_git_on_path_the_error_says_so(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(WorkspaceError, match=r"^git is not installed \(not on PATH\); install"):
         await make_workspace(_task(source), tmp_path / "ws")
+
+
+async def test_an_oversized_diff_is_cut_and_says_so(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(workspace_module, "MAX_DIFF_BYTES", 300)
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    (workspace.path / "big.txt").write_text("".join(f"line {i}\n" for i in range(1000)))
+    diff = await workspace_diff(workspace)
+    body, marker = diff[:300], diff[300:]
+    assert body.startswith("diff --git a/big.txt b/big.txt\n")
+    assert marker.startswith("\n[stayer: diff cut at 300 of ")
+    assert marker.endswith(" bytes]\n")
+
+
+async def test_git_runs_three_times_per_workspace_and_twice_per_diff(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every task pays for these; a new git call here should be a decision, not a drift."""
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    real = shutil.which("git")
+    shim.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "calls"}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    made = (tmp_path / "calls").read_text().splitlines()
+    (workspace.path / "new.txt").write_text("new\n")
+    await workspace_diff(workspace)
+    diffed = (tmp_path / "calls").read_text().splitlines()[len(made) :]
+    assert [_subcommand(call) for call in made] == ["rev-parse", "clone", "checkout"]
+    assert [_subcommand(call) for call in diffed] == ["add", "diff-index"]
+
+
+def _subcommand(call: str) -> str:
+    words = call.split()
+    while words[0] == "-c":
+        words = words[2:]
+    return words[0]
 
 
 # --- commands --------------------------------------------------------------------------------

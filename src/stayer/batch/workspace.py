@@ -1,4 +1,4 @@
-"""Each task's workspace, the shell commands run in it, and the diff of what the agent changed.
+"""Each task's workspace and the diff of what the agent changed in it.
 
 A workspace is a clone of the task's repository with the commit the task names checked out,
 detached, at ``<root>/<task id>``. It is a clone even for a local repository, never a
@@ -10,10 +10,11 @@ nothing writable: the ref is resolved in the source read-only (``rev-parse``), t
 ``origin`` can fetch from the source but not push to it, and every later write goes to the
 clone's own files. A URL is cloned the same way, and the ref resolved in the clone.
 
-Git runs here without prompting (``GIT_TERMINAL_PROMPT=0``, no terminal), without the user's
-hooks (the clone gets no template and ``core.hooksPath`` points nowhere, for us and for the
-agent's own git calls in it) and without fsmonitor. Making a workspace costs three git
-processes and the diff two; the batch makes one per task, so that count is watched.
+Git runs here without prompting and without the user's hooks (`workspace_git`); the clone
+gets no template and keeps ``core.hooksPath`` pointing nowhere, so the agent's own git calls
+in it run none either. Making a workspace costs three git processes and the diff two; the
+batch makes one per task, so that count is watched. The setup and check commands run in it
+through `commands` (re-exported here with the rest of the workspace's API).
 
 `workspace_diff` is everything the agent changed against the commit checked out: edits,
 deletions and new files (ignored ones left out), binary files as ``--binary`` patches, taken
@@ -28,22 +29,24 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from msgspec import Struct
 
+from stayer.batch.commands import CommandOutcome, run_command
 from stayer.batch.tasks import BatchTask
-from stayer.errors import StayerError
-from stayer.exec import CommandResult, run_argv
-from stayer.exec.child_env import child_env
+from stayer.batch.workspace_git import WorkspaceError, git_in, last_line, run_git
+from stayer.exec import CommandResult
 
-GIT_TIMEOUT_S = 3600.0
-"""How long one git call may take (a clone of a large repository over a slow link); a task's
-own timeout, which cancels the call, is usually shorter."""
-
-OUTPUT_TAIL_CHARS = 4096
-"""How much of a command's output a `CommandOutcome` keeps: its end, where failures show."""
+__all__ = [
+    "CommandOutcome",
+    "Workspace",
+    "WorkspaceError",
+    "make_workspace",
+    "run_command",
+    "workspace_diff",
+]
 
 MAX_DIFF_BYTES = 32 * 1024 * 1024
 """A diff longer than this is cut (a marker says so): an agent that wrote a huge file must not
@@ -52,21 +55,6 @@ take the batch's memory with it."""
 _NO_PUSH = "stayer-batch-workspace-cannot-push"
 """The clone's push URL for `origin`: no repository, so a push from the workspace fails
 instead of reaching the user's repository."""
-
-_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "gc.auto=0")
-"""Options for every git call here: no hooks, no fsmonitor program, no background gc."""
-
-_REDIRECTS = frozenset(
-    {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-     "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES",
-     "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"}
-)  # fmt: skip
-"""Variables that would point git elsewhere (set when stayer runs from a git hook)."""
-
-
-class WorkspaceError(StayerError):
-    """A workspace that could not be made or read; the message says what failed and what to
-    do."""
 
 
 class Workspace(Struct, frozen=True):
@@ -77,99 +65,127 @@ class Workspace(Struct, frozen=True):
     """The full sha of the commit checked out, which the diff is taken against."""
 
 
-class CommandOutcome(Struct, frozen=True):
-    """How a setup or check command ended."""
-
-    exit_code: int
-    """The shell's convention: killed by signal N is ``128 + N``."""
-    output: str
-    """The end of its stdout and stderr, interleaved as written (undecodable bytes replaced)."""
-    timed_out: bool
-
-
 async def make_workspace(task: BatchTask, root: Path) -> Workspace:
     """A fresh clone of `task.repo` at `task.ref` (None: its HEAD) in ``root/<task.id>``,
     replacing what a killed run left there; the source repository is only read."""
-    path = _folder(root, task.id)
-    await asyncio.to_thread(_clear, path)
+    path, source = await asyncio.to_thread(_make_room, root, task)
     if task.remote:
         return await _from_url(task, path)
-    sha = await _resolve(Path(task.repo), task.ref or "HEAD")
+    ref = task.ref or "HEAD"
+    # git must not look for a repository around the source when the source is none any more
+    around = {"GIT_CEILING_DIRECTORIES": os.path.dirname(source)}
+    sha = await _resolve(task, Path(source), ref, around)
     if sha is None:
         raise WorkspaceError(
-            f"task {task.id}: {task.ref!r} names no commit in {task.repo}; "
+            f"task {task.id}: {ref!r} names no commit in {task.repo}; "
             "give a branch, tag or commit sha that exists there"
         )
-    await _clone(task, path)
+    await _clone(task, source, path)
     return await _check_out(task, path, sha)
 
 
 async def _from_url(task: BatchTask, path: Path) -> Workspace:
-    await _clone(task, path)
+    await _clone(task, task.repo, path)
+    try:
+        return await _check_out(task, path, await _resolve_remote(task, path))
+    except WorkspaceError:
+        await asyncio.to_thread(_clear, path)
+        raise
+
+
+async def _resolve_remote(task: BatchTask, path: Path) -> str:
+    """`task.ref` in a fresh clone, where the remote's branches are `origin/<name>`."""
     ref = task.ref or "HEAD"
-    inside = _inside(path)
-    sha = await _resolve(path, ref, inside) or await _resolve(
-        path, f"refs/remotes/origin/{ref}", inside
+    inside = git_in(path)
+    sha = await _resolve(task, path, ref, inside) or await _resolve(
+        task, path, f"refs/remotes/origin/{ref}", inside
     )
     if sha is None:
         raise WorkspaceError(
             f"task {task.id}: {ref!r} names no commit in {task.repo}; "
             "give a branch, tag or commit sha that the repository has"
         )
-    return await _check_out(task, path, sha)
+    return sha
 
 
-def _folder(root: Path, task_id: str) -> Path:
-    if task_id in ("", ".", "..") or Path(task_id).name != task_id:
-        raise WorkspaceError(f"task id {task_id!r} cannot name a folder; use a plain name")
-    return root / task_id
+def _make_room(root: Path, task: BatchTask) -> tuple[Path, str]:
+    """The workspace's folder, cleared, and the repository to clone, both absolute (git runs
+    in the workspaces' folder, not ours)."""
+    if task.id in ("", ".", "..") or Path(task.id).name != task.id:
+        raise WorkspaceError(f"task id {task.id!r} cannot name a folder; use a plain name")
+    path = root.absolute() / task.id
+    _clear(path)
+    return path, task.repo if task.remote else os.path.abspath(task.repo)
 
 
 def _clear(path: Path) -> None:
-    """Remove a folder a killed run left, files the agent made read-only included."""
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path, onerror=_writable_and_retry)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Remove a folder a killed run left, folders the agent made read-only included."""
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.exists():
+            try:
+                shutil.rmtree(path)
+            except OSError:
+                _make_writable(path)
+                shutil.rmtree(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WorkspaceError(
+            f"cannot make {path} afresh: {error.strerror or error}; remove it by hand"
+        ) from None
 
 
-def _writable_and_retry(function: object, name: str, _: object) -> None:
-    parent = os.path.dirname(name)
-    os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
-    if callable(function):
-        function(name)
+def _make_writable(path: Path) -> None:
+    """Let us list and empty every folder under `path` (links are not followed)."""
+    _owner_may_all(str(path))
+    for folder, subfolders, _ in os.walk(path):
+        for name in subfolders:  # before os.walk goes into them
+            _owner_may_all(os.path.join(folder, name))
+
+
+def _owner_may_all(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        if not os.path.islink(folder):
+            os.chmod(folder, os.stat(folder).st_mode | stat.S_IRWXU)
 
 
 async def _resolve(
-    repository: Path, ref: str, extra: Mapping[str, str] | None = None
+    task: BatchTask, repository: Path, ref: str, extra: Mapping[str, str] | None = None
 ) -> str | None:
     """The commit `ref` names in `repository`, as a full sha; None when it names none."""
     verify = ("rev-parse", "--verify", "--quiet", "--end-of-options")
-    result = await _git(repository, *verify, f"{ref}^{{commit}}", extra=extra)
-    return result.stdout.strip() if result.exit_code == 0 else None
+    result = await run_git(repository, *verify, f"{ref}^{{commit}}", extra=extra)
+    if result.exit_code == 0:
+        return result.stdout.strip()
+    if result.stderr.strip() or result.timed_out:  # not a missing ref: git could not look
+        raise WorkspaceError(
+            f"task {task.id}: cannot read {task.repo}: {last_line(result)}; "
+            "check that it is a git repository you may read"
+        )
+    return None
 
 
-async def _clone(task: BatchTask, path: Path) -> None:
-    result = await _git(
+async def _clone(task: BatchTask, source: str, path: Path) -> None:
+    result = await run_git(
         path.parent,
         "clone", "--quiet", "--no-checkout", "--template=",
         "-c", "core.hooksPath=/dev/null", "-c", f"remote.origin.pushurl={_NO_PUSH}",
-        "--", task.repo, str(path),
+        "--", source, str(path),
     )  # fmt: skip
     if result.exit_code != 0:
         await asyncio.to_thread(_clear, path)
         raise WorkspaceError(
-            f"task {task.id}: cannot clone {task.repo}: {_last_line(result)}; "
+            f"task {task.id}: cannot clone {task.repo}: {last_line(result)}; "
             "check that it is a git repository this machine can reach"
         )
 
 
 async def _check_out(task: BatchTask, path: Path, sha: str) -> Workspace:
-    result = await _git(path, "checkout", "--quiet", "--detach", sha, extra=_inside(path))
+    result = await run_git(path, "checkout", "--quiet", "--detach", sha, extra=git_in(path))
     if result.exit_code != 0:
         raise WorkspaceError(
-            f"task {task.id}: cannot check out {sha[:12]} of {task.repo}: {_last_line(result)}"
+            f"task {task.id}: cannot check out {sha[:12]} of {task.repo}: {last_line(result)}"
         )
     return Workspace(path=path, base=sha)
 
@@ -179,15 +195,15 @@ async def workspace_diff(workspace: Workspace) -> str:
     modified, deleted and new files (not ignored ones), binary files included."""
     with tempfile.TemporaryDirectory(prefix="stayer-diff-") as folder:
         index, patch = Path(folder, "index"), Path(folder, "patch")
-        env = {**_inside(workspace.path), "GIT_INDEX_FILE": str(index)}
+        env = {**git_in(workspace.path), "GIT_INDEX_FILE": str(index)}
         # Starting from a copy of the workspace's index lets git skip hashing unchanged files.
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # then git starts from an empty index
             await asyncio.to_thread(shutil.copyfile, workspace.path / ".git" / "index", index)
-        added = await _git(
+        added = await run_git(
             workspace.path, "-c", "core.excludesFile=/dev/null", "add", "--all", extra=env
         )
         _ok(added, workspace, "list its changes")
-        diffed = await _git(
+        diffed = await run_git(
             workspace.path,
             *("diff-index", "--cached", "--binary", "--no-ext-diff", f"--output={patch}"),
             workspace.base,
@@ -200,7 +216,7 @@ async def workspace_diff(workspace: Workspace) -> str:
 def _ok(result: CommandResult, workspace: Workspace, doing: str) -> None:
     if result.exit_code != 0:
         raise WorkspaceError(
-            f"workspace {workspace.path}: cannot {doing}: {_last_line(result)}; "
+            f"workspace {workspace.path}: cannot {doing}: {last_line(result)}; "
             "is it still a git repository?"
         )
 
@@ -213,72 +229,3 @@ def _read_patch(patch: Path) -> str:
     if size > MAX_DIFF_BYTES:
         text += f"\n[stayer: diff cut at {MAX_DIFF_BYTES} of {size} bytes]\n"
     return text
-
-
-async def run_command(
-    command: str, cwd: Path, env: Mapping[str, str], timeout_s: float
-) -> CommandOutcome:
-    """Run `command` with ``bash -c`` in `cwd` with `env` as its whole environment, in a
-    process group of its own that is stopped whole when the command ends, times out or is
-    cancelled. Raises `WorkspaceError` when the shell cannot start (no such `cwd`)."""
-    # stderr joins stdout in the shell itself, so the tail shows them in the order written.
-    argv = ["/bin/sh", "-c", 'exec "$@" 2>&1', "stayer-batch", "bash", "-c", command]
-    try:
-        result = await run_argv(
-            argv,
-            cwd=cwd,
-            env=env,
-            timeout_s=timeout_s,
-            max_output_chars=2 * OUTPUT_TAIL_CHARS,
-            stop_leftovers=True,
-        )
-    except OSError as error:
-        raise WorkspaceError(
-            f"cannot run a command in {cwd}: {error.strerror or error}; "
-            "check that the workspace exists and bash is installed"
-        ) from None
-    return CommandOutcome(
-        exit_code=result.exit_code, output=_tail(result), timed_out=result.timed_out
-    )
-
-
-def _tail(result: CommandResult) -> str:
-    captured = result.stdout_capture
-    kept = captured.tail if captured.omitted else captured.head + captured.tail
-    tail = kept[-OUTPUT_TAIL_CHARS:]
-    before = captured.length - len(tail)
-    return f"[{before} characters before this omitted]\n{tail}" if before else tail
-
-
-async def _git(cwd: Path, *arguments: str, extra: Mapping[str, str] | None = None) -> CommandResult:
-    try:
-        return await run_argv(
-            ["git", *_SAFE, *arguments],
-            cwd=cwd,
-            env=_git_env(extra),
-            timeout_s=GIT_TIMEOUT_S,
-            max_output_chars=8192,
-        )
-    except FileNotFoundError as error:
-        if error.filename == "git":
-            raise WorkspaceError("git is not installed (not on PATH); install git") from None
-        raise WorkspaceError(f"cannot run git in {cwd}: {error.strerror}") from None
-
-
-def _inside(workspace: Path) -> dict[str, str]:
-    """Git pointed at the workspace's own repository, never one around it (an agent that
-    removed `.git` must not make us read or write a repository the output folder is in)."""
-    return {"GIT_DIR": str(workspace / ".git"), "GIT_WORK_TREE": str(workspace)}
-
-
-def _git_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    env = {name: value for name, value in child_env(os.environ).items() if name not in _REDIRECTS}
-    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", **(extra or {}))
-    return env
-
-
-def _last_line(result: CommandResult) -> str:
-    lines: Sequence[str] = (result.stderr or result.stdout).strip().splitlines()
-    if result.timed_out:
-        return f"git took longer than {GIT_TIMEOUT_S:.0f} s"
-    return lines[-1].strip() if lines else f"git exited with status {result.exit_code}"
