@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from stayer.permissions.policy import PERMISSION_MODES
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from stayer.batch.config import BatchConfig, RateLimit, RayPlacement
+    from stayer.batch.config import BatchConfig, RayPlacement
     from stayer.batch.results import ResultsLog, TaskResult
     from stayer.batch.tasks import BatchTask
 
@@ -93,14 +94,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         type=_rate,
         default=None,
-        help="model requests per minute per provider, for the whole batch",
+        help="model requests per minute per provider, for the whole batch (over the "
+        "settings' batch.rateLimits)",
     )
     add(
         "--tokens-per-minute",
         metavar="N",
         type=_rate,
         default=None,
-        help="input tokens per minute per provider, for the whole batch",
+        help="tokens (sent and received) per minute per provider, for the whole batch",
     )
     add(
         "--ray-cpus-per-task",
@@ -149,17 +151,16 @@ def _rate(text: str) -> float:
 
 def batch_config(args: argparse.Namespace) -> BatchConfig:
     """The batch the flags describe; raises `ConfigError` for flags that do not go together."""
-    from stayer.batch.config import (
-        DEFAULT_CONCURRENCY,
-        DEFAULT_TIMEOUT_S,
-        BatchConfig,
-        RateLimit,
-    )
+    from stayer.batch.config import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, BatchConfig
+    from stayer.batch.rate_limits import batch_rate_limits
 
     ray = _placement(args)
-    limits: dict[str, RateLimit] = {}
-    if args.requests_per_minute is not None or args.tokens_per_minute is not None:
-        limits["*"] = RateLimit(args.requests_per_minute, args.tokens_per_minute)
+    limits = batch_rate_limits(
+        Path.cwd(),
+        os.environ,
+        requests_per_minute=args.requests_per_minute,
+        tokens_per_minute=args.tokens_per_minute,
+    )
     return BatchConfig(
         out_dir=Path(args.out).expanduser().absolute(),
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
