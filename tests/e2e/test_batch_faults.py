@@ -74,7 +74,7 @@ def test_a_killed_batch_loses_no_result_and_reruns_only_what_is_missing(
         assert router.requests_of(task_id) == asked[task_id] == 2
     assert all(result["terminal_reason"] == "completed" for result in results)
     assert router.leftover() == {}
-    assert "6 done before" in again.stderr
+    assert "6 already done by an earlier run" in again.stderr
 
 
 @pytest.mark.timeout(120)

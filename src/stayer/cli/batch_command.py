@@ -21,7 +21,10 @@ from stayer.errors import ConfigError
 from stayer.permissions.policy import PERMISSION_MODES
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from stayer.batch.config import BatchConfig, RayPlacement
+    from stayer.batch.results import ResultsLog, TaskResult
     from stayer.batch.tasks import BatchTask
 
 USAGE = (
@@ -205,8 +208,9 @@ def run_batch_command(argv: Sequence[str]) -> int:
 
 
 async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
-    """The batch on this machine, stopped the orderly way by SIGINT or SIGTERM; raises
-    `ConfigError` when another batch holds the output folder."""
+    """The batch on this machine, shown as it goes, stopped the orderly way by SIGINT or
+    SIGTERM, its summary at the end; raises `ConfigError` when another batch holds the output
+    folder."""
     from stayer.batch.lock import holding
 
     with holding(config.out_dir):  # before the results file is read, or rewritten
@@ -214,17 +218,39 @@ async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
 
 
 async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
-    import asyncio
-    import signal
-
     from stayer.batch.local import run_batch
     from stayer.batch.results import ResultsLog
-    from stayer.ui.batch_output import progress, summary
+    from stayer.ui.batch_summary import print_summary
+    from stayer.ui.batch_view import stderr_view
 
     log = ResultsLog(config.out_dir, retry_errors=config.retry_errors)
     for line in log.dropped:
         print(f"stayer: {line}", file=sys.stderr)
-    batch = asyncio.ensure_future(run_batch(tasks, config, progress(config, sys.stderr), log=log))
+    with stderr_view(config.concurrency) as view:
+        stopped_by, results = await _stoppable(run_batch(tasks, config, view, log=log), tasks, log)
+    facts = view.facts(results, planned=len(tasks), results_file=log.path)
+    print_summary(facts, config.output_format)
+    if stopped_by:
+        print(
+            f"stayer batch: stopped ({stopped_by}); the results written are kept: run the "
+            "same command to go on",
+            file=sys.stderr,
+        )
+        return EXIT_STOPPED[stopped_by]
+    return 0 if len(results) == len(tasks) else 1
+
+
+async def _stoppable(
+    running: Coroutine[None, None, list[TaskResult]],
+    tasks: Sequence[BatchTask],
+    log: ResultsLog,
+) -> tuple[str | None, list[TaskResult]]:
+    """Run the batch until it ends or SIGINT or SIGTERM stops it (then, the results written
+    so far); which signal stopped it, if one did. Closes `log`."""
+    import asyncio
+    import signal
+
+    batch = asyncio.ensure_future(running)
     stopped_by: list[str] = []
     loop = asyncio.get_running_loop()
 
@@ -244,12 +270,4 @@ async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
         for name in EXIT_STOPPED:
             loop.remove_signal_handler(getattr(signal, name))
         log.close()
-    summary(results, config, total=len(tasks), stdout=sys.stdout, stderr=sys.stderr)
-    if stopped_by:
-        print(
-            f"stayer batch: stopped ({stopped_by[0]}); the results written are kept: run the "
-            "same command to go on",
-            file=sys.stderr,
-        )
-        return EXIT_STOPPED[stopped_by[0]]
-    return 0 if len(results) == len(tasks) else 1
+    return (stopped_by[0] if stopped_by else None), results
