@@ -35,13 +35,20 @@ class _Held:
 
 
 class Clients:
-    """The clients of one provider connection: `make` makes another when all are full."""
+    """The clients of one provider connection: another is made when all are full."""
 
     def __init__(
-        self, make: Callable[[], httpx.AsyncClient], given: httpx.AsyncClient | None = None
+        self,
+        make: Callable[[], httpx.AsyncClient],
+        given: httpx.AsyncClient | None = None,
+        *,
+        most: int | None = None,
     ) -> None:
+        """`make` makes a client for `STREAMS_PER_CLIENT` streams; with `most`, no more clients
+        are made than that many streams need, and a stream beyond waits on the least busy."""
         self._make = make
         self._given = given
+        self._most = most
         self._held: list[_Held] = [] if given is None else [_Held(given)]
 
     @property
@@ -74,6 +81,8 @@ class Clients:
         for held in self._held:
             if held.streams < STREAMS_PER_CLIENT or self._given is not None:
                 return held
+        if self._most is not None and len(self._held) * STREAMS_PER_CLIENT >= self._most:
+            return min(self._held, key=lambda held: held.streams)
         held = _Held(self._make())
         self._held.append(held)
         return held

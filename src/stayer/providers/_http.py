@@ -92,6 +92,10 @@ class Endpoint(Struct, frozen=True):
     connect_timeout_s: float
     first_byte_timeout_s: float | FirstByteScale | None
     idle_timeout_s: float | None
+    max_connections: int | None = None
+    """About how many connections may be open at once, all kept alive between calls (see
+    `_clients`); None: as many as the streams in flight. A client many sessions share (a
+    batch) is sized for them, so that no stream queues for a connection."""
 
 
 class ApiError(Struct, frozen=True):
@@ -102,12 +106,17 @@ class ApiError(Struct, frozen=True):
     code: str = ""
 
 
-def new_client(timeout: httpx.Timeout, base_url: str) -> httpx.AsyncClient:
-    """An HTTP client; TLS verification only where the endpoint speaks TLS. Its pool keeps
-    alive as many connections as the streams it is given at once (`_clients`), and never
-    makes a request wait for one."""
+def new_client(
+    timeout: httpx.Timeout, base_url: str, max_connections: int | None = None
+) -> httpx.AsyncClient:
+    """An HTTP client; TLS verification only where the endpoint speaks TLS; with
+    `max_connections`, that many connections open and kept alive."""
     verify: ssl.SSLContext | bool = tls_context() if base_url.startswith("https:") else False
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=STREAMS_PER_CLIENT)
+    if max_connections is None:
+        return httpx.AsyncClient(timeout=timeout, verify=verify)
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections
+    )
     return httpx.AsyncClient(timeout=timeout, verify=verify, limits=limits)
 
 
@@ -540,7 +549,9 @@ class Connection:
             connect_s=endpoint.connect_timeout_s, read_s=endpoint.read_timeout_s
         )
         self._clients = Clients(
-            lambda: new_client(self.timeout, self.endpoint.base_url), given=client
+            lambda: new_client(self.timeout, endpoint.base_url, STREAMS_PER_CLIENT),
+            given=client,
+            most=endpoint.max_connections,
         )
         self._draining: set[asyncio.Task[None]] = set()
         self._reach = Reach()
