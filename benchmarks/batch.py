@@ -35,8 +35,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from benchmarks.batch_cli import run_cli
 from benchmarks.runner import Benchmark, Column, option, progress, table_lines
 from benchmarks.stats import summarize
 
@@ -60,6 +61,9 @@ class Config:
     concurrency: str = option("1,8,32,128", "the instant arms' concurrencies, comma-separated")
     delayed_tasks: int = option(40, "tasks per 150 ms arm (0: skip them)", at_least=0)
     runs: int = option(1, "times to run each arm (medians reported)", at_least=1)
+    engine: Literal["cli", "sessions"] = option(
+        "cli", "cli: the `stayer batch` command; sessions: Session.open in a worker process"
+    )
 
     @property
     def levels(self) -> tuple[int, ...]:
@@ -147,9 +151,13 @@ def model_server(delay_ms: float) -> Iterator[tuple[str, dict[str, Any]]]:
                 summary.update(json.loads(line[5:]))
 
 
-def run_arm(arm: Arm, repo: Path, workdir: Path) -> Sample:
-    """One fresh worker process running `arm` against a server of its own."""
+def run_arm(arm: Arm, repo: Path, workdir: Path, engine: str) -> Sample:
+    """One fresh batch process running `arm` against a server of its own."""
     out = Path(tempfile.mkdtemp(prefix=f"{arm.name}-c{arm.concurrency}-", dir=workdir))
+    if engine == "cli":
+        with model_server(arm.delay_ms) as (url, server):
+            figures = run_cli(url, repo, out / "batch", arm.tasks, arm.concurrency)
+        return _checked(arm, figures, server, out)
     with model_server(arm.delay_ms) as (url, server):
         argv = [PYTHON, "-m", "benchmarks.batch_worker", "--url", url, "--repo", str(repo)]
         argv += ["--out", str(out), "--tasks", str(arm.tasks)]
@@ -157,7 +165,10 @@ def run_arm(arm: Arm, repo: Path, workdir: Path) -> Sample:
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{arm}: worker failed ({done.returncode}): {done.stderr[-2000:]}")
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return _checked(arm, json.loads(done.stdout.strip().splitlines()[-1]), server, out)
+
+
+def _checked(arm: Arm, figures: dict[str, Any], server: dict[str, Any], out: Path) -> Sample:
     if figures["problems"] or server.get("violations") or server.get("unexpected"):
         raise RuntimeError(f"{arm}: {figures['problems']} / server {server}")
     subprocess.run(["rm", "-rf", str(out)], check=False)
@@ -179,7 +190,7 @@ async def collect(config: Config, workdir: Path) -> list[Sample]:
     for index in range(config.runs):
         for arm in plan[index % len(plan) :] + plan[: index % len(plan)]:
             progress(f"run {index + 1}/{config.runs}: {arm.name} c={arm.concurrency} ...")
-            sample = run_arm(arm, repo, workdir)
+            sample = run_arm(arm, repo, workdir, config.engine)
             progress(f"  {sample.per_min:.0f} tasks/min, {sample.cpu_ms('self_cpu_s'):.0f} ms")
             samples.append(sample)
     return samples
