@@ -316,6 +316,23 @@ def test_path_folders_of_the_project_or_holding_it_stay_ordinary() -> None:
     assert "is protected" not in write(policy, "/x/cfg/app/s.toml", located=located).reason
 
 
+def test_the_environment_places_follow_the_environment_and_folders_asked_about() -> None:
+    """The answer is remembered between calls (each Write asks), but never across a change:
+    another PATH, another working directory, or the same values in another mapping."""
+
+    def guarded(located: tuple[Place, ...]) -> bool:
+        decision = write(
+            PermissionPolicy(mode="bypassPermissions"), "/opt/tools/bin/git", located=located
+        )
+        return "/opt/tools/bin/ is protected" in decision.reason
+
+    assert guarded(environment_places([ENV], roots=(CWD,)))
+    assert not guarded(environment_places([{**ENV, "PATH": "/usr/local/bin"}], roots=(CWD,)))
+    assert not guarded(environment_places([ENV], roots=(Path("/opt/tools"),)))  # holds it
+    assert guarded(environment_places([ENV], roots=(Path("/opt/tool"),)))  # a prefix of a name
+    assert environment_places([dict(ENV)], roots=(CWD,)) == environment_places([ENV], roots=(CWD,))
+
+
 def test_a_rule_names_a_located_place_only_inside_it_before_any_wildcard() -> None:
     located = (Place("/w/store/", "it is a git directory"),)
     for rule, behavior in (
