@@ -70,8 +70,13 @@ class _Watch:
         self._thread.join()
 
 
-def run_cli(url: str, repo: Path, out: Path, tasks: int, concurrency: int) -> dict[str, Any]:
-    """Run `stayer batch` on `tasks` tasks; its figures, as `batch_worker` reports them."""
+def run_cli(
+    url: str, repo: Path, out: Path, tasks: int, concurrency: int, *, ray: bool = False
+) -> dict[str, Any]:
+    """Run `stayer batch` on `tasks` tasks; its figures, as `batch_worker` reports them. With
+    `ray`, on a local Ray instance the command starts, each task asking for the share of the
+    machine's CPUs that lets `concurrency` run at once (its children are then Ray's processes
+    too: the head, the raylet and the workers running the tasks)."""
     tasks_file = out.parent / f"{out.name}.jsonl"
     write_tasks(tasks_file, out, repo, tasks)
     home = out.parent / f"{out.name}-home"
@@ -85,9 +90,14 @@ def run_cli(url: str, repo: Path, out: Path, tasks: int, concurrency: int) -> di
         "ANTHROPIC_BASE_URL": url,
         "ANTHROPIC_API_KEY": "test-key",
     }
+    if "PYTHONPATH" in os.environ:  # to measure another checkout's stayer with this one's venv
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     argv = [str(STAYER), "batch", str(tasks_file), "--out", str(out)]
     argv += ["--concurrency", str(concurrency), "--model", MODEL]
     argv += ["--permission-mode", "acceptEdits", "--output-format", "json"]
+    if ray:
+        share = max(0.01, (os.cpu_count() or 1) / concurrency)
+        argv += ["--ray", "--ray-cpus-per-task", f"{share:g}"]
     started = time.perf_counter()
     proc = subprocess.Popen(
         argv, env=env, cwd=out.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE
