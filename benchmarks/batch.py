@@ -148,10 +148,12 @@ def model_server(delay_ms: float) -> Iterator[tuple[str, dict[str, Any]]]:
     finally:
         proc.stdin.close()
         rest = proc.stdout.read()
-        proc.wait(timeout=30)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         for line in rest.splitlines():
             if line.startswith("DONE "):
                 summary.update(json.loads(line[5:]))
+        summary["cpu_s"] = usage.ru_utime + usage.ru_stime
 
 
 def run_arm(arm: Arm, repo: Path, workdir: Path, engine: str) -> Sample:
@@ -194,8 +196,12 @@ async def collect(config: Config, workdir: Path) -> list[Sample]:
     plan = arms(config)
     for index in range(config.runs):
         for arm in plan[index % len(plan) :] + plan[: index % len(plan)]:
-            progress(f"run {index + 1}/{config.runs}: {arm.name} c={arm.concurrency} ...")
+            load = os.getloadavg()[0]
+            progress(
+                f"run {index + 1}/{config.runs}: {arm.name} c={arm.concurrency} (load {load:.1f})"
+            )
             sample = run_arm(arm, repo, workdir, config.engine)
+            sample.figures["load_before"] = load
             progress(f"  {sample.per_min:.0f} tasks/min, {sample.cpu_ms('self_cpu_s'):.0f} ms")
             samples.append(sample)
     return samples
@@ -215,6 +221,9 @@ class Row:
     peak_mib: float
     cpu_busy: float
     """The batch's CPU (process and children) over the wall time, per core of the machine."""
+    server_busy: float
+    """The model server's, likewise: with the batch's, how busy this benchmark kept the
+    machine (the rest is other people's load; the load average is in the JSON)."""
 
 
 def rows(samples: Sequence[Sample]) -> list[Row]:
@@ -231,6 +240,9 @@ def rows(samples: Sequence[Sample]) -> list[Row]:
             / (os.cpu_count() or 1)
             for s in mine
         ]
+        server = [
+            s.server.get("cpu_s", 0.0) / s.figures["wall_s"] / (os.cpu_count() or 1) for s in mine
+        ]
         found.append(
             Row(
                 arm,
@@ -239,6 +251,7 @@ def rows(samples: Sequence[Sample]) -> list[Row]:
                 median([s.cpu_ms("children_cpu_s") for s in mine]),
                 median([s.peak_mib for s in mine]),
                 median(busy),
+                median(server),
             )
         )
     return found
@@ -320,6 +333,7 @@ COLUMNS = (
     Column("children", 9),
     Column("peak RSS", 9),
     Column("CPU busy", 9),
+    Column("+ server", 9),
 )
 RAY_SKIPPED = "ray: not measured (give --ray 8,32 where `stayer batch --ray` works)"
 
@@ -335,6 +349,7 @@ def report(samples: list[Sample], config: Config) -> str:
             f"{row.children_ms:.1f} ms",
             f"{row.peak_mib:.1f} MiB",
             f"{row.cpu_busy:.0%}",
+            f"{row.cpu_busy + row.server_busy:.0%}",
         )
         for row in found
     ]
