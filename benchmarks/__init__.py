@@ -13,6 +13,8 @@ Run from the repository root (the fake model server is imported from `tests.fake
     .venv/bin/python -m benchmarks.transcript_load          # reading back a long transcript
     .venv/bin/python -m benchmarks.streaming_tools          # tool calls started mid-stream
     .venv/bin/python -m benchmarks.run --recovery --compaction --session-turns  # all, one JSON
+    .venv/bin/python -m benchmarks.batch                    # stayer batch: rate, CPU, RSS a task
+    .venv/bin/python -m benchmarks.client_load              # the model client, 1 to 512 streams
 
 A runtime-only environment (no dev tools, so no click/rich for httpx to pick up) can be made
 from the lock with `UV_PROJECT_ENVIRONMENT=/tmp/prodvenv .cache/uv/bin/uv sync --no-dev --frozen`.
@@ -43,4 +45,14 @@ Modules:
 * `session_turns` — the harness's time per turn at turns 1, 100 and 1,000 of one Session
                  after that history, transcript on, split into the transcript's sync, the
                  request's body and the rest.
+* `batch`      — `stayer batch` on 200 tasks of 5 tool turns at several concurrencies, with
+                 instant and 150 ms answers, optionally on Ray: tasks a minute, CPU a task
+                 (the process's and its children's), RSS a concurrent session;
+* `batch_cli`  — one `stayer batch` command run and measured from outside;
+* `batch_server` — the fake model server in a process of its own, answering any number of
+                 tasks by one stateless rule (the workspace named in the prompt);
+* `batch_worker` — the same tasks played in process with `Session.open` (`--engine
+                 sessions`; `--profile` for cProfile);
+* `client_load` / `sse_server` — the model client with up to 512 streams at once against a
+                 bare SSE endpoint: time to first byte, calls a second, connections.
 """

@@ -3,10 +3,10 @@
     python -m benchmarks.batch_worker --url URL --repo PATH --out DIR --tasks 200 \
         --concurrency 32 [--profile FILE]
 
-`benchmarks.batch` starts one of these per measurement, so every figure is this process's
-alone: a fresh interpreter, its own peak RSS. Each task is what `stayer batch` does for a task
-in process (until the `stayer.batch` runner exists this module plays it with the pieces it
-will use): a workspace cloned from `--repo` (`git clone --no-checkout`, then a checkout), a
+`benchmarks.batch --engine sessions` starts one of these per measurement, so every figure is
+this process's alone: a fresh interpreter, its own peak RSS. Each task is played with the
+pieces `stayer batch` runs a task with, without its runner (so a profile shows the session's
+own costs): a workspace cloned from `--repo` (`git clone --no-checkout`, then a checkout), a
 `Session` opened on it (`Session.open`, off the loop) with one model client shared by every
 task, one prompt run to its end through 5 tool turns in `acceptEdits` (Reads and small Writes,
 answered by `benchmarks.batch_server`), the workspace's diff taken (`git add -N`, `git diff`),
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import json
 import os
 import resource
@@ -128,6 +129,22 @@ async def one_task(
     return check(events)
 
 
+class _GcClock:
+    """The time the garbage collector took (a `gc.callbacks` entry), and its full passes."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._began
+        self.full += info.get("generation") == 2
+
+
 async def _open_here(given: QueryOptions) -> Session:
     return Session(given)
 
@@ -150,6 +167,8 @@ async def run_batch(args: argparse.Namespace) -> dict[str, Any]:
             if problem:
                 problems.append(f"t{number}: {problem}")
 
+    collecting = _GcClock()
+    gc.callbacks.append(collecting)
     rss_before = vm_kib("VmRSS")
     self_before, children_before = cpu_s(resource.RUSAGE_SELF), cpu_s(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -166,6 +185,8 @@ async def run_batch(args: argparse.Namespace) -> dict[str, Any]:
         "children_cpu_s": children_cpu,
         "rss_before_kib": rss_before,
         "peak_rss_kib": vm_kib("VmHWM"),
+        "gc_s": collecting.seconds,
+        "gc_full": collecting.full,
         "ok": args.tasks - len(problems),
         "problems": problems[:5],
     }
