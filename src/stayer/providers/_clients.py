@@ -2,14 +2,17 @@
 
 httpx's connection pool (httpcore's) looks over every connection it holds, and every request
 waiting for one, each time a request starts or ends, asking each idle connection's socket
-whether it was closed. One pool carrying a batch's hundreds of sessions spends its time there:
-128 streams at once through a pool without limits cost 12 ms of CPU a call and seconds before
-the first byte (`benchmarks/client_load.py`). With httpx's default limits the pool keeps only
-20 connections alive, so at 32 streams most calls pay a new connection, and past 100 they queue.
-So a provider keeps a few small clients, each carrying at most `STREAMS_PER_CLIENT` streams at
-once, and starts a call on the first with room: one session uses the first client only, as it
-always did; a batch's calls spread over as many clients as they fill, each pool small enough
-to scan and large enough to keep its connections alive. A client the caller gave is used alone.
+whether it was closed (a system call, and anyio building a dict of the socket's attributes,
+some 30 us a connection). One pool carrying a batch's hundreds of sessions spends its time
+there: 128 streams at once through a pool without limits cost 15 ms of CPU a call and seconds
+before the first byte (`benchmarks/client_load.py`). With httpx's default limits the pool
+keeps only 20 connections alive, so at 32 streams most calls pay a new connection, and past
+100 they queue. So a provider keeps a few small clients, each carrying at most
+`STREAMS_PER_CLIENT` streams at once, and starts a call on the first with room: a session
+making one call at a time uses the first client only, as it always did; a batch's calls spread
+over as many clients as
+they fill, each keeping its connections alive and with next to nothing to scan. A client the
+caller gave is used alone.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from typing import TypeVar
 
 import httpx
 
-STREAMS_PER_CLIENT = 16
-"""Streams one client carries at once; a call beyond them goes to another client."""
+STREAMS_PER_CLIENT = 1
+"""Streams one client carries at once; a call beyond them goes to another client. One: at 128
+streams at once a call then costs 1.15 ms of CPU, against 1.23 ms with 4 a client and 2.0 ms
+with 16 (`benchmarks/client_load.py`; at 8 streams 1.14, 1.18 and 1.36 ms)."""
 
 T = TypeVar("T")
 
