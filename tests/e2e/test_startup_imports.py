@@ -81,6 +81,7 @@ STARTUP = frozenset(
         "stayer.exec.background",
         "stayer.exec.capture",
         "stayer.exec.child_env",
+        "stayer.exec.child_watch",
         "stayer.exec.globs",
         "stayer.exec.lines",
         "stayer.exec.probe",

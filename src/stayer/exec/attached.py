@@ -13,11 +13,14 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from stayer.exec.child_watch import watch_children_by_pidfd
+
 
 async def run_attached(
     argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
 ) -> tuple[int | None, str]:
     """Run `argv` on the terminal; its exit status, or None and why it could not start."""
+    watch_children_by_pidfd()
     try:
         process = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=dict(env))
     except OSError as error:

@@ -36,6 +36,7 @@ from typing import Any
 from msgspec import Struct
 
 from stayer.exec.capture import Captured, HeadTail, Spool
+from stayer.exec.child_watch import watch_children_by_pidfd
 from stayer.exec.lines import LineRelay, OutputLines
 from stayer.exec.sandbox import Sandbox
 from stayer.exec.watchdog import ensure_watchdog, release_group, watch_group
@@ -258,6 +259,7 @@ async def spawn(
     the caller must discard it from, and watched (`watchdog`), which the caller must release.
     Raises `OSError` when the program, or the watchdog, cannot start."""
     ensure_watchdog()
+    watch_children_by_pidfd()
     _check_program(argv[0], env)
     loop = asyncio.get_running_loop()
     transport, _ = await _start_whole(
