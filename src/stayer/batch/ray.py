@@ -1,0 +1,242 @@
+"""`stayer batch --ray`: the same batch, each task a Ray task, results gathered by the driver.
+
+The one module of stayer that imports Ray (an optional extra, `pip install 'stayer[ray]'`);
+`stayer batch` imports this module only when `--ray` is given. The driver (this process)
+connects to a cluster, or starts a local Ray instance sized to this machine, makes the batch's
+one limiter actor (`ray_limiter`), and keeps about `concurrency` tasks in flight: each is a
+Ray task asking for `cpus_per_task` CPUs and `memory_per_task_mib` of memory that runs
+`ray_worker.run_on_worker` (the local runner's `run_task` on the worker). Results are taken as
+they complete, written to the same `results.jsonl` as a local batch, transcripts under the
+output folder, and told to the listener.
+
+A task lost with its worker (the process killed, its node gone) is run once more; a second
+loss is an infrastructure failure (stage `worker`). Ray's own retries are off so that this
+module counts the attempts. An exception from the task's own code is not retried: it is a
+bug, not a lost machine, and is reported (stage `internal`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import ray
+from msgspec import Struct
+from ray.exceptions import NodeDiedError, RaySystemError, WorkerCrashedError
+
+from stayer.errors import StayerError
+from stayer.messages import Usage
+
+from .config import BatchConfig, RayPlacement
+from .listener import BatchListener
+from .ray_limiter import LimiterHost
+from .ray_worker import MARKER, WorkerOutcome, WorkerPlan, run_on_worker
+from .results import ResultsLog, Stage, TaskError, TaskResult
+from .tasks import BatchTask
+
+LOST = (WorkerCrashedError, NodeDiedError, RaySystemError)
+"""How Ray says a task's worker is gone (killed, out of memory, its node lost)."""
+ATTEMPTS = 2
+"""A lost task runs at most this many times."""
+_PROBE_TIMEOUT_S = 5.0
+
+
+class RayStartError(StayerError):
+    """Ray could not be started or reached; the message says which address and why."""
+
+
+class _Flight(Struct, frozen=True):
+    """One attempt of one task, in flight on the cluster."""
+
+    task: BatchTask
+    attempt: int
+    started: float
+    ref: Any
+    """The attempt's `ray.ObjectRef`."""
+
+
+async def run_batch_on_ray(
+    tasks: Sequence[BatchTask], config: BatchConfig, listener: BatchListener
+) -> list[TaskResult]:
+    """Run the tasks of `tasks` without a result in `config.out_dir` on Ray; every task's
+    result, in the order of `tasks` (raises `RayStartError` when Ray cannot start)."""
+    start_ray(config.ray or RayPlacement())
+    try:
+        with ResultsLog(config.out_dir, retry_errors=config.retry_errors) as log:
+            todo = [task for task in tasks if task.id not in log.done]
+            listener.planned(len(tasks), len(tasks) - len(todo))
+            await _Driver(config, listener, log).run(todo)
+            return [log.done[task.id] for task in tasks if task.id in log.done]
+    finally:
+        ray.shutdown()
+
+
+def start_ray(placement: RayPlacement) -> None:
+    """Connect to the cluster at `placement.address`, or start a local Ray instance (None);
+    logs quiet, no dashboard. Raises `RayStartError` in one line."""
+    address = placement.address
+    try:
+        if address is None:
+            ray.init(
+                address="local",
+                include_dashboard=False,
+                logging_level=logging.ERROR,
+                log_to_driver=False,
+                configure_logging=True,
+            )
+        else:
+            _probe(address)
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+    except RayStartError:
+        raise
+    except Exception as error:  # Ray raises many kinds here; each is the same to a user
+        where = "a local Ray instance" if address is None else f"the Ray cluster at {address}"
+        raise RayStartError(f"cannot start {where}: {_one_line(error)}") from None
+    _check_fits(placement, local=address is None)
+
+
+def _probe(address: str) -> None:
+    """Fail fast on a `host:port` with nothing listening (Ray itself waits minutes)."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=_PROBE_TIMEOUT_S).close()
+    except OSError as error:
+        raise RayStartError(
+            f"cannot reach the Ray cluster at {address} ({error.strerror or error}); "
+            "check the address (`ray status` on the head node prints it), or give --ray "
+            "alone to start a local instance"
+        ) from None
+
+
+def _check_fits(placement: RayPlacement, *, local: bool) -> None:
+    """On a local instance (no autoscaler to add a node) a task asking more than the machine
+    has would wait forever: say so now."""
+    if not local:
+        return
+    cpus = float(ray.cluster_resources().get("CPU", 0.0))
+    if placement.cpus_per_task > cpus:
+        ray.shutdown()
+        raise RayStartError(
+            f"--ray-cpus-per-task {placement.cpus_per_task:g} is more than this machine's "
+            f"{cpus:g} CPUs; ask for fewer"
+        )
+
+
+class _Driver:
+    """Keeps about `concurrency` tasks in flight and writes each result as it comes."""
+
+    def __init__(self, config: BatchConfig, listener: BatchListener, log: ResultsLog) -> None:
+        self.config = config
+        self.listener = listener
+        self.log = log
+        placement = config.ray or RayPlacement()
+        memory = placement.memory_per_task_mib
+        self.remote = ray.remote(run_on_worker).options(
+            num_cpus=placement.cpus_per_task,
+            memory=None if memory is None else memory * 1024 * 1024,
+            max_retries=0,
+        )
+        self.limiter = ray.remote(LimiterHost).remote(dict(config.rate_limits))
+        self.plan = WorkerPlan(token=uuid.uuid4().hex)
+        _write_marker(config.out_dir, self.plan.token)
+
+    async def run(self, tasks: Sequence[BatchTask]) -> None:
+        queue = iter(tasks)
+        flying: dict[asyncio.Future[WorkerOutcome], _Flight] = {}
+        try:
+            self._fill(flying, queue)
+            while flying:
+                done, _ = await asyncio.wait(flying, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    self._land(flying, flying.pop(future), future)
+                self._fill(flying, queue)
+        finally:
+            for flight in flying.values():
+                ray.cancel(flight.ref)
+
+    def _fill(
+        self, flying: dict[asyncio.Future[WorkerOutcome], _Flight], queue: Iterator[BatchTask]
+    ) -> None:
+        while len(flying) < max(1, self.config.concurrency):
+            task = next(queue, None)
+            if task is None:
+                return
+            self.listener.started(task.id)
+            self._submit(flying, task, 1, time.monotonic())
+
+    def _submit(
+        self,
+        flying: dict[asyncio.Future[WorkerOutcome], _Flight],
+        task: BatchTask,
+        attempt: int,
+        started: float,
+    ) -> None:
+        ref = self.remote.remote(task, self.config, self.plan, self.limiter)
+        flying[asyncio.wrap_future(ref.future())] = _Flight(task, attempt, started, ref)
+
+    def _land(
+        self,
+        flying: dict[asyncio.Future[WorkerOutcome], _Flight],
+        flight: _Flight,
+        future: asyncio.Future[WorkerOutcome],
+    ) -> None:
+        """A flight ended: write its result, or send a lost task once more."""
+        try:
+            outcome = future.result()
+        except LOST as error:
+            if flight.attempt < ATTEMPTS:
+                self._submit(flying, flight.task, flight.attempt + 1, flight.started)
+                return
+            result = _failed(flight, "worker", f"its Ray worker was lost twice: {error}")
+        except Exception as error:  # the task's own code raised: a bug, not retried
+            result = _failed(flight, "internal", f"the task raised on its worker: {error}")
+        else:
+            result = self._arrived(outcome, flight)
+        self.log.write(result)
+        self.listener.finished(result)
+
+    def _arrived(self, outcome: WorkerOutcome, flight: _Flight) -> TaskResult:
+        result = outcome.result
+        if outcome.transcript is not None:
+            path = self.config.transcripts / f"{flight.task.id}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(outcome.transcript)
+            result = msgspec.structs.replace(result, transcript=str(path))
+        return msgspec.structs.replace(result, attempts=flight.attempt)
+
+
+def _failed(flight: _Flight, stage: Stage, message: str) -> TaskResult:
+    return TaskResult(
+        id=flight.task.id,
+        terminal_reason="error",
+        is_error=True,
+        turns=0,
+        usage=Usage(),
+        cost_usd=0.0,
+        duration_s=round(time.monotonic() - flight.started, 3),
+        check=None,
+        diff="",
+        transcript=None,
+        result="",
+        error=TaskError(stage=stage, message=_one_line(message)),
+        model=flight.task.model,
+        attempts=flight.attempt,
+    )
+
+
+def _write_marker(out_dir: Path, token: str) -> None:
+    (out_dir / MARKER).write_text(token, encoding="utf-8")
+
+
+def _one_line(error: object) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 300 else text[:297] + "..."
