@@ -2,10 +2,12 @@
 
 A tasks file (`tasks`) is validated whole before anything runs. Each task is a full `Session`
 in a workspace of its own made from its repository (`workspace`), run to its end or its
-timeout, then checked (`check`); its outcome is one line of `results.jsonl` (`results`),
-written and flushed as it finishes, so a killed batch loses nothing it wrote and a re-run skips
-what is done. Sessions of one batch share one event loop and one model client per provider,
-under one rate limiter (`limits`) that slows every worker together when the provider says so.
+timeout, then checked (`check`), all by `task_run`; its outcome is one line of `results.jsonl`
+(`results`), written and flushed as it finishes, so a killed batch loses nothing it wrote and a
+re-run skips what is done (`lock` keeps a second batch off the same folder). `local` runs the
+sessions of one batch on one event loop, sharing one model client per provider and endpoint
+(`pool`), under one rate limiter (`limits`) that slows every worker together when the provider
+says so.
 `ray` runs the same tasks as Ray tasks and imports Ray only when asked to. Nothing here prints:
 a front end listens (`listener`) and shows.
 """

@@ -18,11 +18,13 @@ import msgspec
 from msgspec import Struct
 
 from stayer.errors import ConfigError
-from stayer.permissions.policy import PERMISSION_MODES
+from stayer.permissions.policy import MODE_ALIASES, PERMISSION_MODES
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|[^/\s:@]+@[^/\s:]+:)")
-"""A git URL: a scheme (`https://`, `ssh://`, `file://`, `git://`) or scp-like `user@host:path`."""
+_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|[^/\s:]+:(?!:))")
+"""A git URL: a scheme (`https://`, `ssh://`, `file://`, `git://`) or scp-like
+`[user@]host:path`, which git takes for ssh when no `/` comes before the colon (`host` may be
+an alias from ~/.ssh/config). A remote helper's `name::address` is not one."""
 FIELDS = (
     "id",
     "prompt",
@@ -77,14 +79,16 @@ def load_tasks(path: Path) -> list[BatchTask]:
     """Every task of the file at `path`, in order; raises `TasksFileError` (one line: file,
     line number, what is wrong) at the first bad line, or when there is no task at all."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8-sig")  # an editor's BOM is no error
     except OSError as error:
         raise TasksFileError(f"{path}: cannot read the tasks file ({error.strerror})") from None
     except UnicodeDecodeError:
         raise TasksFileError(f"{path}: the tasks file is not UTF-8 text") from None
     tasks: list[BatchTask] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    # Only "\n" ends a line: `splitlines` would also cut at characters a JSON string may hold
+    # as they are (U+2028, U+0085), splitting a task in two.
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -181,6 +185,8 @@ def _positive_number(data: Mapping[str, Any], name: str) -> float | None:
 
 def _mode(data: Mapping[str, Any]) -> str | None:
     mode = _text(data, "permission_mode")
+    if mode is not None:
+        mode = MODE_ALIASES.get(mode, mode)  # the names `--permission-mode` accepts
     if mode is not None and mode not in PERMISSION_MODES:
         raise ValueError(f"permission_mode {mode!r} is none of {', '.join(PERMISSION_MODES)}")
     return mode

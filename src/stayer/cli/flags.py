@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="An agent harness that keeps going until the work is done.",
         epilog=(
             "Subcommands: `stayer demo` runs a live session on a throwaway repository; "
-            "`stayer permissions check` replays past sessions' tool calls against rules."
+            "`stayer permissions check` replays past sessions' tool calls against rules; "
+            "`stayer batch TASKS.jsonl --out DIR` runs many tasks at once."
         ),
         allow_abbrev=False,
     )

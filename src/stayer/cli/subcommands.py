@@ -1,5 +1,5 @@
-"""The subcommands: `stayer demo`, `stayer permissions check`, `stayer mcp ...` and `stayer acp`,
-each with its own words and its own `--help`.
+"""The subcommands: `stayer demo`, `stayer permissions check`, `stayer mcp ...`, `stayer acp` and
+`stayer batch`, each with its own words and its own `--help`.
 
 A subcommand is named by the first word of the command line only, so `stayer -p permissions`
 (or any flag first) still sends the word to the model as a prompt. A subcommand never falls
@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from stayer.errors import ConfigError
 
-SUBCOMMANDS = ("demo", "permissions", "mcp", "acp")
+SUBCOMMANDS = ("demo", "permissions", "mcp", "acp", "batch")
 EXIT_USAGE = 2
 
 PERMISSIONS_HELP = """usage: stayer permissions check [...]
@@ -45,6 +45,10 @@ def subcommand(argv: Sequence[str]) -> int | None:
         from .acp_command import run_acp
 
         return run_acp(argv[1:])
+    if argv[0] == "batch":
+        from .batch_command import run_batch_command
+
+        return run_batch_command(argv[1:])
     return _permissions_command(argv[1:])
 
 

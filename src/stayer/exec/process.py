@@ -159,6 +159,7 @@ async def run_command(
     spools: tuple[Spool, Spool] | None = None,
     sandbox: Sandbox | None = None,
     input: bytes | None = None,
+    stop_leftovers: bool = False,
 ) -> CommandResult:
     """Run `command` with ``bash -c`` and wait for it (see `run_argv` for the rules); inside
     `sandbox` when one is given."""
@@ -171,6 +172,7 @@ async def run_command(
         max_output_chars=max_output_chars,
         spools=spools,
         input=input,
+        stop_leftovers=stop_leftovers,
     )
 
 
@@ -190,6 +192,7 @@ async def run_argv(
     max_output_chars: int = 30_000,
     spools: tuple[Spool, Spool] | None = None,
     input: bytes | None = None,
+    stop_leftovers: bool = False,
 ) -> CommandResult:
     """Run a program and wait for it to finish, time out, or be cancelled.
 
@@ -200,7 +203,8 @@ async def run_argv(
     result has `timed_out`; on cancellation the group is stopped, no more lines go out, and
     `CancelledError` propagates. `input`, when given, is the program's whole stdin (a program
     that exits without reading it is no error). Raises `OSError` when the program cannot be
-    started (missing binary, missing `cwd`).
+    started (missing binary, missing `cwd`). With `stop_leftovers`, what the program left
+    running in its group when it exited is stopped too, as on timeout.
     """
     transport, collector = await spawn(
         argv,
@@ -216,6 +220,8 @@ async def run_argv(
             await asyncio.wait_for(collector.exited.wait(), timeout_s)
         except TimeoutError:
             timed_out = True
+            await stop_group(pgid, collector.exited)
+        if stop_leftovers and not timed_out and group_alive(pgid):
             await stop_group(pgid, collector.exited)
         await wait_at_most(collector.pipes_closed, DRAIN_GRACE_S)
     except BaseException:

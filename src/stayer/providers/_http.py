@@ -91,6 +91,10 @@ class Endpoint(Struct, frozen=True):
     connect_timeout_s: float
     first_byte_timeout_s: float | FirstByteScale | None
     idle_timeout_s: float | None
+    max_connections: int | None = None
+    """Connections open at once (all kept alive between calls); None: httpx's default, 100
+    open and 20 kept. A client many sessions share (a batch) is sized for them, so that no
+    stream queues for a connection and none is reopened at every turn."""
 
 
 class ApiError(Struct, frozen=True):
@@ -101,10 +105,18 @@ class ApiError(Struct, frozen=True):
     code: str = ""
 
 
-def new_client(timeout: httpx.Timeout, base_url: str) -> httpx.AsyncClient:
-    """An HTTP client; TLS verification only where the endpoint speaks TLS."""
+def new_client(
+    timeout: httpx.Timeout, base_url: str, max_connections: int | None = None
+) -> httpx.AsyncClient:
+    """An HTTP client; TLS verification only where the endpoint speaks TLS; with
+    `max_connections`, that many connections open and kept alive."""
     verify: ssl.SSLContext | bool = tls_context() if base_url.startswith("https:") else False
-    return httpx.AsyncClient(timeout=timeout, verify=verify)
+    if max_connections is None:
+        return httpx.AsyncClient(timeout=timeout, verify=verify)
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections
+    )
+    return httpx.AsyncClient(timeout=timeout, verify=verify, limits=limits)
 
 
 async def drain(events: AsyncGenerator[ServerSentEvent, None], limit_s: float = 1.0) -> None:
@@ -550,7 +562,8 @@ class Connection:
         The caller calls the watchdog's `progress()` for each event that moved the answer on.
         """
         if self._client is None:
-            self._client = new_client(self.timeout, self.endpoint.base_url)
+            endpoint = self.endpoint
+            self._client = new_client(self.timeout, endpoint.base_url, endpoint.max_connections)
         url = self.endpoint.base_url + path
         watchdog = StreamWatchdog(
             url=url,

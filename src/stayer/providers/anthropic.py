@@ -93,6 +93,7 @@ class AnthropicProvider:
         first_byte_timeout_s: FirstByte = AUTO,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
+        max_connections: int | None = None,
         prompt_caching: PromptCaching | None = None,
     ) -> None:
         """`read_timeout_s` bounds each silence on the socket; the stream's first-byte and idle
@@ -112,6 +113,7 @@ class AnthropicProvider:
             connect_timeout_s=connect_timeout_s,
             first_byte_timeout_s=resolved(first_byte_timeout_s, base_url, "anthropic"),
             idle_timeout_s=idle_timeout_s,
+            max_connections=max_connections,
         )
         self._connection = Connection(self._endpoint, client)
 

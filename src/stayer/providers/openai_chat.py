@@ -81,6 +81,7 @@ class OpenAIChatProvider:
         first_byte_timeout_s: FirstByte = AUTO,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
+        max_connections: int | None = None,
     ) -> None:
         """`read_timeout_s` bounds each silence on the socket; the stream's first-byte and idle
         timeouts (see `_watchdog`) bound waits that keep-alives would stretch; None turns one off,
@@ -101,6 +102,7 @@ class OpenAIChatProvider:
             connect_timeout_s=connect_timeout_s,
             first_byte_timeout_s=resolved(first_byte_timeout_s, self._base_url, "openai"),
             idle_timeout_s=idle_timeout_s,
+            max_connections=max_connections,
         )
         self._connection = Connection(self._endpoint, client)
         self._messages = EncodedHistory()

@@ -267,7 +267,9 @@ def prompt_caching_from_env(env: Mapping[str, str]) -> PromptCaching:
     )
 
 
-def _build_anthropic(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
+def _build_anthropic(
+    env: Mapping[str, str], timeouts: Timeouts, max_connections: int | None
+) -> Provider:
     from stayer.providers.anthropic import DEFAULT_BASE_URL, AnthropicProvider
 
     api_key, token = _get(env, "ANTHROPIC_API_KEY"), _get(env, "ANTHROPIC_AUTH_TOKEN")
@@ -285,10 +287,13 @@ def _build_anthropic(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
         first_byte_timeout_s=timeouts.first_byte_s,
         idle_timeout_s=timeouts.idle_s,
         prompt_caching=prompt_caching_from_env(env),
+        max_connections=max_connections,
     )
 
 
-def _build_openai(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
+def _build_openai(
+    env: Mapping[str, str], timeouts: Timeouts, max_connections: int | None
+) -> Provider:
     from stayer.providers.openai_chat import DEFAULT_BASE_URL, OpenAIChatProvider
 
     api_key, base_url = _get(env, "OPENAI_API_KEY"), _get(env, "OPENAI_BASE_URL")
@@ -302,15 +307,20 @@ def _build_openai(env: Mapping[str, str], timeouts: Timeouts) -> Provider:
         read_timeout_s=timeouts.read_s,
         first_byte_timeout_s=timeouts.first_byte_s,
         idle_timeout_s=timeouts.idle_s,
+        max_connections=max_connections,
     )
 
 
-def provider_for(choice: ModelChoice, env: Mapping[str, str]) -> Provider:
-    """A client for whoever serves `choice`, from the environment; raises `ConfigError`."""
+def provider_for(
+    choice: ModelChoice, env: Mapping[str, str], *, max_connections: int | None = None
+) -> Provider:
+    """A client for whoever serves `choice`, from the environment; raises `ConfigError`.
+    `max_connections` sizes its connection pool for that many streams at once (a batch's
+    shared client); None keeps httpx's default."""
     timeouts = timeouts_from_env(env)
     if choice.provider == "anthropic":
-        return _build_anthropic(env, timeouts)
-    return _build_openai(env, timeouts)
+        return _build_anthropic(env, timeouts, max_connections)
+    return _build_openai(env, timeouts, max_connections)
 
 
 def select_provider(model: str | None, env: Mapping[str, str]) -> tuple[Provider, ModelChoice]:

@@ -134,6 +134,16 @@ async def test_background_process_does_not_hold_up_the_result(tmp_path: Path) ->
         os.kill(child, signal.SIGKILL)
 
 
+async def test_stop_leftovers_stops_what_the_command_left_running(tmp_path: Path) -> None:
+    # a child of the shell, and an orphan whose parent is already gone
+    command = "sleep 30 & echo $!; (sleep 30 & echo $!); exit 4"
+    result = await run_command(command, cwd=tmp_path, env=None, timeout_s=10, stop_leftovers=True)
+    assert (result.exit_code, result.timed_out, result.interrupted) == (4, False, False)
+    children = [int(pid) for pid in result.stdout.split()]
+    assert len(children) == 2
+    assert not any(is_running(child) for child in children)
+
+
 async def test_death_by_signal_is_reported_as_interrupted(tmp_path: Path) -> None:
     result = await run_command("kill -KILL $$", cwd=tmp_path, env=None, timeout_s=10)
     assert result.interrupted

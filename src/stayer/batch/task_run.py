@@ -1,0 +1,350 @@
+"""One task of a batch, from its workspace to its result: `run_task`.
+
+The task's workspace is made from its repository (`workspace`), its `setup` command runs there,
+then a full Session (the loop, recovery, guardrails) works on the prompt through a `Driver`,
+with the batch's shared model client for the task's model. Nobody can answer a permission
+question in a batch, so the session gets no decider: a call the task's permission mode and
+allowed tools would ask about is denied. Making the workspace, the setup and the session run
+under the task's time; when it runs out the session is interrupted and still ends with its
+`Finished`, and the task's reason is `timeout`. The `check` command then runs with a time of its
+own, and the transcript is copied beside the results.
+
+What went wrong is sorted once, here: failures of the infrastructure (the workspace, the setup,
+the model service after the loop's retries, stayer itself) are an `error` with its stage, which
+`--retry-errors` runs again; everything the agent did, a timeout included, is its own result.
+Nothing a task does escapes `run_task` but a cancellation (the batch stopping), which stops
+the session the same orderly way before it propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from stayer.driver import Close, Driver
+from stayer.errors import ConfigError, StayerError
+from stayer.events import Event, Finished, Terminal
+from stayer.messages import Usage
+from stayer.session.options import QueryOptions
+
+from .config import BatchConfig
+from .pool import Client, ProviderPool
+from .results import CheckOutcome, Stage, TaskError, TaskResult
+from .tasks import BatchTask
+from .workspace import Workspace, WorkspaceError, make_workspace, run_command, workspace_diff
+
+DEFAULT_PERMISSION_MODE = "default"
+STOP_GRACE_S = 10.0
+"""After an interrupt, how long a session has to end on its own before it is cancelled (which
+stops whatever it still runs at once)."""
+INTERNAL_MARKS = ("internal error", "the run stopped on an internal error")
+"""How a `model_error` caused by stayer's own fault, not the model service's, begins."""
+_MESSAGE_CAP = 2000
+
+
+class Ended(Struct, frozen=True):
+    """How a task's session ended: its `Finished` (None if it never opened), whether the task's
+    time ran out, its transcript, and the driver's lines about what it could not do."""
+
+    finished: Finished | None
+    timed_out: bool
+    transcript: Path | None = None
+    errors: tuple[str, ...] = ()
+
+
+class _Failed(Exception):
+    """An infrastructure failure before the session: ends the task with an `error`."""
+
+    def __init__(self, stage: Stage, message: str) -> None:
+        super().__init__(message)
+        self.stage: Stage = stage
+
+
+async def run_task(
+    task: BatchTask,
+    config: BatchConfig,
+    *,
+    providers: ProviderPool,
+    workspaces: Path,
+    transcripts: Path,
+) -> TaskResult:
+    """Run `task` to its result line; never raises but `CancelledError` (see the module)."""
+    started = time.monotonic()
+    model = task.model or config.model
+    try:
+        return await _run(task, config, providers, workspaces, transcripts, started)
+    except _Failed as failed:
+        return failure(task, failed.stage, str(failed), started, model=model)
+    except Exception as error:  # stayer's own fault: this task ends, the batch goes on
+        line = f"stayer failed running the task: {type(error).__name__}: {error}"
+        return failure(task, "internal", line, started, model=model)
+
+
+async def _run(
+    task: BatchTask,
+    config: BatchConfig,
+    providers: ProviderPool,
+    workspaces: Path,
+    transcripts: Path,
+    started: float,
+) -> TaskResult:
+    timeout_s = task.timeout_s or config.timeout_s
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    env = {**os.environ, **task.env}
+    try:
+        client = providers.client(task.model or config.model, env)
+    except ConfigError as error:
+        raise _Failed("model", str(error)) from None
+    workspace = await _workspace(task, workspaces, deadline, timeout_s)
+    await _setup(task, workspace, env, deadline, timeout_s)
+    options = task_options(task, config, client, workspace.path, env)
+    ended = await run_session(options, task.prompt, deadline, timeout_s)
+    transcript = await _keep_transcript(ended.transcript, transcripts, task.id)
+    result = outcome(
+        task,
+        ended,
+        transcript=transcript,
+        model=client.choice.display_name,
+        duration_s=time.monotonic() - started,
+    )
+    return await _after(result, task, workspace, env, timeout_s, started)
+
+
+async def _after(
+    result: TaskResult,
+    task: BatchTask,
+    workspace: Workspace,
+    env: Mapping[str, str],
+    timeout_s: float,
+    started: float,
+) -> TaskResult:
+    """`result` with the agent's diff (taken first, so what the check writes is not in it) and
+    the check's outcome; a failure to take either is the result's `error` (what the session
+    did is kept)."""
+    error = result.error
+    diff = ""
+    try:
+        diff = await workspace_diff(workspace)
+    except WorkspaceError as failed:
+        error = error or TaskError("workspace", one_line(str(failed)))
+    check = None
+    try:
+        check = await _check(task, workspace, env, timeout_s)
+    except WorkspaceError as failed:
+        error = error or TaskError("check", one_line(str(failed)))
+    duration_s = round(time.monotonic() - started, 3)
+    return replace(result, diff=diff, check=check, duration_s=duration_s, error=error)
+
+
+def task_options(
+    task: BatchTask, config: BatchConfig, client: Client, cwd: Path, env: Mapping[str, str]
+) -> QueryOptions:
+    """The session's options for `task`: in its workspace, on the shared client with the
+    task's model, its limits and policy; no decider, so what would ask is denied."""
+    return QueryOptions(
+        model=client.choice.model,
+        provider=client.provider,
+        betas=client.choice.betas,
+        cwd=cwd,
+        env=env,
+        max_turns=task.max_turns,
+        permission_mode=task.permission_mode or config.permission_mode or DEFAULT_PERMISSION_MODE,
+        allowed_tools=task.allowed_tools,
+    )
+
+
+async def _workspace(
+    task: BatchTask, workspaces: Path, deadline: float, timeout_s: float
+) -> Workspace:
+    try:
+        async with asyncio.timeout_at(deadline):
+            return await make_workspace(task, workspaces)
+    except WorkspaceError as error:
+        raise _Failed("workspace", str(error)) from None
+    except TimeoutError:
+        took = f"making the workspace took the task's whole {timeout_s:g} s"
+        raise _Failed("workspace", took) from None
+
+
+async def _setup(
+    task: BatchTask, workspace: Workspace, env: Mapping[str, str], deadline: float, timeout_s: float
+) -> None:
+    if task.setup is None:
+        return
+    left = deadline - asyncio.get_running_loop().time()
+    ran = await run_command(task.setup, workspace.path, env, max(left, 0.001))
+    if ran.timed_out:
+        raise _Failed("setup", f"the setup command ran past the task's {timeout_s:g} s")
+    if ran.exit_code != 0:
+        said = last_line(ran.output)
+        raise _Failed("setup", f"the setup command exited with status {ran.exit_code}" + said)
+
+
+async def _check(
+    task: BatchTask, workspace: Workspace, env: Mapping[str, str], timeout_s: float
+) -> CheckOutcome | None:
+    if task.check is None:
+        return None
+    ran = await run_command(task.check, workspace.path, env, timeout_s)
+    if ran.timed_out:
+        output = f"{ran.output}\n[the check ran past its {timeout_s:g} s and was stopped]"
+        return CheckOutcome(exit_code=-1, passed=False, output=output.strip())
+    return CheckOutcome(exit_code=ran.exit_code, passed=ran.exit_code == 0, output=ran.output)
+
+
+async def run_session(
+    options: QueryOptions, prompt: str, deadline: float, timeout_s: float
+) -> Ended:
+    """Open a session from `options`, run `prompt` and end it, by `deadline` (the event loop's
+    clock): past it the run is interrupted and ends as interrupted runs do. A cancellation
+    stops the run the same way, then propagates."""
+    finished: list[Finished] = []
+
+    async def sink(event: Event) -> None:
+        if isinstance(event, Finished):
+            finished.append(event)
+
+    try:
+        async with asyncio.timeout_at(deadline):
+            driver = await Driver.open(options, sink)
+    except TimeoutError:
+        return Ended(None, timed_out=True)
+    except StayerError as error:  # the task's rules or the repository's settings
+        raise _Failed("setup", f"the session could not start: {error}") from None
+    driver.submit(prompt)
+    driver.send(Close())
+    running = asyncio.ensure_future(driver.run())
+    timed_out = False
+    try:
+        async with asyncio.timeout_at(deadline):
+            await asyncio.shield(running)
+    except TimeoutError:
+        timed_out = True
+        await _stop(driver, running, f"the task ran out of its {timeout_s:g} s")
+    except asyncio.CancelledError:
+        await _stop(driver, running, "the batch was stopped")
+        raise
+    if not running.cancelled():  # one that had to be cancelled ended as `_stop` says
+        running.result()  # the driver's own failure is stayer's: `internal`
+    last = finished[-1] if finished else None
+    return Ended(last, timed_out, driver.session.transcript_path, tuple(driver.errors))
+
+
+async def _stop(driver: Driver, running: asyncio.Future[None], reason: str) -> None:
+    """Interrupt the run and let it end (its `Finished`, the session closed); cancel it when it
+    has not within `STOP_GRACE_S`."""
+    driver.interrupt(reason)
+    try:
+        await asyncio.wait({running}, timeout=STOP_GRACE_S)
+    finally:  # past the grace, or cancelled again (a second Ctrl-C): stop it now
+        if not running.done():
+            running.cancel()
+            await asyncio.wait({running})
+
+
+async def _keep_transcript(source: Path | None, transcripts: Path, task_id: str) -> str | None:
+    """Copy the session's transcript to `transcripts/<id>.jsonl`; its path, or None when the
+    session wrote none."""
+    if source is None:
+        return None
+    target = transcripts / f"{task_id}.jsonl"
+
+    def copy() -> bool:
+        if not source.is_file():
+            return False
+        transcripts.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        return True
+
+    return str(target) if await asyncio.to_thread(copy) else None
+
+
+def outcome(
+    task: BatchTask,
+    ended: Ended,
+    *,
+    transcript: str | None,
+    model: str | None,
+    duration_s: float,
+) -> TaskResult:
+    """The result line of a task whose session ran (or was to run): its reason, and an `error`
+    when the model service failed it or stayer did."""
+    finished = ended.finished
+    error = None if ended.timed_out else run_error(finished, ended.errors)
+    if ended.timed_out:
+        reason = "timeout"
+    elif finished is None:
+        reason, error = "error", TaskError("internal", "the session ended without a result")
+    else:
+        reason = finished.terminal.value
+    return TaskResult(
+        id=task.id,
+        terminal_reason=reason,
+        is_error=ended.timed_out or finished is None or finished.is_error,
+        turns=0 if finished is None else finished.num_turns,
+        usage=Usage() if finished is None else finished.usage,
+        cost_usd=0.0 if finished is None else finished.cost_usd,
+        duration_s=round(duration_s, 3),
+        check=None,
+        diff="",
+        transcript=transcript,
+        result="" if finished is None else finished.result_text,
+        error=error,
+        model=model,
+    )
+
+
+def run_error(finished: Finished | None, errors: tuple[str, ...]) -> TaskError | None:
+    """The infrastructure failure a run's end shows, if any: `model` when the model service
+    failed it after the loop's retries (unreachable, refusing, answering garbage), `internal`
+    when stayer did."""
+    if finished is None or finished.terminal is not Terminal.MODEL_ERROR:
+        return None
+    message = one_line(finished.message)
+    if any(line.startswith(INTERNAL_MARKS) for line in errors) or message.startswith(
+        INTERNAL_MARKS
+    ):
+        return TaskError("internal", message)
+    if finished.error_status is not None and f"{finished.error_status}" not in message:
+        message = f"{message} (HTTP {finished.error_status})"
+    return TaskError("model", message)
+
+
+def failure(
+    task: BatchTask, stage: Stage, message: str, started: float, *, model: str | None
+) -> TaskResult:
+    """The result line of a task that failed before its session could run."""
+    return TaskResult(
+        id=task.id,
+        terminal_reason="error",
+        is_error=True,
+        turns=0,
+        usage=Usage(),
+        cost_usd=0.0,
+        duration_s=round(time.monotonic() - started, 3),
+        check=None,
+        diff="",
+        transcript=None,
+        result="",
+        error=TaskError(stage, one_line(message)),
+        model=model,
+    )
+
+
+def one_line(text: str) -> str:
+    """`text` on one line, capped: an error a person reads in a summary."""
+    joined = " ".join(text.split())
+    return joined if len(joined) <= _MESSAGE_CAP else joined[: _MESSAGE_CAP - 1] + "…"
+
+
+def last_line(output: str) -> str:
+    """`: ` and the last line the command printed, or nothing when it printed none."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return f": {one_line(lines[-1])}" if lines else ""

@@ -1,0 +1,231 @@
+"""Each task's workspace and the diff of what the agent changed in it.
+
+A workspace is a clone of the task's repository with the commit the task names checked out,
+detached, at ``<root>/<task id>``. It is a clone even for a local repository, never a
+``git worktree``: a worktree shares its refs, config and stash with the repository it came
+from, so an agent's ``git checkout -b fix``, ``git commit`` on a branch or ``git stash`` would
+land in the user's repository and collide with the other tasks doing the same. A local clone
+costs little (git hardlinks the object files, which git never changes in place) and shares
+nothing writable: the ref is resolved in the source read-only (``rev-parse``), the clone's
+``origin`` can fetch from the source but not push to it, and every later write goes to the
+clone's own files. A URL is cloned the same way, and the ref resolved in the clone.
+
+Git runs here without prompting and without the user's hooks (`workspace_git`); the clone
+gets no template and keeps ``core.hooksPath`` pointing nowhere, so the agent's own git calls
+in it run none either. Making a workspace costs three git processes and the diff two; the
+batch makes one per task, so that count is watched. The setup and check commands run in it
+through `commands` (re-exported here with the rest of the workspace's API).
+
+`workspace_diff` is everything the agent changed against the commit checked out: edits,
+deletions and new files (ignored ones left out), binary files as ``--binary`` patches, taken
+through a temporary index so the workspace's own index and files stay as the agent left them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from msgspec import Struct
+
+from stayer.batch.commands import CommandOutcome, run_command
+from stayer.batch.tasks import BatchTask
+from stayer.batch.workspace_git import WorkspaceError, git_in, last_line, run_git
+from stayer.exec import CommandResult
+
+__all__ = [
+    "CommandOutcome",
+    "Workspace",
+    "WorkspaceError",
+    "make_workspace",
+    "run_command",
+    "workspace_diff",
+]
+
+MAX_DIFF_BYTES = 32 * 1024 * 1024
+"""A diff longer than this is cut (a marker says so): an agent that wrote a huge file must not
+take the batch's memory with it."""
+
+_NO_PUSH = "stayer-batch-workspace-cannot-push"
+"""The clone's push URL for `origin`: no repository, so a push from the workspace fails
+instead of reaching the user's repository."""
+
+
+class Workspace(Struct, frozen=True):
+    """A task's workspace: a clone at `path` with `base` checked out."""
+
+    path: Path
+    base: str
+    """The full sha of the commit checked out, which the diff is taken against."""
+
+
+async def make_workspace(task: BatchTask, root: Path) -> Workspace:
+    """A fresh clone of `task.repo` at `task.ref` (None: its HEAD) in ``root/<task.id>``,
+    replacing what a killed run left there; the source repository is only read."""
+    path, source = await asyncio.to_thread(_make_room, root, task)
+    if task.remote:
+        return await _from_url(task, path)
+    ref = task.ref or "HEAD"
+    # git must not look for a repository around the source when the source is none any more
+    around = {"GIT_CEILING_DIRECTORIES": os.path.dirname(source)}
+    sha = await _resolve(task, Path(source), ref, around)
+    if sha is None:
+        raise WorkspaceError(
+            f"task {task.id}: {ref!r} names no commit in {task.repo}; "
+            "give a branch, tag or commit sha that exists there"
+        )
+    await _clone(task, source, path)
+    return await _check_out(task, path, sha)
+
+
+async def _from_url(task: BatchTask, path: Path) -> Workspace:
+    await _clone(task, task.repo, path)
+    try:
+        return await _check_out(task, path, await _resolve_remote(task, path))
+    except WorkspaceError:
+        await asyncio.to_thread(_clear, path)
+        raise
+
+
+async def _resolve_remote(task: BatchTask, path: Path) -> str:
+    """`task.ref` in a fresh clone, where the remote's branches are `origin/<name>`."""
+    ref = task.ref or "HEAD"
+    inside = git_in(path)
+    sha = await _resolve(task, path, ref, inside) or await _resolve(
+        task, path, f"refs/remotes/origin/{ref}", inside
+    )
+    if sha is None:
+        raise WorkspaceError(
+            f"task {task.id}: {ref!r} names no commit in {task.repo}; "
+            "give a branch, tag or commit sha that the repository has"
+        )
+    return sha
+
+
+def _make_room(root: Path, task: BatchTask) -> tuple[Path, str]:
+    """The workspace's folder, cleared, and the repository to clone, both absolute (git runs
+    in the workspaces' folder, not ours)."""
+    if task.id in ("", ".", "..") or Path(task.id).name != task.id:
+        raise WorkspaceError(f"task id {task.id!r} cannot name a folder; use a plain name")
+    path = root.absolute() / task.id
+    _clear(path)
+    return path, task.repo if task.remote else os.path.abspath(task.repo)
+
+
+def _clear(path: Path) -> None:
+    """Remove a folder a killed run left, folders the agent made read-only included."""
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.exists():
+            try:
+                shutil.rmtree(path)
+            except OSError:
+                _make_writable(path)
+                shutil.rmtree(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WorkspaceError(
+            f"cannot make {path} afresh: {error.strerror or error}; remove it by hand"
+        ) from None
+
+
+def _make_writable(path: Path) -> None:
+    """Let us list and empty every folder under `path` (links are not followed)."""
+    _owner_may_all(str(path))
+    for folder, subfolders, _ in os.walk(path):
+        for name in subfolders:  # before os.walk goes into them
+            _owner_may_all(os.path.join(folder, name))
+
+
+def _owner_may_all(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        if not os.path.islink(folder):
+            os.chmod(folder, os.stat(folder).st_mode | stat.S_IRWXU)
+
+
+async def _resolve(
+    task: BatchTask, repository: Path, ref: str, extra: Mapping[str, str] | None = None
+) -> str | None:
+    """The commit `ref` names in `repository`, as a full sha; None when it names none."""
+    verify = ("rev-parse", "--verify", "--quiet", "--end-of-options")
+    result = await run_git(repository, *verify, f"{ref}^{{commit}}", extra=extra)
+    if result.exit_code == 0:
+        return result.stdout.strip()
+    if result.stderr.strip() or result.timed_out:  # not a missing ref: git could not look
+        raise WorkspaceError(
+            f"task {task.id}: cannot read {task.repo}: {last_line(result)}; "
+            "check that it is a git repository you may read"
+        )
+    return None
+
+
+async def _clone(task: BatchTask, source: str, path: Path) -> None:
+    result = await run_git(
+        path.parent,
+        "clone", "--quiet", "--no-checkout", "--template=",
+        "-c", "core.hooksPath=/dev/null", "-c", f"remote.origin.pushurl={_NO_PUSH}",
+        "--", source, str(path),
+    )  # fmt: skip
+    if result.exit_code != 0:
+        await asyncio.to_thread(_clear, path)
+        raise WorkspaceError(
+            f"task {task.id}: cannot clone {task.repo}: {last_line(result)}; "
+            "check that it is a git repository this machine can reach"
+        )
+
+
+async def _check_out(task: BatchTask, path: Path, sha: str) -> Workspace:
+    result = await run_git(path, "checkout", "--quiet", "--detach", sha, extra=git_in(path))
+    if result.exit_code != 0:
+        raise WorkspaceError(
+            f"task {task.id}: cannot check out {sha[:12]} of {task.repo}: {last_line(result)}"
+        )
+    return Workspace(path=path, base=sha)
+
+
+async def workspace_diff(workspace: Workspace) -> str:
+    """Everything changed in `workspace` against its base, as a patch ``git apply`` takes:
+    modified, deleted and new files (not ignored ones), binary files included."""
+    with tempfile.TemporaryDirectory(prefix="stayer-diff-") as folder:
+        index, patch = Path(folder, "index"), Path(folder, "patch")
+        env = {**git_in(workspace.path), "GIT_INDEX_FILE": str(index)}
+        # Starting from a copy of the workspace's index lets git skip hashing unchanged files.
+        with contextlib.suppress(OSError):  # then git starts from an empty index
+            await asyncio.to_thread(shutil.copyfile, workspace.path / ".git" / "index", index)
+        added = await run_git(
+            workspace.path, "-c", "core.excludesFile=/dev/null", "add", "--all", extra=env
+        )
+        _ok(added, workspace, "list its changes")
+        diffed = await run_git(
+            workspace.path,
+            *("diff-index", "--cached", "--binary", "--no-ext-diff", f"--output={patch}"),
+            workspace.base,
+            extra=env,
+        )
+        _ok(diffed, workspace, "take its diff")
+        return await asyncio.to_thread(_read_patch, patch)
+
+
+def _ok(result: CommandResult, workspace: Workspace, doing: str) -> None:
+    if result.exit_code != 0:
+        raise WorkspaceError(
+            f"workspace {workspace.path}: cannot {doing}: {last_line(result)}; "
+            "is it still a git repository?"
+        )
+
+
+def _read_patch(patch: Path) -> str:
+    size = patch.stat().st_size
+    with open(patch, "rb") as file:
+        data = file.read(MAX_DIFF_BYTES)
+    text = data.decode("utf-8", errors="replace")
+    if size > MAX_DIFF_BYTES:
+        text += f"\n[stayer: diff cut at {MAX_DIFF_BYTES} of {size} bytes]\n"
+    return text

@@ -1,0 +1,254 @@
+"""`stayer batch TASKS.jsonl --out DIR`: many agent tasks at once (`stayer.batch`).
+
+The flags become one `BatchConfig`; the tasks file is read and validated whole before anything
+runs (a bad line: one line naming file and line, exit status 2, nothing made, nothing sent).
+The batch then runs on this machine's event loop; Ctrl-C or SIGTERM stops the sessions in
+flight the orderly way, keeps every result written, and says how to go on. Exit status 0 when
+every task has a result line, 1 when some have none, 130/143 when stopped by a signal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from stayer.errors import ConfigError
+from stayer.permissions.policy import PERMISSION_MODES
+
+if TYPE_CHECKING:
+    from stayer.batch.config import BatchConfig, RateLimit, RayPlacement
+    from stayer.batch.tasks import BatchTask
+
+USAGE = (
+    "stayer batch TASKS.jsonl --out DIR [--concurrency N] [--ray [ADDRESS]] [--model MODEL] "
+    "[--permission-mode MODE] [--output-format text|json] [--retry-errors] [--timeout SECONDS] "
+    "[--requests-per-minute N] [--tokens-per-minute N] [--ray-cpus-per-task N] "
+    "[--ray-memory-per-task MIB]"
+)
+DESCRIPTION = (
+    "Run every task of TASKS.jsonl (one JSON object per line: id, prompt, repo, and optionally "
+    "ref, model, max_turns, timeout_s, setup, check, permission_mode, allowed_tools, env) as a "
+    "full stayer session in a workspace of its own under DIR/workspaces/<id>, many at once. "
+    "Each finished task is one line of DIR/results.jsonl, written as it finishes; running the "
+    "same command again skips the tasks that have one. Nobody can answer a permission "
+    "question in a batch: what the task's permission mode and allowed tools would ask about "
+    "is denied."
+)
+EXIT_STOPPED = {"SIGINT": 130, "SIGTERM": 143}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"batch: {message}; usage: {USAGE}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="stayer batch", usage=USAGE, description=DESCRIPTION, allow_abbrev=False)
+    add = parser.add_argument
+    add("tasks", metavar="TASKS.jsonl", help="the tasks file")
+    add("--out", metavar="DIR", required=True, help="where results, workspaces and transcripts go")
+    add("--concurrency", metavar="N", type=_count, default=None, help="tasks at once (default 8)")
+    add(
+        "--ray",
+        metavar="ADDRESS",
+        nargs="?",
+        const="",
+        default=None,
+        help="run the tasks on Ray: a cluster's address, or none to start a local Ray",
+    )
+    add("--model", help="the model of tasks that name none (an alias or id)")
+    add(
+        "--permission-mode",
+        metavar="MODE",
+        choices=PERMISSION_MODES,
+        help=f"of tasks that name none: {', '.join(PERMISSION_MODES)} (default: default)",
+    )
+    add(
+        "--output-format",
+        choices=("text", "json"),
+        default="text",
+        help="json prints one summary object on standard output at the end",
+    )
+    add(
+        "--retry-errors",
+        action="store_true",
+        help="run again the tasks whose result is an infrastructure error",
+    )
+    add(
+        "--timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=None,
+        help="the time of tasks that give no timeout_s (default 1800)",
+    )
+    add(
+        "--requests-per-minute",
+        metavar="N",
+        type=_rate,
+        default=None,
+        help="model requests per minute per provider, for the whole batch",
+    )
+    add(
+        "--tokens-per-minute",
+        metavar="N",
+        type=_rate,
+        default=None,
+        help="input tokens per minute per provider, for the whole batch",
+    )
+    add(
+        "--ray-cpus-per-task",
+        metavar="N",
+        type=_rate,
+        default=None,
+        help="with --ray: CPUs each task asks for (default 1)",
+    )
+    add(
+        "--ray-memory-per-task",
+        metavar="MIB",
+        type=_count,
+        default=None,
+        help="with --ray: memory each task asks for, in MiB",
+    )
+    return parser
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def _positive(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    return _positive(text, "a number of seconds above 0")
+
+
+def _rate(text: str) -> float:
+    return _positive(text, "a number above 0")
+
+
+def batch_config(args: argparse.Namespace) -> BatchConfig:
+    """The batch the flags describe; raises `ConfigError` for flags that do not go together."""
+    from stayer.batch.config import (
+        DEFAULT_CONCURRENCY,
+        DEFAULT_TIMEOUT_S,
+        BatchConfig,
+        RateLimit,
+    )
+
+    ray = _placement(args)
+    limits: dict[str, RateLimit] = {}
+    if args.requests_per_minute is not None or args.tokens_per_minute is not None:
+        limits["*"] = RateLimit(args.requests_per_minute, args.tokens_per_minute)
+    return BatchConfig(
+        out_dir=Path(args.out).expanduser().absolute(),
+        concurrency=args.concurrency or DEFAULT_CONCURRENCY,
+        model=args.model,
+        permission_mode=args.permission_mode,
+        timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
+        retry_errors=args.retry_errors,
+        rate_limits=limits,
+        ray=ray,
+        output_format=args.output_format,
+    )
+
+
+def _placement(args: argparse.Namespace) -> RayPlacement | None:
+    from stayer.batch.config import RayPlacement
+
+    if args.ray is None:
+        for flag, value in (
+            ("--ray-cpus-per-task", args.ray_cpus_per_task),
+            ("--ray-memory-per-task", args.ray_memory_per_task),
+        ):
+            if value is not None:
+                raise ConfigError(f"batch: {flag} needs --ray; add --ray or leave it out")
+        return None
+    return RayPlacement(
+        address=args.ray or None,
+        cpus_per_task=args.ray_cpus_per_task or 1.0,
+        memory_per_task_mib=args.ray_memory_per_task,
+    )
+
+
+def run_batch_command(argv: Sequence[str]) -> int:
+    """`stayer batch`: parse, validate the tasks file whole, run; the exit status. Raises
+    `ConfigError` in one line for what the user gave wrong (nothing has run then)."""
+    from stayer.batch.tasks import load_tasks
+
+    args = _parser().parse_args(list(argv))
+    config = batch_config(args)
+    tasks = load_tasks(Path(args.tasks))
+    if config.ray is not None:
+        raise ConfigError("batch: --ray is not available yet; leave it out to run on this machine")
+    import asyncio
+
+    return asyncio.run(_run_here(tasks, config))
+
+
+async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
+    """The batch on this machine, stopped the orderly way by SIGINT or SIGTERM; raises
+    `ConfigError` when another batch holds the output folder."""
+    from stayer.batch.lock import holding
+
+    with holding(config.out_dir):  # before the results file is read, or rewritten
+        return await _run_holding(tasks, config)
+
+
+async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
+    import asyncio
+    import signal
+
+    from stayer.batch.local import run_batch
+    from stayer.batch.results import ResultsLog
+    from stayer.ui.batch_output import progress, summary
+
+    log = ResultsLog(config.out_dir, retry_errors=config.retry_errors)
+    for line in log.dropped:
+        print(f"stayer: {line}", file=sys.stderr)
+    batch = asyncio.ensure_future(run_batch(tasks, config, progress(config, sys.stderr), log=log))
+    stopped_by: list[str] = []
+    loop = asyncio.get_running_loop()
+
+    def stop(name: str) -> None:
+        stopped_by.append(name)
+        batch.cancel()
+
+    for name in EXIT_STOPPED:
+        loop.add_signal_handler(getattr(signal, name), stop, name)
+    try:
+        results = await batch
+    except asyncio.CancelledError:
+        if not stopped_by:
+            raise
+        results = [log.done[task.id] for task in tasks if task.id in log.done]
+    finally:
+        for name in EXIT_STOPPED:
+            loop.remove_signal_handler(getattr(signal, name))
+        log.close()
+    summary(results, config, total=len(tasks), stdout=sys.stdout, stderr=sys.stderr)
+    if stopped_by:
+        print(
+            f"stayer batch: stopped ({stopped_by[0]}); the results written are kept: run the "
+            "same command to go on",
+            file=sys.stderr,
+        )
+        return EXIT_STOPPED[stopped_by[0]]
+    return 0 if len(results) == len(tasks) else 1

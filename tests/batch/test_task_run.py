@@ -1,0 +1,271 @@
+"""One task's run from Python (`run_task`) against the fake model server: what the session is
+given, what it may do, and how each way of ending is sorted into a result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from stayer.batch.config import BatchConfig
+from stayer.batch.pool import ProviderPool
+from stayer.batch.results import TaskError, TaskResult
+from stayer.batch.task_run import run_error, run_task
+from stayer.batch.tasks import BatchTask
+from stayer.events import Finished, StreamEvent, Terminal
+from stayer.providers.base import ModelRequest, Provider
+from stayer.tools.names import BASH
+from tests.batch.git_repos import git
+from tests.e2e.cli import MODEL_VARIABLES
+from tests.fakes.batch_router import TaskRouter, tagged, task_of, tool_turns
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import ToolCall, anthropic_error, reply
+
+
+@pytest.fixture(autouse=True)
+def _no_model_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only what a task's env gives points at a model: the tests' own server."""
+    for name in MODEL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeModelServer]:
+    with FakeModelServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    path = tmp_path / "source"
+    path.mkdir()
+    git(path, "init", "-q")
+    (path / "README.md").write_text("hello\n")
+    git(path, "add", ".")
+    git(path, "commit", "-qm", "first")
+    return path
+
+
+def _task(source: Path, server: FakeModelServer, task_id: str = "t1", **more: object) -> BatchTask:
+    fields: dict[str, object] = {
+        "id": task_id,
+        "prompt": tagged(task_id, "do it"),
+        "repo": str(source),
+        "env": server.env(),
+    }
+    fields.update(more)
+    return BatchTask(**fields)  # type: ignore[arg-type]
+
+
+async def _run(
+    task: BatchTask, out: Path, *, pool: ProviderPool | None = None, **config: object
+) -> TaskResult:
+    batch = BatchConfig(out_dir=out, **config)  # type: ignore[arg-type]
+    providers = ProviderPool(concurrency=batch.concurrency) if pool is None else pool
+    try:
+        return await run_task(
+            task,
+            batch,
+            providers=providers,
+            workspaces=batch.workspaces,
+            transcripts=batch.transcripts,
+        )
+    finally:
+        if pool is None:
+            await providers.aclose()
+
+
+async def test_sessions_share_one_client_and_send_each_tasks_own_model(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    out = tmp_path / "out"
+    router = TaskRouter()
+    for task_id in ("named", "default"):
+        router.add(task_id, tool_turns(task_id, 1, workspace=out / "workspaces" / task_id))
+    server.respond_with(router)
+    pool = ProviderPool(concurrency=4)
+    named = _task(source, server, "named", model="anthropic:batch-model-a")
+    default = _task(source, server, "default")
+
+    results = await asyncio.gather(
+        _run(named, out, pool=pool, model="claude-batch-default"),
+        _run(default, out, pool=pool, model="claude-batch-default"),
+    )
+    clients = pool.size
+    await pool.aclose()
+
+    assert clients == 1
+    assert [result.terminal_reason for result in results] == ["completed", "completed"]
+    assert [result.model for result in results] == ["batch-model-a", "claude-batch-default"]
+    sent = {(task_of(request), request.model) for request in server.requests}
+    assert sent == {("named", "batch-model-a"), ("default", "claude-batch-default")}
+
+
+async def test_a_call_the_policy_would_ask_about_is_denied_and_never_runs(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    out = tmp_path / "out"
+    marker = tmp_path / "ran"
+    call = ToolCall("toolu_1", BASH, {"command": f"touch {marker}"})
+    server.respond_with(TaskRouter({"t1": [reply(call), reply("could not")]}))
+
+    result = await _run(_task(source, server), out)
+
+    assert (result.terminal_reason, result.error) == ("completed", None)
+    assert not marker.exists()
+    answered = server.requests[1].messages[-1]
+    assert isinstance(answered, dict)
+    (tool_result,) = answered["content"]
+    assert tool_result["is_error"] is True
+    assert result.diff == ""
+
+
+async def test_the_model_refusing_after_the_retries_is_an_error_of_stage_model(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    refusal = anthropic_error(401, "authentication_error", "invalid x-api-key")
+    server.respond_with(TaskRouter({"t1": [refusal]}))
+
+    result = await _run(_task(source, server), tmp_path / "out")
+
+    assert (result.terminal_reason, result.is_error) == ("model_error", True)
+    assert result.error is not None and result.error.stage == "model"
+    assert "invalid x-api-key" in result.error.message and "401" in result.error.message
+
+
+async def test_no_model_configured_is_an_error_of_stage_model_before_any_work(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    task = _task(source, server, env={})
+
+    result = await _run(task, tmp_path / "out")
+
+    assert result.terminal_reason == "error"
+    assert result.error is not None and result.error.stage == "model"
+    assert result.error.message.startswith("no model provider is configured")
+    assert not (tmp_path / "out" / "workspaces" / "t1").exists()
+
+
+async def test_a_ref_that_is_not_there_is_an_error_of_stage_workspace(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    result = await _run(_task(source, server, ref="no-such-branch"), tmp_path / "out")
+
+    assert result.terminal_reason == "error"
+    assert result.error is not None and result.error.stage == "workspace"
+    assert "no-such-branch" in result.error.message
+    assert server.requests == []
+
+
+async def test_a_session_that_cannot_start_is_an_error_of_stage_setup(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    result = await _run(_task(source, server, allowed_tools=("Bash(",)), tmp_path / "out")
+
+    assert result.terminal_reason == "error"
+    assert result.error is not None and result.error.stage == "setup"
+    assert result.error.message.startswith("the session could not start: bad permission rule")
+    assert server.requests == []
+
+
+class _Exploding:
+    """A client with a bug of stayer's own: its stream raises what no provider should."""
+
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        nothing: tuple[StreamEvent, ...] = ()
+        for event in nothing:  # an async generator that fails before its first event
+            yield event
+        raise RuntimeError("a bug")
+
+    async def aclose(self) -> None:
+        raise AssertionError("the pool closes the client it made, not the wrapper")
+
+
+async def test_stayers_own_fault_is_an_error_of_stage_internal_and_the_pool_survives(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    pool = ProviderPool(concurrency=2, wrap=_Exploding)
+
+    result = await _run(_task(source, server), tmp_path / "out", pool=pool)
+    await pool.aclose()
+
+    assert result.error is not None and result.error.stage == "internal"
+    assert "RuntimeError: a bug" in result.error.message
+    assert server.requests == []
+
+
+async def test_a_check_that_runs_too_long_is_stopped_and_fails(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    server.respond_with(TaskRouter({"t1": [reply("nothing to do")]}))
+    task = _task(source, server, check="sleep 30", timeout_s=1.0)
+
+    result = await _run(task, tmp_path / "out")
+
+    assert result.check is not None
+    assert (result.check.exit_code, result.check.passed) == (-1, False)
+    assert "ran past" in result.check.output
+
+
+async def test_cancelling_a_task_stops_its_session_and_propagates(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    held = reply("late").render("anthropic").stalled(before_headers=600)
+    server.respond_with(TaskRouter({"t1": [held]}))
+    running = asyncio.ensure_future(_run(_task(source, server), tmp_path / "out"))
+    await asyncio.to_thread(server.wait_for_requests, 1, 30.0)
+
+    running.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    await asyncio.to_thread(server.wait_for_abandoned, 1, 30.0)
+
+
+def _finished(terminal: Terminal, message: str, status: int | None = None) -> Finished:
+    from msgspec.structs import replace
+
+    return replace(Finished.without_a_call(terminal, message, ()), error_status=status)
+
+
+@pytest.mark.parametrize(
+    ("finished", "errors", "expected"),
+    [
+        (_finished(Terminal.COMPLETED, ""), (), None),
+        (_finished(Terminal.MAX_TURNS, "too many turns"), (), None),
+        (
+            _finished(Terminal.MODEL_ERROR, "overloaded: try later\nagain", 529),
+            (),
+            TaskError("model", "overloaded: try later again (HTTP 529)"),
+        ),
+        (
+            _finished(Terminal.MODEL_ERROR, "the server said 500: boom", 500),
+            (),
+            TaskError("model", "the server said 500: boom"),
+        ),
+        (
+            _finished(Terminal.MODEL_ERROR, "internal error in the model call: KeyError: 'x'"),
+            (),
+            TaskError("internal", "internal error in the model call: KeyError: 'x'"),
+        ),
+        (
+            _finished(Terminal.MODEL_ERROR, "it broke"),
+            ("the run stopped on an internal error: ValueError()",),
+            TaskError("internal", "it broke"),
+        ),
+        (None, (), None),
+    ],
+)
+def test_how_a_runs_end_is_sorted(
+    finished: Finished | None, errors: tuple[str, ...], expected: TaskError | None
+) -> None:
+    assert run_error(finished, errors) == expected

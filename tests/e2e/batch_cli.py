@@ -1,0 +1,109 @@
+"""Helpers for the `stayer batch` end-to-end tests: a source repository, a tasks file, the
+command as a subprocess, and what it wrote."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.cli import Completed, clean_env
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**clean_env(), **GIT_ENV},
+    )
+    return done.stdout
+
+
+def make_source(path: Path) -> Path:
+    """A git repository with one commit holding README.md."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("the source\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "first")
+    return path
+
+
+def snapshot(repo: Path) -> tuple[str, str, str]:
+    """What must not change in a source repository: its refs, status and worktrees."""
+    return (
+        git(repo, "show-ref", "--head"),
+        git(repo, "status", "--porcelain", "--ignored"),
+        git(repo, "worktree", "list", "--porcelain"),
+    )
+
+
+def write_tasks(path: Path, tasks: Sequence[Mapping[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(task) + "\n" for task in tasks))
+    return path
+
+
+def batch_argv(tasks: Path, out: Path, *more: str) -> list[str]:
+    return [sys.executable, "-m", "stayer", "batch", str(tasks), "--out", str(out), *more]
+
+
+def run_batch(
+    tasks: Path, out: Path, *more: str, env: Mapping[str, str], cwd: Path, timeout: float = 120
+) -> Completed:
+    done = subprocess.run(
+        batch_argv(tasks, out, *more),
+        cwd=cwd,
+        env=clean_env(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def start_batch(
+    tasks: Path, out: Path, *more: str, env: Mapping[str, str], cwd: Path
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        batch_argv(tasks, out, *more),
+        cwd=cwd,
+        env=clean_env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def result_lines(out: Path) -> list[dict[str, Any]]:
+    path = out / "results.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def wait_for_results(out: Path, count: int, process: subprocess.Popen[str]) -> None:
+    """Wait until `count` whole result lines are written (the batch's own signal)."""
+    path = out / "results.jsonl"
+    deadline = time.monotonic() + 90
+    while True:
+        whole = path.read_bytes().count(b"\n") if path.exists() else 0
+        if whole >= count:
+            return
+        assert process.poll() is None, "the batch ended before writing the results awaited"
+        assert time.monotonic() < deadline, f"only {whole} of {count} results came"
+        time.sleep(0.02)

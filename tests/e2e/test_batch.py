@@ -1,0 +1,190 @@
+"""`stayer batch` end to end: many tasks against one fake model server, each task's requests
+routed to its own script by the tag in its prompt."""
+
+from __future__ import annotations
+
+import fcntl
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.batch_cli import make_source, result_lines, run_batch, snapshot, write_tasks
+from tests.e2e.cli import stayer
+from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.sse import reply
+
+TASKS = 24
+TURNS = 3
+
+
+def _failing(number: int) -> bool:
+    """Every fourth task's check is scripted to fail."""
+    return number % 4 == 0
+
+
+@pytest.mark.timeout(240)
+def test_24_tasks_each_get_one_result_with_their_own_diff(
+    tmp_path: Path, server: FakeModelServer
+) -> None:
+    source = make_source(tmp_path / "source")
+    before = snapshot(source)
+    out = tmp_path / "out"
+    router = TaskRouter()
+    tasks = []
+    for number in range(1, TASKS + 1):
+        task_id = f"t{number}"
+        router.add(task_id, tool_turns(task_id, TURNS, workspace=out / "workspaces" / task_id))
+        wanted = "missing.txt" if _failing(number) else f"{task_id}-{TURNS}.txt"
+        tasks.append(
+            {
+                "id": task_id,
+                "prompt": tagged(task_id, "write the files"),
+                "repo": "source",
+                "check": f"test -f {wanted} && grep -q 'the source' README.md",
+            }
+        )
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+    server.respond_with(router)
+
+    done = run_batch(
+        tasks_file, out, "--permission-mode", "acceptEdits", "--concurrency", "8",
+        env=server.env(), cwd=tmp_path, timeout=220,
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    results = result_lines(out)
+    assert sorted(result["id"] for result in results) == sorted(task["id"] for task in tasks)
+    for result in results:
+        task_id, number = result["id"], int(result["id"][1:])
+        assert result["terminal_reason"] == "completed", result
+        assert (result["is_error"], result["error"], result["turns"]) == (False, None, TURNS + 1)
+        assert result["result"] == f"finished {task_id}"
+        assert result["check"]["passed"] is not _failing(number), result["check"]
+        for n in range(1, TURNS + 1):
+            assert f"+++ b/{task_id}-{n}.txt\n" in result["diff"]
+            assert f"+{task_id} {n}\n" in result["diff"]
+        assert result["diff"].count("+++ b/") == TURNS  # its own files only
+        assert Path(result["transcript"]) == out / "transcripts" / f"{task_id}.jsonl"
+        assert Path(result["transcript"]).stat().st_size > 0
+    assert router.leftover() == {}
+    connections = {request.peer for request in server.requests}
+    assert len(connections) < TASKS  # one shared pool: connections outlive their tasks
+    assert snapshot(source) == before
+    assert sorted(path.name for path in source.iterdir()) == [".git", "README.md"]
+    assert f"{TASKS} of {TASKS} tasks have results" in done.stderr
+
+
+def test_a_malformed_tasks_file_runs_nothing(tmp_path: Path, server: FakeModelServer) -> None:
+    make_source(tmp_path / "source")
+    tasks_file = tmp_path / "tasks.jsonl"
+    tasks_file.write_text(
+        '{"id": "a", "prompt": "p", "repo": "source"}\n{"id": "b", "prompt": "p"}\n'
+    )
+    out = tmp_path / "out"
+
+    done = run_batch(tasks_file, out, env=server.env(), cwd=tmp_path)
+
+    assert done.status == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"stayer: {tasks_file}:2: `repo` is missing")
+    assert server.requests == []
+    assert not out.exists()
+
+
+def test_ray_is_refused_for_now_in_one_line(tmp_path: Path, server: FakeModelServer) -> None:
+    make_source(tmp_path / "source")
+    tasks_file = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "p", "repo": "source"}]
+    )
+
+    done = run_batch(tasks_file, tmp_path / "out", "--ray", env=server.env(), cwd=tmp_path)
+
+    assert (done.status, len(done.stderr.splitlines())) == (2, 1), done.stderr
+    assert "--ray" in done.stderr
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ((), "the following arguments are required: --out"),
+        (("--out", "o", "--concurrency", "0"), "'0' is not a whole number of at least 1"),
+        (("--out", "o", "--timeout", "nan"), "'nan' is not a number of seconds above 0"),
+        (("--out", "o", "--permission-mode", "yolo"), "invalid choice: 'yolo'"),
+        (("--out", "o", "--ray-cpus-per-task", "2"), "--ray-cpus-per-task needs --ray"),
+        (("--out", "o", "--what"), "unrecognized arguments: --what"),
+    ],
+)
+def test_flags_that_cannot_be_used_are_one_line_and_run_nothing(
+    tmp_path: Path, server: FakeModelServer, flags: tuple[str, ...], said: str
+) -> None:
+    make_source(tmp_path / "source")
+    tasks_file = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "p", "repo": "source"}]
+    )
+
+    done = stayer("batch", str(tasks_file), *flags, cwd=tmp_path, env=server.env())
+
+    assert done.status == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("stayer: batch: ") and said in line, line
+    assert not (tmp_path / "o").exists()
+    assert server.requests == []
+
+
+def test_json_output_is_one_summary_object(tmp_path: Path, server: FakeModelServer) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    server.respond_with(TaskRouter({"a": [reply("done a")], "b": [reply("done b")]}))
+    tasks = [{"id": task_id, "prompt": tagged(task_id, "p"), "repo": "source", "check": "true"}
+             for task_id in ("a", "b")]  # fmt: skip
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+
+    done = run_batch(tasks_file, out, "--output-format", "json", env=server.env(), cwd=tmp_path)
+
+    assert done.status == 0, done.stderr
+    (summary,) = done.json_lines()
+    assert summary == {
+        "type": "batch_summary",
+        "total": 2,
+        "finished": 2,
+        "terminal_reasons": {"completed": 2},
+        "errors": 0,
+        "checks": {"run": 2, "passed": 2},
+        "cost_usd": summary["cost_usd"],
+        "results": str(out / "results.jsonl"),
+    }
+    asked = len(server.requests)
+
+    again = run_batch(tasks_file, out, "--output-format", "json", env=server.env(), cwd=tmp_path)
+
+    assert again.status == 0, again.stderr
+    assert again.json_lines()[0]["finished"] == 2
+    assert "2 done before" in again.stderr
+    assert len(server.requests) == asked
+
+
+def test_a_second_batch_on_the_same_output_folder_is_refused(
+    tmp_path: Path, server: FakeModelServer
+) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    tasks_file = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "p", "repo": "source"}]
+    )
+    out.mkdir()
+    with open(out / ".batch.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a running batch holds it
+
+        done = run_batch(tasks_file, out, env=server.env(), cwd=tmp_path)
+
+    assert done.status == 2
+    (line,) = done.stderr.splitlines()
+    assert line == (
+        f"stayer: another stayer batch is running with --out {out}; wait for it to end, "
+        "or give another folder"
+    )
+    assert sorted(path.name for path in out.iterdir()) == [".batch.lock"]
+    assert server.requests == []
