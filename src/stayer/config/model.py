@@ -7,7 +7,9 @@ agent the main session runs as, as `--agent` names it) and `enabledPlugins` (`"n
 true`, the installed plugins to load; `stayer.agents` finds them on disk).
 stayer's: `autoCompactWindow` and `autoCompactPercent` (what `--autocompact` and
 `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` set), `doneWhen` (`--done-when`) and `readClaudeSettings`
-(false: leave `.claude/` files unread). Claude Code's `statusLine` is read for the REPL's footer.
+(false: leave `.claude/` files unread), and `batch` (`stayer batch`'s `rateLimits`, checked
+strictly: an unknown key there is an error). Claude Code's `statusLine` is read for the REPL's
+footer.
 MCP: `mcpServers` (each entry is checked on its own by `mcp_servers`, so one bad server does not
 cost the others) and the approval keys of a project's servers, `enableAllProjectMcpServers`,
 `enabledMcpjsonServers` and `disabledMcpjsonServers` (which sources they count from is
@@ -137,6 +139,34 @@ class StatusLineSetting(_Keys, frozen=True, kw_only=True, rename="camel"):
     """Seconds: also run this often, for a line that shows the time or the like."""
 
 
+RATE_LIMITED_PROVIDERS = ("anthropic", "openai", "*")
+"""What `batch.rateLimits` may name: a provider, or `*` for each one without its own entry."""
+
+
+class RateLimitSetting(
+    _Keys, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True
+):
+    """What a whole batch may send one provider a minute. Unknown keys are refused here: a
+    misspelled limit would silently be no limit."""
+
+    requests_per_minute: Annotated[float, Meta(gt=0)] | None = None
+    tokens_per_minute: Annotated[float, Meta(gt=0)] | None = None
+
+
+class BatchSetting(_Keys, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
+    """`stayer batch`'s settings: `rateLimits`, provider → its limits (its flags win)."""
+
+    rate_limits: dict[str, RateLimitSetting] = {}
+
+    def __post_init__(self) -> None:
+        for name in self.rate_limits:
+            if name not in RATE_LIMITED_PROVIDERS:
+                raise ValueError(
+                    f"no provider is called {name!r} in rateLimits; name anthropic, openai, "
+                    "or * for every provider"
+                )
+
+
 class SandboxSetting(_Keys, frozen=True, kw_only=True, rename="camel"):
     """Claude Code's `sandbox`: `enabled: true` runs Bash commands sandboxed, as `--sandbox`
     does (offline: stayer's sandbox has no per-domain network allowance, so it is the stricter
@@ -170,3 +200,5 @@ class Settings(_Keys, frozen=True, kw_only=True, rename="camel"):
     """Plugin id (`name@marketplace`) → whether to load it; the sources merge it key by key."""
     sandbox: SandboxSetting | None = None
     """On once any source turns it on: a project's file cannot turn off the user's sandbox."""
+    batch: BatchSetting | None = None
+    """`stayer batch`'s own; the sources merge its rate limits provider by provider."""

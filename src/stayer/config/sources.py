@@ -14,7 +14,8 @@ from the same place.
 
 Scalars (`model`, `agent`, `permissions.defaultMode`, …) take the last source's value, `env` and
 `enabledPlugins` merge key by key (but a plugin the user's settings turn off stays off whatever
-a project's or local file says; `--settings` can turn it on), and permission rules, additional
+a project's or local file says; `--settings` can turn it on), `batch.rateLimits` provider by
+provider, and permission rules, additional
 directories and hooks are collected from every source (deny wins when a call is decided). Each
 rule remembers its file, because a rule path starting with a single `/` is relative to the
 folder the settings folder sits in.
@@ -51,7 +52,7 @@ from stayer.switches import env_flag
 from .dirs import CLAUDE_JSON, claude_config_dir, config_root
 
 if TYPE_CHECKING:  # the models and their parser load with the first settings document found
-    from .model import HookMatcher, SandboxSetting, Settings
+    from .model import BatchSetting, HookMatcher, SandboxSetting, Settings
     from .parse import Parsed, Problem, RuleCheck
 
 Level = Literal["user", "project", "local"]
@@ -427,7 +428,7 @@ def merge(found: Sequence[Source]) -> Loaded:
     )
     settings = Settings(
         **scalars, env=env, hooks=hooks, permissions=permissions, enabled_plugins=plugins,
-        sandbox=_sandbox(found),
+        sandbox=_sandbox(found), batch=_batch(found),
     )  # fmt: skip
     warnings = (*(line for source in found for line in source.warnings), *notes)
     return Loaded(settings, allow, ask, deny, directories, tuple(found), warnings)
@@ -443,6 +444,17 @@ def _sandbox(found: Sequence[Source]) -> SandboxSetting | None:
         if setting is not None and setting.enabled:
             return SandboxSetting(enabled=True)
     return None
+
+
+def _batch(found: Sequence[Source]) -> BatchSetting | None:
+    """`batch` of every source, its rate limits merged provider by provider (later wins)."""
+    from .model import BatchSetting
+
+    settings = [source.settings.batch for source in found if source.settings is not None]
+    said = [batch for batch in settings if batch is not None]
+    if not said:
+        return None
+    return BatchSetting(rate_limits={k: v for batch in said for k, v in batch.rate_limits.items()})
 
 
 def _plugins_turned(
