@@ -93,19 +93,6 @@ def test_a_malformed_tasks_file_runs_nothing(tmp_path: Path, server: FakeModelSe
     assert not out.exists()
 
 
-def test_ray_is_refused_for_now_in_one_line(tmp_path: Path, server: FakeModelServer) -> None:
-    make_source(tmp_path / "source")
-    tasks_file = write_tasks(
-        tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "p", "repo": "source"}]
-    )
-
-    done = run_batch(tasks_file, tmp_path / "out", "--ray", env=server.env(), cwd=tmp_path)
-
-    assert (done.status, len(done.stderr.splitlines())) == (2, 1), done.stderr
-    assert "--ray" in done.stderr
-    assert server.requests == []
-
-
 @pytest.mark.parametrize(
     ("flags", "said"),
     [

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import ray
@@ -36,7 +38,8 @@ from stayer.messages import Usage
 
 from .config import BatchConfig, RayPlacement
 from .listener import BatchListener
-from .ray_limiter import LimiterHost
+from .pool import endpoint_environment
+from .ray_limiter import LimiterHandle, LimiterHost
 from .ray_worker import MARKER, WorkerOutcome, WorkerPlan, run_on_worker
 from .results import ResultsLog, Stage, TaskError, TaskResult
 from .tasks import BatchTask
@@ -62,20 +65,37 @@ class _Flight(Struct, frozen=True):
     """The attempt's `ray.ObjectRef`."""
 
 
-async def run_batch_on_ray(
-    tasks: Sequence[BatchTask], config: BatchConfig, listener: BatchListener
-) -> list[TaskResult]:
-    """Run the tasks of `tasks` without a result in `config.out_dir` on Ray; every task's
-    result, in the order of `tasks` (raises `RayStartError` when Ray cannot start)."""
-    start_ray(config.ray or RayPlacement())
+@contextmanager
+def on_ray(placement: RayPlacement) -> Iterator[None]:
+    """Ray started (or connected to) for the block, shut down after it; raises `RayStartError`
+    in one line. Start it before installing signal handlers: `ray.init` sets its own."""
+    start_ray(placement)
     try:
-        with ResultsLog(config.out_dir, retry_errors=config.retry_errors) as log:
-            todo = [task for task in tasks if task.id not in log.done]
-            listener.planned(len(tasks), len(tasks) - len(todo))
-            await _Driver(config, listener, log).run(todo)
-            return [log.done[task.id] for task in tasks if task.id in log.done]
+        yield
     finally:
         ray.shutdown()
+
+
+async def run_batch_on_ray(
+    tasks: Sequence[BatchTask],
+    config: BatchConfig,
+    listener: BatchListener,
+    *,
+    log: ResultsLog | None = None,
+) -> list[TaskResult]:
+    """Run the tasks of `tasks` that have no result yet as Ray tasks (inside `on_ray`);
+    returns the result of every task that has one now, in file order. `log` is the results
+    file if the caller opened it already, else it is opened (and closed) here."""
+    owned = log is None
+    log = log or ResultsLog(config.out_dir, retry_errors=config.retry_errors)
+    try:
+        todo = [task for task in tasks if task.id not in log.done]
+        listener.planned(len(tasks), len(tasks) - len(todo))
+        await _Driver(config, listener, log).run(todo)
+        return [log.done[task.id] for task in tasks if task.id in log.done]
+    finally:
+        if owned:
+            log.close()
 
 
 def start_ray(placement: RayPlacement) -> None:
@@ -122,7 +142,8 @@ def _check_fits(placement: RayPlacement, *, local: bool) -> None:
     has would wait forever: say so now."""
     if not local:
         return
-    cpus = float(ray.cluster_resources().get("CPU", 0.0))
+    resources = ray.cluster_resources()  # type: ignore[no-untyped-call]  # Ray leaves it bare
+    cpus = float(resources.get("CPU", 0.0))
     if placement.cpus_per_task > cpus:
         ray.shutdown()
         raise RayStartError(
@@ -144,8 +165,10 @@ class _Driver:
             num_cpus=placement.cpus_per_task,
             memory=None if memory is None else memory * 1024 * 1024,
             max_retries=0,
+            runtime_env={"env_vars": endpoint_environment(os.environ)},
         )
-        self.limiter = ray.remote(LimiterHost).remote(dict(config.rate_limits))
+        actor = ray.remote(LimiterHost).remote(dict(config.rate_limits))
+        self.limiter = cast(LimiterHandle, actor)  # Ray types a handle by its class
         self.plan = WorkerPlan(token=uuid.uuid4().hex)
         _write_marker(config.out_dir, self.plan.token)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from .config import BatchConfig
-from .limited import limited_by
+from .limited import LimitedProvider
 from .pool import ProviderPool
 from .ray_limiter import ActorLimiter, LimiterHandle
 from .results import TaskResult
@@ -68,7 +68,7 @@ async def _run(
     else:
         home = Path(tempfile.gettempdir()) / "stayer-batch" / plan.token
         workspaces, transcripts = home / "workspaces", home / "transcripts"
-    providers = ProviderPool(concurrency=1, wrap=limited_by(limiter))
+    providers = ProviderPool(concurrency=1, wrap=lambda inner: LimitedProvider(inner, limiter))
     try:
         result = await run_task(
             task, config, providers=providers, workspaces=workspaces, transcripts=transcripts

@@ -14,14 +14,29 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from stayer.errors import ConfigError
 from stayer.permissions.policy import PERMISSION_MODES
 
 if TYPE_CHECKING:
     from stayer.batch.config import BatchConfig, RateLimit, RayPlacement
+    from stayer.batch.listener import BatchListener
+    from stayer.batch.results import ResultsLog, TaskResult
     from stayer.batch.tasks import BatchTask
+
+    class Runner(Protocol):
+        """How a batch runs: on this machine (`stayer.batch.local`) or on Ray."""
+
+        async def __call__(
+            self,
+            tasks: Sequence[BatchTask],
+            config: BatchConfig,
+            listener: BatchListener,
+            *,
+            log: ResultsLog | None = None,
+        ) -> list[TaskResult]: ...
+
 
 USAGE = (
     "stayer batch TASKS.jsonl --out DIR [--concurrency N] [--ray [ADDRESS]] [--model MODEL] "
@@ -197,7 +212,7 @@ def run_batch_command(argv: Sequence[str]) -> int:
     config = batch_config(args)
     tasks = load_tasks(Path(args.tasks))
     if config.ray is not None:
-        raise ConfigError("batch: --ray is not available yet; leave it out to run on this machine")
+        _need_ray()
     import asyncio
 
     return asyncio.run(_run_here(tasks, config))
@@ -209,21 +224,42 @@ async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
     from stayer.batch.lock import holding
 
     with holding(config.out_dir):  # before the results file is read, or rewritten
-        return await _run_holding(tasks, config)
+        if config.ray is None:
+            from stayer.batch.local import run_batch
+
+            return await _run_holding(tasks, config, run_batch)
+        try:
+            from stayer.batch.ray import on_ray, run_batch_on_ray
+        except ImportError as error:  # installed, but broken: say so as plainly
+            raise ConfigError(
+                f"batch: --ray needs Ray, which cannot be imported ({error}): "
+                "pip install 'stayer[ray]'"
+            ) from None
+        with on_ray(config.ray):  # before the signal handlers: ray.init sets its own
+            return await _run_holding(tasks, config, run_batch_on_ray)
 
 
-async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
+def _need_ray() -> None:
+    """Raise `ConfigError` in one line when Ray, an optional extra, is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise ConfigError(
+            "batch: --ray needs Ray, which is not installed: pip install 'stayer[ray]'"
+        )
+
+
+async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig, runner: Runner) -> int:
     import asyncio
     import signal
 
-    from stayer.batch.local import run_batch
     from stayer.batch.results import ResultsLog
     from stayer.ui.batch_output import progress, summary
 
     log = ResultsLog(config.out_dir, retry_errors=config.retry_errors)
     for line in log.dropped:
         print(f"stayer: {line}", file=sys.stderr)
-    batch = asyncio.ensure_future(run_batch(tasks, config, progress(config, sys.stderr), log=log))
+    batch = asyncio.ensure_future(runner(tasks, config, progress(config, sys.stderr), log=log))
     stopped_by: list[str] = []
     loop = asyncio.get_running_loop()
 

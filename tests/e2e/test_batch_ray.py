@@ -1,0 +1,216 @@
+"""`stayer batch --ray`: the same batch as Ray tasks, against one fake model server.
+
+One Ray head (`ray start --head --block`, 2 CPUs) serves the whole module: starting Ray costs
+seconds, so the tests share it and pass its address to `--ray`, as a user of an existing
+cluster does. Its workers inherit nothing of a test's model server: the driver sends the
+model variables with each task, which is what these tests rely on. Where Ray cannot start at
+all, the tests that need it are skipped, saying why.
+
+A lost worker is made by the task itself: its setup command kills the Ray worker running it
+(the nearest process above it whose title Ray set to `ray::...`), the first time only when a
+marker file says it has done so already.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.batch_cli import make_source, result_lines, run_batch, snapshot, write_tasks
+from tests.e2e.cli import clean_env
+from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
+from tests.fakes.model_server import FakeModelServer
+
+TASKS = 24
+TURNS = 3
+RAY_ENV = {"RAY_AUTH_MODE": "token"}
+"""Ray 2.60 starts a head with token auth (the token in ~/.ray/auth_token); a driver
+connecting to it must say so."""
+
+KILL_WORKER = """
+import os, signal, sys
+marker = sys.argv[1] if len(sys.argv) > 1 else None
+if marker and os.path.exists(marker):
+    sys.exit(0)
+if marker:
+    open(marker, "w").close()
+pid = os.getppid()
+while pid > 1:
+    with open(f"/proc/{pid}/cmdline", "rb") as file:
+        if file.read().startswith(b"ray::"):
+            os.kill(pid, signal.SIGKILL)
+            sys.exit(0)
+    with open(f"/proc/{pid}/stat") as file:
+        pid = int(file.read().rsplit(")", 1)[1].split()[1])
+sys.exit("no Ray worker above this command")
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Ray head for this module's tests, its address; stopped (its process group killed)
+    at the end."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed here (pip install 'stayer[ray]')")
+    log = tmp_path_factory.mktemp("ray") / "head.log"
+    port = _free_port()
+    with open(log, "w") as output:
+        head = subprocess.Popen(
+            [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block",
+             "--port", str(port), "--num-cpus", "2", "--include-dashboard", "false",
+             "--disable-usage-stats"],
+            env=clean_env(RAY_ENV), stdin=subprocess.DEVNULL, stdout=output,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        yield _started(head, log, port)
+    finally:
+        os.killpg(head.pid, signal.SIGKILL)
+        head.wait()
+
+
+def _started(head: subprocess.Popen[bytes], log: Path, port: int) -> str:
+    """The head's address once it says it runs (its own signal); skips if it ends first."""
+    while True:
+        text = log.read_text(errors="replace")
+        if "Ray runtime started" in text:
+            ip = text.split("Local node IP: ", 1)[1].split()[0]
+            return f"{ip}:{port}"
+        if head.poll() is not None:
+            pytest.skip(f"Ray cannot start here: {text.strip().splitlines()[-1:]}")
+        time.sleep(0.05)
+
+
+def _task(task_id: str, *, setup: str | None = None) -> dict[str, str]:
+    task = {
+        "id": task_id,
+        "prompt": tagged(task_id, "write the files"),
+        "repo": "source",
+        "check": f"test -f {task_id}-{TURNS}.txt",
+    }
+    if setup is not None:
+        task["setup"] = setup
+    return task
+
+
+@pytest.mark.timeout(300)
+def test_24_tasks_on_ray_each_get_one_result_and_a_lost_worker_is_retried_once(
+    tmp_path: Path, server: FakeModelServer, ray_address: str
+) -> None:
+    source = make_source(tmp_path / "source")
+    before = snapshot(source)
+    out = tmp_path / "out"
+    killer = tmp_path / "kill_worker.py"
+    killer.write_text(KILL_WORKER)
+    router = TaskRouter()
+    tasks = []
+    for task_id in [f"t{number}" for number in range(1, TASKS + 1)] + ["lost-once"]:
+        router.add(task_id, tool_turns(task_id, TURNS, workspace=out / "workspaces" / task_id))
+    tasks = [_task(f"t{number}") for number in range(1, TASKS + 1)]
+    tasks.append(_task("lost-once", setup=f"{sys.executable} {killer} {tmp_path / 'killed'}"))
+    tasks.append(_task("lost-twice", setup=f"{sys.executable} {killer}"))
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+    server.respond_with(router)
+
+    done = run_batch(
+        tasks_file, out, "--ray", ray_address, "--ray-cpus-per-task", "0.25",
+        "--permission-mode", "acceptEdits", "--concurrency", "8",
+        env={**server.env(), **RAY_ENV}, cwd=tmp_path, timeout=280,
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    results = {result["id"]: result for result in result_lines(out)}
+    assert len(result_lines(out)) == len(tasks)
+    assert sorted(results) == sorted(task["id"] for task in tasks)
+    for task_id, result in results.items():
+        if task_id == "lost-twice":
+            continue
+        assert result["terminal_reason"] == "completed", result
+        assert (result["is_error"], result["error"], result["turns"]) == (False, None, TURNS + 1)
+        assert result["check"]["passed"] is True, result["check"]
+        assert result["diff"].count("+++ b/") == TURNS
+        for n in range(1, TURNS + 1):
+            assert f"+{task_id} {n}\n" in result["diff"]
+        assert Path(result["transcript"]) == out / "transcripts" / f"{task_id}.jsonl"
+        assert Path(result["transcript"]).stat().st_size > 0
+        assert result["attempts"] == (2 if task_id == "lost-once" else 1), result
+    lost = results["lost-twice"]
+    assert (lost["terminal_reason"], lost["is_error"], lost["attempts"]) == ("error", True, 2)
+    assert lost["error"]["stage"] == "worker", lost["error"]
+    assert router.requests_of("lost-twice") == 0
+    assert router.leftover() == {}
+    assert snapshot(source) == before
+
+
+def test_without_an_address_the_command_starts_its_own_ray(
+    tmp_path: Path, server: FakeModelServer, ray_address: str
+) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    router = TaskRouter({"solo": tool_turns("solo", 1, workspace=out / "workspaces" / "solo")})
+    server.respond_with(router)
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("solo") | {"check": "true"}])
+
+    done = run_batch(
+        tasks_file, out, "--ray", "--permission-mode", "acceptEdits",
+        env=server.env(), cwd=tmp_path, timeout=110,
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    [result] = result_lines(out)
+    assert (result["id"], result["terminal_reason"], result["attempts"]) == ("solo", "completed", 1)
+    assert "+solo 1\n" in result["diff"]
+    assert router.leftover() == {}
+
+
+def test_a_cluster_that_cannot_be_reached_is_one_line(
+    tmp_path: Path, server: FakeModelServer
+) -> None:
+    make_source(tmp_path / "source")
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("a")])
+    address = f"127.0.0.1:{_free_port()}"
+
+    done = run_batch(tasks_file, tmp_path / "out", "--ray", address, env=server.env(), cwd=tmp_path)
+
+    assert (done.status, len(done.stderr.splitlines())) == (1, 1), done.stderr
+    assert f"cannot reach the Ray cluster at {address}" in done.stderr
+    assert server.requests == []
+    assert result_lines(tmp_path / "out") == []
+
+
+def test_without_ray_installed_ray_is_one_line_and_the_local_batch_never_imports_it(
+    tmp_path: Path, server: FakeModelServer
+) -> None:
+    broken = tmp_path / "no_ray" / "ray"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('no Ray in this test')\n")
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    router = TaskRouter({"here": tool_turns("here", 1, workspace=out / "workspaces" / "here")})
+    server.respond_with(router)
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("here") | {"check": "true"}])
+    env = {**server.env(), "PYTHONPATH": str(broken.parent)}
+
+    refused = run_batch(tasks_file, out, "--ray", env=env, cwd=tmp_path)
+    here = run_batch(tasks_file, out, "--permission-mode", "acceptEdits", env=env, cwd=tmp_path)
+
+    assert (refused.status, len(refused.stderr.splitlines())) == (2, 1), refused.stderr
+    assert "pip install 'stayer[ray]'" in refused.stderr
+    assert here.status == 0, here.stderr
+    assert [result["id"] for result in result_lines(out)] == ["here"]
