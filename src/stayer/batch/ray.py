@@ -7,7 +7,10 @@ one limiter actor (`ray_limiter`), and keeps about `concurrency` tasks in flight
 Ray task asking for `cpus_per_task` CPUs and `memory_per_task_mib` of memory that runs
 `ray_worker.run_on_worker` (the local runner's `run_task` on the worker). Results are taken as
 they complete, written to the same `results.jsonl` as a local batch, transcripts under the
-output folder, and told to the listener.
+output folder, and told to the listener. The variables that choose and reach the model service
+(`ANTHROPIC_*`, `OPENAI_*`, ...: `pool.endpoint_environment`) travel with each task as its
+runtime environment, so a worker talks to the model the way the driver would; the rest of a
+worker's environment is the cluster's own.
 
 A task lost with its worker (the process killed, its node gone) is run once more; a second
 loss is an infrastructure failure (stage `worker`). Ray's own retries are off so that this
