@@ -34,7 +34,13 @@ from typing import Any, cast
 import msgspec
 import ray
 from msgspec import Struct
-from ray.exceptions import NodeDiedError, RaySystemError, WorkerCrashedError
+from ray.exceptions import (
+    NodeDiedError,
+    OutOfMemoryError,
+    RaySystemError,
+    RayTaskError,
+    WorkerCrashedError,
+)
 
 from stayer.errors import StayerError
 from stayer.messages import Usage
@@ -47,8 +53,8 @@ from .ray_worker import MARKER, WorkerOutcome, WorkerPlan, run_on_worker
 from .results import ResultsLog, Stage, TaskError, TaskResult
 from .tasks import BatchTask
 
-LOST = (WorkerCrashedError, NodeDiedError, RaySystemError)
-"""How Ray says a task's worker is gone (killed, out of memory, its node lost)."""
+LOST = (WorkerCrashedError, NodeDiedError, RaySystemError, OutOfMemoryError)
+"""How Ray says a task's worker is gone (killed, killed for memory, its node lost)."""
 ATTEMPTS = 2
 """A lost task runs at most this many times."""
 _PROBE_TIMEOUT_S = 5.0
@@ -185,9 +191,10 @@ class _Driver:
                 for future in done:
                     self._land(flying, flying.pop(future), future)
                 self._fill(flying, queue)
-        finally:
-            for flight in flying.values():
+        finally:  # stopped: the tasks in flight are cancelled, their outcome unheard
+            for future, flight in flying.items():
                 ray.cancel(flight.ref)
+                future.cancel()
 
     def _fill(
         self, flying: dict[asyncio.Future[WorkerOutcome], _Flight], queue: Iterator[BatchTask]
@@ -223,8 +230,10 @@ class _Driver:
                 self._submit(flying, flight.task, flight.attempt + 1, flight.started)
                 return
             result = _failed(flight, "worker", f"its Ray worker was lost twice: {error}")
-        except Exception as error:  # the task's own code raised: a bug, not retried
-            result = _failed(flight, "internal", f"the task raised on its worker: {error}")
+        except RayTaskError as error:  # the task's own code raised: not retried
+            result = _failed(flight, *_raised(error))
+        except Exception as error:  # Ray could not run it (its runtime environment, say)
+            result = _failed(flight, "worker", f"Ray could not run the task: {error}")
         else:
             result = self._arrived(outcome, flight)
         self.log.write(result)
@@ -257,6 +266,18 @@ def _failed(flight: _Flight, stage: Stage, message: str) -> TaskResult:
         model=flight.task.model,
         attempts=flight.attempt,
     )
+
+
+def _raised(error: RayTaskError) -> tuple[Stage, str]:
+    """What an exception from a task's worker code means: stayer missing there, or a bug."""
+    cause = getattr(error, "cause", None) or error
+    text = f"{type(cause).__name__}: {cause}"
+    if "failed to import on the worker" in text:
+        return "worker", (
+            "stayer cannot be imported on the Ray worker: install it there (the driver's "
+            f"version, with `pip install 'stayer[ray]'`); Ray said: {text}"
+        )
+    return "internal", f"the task raised on its Ray worker: {text}"
 
 
 def _write_marker(out_dir: Path, token: str) -> None:
