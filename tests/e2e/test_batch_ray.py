@@ -158,6 +158,42 @@ def test_24_tasks_on_ray_each_get_one_result_and_a_lost_worker_is_retried_once(
     assert snapshot(source) == before
 
 
+def test_one_rate_limit_holds_every_worker_of_the_cluster(
+    tmp_path: Path, server: FakeModelServer, ray_address: str
+) -> None:
+    rpm, burst_s = 120.0, 1.0  # burst_s: the limiter's default
+    jitter_s = 0.5  # from the actor's go to the server's reading, across processes
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    ids = [f"r{number}" for number in range(8)]
+    router = TaskRouter(
+        {task: tool_turns(task, 1, workspace=out / "workspaces" / task) for task in ids}
+    )
+    arrivals: list[float] = []
+    router.hooks.append(lambda _task, _request: arrivals.append(time.monotonic()))
+    server.respond_with(router)
+    tasks_file = write_tasks(
+        tmp_path / "tasks.jsonl", [_task(task) | {"check": "true"} for task in ids]
+    )
+
+    done = run_batch(
+        tasks_file, out, "--ray", ray_address, "--ray-cpus-per-task", "0.25",
+        "--concurrency", "8", "--requests-per-minute", str(rpm),
+        "--permission-mode", "acceptEdits", env={**server.env(), **RAY_ENV}, cwd=tmp_path,
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    assert [result["terminal_reason"] for result in result_lines(out)] == ["completed"] * 8
+    times = sorted(arrivals)
+    assert len(times) == 2 * len(ids)
+    for span in (0.0, 1.0, 2.0, 4.0):
+        # A limiter per worker would let each worker's first request go at once (8 in no
+        # time); the one actor lets the limit's burst (2) go, then one every 0.5 s.
+        allowed = rpm * (span + burst_s + jitter_s) / 60
+        most = max(sum(1 for t in times if start <= t <= start + span) for start in times)
+        assert most <= allowed, f"{most} requests within {span} s"
+
+
 def test_without_an_address_the_command_starts_its_own_ray(
     tmp_path: Path, server: FakeModelServer, ray_address: str
 ) -> None:
