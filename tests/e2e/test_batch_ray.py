@@ -130,7 +130,7 @@ def test_24_tasks_on_ray_each_get_one_result_and_a_lost_worker_is_retried_once(
 
     done = run_batch(
         tasks_file, out, "--ray", ray_address, "--ray-cpus-per-task", "0.25",
-        "--permission-mode", "acceptEdits", "--concurrency", "8",
+        "--ray-memory-per-task", "64", "--permission-mode", "acceptEdits", "--concurrency", "8",
         env={**server.env(), **RAY_ENV}, cwd=tmp_path, timeout=280,
     )  # fmt: skip
 

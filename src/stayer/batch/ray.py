@@ -31,7 +31,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
-import msgspec
 import ray
 from msgspec import Struct
 from ray.exceptions import (
@@ -176,7 +175,7 @@ class _Driver:
             max_retries=0,
             runtime_env={"env_vars": endpoint_environment(os.environ)},
         )
-        actor = ray.remote(LimiterHost).remote(dict(config.rate_limits))
+        actor = ray.remote(num_cpus=0)(LimiterHost).remote(dict(config.rate_limits))
         self.limiter = cast(LimiterHandle, actor)  # Ray types a handle by its class
         self.plan = WorkerPlan(token=uuid.uuid4().hex)
         _write_marker(config.out_dir, self.plan.token)
@@ -235,18 +234,9 @@ class _Driver:
         except Exception as error:  # Ray could not run it (its runtime environment, say)
             result = _failed(flight, "worker", f"Ray could not run the task: {error}")
         else:
-            result = self._arrived(outcome, flight)
+            result = outcome.landed(self.config.transcripts, attempts=flight.attempt)
         self.log.write(result)
         self.listener.finished(result)
-
-    def _arrived(self, outcome: WorkerOutcome, flight: _Flight) -> TaskResult:
-        result = outcome.result
-        if outcome.transcript is not None:
-            path = self.config.transcripts / f"{flight.task.id}.jsonl"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(outcome.transcript)
-            result = msgspec.structs.replace(result, transcript=str(path))
-        return msgspec.structs.replace(result, attempts=flight.attempt)
 
 
 def _failed(flight: _Flight, stage: Stage, message: str) -> TaskResult:

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from .config import BatchConfig
 from .limited import LimitedProvider
@@ -49,6 +50,17 @@ class WorkerOutcome(Struct, frozen=True):
 
     result: TaskResult
     transcript: bytes | None = None
+
+    def landed(self, transcripts: Path, *, attempts: int) -> TaskResult:
+        """The result as the driver writes it: the transcript's bytes, if they came, written
+        to `transcripts/<id>.jsonl` (and named so), and the attempts it took."""
+        result = self.result
+        if self.transcript is not None:
+            path = transcripts / f"{result.id}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(self.transcript)
+            result = replace(result, transcript=str(path))
+        return replace(result, attempts=attempts)
 
 
 def run_on_worker(
