@@ -249,3 +249,11 @@ def test_a_limit_that_allows_nothing_is_refused_in_one_line(limit: RateLimit, me
     with pytest.raises(ValueError) as caught:
         LocalLimiter({"anthropic": limit})
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("wait", [float("inf"), float("nan"), -3.0, 0.0])
+async def test_a_wait_of_no_finite_length_holds_nobody(wait: float) -> None:
+    f = fleet({})
+    await f.limiter.slow_down("anthropic", wait)
+    await f.ask("a")
+    assert f.granted == [("a", 0.0)]

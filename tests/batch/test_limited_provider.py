@@ -124,3 +124,10 @@ async def test_only_a_refusal_to_go_faster_holds_the_fleet() -> None:
     assert pauses(recorder) == []  # a server error says nothing about the rate
     await refused(provider)
     assert pauses(recorder) == [4.0]  # but a server that names a wait is heard, whatever it is
+
+
+async def test_without_a_tokens_limit_nothing_is_estimated_or_settled() -> None:
+    model = ScriptedProvider([text("ok")])
+    recorder = Recorder(model)
+    await call(LimitedProvider(model, recorder, count_tokens=False))
+    assert recorder.calls == [("acquire", "scripted", 0, 0)]

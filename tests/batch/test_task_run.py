@@ -207,7 +207,7 @@ async def test_a_check_that_runs_too_long_is_stopped_and_fails(
     tmp_path: Path, source: Path, server: FakeModelServer
 ) -> None:
     server.respond_with(TaskRouter({"t1": [reply("nothing to do")]}))
-    task = _task(source, server, check="sleep 30", timeout_s=1.0)
+    task = _task(source, server, check="sleep 60", timeout_s=5.0)  # room to reach the check
 
     result = await _run(task, tmp_path / "out")
 

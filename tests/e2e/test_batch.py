@@ -72,7 +72,11 @@ def test_24_tasks_each_get_one_result_with_their_own_diff(
     assert len(connections) < TASKS  # one shared pool: connections outlive their tasks
     assert snapshot(source) == before
     assert sorted(path.name for path in source.iterdir()) == [".git", "README.md"]
-    assert f"{TASKS} of {TASKS} tasks have results" in done.stderr
+    summary = [line.strip() for line in done.stdout.splitlines()]
+    assert f"Tasks                   {TASKS}" in summary, done.stdout
+    assert "Checks passed           18 of 24 (75%)" in summary, done.stdout
+    finished = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(finished) == TASKS, done.stderr
 
 
 def test_a_malformed_tasks_file_runs_nothing(tmp_path: Path, server: FakeModelServer) -> None:
@@ -133,23 +137,24 @@ def test_json_output_is_one_summary_object(tmp_path: Path, server: FakeModelServ
 
     assert done.status == 0, done.stderr
     (summary,) = done.json_lines()
-    assert summary == {
-        "type": "batch_summary",
-        "total": 2,
-        "finished": 2,
-        "terminal_reasons": {"completed": 2},
-        "errors": 0,
-        "checks": {"run": 2, "passed": 2},
-        "cost_usd": summary["cost_usd"],
-        "results": str(out / "results.jsonl"),
+    assert {name: summary[name] for name in ("planned", "tasks", "ran", "failed")} == {
+        "planned": 2,
+        "tasks": 2,
+        "ran": 2,
+        "failed": 0,
     }
+    assert summary["by_terminal_reason"] == {"completed": 2}
+    assert summary["infrastructure_errors"] == {}
+    assert summary["checks"] == {"run": 2, "passed": 2, "pass_rate": 1.0}
+    assert summary["results_file"] == str(out / "results.jsonl")
     asked = len(server.requests)
 
     again = run_batch(tasks_file, out, "--output-format", "json", env=server.env(), cwd=tmp_path)
 
     assert again.status == 0, again.stderr
-    assert again.json_lines()[0]["finished"] == 2
-    assert "2 done before" in again.stderr
+    (summary,) = again.json_lines()
+    assert (summary["tasks"], summary["earlier"], summary["ran"]) == (2, 2, 0)
+    assert "every task (2) has a result from an earlier run" in again.stderr
     assert len(server.requests) == asked
 
 

@@ -113,9 +113,11 @@ class Pane:
         cols: int = 100,
         rows: int = 30,
         workdir: Path,
+        stderr_file: bool = True,
     ) -> None:
         assert TMUX is not None
         self.repo = repo
+        self._stderr_file = stderr_file
         self.socket = f"stayer-test-{os.getpid()}-{secrets.token_hex(4)}"
         self.stderr_path = workdir / "stderr.txt"
         self.pid_path = workdir / "stayer.pid"
@@ -136,9 +138,12 @@ class Pane:
         argv = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "stayer", *args))
         pid = shlex.quote(str(self.pid_path))
         # The inner shell writes its pid and becomes stayer, so signals reach stayer itself.
-        run = f"echo $$ > {pid}; exec {argv} 2>{shlex.quote(str(self.stderr_path))}"
+        errors = f" 2>{shlex.quote(str(self.stderr_path))}" if self._stderr_file else ""
+        run = f"echo $$ > {pid}; exec {argv}{errors}"
+        # Ctrl-C that reaches the terminal's whole foreground group (a program not in raw mode,
+        # such as `stayer batch`) must not end this shell too: it says how stayer ended.
         return (
-            f"{exports}cd {shlex.quote(str(self.repo))}\n"
+            f"trap : INT\n{exports}cd {shlex.quote(str(self.repo))}\n"
             f"sh -c {shlex.quote(run)}\n"
             'echo "EXITED $?"\n'
             "echo TTY $(stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo "
@@ -328,9 +333,11 @@ def opened(
     plain: bool = False,
     env: Mapping[str, str] | None = None,
     repo: Path | None = None,
+    stderr_file: bool = True,
 ) -> Iterator[Pane]:
     """A pane running `stayer ARGS` (see `Pane`), closed afterwards; the test fails if stayer
-    wrote a traceback on its standard error."""
+    wrote a traceback on its standard error (`stderr_file` False: standard error is the
+    pane's too, for what stayer draws there, and the traceback is looked for on the screen)."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     project = repo or make_repo(tmp_path / "repo")
@@ -343,11 +350,13 @@ def opened(
         cols=cols,
         rows=rows,
         workdir=workdir,
+        stderr_file=stderr_file,
     )
     try:
         yield pane
     finally:
-        left = pane.stderr  # what closing the terminal makes it say is another test's matter
+        # What closing the terminal makes it say is another test's matter.
+        left = pane.stderr if stderr_file else pane.scrollback()
         pane.close()
         pane.wait_gone()
         if "Traceback (most recent call last)" in left:

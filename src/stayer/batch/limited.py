@@ -26,6 +26,17 @@ from stayer.providers.base import ModelRequest, Provider
 from .limits import FleetLimiter
 
 
+def limited_by(
+    limiter: FleetLimiter, *, retry: RetryPolicy | None = None, count_tokens: bool = True
+) -> Callable[[Provider], Provider]:
+    """What `ProviderPool`'s `wrap` takes: each shared client put under `limiter`."""
+
+    def wrap(provider: Provider) -> Provider:
+        return LimitedProvider(provider, limiter, retry=retry, count_tokens=count_tokens)
+
+    return wrap
+
+
 def request_tokens(request: ModelRequest) -> int:
     """About how many input tokens `request` sends: its messages, system prompt and tools."""
     system = len(request.system) // CHARS_PER_TOKEN
@@ -46,12 +57,16 @@ class LimitedProvider:
         limiter: FleetLimiter,
         *,
         retry: RetryPolicy | None = None,
+        count_tokens: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self.limiter = limiter
         self.retry = retry or RetryPolicy()
         """The loop's policy: its backoff is the pause when the server names none."""
+        self.count_tokens = count_tokens
+        """False when no tokens-per-minute limit applies: no estimate, no settling (on Ray,
+        a round trip to the limiter's actor saved on every call)."""
         self.clock = clock
         self._streak = 0
         """Refusals in a row, fleet-wide, each counted once however many calls it refused."""
@@ -63,7 +78,7 @@ class LimitedProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The inner client's stream, once the limiter lets the call go."""
-        estimated = request_tokens(request)
+        estimated = request_tokens(request) if self.count_tokens else 0
         await self.limiter.acquire(self.name, estimated)
         usage: Usage | None = None
         try:
@@ -76,7 +91,7 @@ class LimitedProvider:
                 await self.limiter.slow_down(self.name, self._pause(error))
             raise
         self._streak = 0
-        if usage is not None:
+        if usage is not None and self.count_tokens:
             await self.limiter.settle(self.name, estimated, used_tokens(usage))
 
     async def aclose(self) -> None:

@@ -23,6 +23,7 @@ State is plain attributes and every method is async, so one Ray actor can host t
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping
 from typing import Protocol
@@ -187,9 +188,12 @@ class LocalLimiter:
             lane.changed.set()
 
     async def slow_down(self, provider: str, retry_after_s: float) -> None:
-        """Nobody sends to `provider` for `retry_after_s` seconds from now."""
+        """Nobody sends to `provider` for `retry_after_s` seconds from now (a wait that is no
+        finite number of seconds is ignored: the caller caps what a server asks)."""
+        if not math.isfinite(retry_after_s) or retry_after_s <= 0:
+            return
         lane = self.lane(provider)
-        lane.not_before = max(lane.not_before, self.clock.now() + max(0.0, retry_after_s))
+        lane.not_before = max(lane.not_before, self.clock.now() + retry_after_s)
 
     async def _pause(self, lane: Lane, seconds: float) -> None:
         """Sleep `seconds`, or less if tokens come back meanwhile."""

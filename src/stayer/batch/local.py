@@ -16,6 +16,8 @@ import asyncio
 from collections.abc import Iterator, Sequence
 
 from .config import BatchConfig
+from .limited import limited_by
+from .limits import LocalLimiter
 from .listener import BatchListener
 from .pool import ProviderPool, Wrap
 from .results import ResultsLog, TaskResult
@@ -33,10 +35,14 @@ async def run_batch(
 ) -> list[TaskResult]:
     """Run the tasks of `tasks` that have no result yet; returns the result of every task that
     has one now, in file order. `wrap` goes around each shared model client (the fleet rate
-    limiter); `log` is the results file if the caller opened it already (to report its
-    dropped lines), else it is opened here. Closes both on return."""
+    limiter; by default a `LocalLimiter` of `config.rate_limits`); `log` is the results file
+    if the caller opened it already (to report its dropped lines), else it is opened here.
+    Closes both on return."""
     owned = log is None
     log = log or ResultsLog(config.out_dir, retry_errors=config.retry_errors)
+    if wrap is None:  # the fleet's one limiter: a retry-after holds every task, limits or not
+        counted = any(limit.tokens_per_minute for limit in config.rate_limits.values())
+        wrap = limited_by(LocalLimiter(config.rate_limits), count_tokens=counted)
     providers = ProviderPool(concurrency=config.concurrency, wrap=wrap)
     try:
         todo = [task for task in tasks if task.id not in log.done]

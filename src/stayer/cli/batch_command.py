@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,9 @@ from stayer.errors import ConfigError
 from stayer.permissions.policy import PERMISSION_MODES
 
 if TYPE_CHECKING:
-    from stayer.batch.config import BatchConfig, RateLimit, RayPlacement
+    from collections.abc import Coroutine
+
+    from stayer.batch.config import BatchConfig, RayPlacement
     from stayer.batch.listener import BatchListener
     from stayer.batch.results import ResultsLog, TaskResult
     from stayer.batch.tasks import BatchTask
@@ -105,14 +108,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         type=_rate,
         default=None,
-        help="model requests per minute per provider, for the whole batch",
+        help="model requests per minute per provider, for the whole batch (over the "
+        "settings' batch.rateLimits)",
     )
     add(
         "--tokens-per-minute",
         metavar="N",
         type=_rate,
         default=None,
-        help="input tokens per minute per provider, for the whole batch",
+        help="tokens (sent and received) per minute per provider, for the whole batch",
     )
     add(
         "--ray-cpus-per-task",
@@ -161,17 +165,16 @@ def _rate(text: str) -> float:
 
 def batch_config(args: argparse.Namespace) -> BatchConfig:
     """The batch the flags describe; raises `ConfigError` for flags that do not go together."""
-    from stayer.batch.config import (
-        DEFAULT_CONCURRENCY,
-        DEFAULT_TIMEOUT_S,
-        BatchConfig,
-        RateLimit,
-    )
+    from stayer.batch.config import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, BatchConfig
+    from stayer.batch.rate_limits import batch_rate_limits
 
     ray = _placement(args)
-    limits: dict[str, RateLimit] = {}
-    if args.requests_per_minute is not None or args.tokens_per_minute is not None:
-        limits["*"] = RateLimit(args.requests_per_minute, args.tokens_per_minute)
+    limits = batch_rate_limits(
+        Path.cwd(),
+        os.environ,
+        requests_per_minute=args.requests_per_minute,
+        tokens_per_minute=args.tokens_per_minute,
+    )
     return BatchConfig(
         out_dir=Path(args.out).expanduser().absolute(),
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
@@ -219,8 +222,9 @@ def run_batch_command(argv: Sequence[str]) -> int:
 
 
 async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
-    """The batch on this machine, stopped the orderly way by SIGINT or SIGTERM; raises
-    `ConfigError` when another batch holds the output folder."""
+    """The batch on this machine, shown as it goes, stopped the orderly way by SIGINT or
+    SIGTERM, its summary at the end; raises `ConfigError` when another batch holds the output
+    folder."""
     from stayer.batch.lock import holding
 
     with holding(config.out_dir):  # before the results file is read, or rewritten
@@ -250,16 +254,38 @@ def _need_ray() -> None:
 
 
 async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig, runner: Runner) -> int:
-    import asyncio
-    import signal
-
     from stayer.batch.results import ResultsLog
-    from stayer.ui.batch_output import progress, summary
+    from stayer.ui.batch_summary import print_summary
+    from stayer.ui.batch_view import stderr_view
 
     log = ResultsLog(config.out_dir, retry_errors=config.retry_errors)
     for line in log.dropped:
         print(f"stayer: {line}", file=sys.stderr)
-    batch = asyncio.ensure_future(runner(tasks, config, progress(config, sys.stderr), log=log))
+    with stderr_view(config.concurrency) as view:
+        stopped_by, results = await _stoppable(runner(tasks, config, view, log=log), tasks, log)
+    facts = view.facts(results, planned=len(tasks), results_file=log.path)
+    print_summary(facts, config.output_format)
+    if stopped_by:
+        print(
+            f"stayer batch: stopped ({stopped_by}); the results written are kept: run the "
+            "same command to go on",
+            file=sys.stderr,
+        )
+        return EXIT_STOPPED[stopped_by]
+    return 0 if len(results) == len(tasks) else 1
+
+
+async def _stoppable(
+    running: Coroutine[None, None, list[TaskResult]],
+    tasks: Sequence[BatchTask],
+    log: ResultsLog,
+) -> tuple[str | None, list[TaskResult]]:
+    """Run the batch until it ends or SIGINT or SIGTERM stops it (then, the results written
+    so far); which signal stopped it, if one did. Closes `log`."""
+    import asyncio
+    import signal
+
+    batch = asyncio.ensure_future(running)
     stopped_by: list[str] = []
     loop = asyncio.get_running_loop()
 
@@ -279,12 +305,4 @@ async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig, runner: 
         for name in EXIT_STOPPED:
             loop.remove_signal_handler(getattr(signal, name))
         log.close()
-    summary(results, config, total=len(tasks), stdout=sys.stdout, stderr=sys.stderr)
-    if stopped_by:
-        print(
-            f"stayer batch: stopped ({stopped_by[0]}); the results written are kept: run the "
-            "same command to go on",
-            file=sys.stderr,
-        )
-        return EXIT_STOPPED[stopped_by[0]]
-    return 0 if len(results) == len(tasks) else 1
+    return (stopped_by[0] if stopped_by else None), results
