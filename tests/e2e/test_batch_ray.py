@@ -215,17 +215,21 @@ def test_without_an_address_the_command_starts_its_own_ray(
     assert router.leftover() == {}
 
 
+@pytest.mark.parametrize("given", ["host:port", "auto", "ray://host:port"])
 def test_a_cluster_that_cannot_be_reached_is_one_line(
-    tmp_path: Path, server: FakeModelServer
+    tmp_path: Path, server: FakeModelServer, given: str
 ) -> None:
     make_source(tmp_path / "source")
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("a")])
     address = f"127.0.0.1:{_free_port()}"
+    flag = given.replace("host:port", address)
+    env = {**server.env(), "RAY_ADDRESS": address}  # where `auto` looks first
 
-    done = run_batch(tasks_file, tmp_path / "out", "--ray", address, env=server.env(), cwd=tmp_path)
+    done = run_batch(tasks_file, tmp_path / "out", "--ray", flag, env=env, cwd=tmp_path)
 
     assert (done.status, len(done.stderr.splitlines())) == (1, 1), done.stderr
-    assert f"cannot reach the Ray cluster at {address}" in done.stderr
+    assert f"cannot reach the Ray cluster at {flag}" in done.stderr
+    assert address in done.stderr
     assert server.requests == []
     assert result_lines(tmp_path / "out") == []
 

@@ -125,24 +125,43 @@ def start_ray(placement: RayPlacement) -> None:
     except RayStartError:
         raise
     except Exception as error:  # Ray raises many kinds here; each is the same to a user
-        where = "a local Ray instance" if address is None else f"the Ray cluster at {address}"
-        raise RayStartError(f"cannot start {where}: {_one_line(error)}") from None
+        what = (
+            "cannot start a local Ray instance"
+            if address is None
+            else f"cannot connect to the Ray cluster at {address}"
+        )
+        raise RayStartError(f"{what}: {_one_line(error)}") from None
     _check_fits(placement, local=address is None)
 
 
 def _probe(address: str) -> None:
-    """Fail fast on a `host:port` with nothing listening (Ray itself waits minutes)."""
-    host, _, port = address.rpartition(":")
-    if "://" in address or not host or not port.isdigit():
-        return
+    """Fail fast when nothing listens where `address` points (Ray itself waits minutes, and
+    `auto` may name a cluster that has since gone)."""
+    dialled = _dialled(address)
+    host, _, port = dialled.rpartition(":")
+    if not host or not port.isdigit():
+        return  # a form only Ray knows: let it judge
     try:
-        socket.create_connection((host, int(port)), timeout=_PROBE_TIMEOUT_S).close()
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_TIMEOUT_S).close()
     except OSError as error:
+        seen = address if dialled == address else f"{address} ({dialled})"
         raise RayStartError(
-            f"cannot reach the Ray cluster at {address} ({error.strerror or error}); "
-            "check the address (`ray status` on the head node prints it), or give --ray "
-            "alone to start a local instance"
+            f"cannot reach the Ray cluster at {seen}: {error.strerror or error}; check the "
+            "address (`ray status` on the head node prints it), or give --ray alone to start "
+            "a local instance"
         ) from None
+
+
+def _dialled(address: str) -> str:
+    """The `host:port` Ray would connect to for `address`."""
+    if address.startswith("ray://"):
+        return address.removeprefix("ray://").split("/", 1)[0]
+    if address == "auto":  # RAY_ADDRESS, else the last cluster started on this machine
+        from ray._private.services import get_ray_address_from_environment
+
+        found: str = get_ray_address_from_environment(address, None)
+        return found
+    return address
 
 
 def _check_fits(placement: RayPlacement, *, local: bool) -> None:
