@@ -57,6 +57,7 @@ LOST = (WorkerCrashedError, NodeDiedError, RaySystemError, OutOfMemoryError)
 ATTEMPTS = 2
 """A lost task runs at most this many times."""
 _PROBE_TIMEOUT_S = 5.0
+_MIB = 1024 * 1024
 
 
 class RayStartError(StayerError):
@@ -171,12 +172,18 @@ def _check_fits(placement: RayPlacement, *, local: bool) -> None:
         return
     resources = ray.cluster_resources()  # type: ignore[no-untyped-call]  # Ray leaves it bare
     cpus = float(resources.get("CPU", 0.0))
+    memory_mib = float(resources.get("memory", 0.0)) / _MIB
+    problem = None
     if placement.cpus_per_task > cpus:
-        ray.shutdown()
-        raise RayStartError(
-            f"--ray-cpus-per-task {placement.cpus_per_task:g} is more than this machine's "
-            f"{cpus:g} CPUs; ask for fewer"
+        problem = f"--ray-cpus-per-task {placement.cpus_per_task:g} is more than its {cpus:g} CPUs"
+    elif (placement.memory_per_task_mib or 0) > memory_mib:
+        problem = (
+            f"--ray-memory-per-task {placement.memory_per_task_mib} is more than the "
+            f"{memory_mib:.0f} MiB Ray may use on it"
         )
+    if problem is not None:
+        ray.shutdown()
+        raise RayStartError(f"no task could ever run on this machine: {problem}; ask for less")
 
 
 class _Driver:
@@ -190,7 +197,7 @@ class _Driver:
         memory = placement.memory_per_task_mib
         self.remote = ray.remote(run_on_worker).options(
             num_cpus=placement.cpus_per_task,
-            memory=None if memory is None else memory * 1024 * 1024,
+            memory=None if memory is None else memory * _MIB,
             max_retries=0,
             runtime_env={"env_vars": endpoint_environment(os.environ)},
         )
