@@ -157,6 +157,22 @@ def test_24_tasks_on_ray_each_get_one_result_and_a_lost_worker_is_retried_once(
     assert router.leftover() == {}
     assert snapshot(source) == before
 
+    # The same command with --retry-errors runs only the task whose line is an error.
+    requests = len(server.requests)
+    again = run_batch(
+        tasks_file, out, "--ray", ray_address, "--retry-errors",
+        env={**server.env(), **RAY_ENV}, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+
+    assert again.status == 0, again.stderr
+    lines = result_lines(out)
+    assert sorted(result["id"] for result in lines) == sorted(task["id"] for task in tasks)
+    assert lines[-1]["id"] == "lost-twice"  # written again, the others kept as they were
+    assert {r["id"]: r for r in lines if r["id"] != "lost-twice"} == {
+        task_id: result for task_id, result in results.items() if task_id != "lost-twice"
+    }
+    assert len(server.requests) == requests
+
 
 def test_one_rate_limit_holds_every_worker_of_the_cluster(
     tmp_path: Path, server: FakeModelServer, ray_address: str

@@ -15,7 +15,11 @@ worker's environment is the cluster's own.
 A task lost with its worker (the process killed, its node gone) is run once more; a second
 loss is an infrastructure failure (stage `worker`). Ray's own retries are off so that this
 module counts the attempts. An exception from the task's own code is not retried: it is a
-bug, not a lost machine, and is reported (stage `internal`).
+bug, not a lost machine, and is reported (stage `internal`), unless it says stayer cannot be
+imported on the worker (stage `worker`, with what to install).
+
+An address is probed before Ray dials it (`auto` looked up as Ray would), so a cluster that
+is gone is one line at once rather than minutes of Ray's retries.
 """
 
 from __future__ import annotations
