@@ -37,6 +37,7 @@ from typing import Any, cast
 
 import ray
 from msgspec import Struct
+from msgspec.structs import replace
 from ray.exceptions import (
     NodeDiedError,
     OutOfMemoryError,
@@ -46,14 +47,14 @@ from ray.exceptions import (
 )
 
 from stayer.errors import StayerError
-from stayer.messages import Usage
 
 from .config import BatchConfig, RayPlacement
 from .listener import BatchListener
 from .pool import endpoint_environment
 from .ray_limiter import LimiterHandle, LimiterHost
 from .ray_worker import MARKER, WorkerOutcome, WorkerPlan, run_on_worker
-from .results import ResultsLog, Stage, TaskError, TaskResult
+from .results import ResultsLog, Stage, TaskResult
+from .task_run import failure, one_line
 from .tasks import BatchTask
 
 LOST = (WorkerCrashedError, NodeDiedError, RaySystemError, OutOfMemoryError)
@@ -135,7 +136,7 @@ def start_ray(placement: RayPlacement) -> None:
             if address is None
             else f"cannot connect to the Ray cluster at {address}"
         )
-        raise RayStartError(f"{what}: {_one_line(error)}") from None
+        raise RayStartError(f"{what}: {one_line(str(error))}") from None
     _check_fits(placement, local=address is None)
 
 
@@ -252,40 +253,30 @@ class _Driver:
         future: asyncio.Future[WorkerOutcome],
     ) -> None:
         """A flight ended: write its result, or send a lost task once more."""
+        config = self.config
         try:
             outcome = future.result()
         except LOST as error:
             if flight.attempt < ATTEMPTS:
                 self._submit(flying, flight.task, flight.attempt + 1, flight.started)
                 return
-            result = _failed(flight, "worker", f"its Ray worker was lost twice: {error}")
+            result = _failed(flight, "worker", f"its Ray worker was lost twice: {error}", config)
         except RayTaskError as error:  # the task's own code raised: not retried
-            result = _failed(flight, *_raised(error))
+            result = _failed(flight, *_raised(error), config)
         except Exception as error:  # Ray could not run it (its runtime environment, say)
-            result = _failed(flight, "worker", f"Ray could not run the task: {error}")
+            result = _failed(flight, "worker", f"Ray could not run the task: {error}", config)
         else:
             result = outcome.landed(self.config.transcripts, attempts=flight.attempt)
         self.log.write(result)
         self.listener.finished(result)
 
 
-def _failed(flight: _Flight, stage: Stage, message: str) -> TaskResult:
-    return TaskResult(
-        id=flight.task.id,
-        terminal_reason="error",
-        is_error=True,
-        turns=0,
-        usage=Usage(),
-        cost_usd=0.0,
-        duration_s=round(time.monotonic() - flight.started, 3),
-        check=None,
-        diff="",
-        transcript=None,
-        result="",
-        error=TaskError(stage=stage, message=_one_line(message)),
-        model=flight.task.model,
-        attempts=flight.attempt,
+def _failed(flight: _Flight, stage: Stage, message: str, config: BatchConfig) -> TaskResult:
+    """The line of a task that no worker brought back a result for."""
+    result = failure(
+        flight.task, stage, message, flight.started, model=flight.task.model or config.model
     )
+    return replace(result, attempts=flight.attempt)
 
 
 def _raised(error: RayTaskError) -> tuple[Stage, str]:
@@ -302,8 +293,3 @@ def _raised(error: RayTaskError) -> tuple[Stage, str]:
 
 def _write_marker(out_dir: Path, token: str) -> None:
     (out_dir / MARKER).write_text(token, encoding="utf-8")
-
-
-def _one_line(error: object) -> str:
-    text = " ".join(str(error).split())
-    return text if len(text) <= 300 else text[:297] + "..."
