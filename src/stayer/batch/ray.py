@@ -7,7 +7,9 @@ one limiter actor (`ray_limiter`), and keeps about `concurrency` tasks in flight
 Ray task asking for `cpus_per_task` CPUs and `memory_per_task_mib` of memory that runs
 `ray_worker.run_on_worker` (the local runner's `run_task` on the worker). Results are taken as
 they complete, written to the same `results.jsonl` as a local batch, transcripts under the
-output folder, and told to the listener. The variables that choose and reach the model service
+output folder, and told to the listener (each attempt's `ObjectRef` future is awaited on the
+batch's event loop, which stays free for the display and the signals, where a blocking
+`ray.wait` would hold it). The variables that choose and reach the model service
 (`ANTHROPIC_*`, `OPENAI_*`, ...: `pool.endpoint_environment`) travel with each task as its
 runtime environment, so a worker talks to the model the way the driver would; the rest of a
 worker's environment is the cluster's own.
@@ -31,7 +33,7 @@ import socket
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
 
@@ -65,8 +67,8 @@ _PROBE_TIMEOUT_S = 5.0
 _MIB = 1024 * 1024
 
 
-class RayStartError(StayerError):
-    """Ray could not be started or reached; the message says which address and why."""
+class RayUnavailable(StayerError):
+    """Ray could not be started or reached, or was lost mid-batch; the message says why."""
 
 
 class _Flight(Struct, frozen=True):
@@ -81,7 +83,7 @@ class _Flight(Struct, frozen=True):
 
 @contextmanager
 def on_ray(placement: RayPlacement) -> Iterator[None]:
-    """Ray started (or connected to) for the block, shut down after it; raises `RayStartError`
+    """Ray started (or connected to) for the block, shut down after it; raises `RayUnavailable`
     in one line. Start it before installing signal handlers: `ray.init` sets its own."""
     start_ray(placement)
     try:
@@ -114,7 +116,7 @@ async def run_batch_on_ray(
 
 def start_ray(placement: RayPlacement) -> None:
     """Connect to the cluster at `placement.address`, or start a local Ray instance (None);
-    logs quiet, no dashboard. Raises `RayStartError` in one line."""
+    logs quiet, no dashboard. Raises `RayUnavailable` in one line."""
     address = placement.address
     try:
         if address is None:
@@ -128,7 +130,7 @@ def start_ray(placement: RayPlacement) -> None:
         else:
             _probe(address)
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
-    except RayStartError:
+    except RayUnavailable:
         raise
     except Exception as error:  # Ray raises many kinds here; each is the same to a user
         what = (
@@ -136,7 +138,7 @@ def start_ray(placement: RayPlacement) -> None:
             if address is None
             else f"cannot connect to the Ray cluster at {address}"
         )
-        raise RayStartError(f"{what}: {one_line(str(error))}") from None
+        raise RayUnavailable(f"{what}: {one_line(str(error))}") from None
     _check_fits(placement, local=address is None)
 
 
@@ -151,7 +153,7 @@ def _probe(address: str) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_TIMEOUT_S).close()
     except OSError as error:
         seen = address if dialled == address else f"{address} ({dialled})"
-        raise RayStartError(
+        raise RayUnavailable(
             f"cannot reach the Ray cluster at {seen}: {error.strerror or error}; check the "
             "address (`ray status` on the head node prints it), or give --ray alone to start "
             "a local instance"
@@ -188,7 +190,7 @@ def _check_fits(placement: RayPlacement, *, local: bool) -> None:
         )
     if problem is not None:
         ray.shutdown()
-        raise RayStartError(f"no task could ever run on this machine: {problem}; ask for less")
+        raise RayUnavailable(f"no task could ever run on this machine: {problem}; ask for less")
 
 
 class _Driver:
@@ -223,8 +225,9 @@ class _Driver:
                 self._fill(flying, queue)
         finally:  # stopped: the tasks in flight are cancelled, their outcome unheard
             for future, flight in flying.items():
-                ray.cancel(flight.ref)
                 future.cancel()
+                with suppress(Exception):  # a cluster already gone has nothing to cancel
+                    ray.cancel(flight.ref)
 
     def _fill(
         self, flying: dict[asyncio.Future[WorkerOutcome], _Flight], queue: Iterator[BatchTask]
@@ -243,7 +246,13 @@ class _Driver:
         attempt: int,
         started: float,
     ) -> None:
-        ref = self.remote.remote(task, self.config, self.plan, self.limiter)
+        try:
+            ref = self.remote.remote(task, self.config, self.plan, self.limiter)
+        except Exception as error:  # the cluster is gone: nothing more can run
+            raise RayUnavailable(
+                f"Ray takes no more tasks ({one_line(str(error))}); the results written are "
+                "kept: run the same command to go on"
+            ) from None
         flying[asyncio.wrap_future(ref.future())] = _Flight(task, attempt, started, ref)
 
     def _land(
