@@ -68,11 +68,14 @@ def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     at the end."""
     if importlib.util.find_spec("ray") is None:
         pytest.skip("Ray is not installed here (pip install 'stayer[ray]')")
+    command = Path(sys.executable).with_name("ray")
+    if not command.exists():
+        pytest.skip(f"Ray's command line is not beside this Python ({command})")
     log = tmp_path_factory.mktemp("ray") / "head.log"
     port = _free_port()
     with open(log, "w") as output:
         head = subprocess.Popen(
-            [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block",
+            [str(command), "start", "--head", "--block",
              "--port", str(port), "--num-cpus", "2", "--include-dashboard", "false",
              "--disable-usage-stats"],
             env=clean_env(RAY_ENV), stdin=subprocess.DEVNULL, stdout=output,
