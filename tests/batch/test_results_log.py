@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import msgspec
@@ -15,10 +16,13 @@ import pytest
 from stayer.batch.results import (
     RESULTS_FILE,
     CheckOutcome,
+    CheckStatus,
+    ResultFacts,
     ResultsLog,
     TaskError,
     TaskResult,
     encode_result,
+    facts_of_result,
     read_results,
 )
 from stayer.messages import Usage
@@ -67,8 +71,8 @@ def test_a_rerun_knows_what_is_done(tmp_path: Path) -> None:
         log.write(_result("b", error=True))
         assert set(log.done) == {"a", "b"}
     again = ResultsLog(tmp_path)
-    assert again.done == {"a": read_results(tmp_path / RESULTS_FILE)[0],
-                          "b": read_results(tmp_path / RESULTS_FILE)[1]}  # fmt: skip
+    assert again.done == {"a": facts_of_result(_result("a")),
+                          "b": facts_of_result(_result("b", error=True))}  # fmt: skip
     assert again.dropped == []
     again.write(_result("c"))
     again.close()
@@ -190,3 +194,50 @@ def test_retry_errors_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_read_results_of_a_missing_file(tmp_path: Path) -> None:
     assert read_results(tmp_path / RESULTS_FILE) == []
+
+
+MIB = 1024 * 1024
+
+
+def _big(task_id: str, *, error: bool = False) -> TaskResult:
+    return msgspec.structs.replace(
+        _result(task_id, error=error), diff="+" + "x" * MIB + "\n", result="y" * MIB
+    )
+
+
+@pytest.mark.parametrize("retry_errors", [False, True])
+def test_opening_a_file_of_large_results_reads_it_a_line_at_a_time_and_keeps_no_diff(
+    tmp_path: Path, retry_errors: bool
+) -> None:
+    """Twenty lines of 2 MiB each: the file is never held whole, nor every line's diff and
+    text; what is kept of a task is a few small facts."""
+    with ResultsLog(tmp_path) as log:
+        for number in range(20):
+            log.write(_big(f"t{number}", error=number % 5 == 0))
+    assert (tmp_path / RESULTS_FILE).stat().st_size > 40 * MIB
+
+    tracemalloc.start()
+    try:
+        with ResultsLog(tmp_path, retry_errors=retry_errors) as log:
+            kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert peak < 8 * MIB  # a line or two at a time (each 2 MiB, once as bytes, once as text)
+    assert kept < MIB
+    assert len(log.done) == (16 if retry_errors else 20)
+    assert all(set(msgspec.structs.asdict(facts)) == set(ResultFacts.__struct_fields__)
+               for facts in log.done.values())  # fmt: skip
+    assert "diff" not in ResultFacts.__struct_fields__
+    assert "result" not in ResultFacts.__struct_fields__
+    if retry_errors:  # the error lines went, the others are whole and in order
+        ids = [result.id for result in read_results(tmp_path / RESULTS_FILE)]
+        assert ids == [f"t{number}" for number in range(20) if number % 5]
+
+
+def test_the_log_keeps_only_the_facts_of_what_it_writes(tmp_path: Path) -> None:
+    with ResultsLog(tmp_path) as log:
+        log.write(_big("a"))
+        assert log.done == {"a": facts_of_result(_big("a"))}
+        (facts,) = log.done.values()
+        assert facts.check == CheckStatus(exit_code=0, passed=True)

@@ -1,17 +1,21 @@
 """`results.jsonl`: one line per finished task, written and flushed as each finishes.
 
-The file is the batch's memory. A line is appended whole and flushed to disk before the next
-task's, so a batch killed at any moment (SIGKILL included) keeps every line it wrote; a line
-the kill cut short is dropped when the file is opened again, and its task runs again. A re-run
-with the same output folder skips the tasks that have a line; with `retry_errors`, the lines
-of infrastructure failures (`error` set) are taken out first, atomically, and those tasks run
-again, so every task still has exactly one line.
+The file is the batch's memory. A line is appended whole and made durable before
+the next task's, so a batch killed at any moment (SIGKILL included) keeps every line it wrote; a
+line the kill cut short is dropped when the file is opened again, and its task runs again. A
+re-run with the same output folder skips the tasks that have a line; with `retry_errors`, the
+lines of infrastructure failures (`error` set) are taken out first, atomically, and those tasks
+run again, so every task still has exactly one line.
+
+What the batch keeps of each line is its `ResultFacts` (no diff, no final text): a batch of
+thousands of tasks with large diffs holds a few hundred bytes per task. The file is read a line
+at a time, and written again only when a line has to go.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -70,6 +74,44 @@ class TaskResult(Struct, frozen=True, kw_only=True, omit_defaults=False):
     """How many times the task was started in this batch (a lost Ray worker makes it two)."""
 
 
+class CheckStatus(Struct, frozen=True):
+    """A check's outcome without what it printed."""
+
+    exit_code: int
+    passed: bool
+
+
+class ResultFacts(Struct, frozen=True, kw_only=True):
+    """The small facts of one result line, all a running batch and its summary need: no diff,
+    no final text, no check output (a line of the file decodes to it, the rest skipped)."""
+
+    id: str
+    terminal_reason: str
+    is_error: bool
+    turns: int
+    usage: Usage
+    cost_usd: float
+    duration_s: float
+    check: CheckStatus | None
+    error: TaskError | None = None
+
+
+def facts_of_result(result: TaskResult) -> ResultFacts:
+    """The facts of `result`, which is not kept."""
+    check = result.check
+    return ResultFacts(
+        id=result.id,
+        terminal_reason=result.terminal_reason,
+        is_error=result.is_error,
+        turns=result.turns,
+        usage=result.usage,
+        cost_usd=result.cost_usd,
+        duration_s=result.duration_s,
+        check=None if check is None else CheckStatus(check.exit_code, check.passed),
+        error=result.error,
+    )
+
+
 def encode_result(result: TaskResult) -> bytes:
     """`result` as one line of JSON, newline included (lone surrogates become U+FFFD)."""
     return dumps(msgspec.to_builtins(result)).encode() + b"\n"
@@ -83,11 +125,10 @@ class ResultsLog:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.dropped: list[str] = []
         """One line each for the lines of the file that were no result (a torn last line)."""
-        kept = list(_read(self.path, self.dropped))
-        if retry_errors:
-            kept = [(line, result) for line, result in kept if result.error is None]
-        self.done: dict[str, TaskResult] = {result.id: result for _, result in kept}
-        _rewrite(self.path, (line for line, _ in kept))
+        self.done: dict[str, ResultFacts] = {}
+        kept = _scan(self.path, self.done, self.dropped, retry_errors=retry_errors)
+        if kept is not None:
+            _rewrite(self.path, kept)
         self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
 
     def write(self, result: TaskResult) -> None:
@@ -95,7 +136,7 @@ class ResultsLog:
         self._file.write(encode_result(result))
         self._file.flush()
         os.fsync(self._file.fileno())
-        self.done[result.id] = result
+        self.done[result.id] = facts_of_result(result)
 
     def close(self) -> None:
         self._file.close()
@@ -109,34 +150,63 @@ class ResultsLog:
 
 def read_results(path: Path) -> list[TaskResult]:
     """The whole lines of a results file, in order (a torn or foreign line is skipped)."""
-    return [result for _, result in _read(path, [])]
+    results = []
+    for _, line in _lines(path):
+        try:
+            results.append(msgspec.json.decode(line, type=TaskResult))
+        except msgspec.DecodeError:
+            continue
+    return results
 
 
-def _read(path: Path, dropped: list[str]) -> Iterable[tuple[bytes, TaskResult]]:
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The lines of `path` (newline included, when it has one), one at a time, numbered."""
     try:
-        data = path.read_bytes()
+        file = open(path, "rb")  # noqa: SIM115 (closed below, when the lines run out)
     except FileNotFoundError:
         return
-    for number, line in enumerate(data.split(b"\n"), 1):
+    with file:
+        yield from enumerate(file, 1)
+
+
+def _scan(
+    path: Path, done: dict[str, ResultFacts], dropped: list[str], *, retry_errors: bool
+) -> set[int] | None:
+    """Fill `done` from the file, a line at a time, and `dropped` with the lines that are no
+    result; the numbers of the lines to keep when the file must be written again (a line was
+    dropped or retried, or the last has no newline), else None."""
+    kept: set[int] = set()
+    rewrite = False
+    for number, line in _lines(path):
+        rewrite = rewrite or not line.endswith(b"\n")
         if not line.strip():
+            rewrite = True
             continue
         try:
-            yield line, msgspec.json.decode(line, type=TaskResult)
+            facts = msgspec.json.decode(line, type=ResultFacts)
         except msgspec.DecodeError as error:
             dropped.append(
                 f"{path}:{number}: dropped a line that is no task result ({error}); "
                 "its task runs again"
             )
+            rewrite = True
+            continue
+        if retry_errors and facts.error is not None:
+            rewrite = True
+            continue
+        done[facts.id] = facts
+        kept.add(number)
+    return kept if rewrite else None
 
 
-def _rewrite(path: Path, lines: Iterable[bytes]) -> None:
-    """Make the file hold exactly `lines`, atomically (a kill leaves the old or the new)."""
-    body = b"".join(line + b"\n" for line in lines)
-    if path.exists() and path.read_bytes() == body:
-        return
+def _rewrite(path: Path, kept: set[int]) -> None:
+    """Make the file hold only its lines numbered in `kept`, each ending in a newline,
+    atomically (a kill leaves the old file or the new); read a line at a time."""
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "wb") as file:
-        file.write(body)
+        for number, line in _lines(path):
+            if number in kept:
+                file.write(line if line.endswith(b"\n") else line + b"\n")
         file.flush()
         os.fsync(file.fileno())
     os.replace(temporary, path)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from stayer.batch.config import BatchConfig, RayPlacement
-    from stayer.batch.results import ResultsLog, TaskResult
+    from stayer.batch.results import ResultFacts, ResultsLog
     from stayer.batch.tasks import BatchTask
 
 USAGE = (
@@ -241,10 +241,10 @@ async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
 
 
 async def _stoppable(
-    running: Coroutine[None, None, list[TaskResult]],
+    running: Coroutine[None, None, list[ResultFacts]],
     tasks: Sequence[BatchTask],
     log: ResultsLog,
-) -> tuple[str | None, list[TaskResult]]:
+) -> tuple[str | None, list[ResultFacts]]:
     """Run the batch until it ends or SIGINT or SIGTERM stops it (then, the results written
     so far); which signal stopped it, if one did. Closes `log`."""
     import asyncio
