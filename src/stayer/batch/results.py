@@ -1,6 +1,6 @@
 """`results.jsonl`: one line per finished task, written and flushed as each finishes.
 
-The file is the batch's memory. A line is appended whole and made durable before
+The file is the batch's memory. A line is appended whole, in one write, and made durable before
 the next task's, so a batch killed at any moment (SIGKILL included) keeps every line it wrote; a
 line the kill cut short is dropped when the file is opened again, and its task runs again. A
 re-run with the same output folder skips the tasks that have a line; with `retry_errors`, the
@@ -9,11 +9,14 @@ run again, so every task still has exactly one line.
 
 What the batch keeps of each line is its `ResultFacts` (no diff, no final text): a batch of
 thousands of tasks with large diffs holds a few hundred bytes per task. The file is read a line
-at a time, and written again only when a line has to go.
+at a time, and written again only when a line has to go. A line that cannot be written (the
+disk full, the file over its size limit) is taken back out whole and ends the batch
+(`ResultsUnwritable`): no torn line is ever followed by another.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Literal
 import msgspec
 from msgspec import Struct
 
+from stayer.errors import StayerError
 from stayer.json_text import dumps
 from stayer.messages import Usage
 
@@ -117,6 +121,10 @@ def encode_result(result: TaskResult) -> bytes:
     return dumps(msgspec.to_builtins(result)).encode() + b"\n"
 
 
+class ResultsUnwritable(StayerError):
+    """The results file could not take a line: the batch ends, every line in it whole."""
+
+
 class ResultsLog:
     """The results file of one output folder, open for appending."""
 
@@ -129,17 +137,46 @@ class ResultsLog:
         kept = _scan(self.path, self.done, self.dropped, retry_errors=retry_errors)
         if kept is not None:
             _rewrite(self.path, kept)
-        self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        self._fd: int | None = os.open(self.path, flags, 0o644)
+        self._broken: ResultsUnwritable | None = None
 
     def write(self, result: TaskResult) -> None:
-        """Append `result` and make it durable before returning."""
-        self._file.write(encode_result(result))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Append `result` in one write and make it durable before returning; raises
+        `ResultsUnwritable` when it cannot (the file then ends as it did before)."""
+        if self._broken is not None:
+            raise self._broken
+        assert self._fd is not None, "write after close"
+        line = encode_result(result)
+        start = os.fstat(self._fd).st_size
+        try:
+            written = os.write(self._fd, line)
+            while written < len(line):  # a short write: the rest, to learn why it stopped
+                written += os.write(self._fd, line[written:])
+            os.fsync(self._fd)
+        except OSError as error:
+            self._take_back(start)
+            self._broken = ResultsUnwritable(
+                f"cannot write {self.path}: {_reason(error)}; free space and run the same "
+                "command to go on"
+            )
+            raise self._broken from None
         self.done[result.id] = facts_of_result(result)
 
+    def _take_back(self, start: int) -> None:
+        """Cut the file back to `start`, dropping a part line (best effort: a torn last line is
+        dropped anyway when the file is opened again)."""
+        assert self._fd is not None
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, start)
+            os.fsync(self._fd)
+
     def close(self) -> None:
-        self._file.close()
+        """Close the file; never raises (every line was made durable when written)."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def __enter__(self) -> ResultsLog:
         return self
@@ -210,3 +247,7 @@ def _rewrite(path: Path, kept: set[int]) -> None:
         file.flush()
         os.fsync(file.fileno())
     os.replace(temporary, path)
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
