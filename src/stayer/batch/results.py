@@ -29,6 +29,8 @@ from stayer.errors import StayerError
 from stayer.json_text import dumps
 from stayer.messages import Usage
 
+from .lock import OutputUnusable
+
 RESULTS_FILE = "results.jsonl"
 
 Stage = Literal["workspace", "setup", "model", "check", "internal", "worker"]
@@ -126,19 +128,26 @@ class ResultsUnwritable(StayerError):
 
 
 class ResultsLog:
-    """The results file of one output folder, open for appending."""
+    """The results file of one output folder, open for appending. Raises `OutputUnusable`
+    in one line when the folder or the file cannot be used (nothing has run then)."""
 
     def __init__(self, out_dir: Path, *, retry_errors: bool = False) -> None:
         self.path = out_dir / RESULTS_FILE
-        out_dir.mkdir(parents=True, exist_ok=True)
         self.dropped: list[str] = []
         """One line each for the lines of the file that were no result (a torn last line)."""
         self.done: dict[str, ResultFacts] = {}
-        kept = _scan(self.path, self.done, self.dropped, retry_errors=retry_errors)
-        if kept is not None:
-            _rewrite(self.path, kept)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-        self._fd: int | None = os.open(self.path, flags, 0o644)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            kept = _scan(self.path, self.done, self.dropped, retry_errors=retry_errors)
+            if kept is not None:
+                _rewrite(self.path, kept)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            self._fd: int | None = os.open(self.path, flags, 0o644)
+        except OSError as error:
+            raise OutputUnusable(
+                f"batch: cannot use {self.path} as the results file: {_reason(error)}; "
+                "give another --out, or make that path a file you can write"
+            ) from None
         self._broken: ResultsUnwritable | None = None
 
     def write(self, result: TaskResult) -> None:

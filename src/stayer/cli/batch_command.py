@@ -162,7 +162,7 @@ def batch_config(args: argparse.Namespace) -> BatchConfig:
         tokens_per_minute=args.tokens_per_minute,
     )
     return BatchConfig(
-        out_dir=Path(args.out).expanduser().absolute(),
+        out_dir=_out_dir(args.out),
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
         model=args.model,
         permission_mode=args.permission_mode,
@@ -172,6 +172,13 @@ def batch_config(args: argparse.Namespace) -> BatchConfig:
         ray=ray,
         output_format=args.output_format,
     )
+
+
+def _out_dir(text: str) -> Path:
+    try:
+        return Path(text).expanduser().absolute()
+    except RuntimeError as error:  # `~someone` with no such user
+        raise ConfigError(f"batch: --out {text}: {error}; give the folder's path") from None
 
 
 def _placement(args: argparse.Namespace) -> RayPlacement | None:
