@@ -230,3 +230,24 @@ async def test_a_rerun_over_large_diffs_holds_none_of_them(
     assert heard.said == [("planned", "6", "6")]
     assert again == first
     assert peak < 8_000_000  # one line at a time, not six diffs (14 MB)
+
+
+async def test_each_tasks_session_is_kept_once_under_the_output_folder_not_in_the_users_home(
+    tmp_path: Path, source: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config"
+    monkeypatch.setenv("STAYER_CONFIG_DIR", str(config))
+    ids = ("a", "b")
+    server.respond_with(TaskRouter({task_id: [reply(f"done {task_id}")] for task_id in ids}))
+    out = tmp_path / "out"
+
+    await run_batch(_tasks(source, *ids), BatchConfig(out_dir=out), Heard(out))
+
+    for line in read_results(out / "results.jsonl"):
+        assert line.transcript is not None
+        transcript = Path(line.transcript)
+        assert transcript.parent == out / "transcripts" / line.id
+        assert f"done {line.id}" in transcript.read_text()
+    kept = sorted(path.relative_to(out) for path in out.rglob("*.jsonl"))
+    assert len(kept) == 3  # results.jsonl and one transcript per task, no copy
+    assert not (config / "projects").exists()  # no project folder per task in the home
