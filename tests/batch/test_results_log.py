@@ -3,10 +3,12 @@ retried, and a re-run knows what is done."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -241,3 +243,36 @@ def test_the_log_keeps_only_the_facts_of_what_it_writes(tmp_path: Path) -> None:
         assert log.done == {"a": facts_of_result(_big("a"))}
         (facts,) = log.done.values()
         assert facts.check == CheckStatus(exit_code=0, passed=True)
+
+
+async def test_appending_a_line_leaves_the_event_loop_free_while_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line's write is held until the event loop itself lets it go: were it written on
+    the loop, the loop could never do so, and the write would give up."""
+    log = ResultsLog(tmp_path)
+    entered, released = threading.Event(), threading.Event()
+    sync = os.fsync
+
+    def held(fd: int) -> None:
+        entered.set()
+        if not released.wait(30):
+            raise AssertionError("the event loop never ran while the line was written")
+        sync(fd)
+
+    monkeypatch.setattr(os, "fsync", held)
+    writing = asyncio.ensure_future(log.append(_result("a")))
+    assert await asyncio.to_thread(entered.wait, 30)
+    released.set()  # by the loop, while the line is being written
+    await writing
+    monkeypatch.undo()
+    log.close()
+    assert _lines(tmp_path) == [encode_result(_result("a"))]
+
+
+async def test_lines_appended_at_once_are_written_in_the_order_handed_over(tmp_path: Path) -> None:
+    ids = [f"t{number}" for number in range(20)]
+    with ResultsLog(tmp_path) as log:
+        await asyncio.gather(*(log.append(_result(task_id)) for task_id in ids))
+        assert sorted(log.done) == sorted(ids)
+    assert [result.id for result in read_results(tmp_path / RESULTS_FILE)] == ids

@@ -79,5 +79,5 @@ async def _worker(
             workspaces=config.workspaces,
             transcripts=config.transcripts,
         )
-        log.write(result)
+        await log.append(result)  # durable before anyone hears of it
         listener.finished(result)

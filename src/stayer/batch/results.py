@@ -16,9 +16,11 @@ disk full, the file over its size limit) is taken back out whole and ends the ba
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -149,6 +151,16 @@ class ResultsLog:
                 "give another --out, or make that path a file you can write"
             ) from None
         self._broken: ResultsUnwritable | None = None
+        self._writer: ThreadPoolExecutor | None = None
+
+    async def append(self, result: TaskResult) -> None:
+        """`write` off the event loop (encoding and syncing a line with a large diff takes a
+        while, and every session in flight runs on the loop): on the log's one writer thread,
+        so lines go to the file in the order they were handed over. Once handed over, a line
+        is written even if the caller is cancelled while it waits."""
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stayer-results")
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.write, result)
 
     def write(self, result: TaskResult) -> None:
         """Append `result` in one write and make it durable before returning; raises
@@ -181,7 +193,11 @@ class ResultsLog:
             os.fsync(self._fd)
 
     def close(self) -> None:
-        """Close the file; never raises (every line was made durable when written)."""
+        """Close the file, once the lines handed to `append` are written; never raises (every
+        line was made durable when written)."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
         if self._fd is not None:
             fd, self._fd = self._fd, None
             with contextlib.suppress(OSError):

@@ -272,6 +272,7 @@ async def _stoppable(
     except asyncio.CancelledError:
         if not stopped_by:
             raise
+        log.close()  # the lines handed over before the stop are written first
         results = [log.done[task.id] for task in tasks if task.id in log.done]
     finally:
         for name in EXIT_STOPPED:
