@@ -52,18 +52,18 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="stayer batch", usage=USAGE, description=DESCRIPTION, allow_abbrev=False)
+    _task_flags(parser)
+    _limit_flags(parser)
+    _ray_flags(parser)
+    return parser
+
+
+def _task_flags(parser: argparse.ArgumentParser) -> None:
+    """What runs, where its output goes, and the defaults of tasks that name none."""
     add = parser.add_argument
     add("tasks", metavar="TASKS.jsonl", help="the tasks file")
     add("--out", metavar="DIR", required=True, help="where results, workspaces and transcripts go")
     add("--concurrency", metavar="N", type=_count, default=None, help="tasks at once (default 8)")
-    add(
-        "--ray",
-        metavar="ADDRESS",
-        nargs="?",
-        const="",
-        default=None,
-        help="run the tasks on Ray: a cluster's address, or none to start a local Ray",
-    )
     add("--model", help="the model of tasks that name none (an alias or id)")
     add(
         "--permission-mode",
@@ -89,7 +89,11 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the time of tasks that give no timeout_s (default 1800)",
     )
-    add(
+
+
+def _limit_flags(parser: argparse.ArgumentParser) -> None:
+    """The batch's one rate limit."""
+    parser.add_argument(
         "--requests-per-minute",
         metavar="N",
         type=_rate,
@@ -97,12 +101,25 @@ def _parser() -> argparse.ArgumentParser:
         help="model requests per minute per provider, for the whole batch (over the "
         "settings' batch.rateLimits)",
     )
-    add(
+    parser.add_argument(
         "--tokens-per-minute",
         metavar="N",
         type=_rate,
         default=None,
         help="tokens (sent and received) per minute per provider, for the whole batch",
+    )
+
+
+def _ray_flags(parser: argparse.ArgumentParser) -> None:
+    """Where on Ray, and what each task asks of it."""
+    add = parser.add_argument
+    add(
+        "--ray",
+        metavar="ADDRESS",
+        nargs="?",
+        const="",
+        default=None,
+        help="run the tasks on Ray: a cluster's address, or none to start a local Ray",
     )
     add(
         "--ray-cpus-per-task",
@@ -118,7 +135,6 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="with --ray: memory each task asks for, in MiB",
     )
-    return parser
 
 
 def _count(text: str) -> int:
