@@ -4,6 +4,7 @@ retried, and a re-run knows what is done."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from stayer.batch.results import (
     CheckStatus,
     ResultFacts,
     ResultsLog,
+    ResultsUnwritable,
     TaskError,
     TaskResult,
     encode_result,
@@ -276,3 +278,35 @@ async def test_lines_appended_at_once_are_written_in_the_order_handed_over(tmp_p
         await asyncio.gather(*(log.append(_result(task_id)) for task_id in ids))
         assert sorted(log.done) == sorted(ids)
     assert [result.id for result in read_results(tmp_path / RESULTS_FILE)] == ids
+
+
+def test_a_line_the_disk_takes_only_in_part_is_taken_back_and_no_line_follows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = ResultsLog(tmp_path)
+    log.write(_result("a"))
+    before = (tmp_path / RESULTS_FILE).read_bytes()
+    real_write = os.write
+    calls: list[int] = []
+
+    def full_disk(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, data[: len(data) // 2])  # a short write
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(ResultsUnwritable) as failed:
+        log.write(_result("b"))
+    assert str(failed.value) == (
+        f"cannot write {tmp_path / RESULTS_FILE}: No space left on device; free space and run "
+        "the same command to go on"
+    )
+    monkeypatch.undo()
+    assert (tmp_path / RESULTS_FILE).read_bytes() == before  # the half line went
+    with pytest.raises(ResultsUnwritable):  # and nothing is written after it
+        log.write(_result("c"))
+    log.close()
+    log.close()  # closing twice, or after a failure, never raises
+    assert (tmp_path / RESULTS_FILE).read_bytes() == before
+    assert list(log.done) == ["a"]

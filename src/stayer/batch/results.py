@@ -169,14 +169,16 @@ class ResultsLog:
             raise self._broken
         assert self._fd is not None, "write after close"
         line = encode_result(result)
-        start = os.fstat(self._fd).st_size
+        start: int | None = None
         try:
+            start = os.fstat(self._fd).st_size
             written = os.write(self._fd, line)
             while written < len(line):  # a short write: the rest, to learn why it stopped
                 written += os.write(self._fd, line[written:])
             os.fsync(self._fd)
         except OSError as error:
-            self._take_back(start)
+            if start is not None:
+                self._take_back(start)
             self._broken = ResultsUnwritable(
                 f"cannot write {self.path}: {_reason(error)}; free space and run the same "
                 "command to go on"
