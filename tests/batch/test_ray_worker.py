@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.batch.config import BatchConfig
+from stayer.batch.config import BatchConfig, RateLimit
 from stayer.batch.limits import LocalLimiter
 from stayer.batch.ray_worker import MARKER, WorkerPlan, run_on_worker, sees_driver_folder
 from stayer.batch.tasks import BatchTask
@@ -90,7 +90,8 @@ def test_a_worker_that_cannot_see_the_output_folder_sends_the_transcript_home(
     (out / MARKER).write_text("another batch's token")
     workspace = worker_tmp / "stayer-batch" / TOKEN / "workspaces" / "far"
     server.respond_with(TaskRouter({"far": tool_turns("far", 2, workspace=workspace)}))
-    config = BatchConfig(out_dir=out, permission_mode="acceptEdits")
+    limits = {"*": RateLimit(tokens_per_minute=1e9)}  # tokens are counted: calls settle
+    config = BatchConfig(out_dir=out, permission_mode="acceptEdits", rate_limits=limits)
     handle = Handle()
 
     outcome = run_on_worker(_task(source, "far"), config, WorkerPlan(TOKEN), handle)
@@ -103,10 +104,13 @@ def test_a_worker_that_cannot_see_the_output_folder_sends_the_transcript_home(
     assert "+far 2\n" in landed.diff
     assert not (out / "workspaces").exists()
     assert outcome.transcript
-    assert landed.transcript == str(out / "transcripts" / "far.jsonl")
+    assert landed.transcript is not None
+    assert Path(landed.transcript).parent == out / "transcripts" / "far"  # as a local run's
     assert Path(landed.transcript).read_bytes() == outcome.transcript
+    assert outcome.result.transcript is not None
+    assert Path(outcome.result.transcript).is_relative_to(worker_tmp)
     assert handle.calls.count("acquire") == 3  # each model call waited at the batch's limiter
-    assert handle.calls.count("settle") == 3
+    assert handle.calls.count("settle") == 3  # and told it what it used
 
 
 def test_a_worker_that_sees_the_output_folder_works_in_it(
@@ -119,15 +123,19 @@ def test_a_worker_that_sees_the_output_folder_works_in_it(
     server.respond_with(TaskRouter({"near": tool_turns("near", 1, workspace=workspace)}))
     config = BatchConfig(out_dir=out, permission_mode="acceptEdits")
 
-    outcome = run_on_worker(_task(source, "near"), config, WorkerPlan(TOKEN), Handle())
+    handle = Handle()
+
+    outcome = run_on_worker(_task(source, "near"), config, WorkerPlan(TOKEN), handle)
     landed = outcome.landed(config.transcripts, attempts=1)
 
     assert landed.terminal_reason == "completed"
     assert (workspace / "near-1.txt").read_text() == "near 1\n"
     assert outcome.transcript is None  # written in place
-    assert landed.transcript == str(out / "transcripts" / "near.jsonl")
+    assert landed.transcript is not None
+    assert Path(landed.transcript).parent == out / "transcripts" / "near"
     assert Path(landed.transcript).stat().st_size > 0
     assert list(worker_tmp.iterdir()) == []
+    assert handle.calls == ["acquire", "acquire"]  # no tokens limit: nothing to settle
 
 
 def test_the_marker_must_hold_this_batch_token(tmp_path: Path) -> None:

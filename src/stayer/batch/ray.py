@@ -55,7 +55,7 @@ from .listener import BatchListener
 from .pool import endpoint_environment
 from .ray_limiter import LimiterHandle, LimiterHost
 from .ray_worker import MARKER, WorkerOutcome, WorkerPlan, run_on_worker
-from .results import ResultsLog, Stage, TaskResult
+from .results import ResultFacts, ResultsLog, Stage, TaskResult
 from .task_run import failure, one_line
 from .tasks import BatchTask
 
@@ -98,9 +98,9 @@ async def run_batch_on_ray(
     listener: BatchListener,
     *,
     log: ResultsLog | None = None,
-) -> list[TaskResult]:
+) -> list[ResultFacts]:
     """Run the tasks of `tasks` that have no result yet as Ray tasks (inside `on_ray`);
-    returns the result of every task that has one now, in file order. `log` is the results
+    returns the facts of every task that has a result now, in file order. `log` is the results
     file if the caller opened it already, else it is opened (and closed) here."""
     owned = log is None
     log = log or ResultsLog(config.out_dir, retry_errors=config.retry_errors)
@@ -221,7 +221,7 @@ class _Driver:
             while flying:
                 done, _ = await asyncio.wait(flying, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
-                    self._land(flying, flying.pop(future), future)
+                    await self._land(flying, flying.pop(future), future)
                 self._fill(flying, queue)
         finally:  # stopped: the tasks in flight are cancelled, their outcome unheard
             for future, flight in flying.items():
@@ -255,7 +255,7 @@ class _Driver:
             ) from None
         flying[asyncio.wrap_future(ref.future())] = _Flight(task, attempt, started, ref)
 
-    def _land(
+    async def _land(
         self,
         flying: dict[asyncio.Future[WorkerOutcome], _Flight],
         flight: _Flight,
@@ -276,7 +276,7 @@ class _Driver:
             result = _failed(flight, "worker", f"Ray could not run the task: {error}", config)
         else:
             result = outcome.landed(self.config.transcripts, attempts=flight.attempt)
-        self.log.write(result)
+        await self.log.append(result)  # durable before anyone hears of it
         self.listener.finished(result)
 
 

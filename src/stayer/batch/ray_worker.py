@@ -26,7 +26,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from .config import BatchConfig
-from .limited import LimitedProvider
+from .limited import limited_by
 from .pool import ProviderPool
 from .ray_limiter import ActorLimiter, LimiterHandle
 from .results import TaskResult
@@ -46,17 +46,18 @@ class WorkerPlan(Struct, frozen=True):
 
 class WorkerOutcome(Struct, frozen=True):
     """What a worker sends back: the task's result and, unless written in place, its
-    transcript's bytes."""
+    transcript's bytes and its path under the worker's transcripts folder."""
 
     result: TaskResult
     transcript: bytes | None = None
+    transcript_name: str | None = None
 
     def landed(self, transcripts: Path, *, attempts: int) -> TaskResult:
         """The result as the driver writes it: the transcript's bytes, if they came, written
-        to `transcripts/<id>.jsonl` (and named so), and the attempts it took."""
+        under `transcripts` where the worker had it (and named so), and the attempts taken."""
         result = self.result
-        if self.transcript is not None:
-            path = transcripts / f"{result.id}.jsonl"
+        if self.transcript is not None and self.transcript_name is not None:
+            path = transcripts / self.transcript_name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(self.transcript)
             result = replace(result, transcript=str(path))
@@ -80,7 +81,8 @@ async def _run(
     else:
         home = Path(tempfile.gettempdir()) / "stayer-batch" / plan.token
         workspaces, transcripts = home / "workspaces", home / "transcripts"
-    providers = ProviderPool(concurrency=1, wrap=lambda inner: LimitedProvider(inner, limiter))
+    counted = any(limit.tokens_per_minute for limit in config.rate_limits.values())
+    providers = ProviderPool(concurrency=1, wrap=limited_by(limiter, count_tokens=counted))
     try:
         result = await run_task(
             task, config, providers=providers, workspaces=workspaces, transcripts=transcripts
@@ -89,7 +91,9 @@ async def _run(
         await providers.aclose()
     if shared or result.transcript is None:
         return WorkerOutcome(result)
-    return WorkerOutcome(result, _read(Path(result.transcript)))
+    path = Path(result.transcript)
+    name = path.relative_to(transcripts) if path.is_relative_to(transcripts) else path.name
+    return WorkerOutcome(result, _read(path), str(name))
 
 
 def sees_driver_folder(out_dir: Path, token: str) -> bool:
