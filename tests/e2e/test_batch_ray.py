@@ -25,7 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.batch_cli import make_source, result_lines, run_batch, snapshot, write_tasks
+from tests.e2e.batch_cli import (
+    make_source,
+    result_lines,
+    run_batch,
+    snapshot,
+    start_batch,
+    wait_for_results,
+    write_tasks,
+)
 from tests.e2e.cli import clean_env
 from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
 from tests.fakes.model_server import FakeModelServer
@@ -211,6 +219,43 @@ def test_one_rate_limit_holds_every_worker_of_the_cluster(
         allowed = rpm * (span + burst_s + jitter_s) / 60
         most = max(sum(1 for t in times if start <= t <= start + span) for start in times)
         assert most <= allowed, f"{most} requests within {span} s"
+
+
+def test_sigterm_stops_the_tasks_on_the_cluster_and_keeps_the_lines_written(
+    tmp_path: Path, server: FakeModelServer, ray_address: str
+) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    quick, stuck = ["q1", "q2"], ["s1", "s2", "s3"]
+    router = TaskRouter(
+        {task: tool_turns(task, 1, workspace=out / "workspaces" / task) for task in quick}
+    )
+    server.respond_with(router)
+    waits = f"echo $$ > {tmp_path}/pid-{{}}; until [ -e {tmp_path}/never ]; do sleep 0.05; done"
+    tasks = [_task(task) for task in quick] + [
+        _task(task, setup=waits.format(task)) for task in stuck
+    ]
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+    batch = start_batch(
+        tasks_file, out, "--ray", ray_address, "--ray-cpus-per-task", "0.25",
+        "--permission-mode", "acceptEdits", env={**server.env(), **RAY_ENV}, cwd=tmp_path,
+    )  # fmt: skip
+    wait_for_results(out, len(quick), batch)
+    while len(list(tmp_path.glob("pid-*"))) < len(stuck):  # every stuck setup is running
+        assert batch.poll() is None, batch.communicate()
+        time.sleep(0.02)
+
+    batch.send_signal(signal.SIGTERM)
+    _, stderr = batch.communicate(timeout=60)
+
+    assert batch.returncode == 143, stderr
+    assert "stopped (SIGTERM)" in stderr
+    assert sorted(result["id"] for result in result_lines(out)) == quick
+    pids = [int(path.read_text()) for path in tmp_path.glob("pid-*")]
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() for pid in pids):  # gone with the batch
+        assert time.monotonic() < deadline, "a cancelled task's setup still runs"
+        time.sleep(0.05)
 
 
 def test_without_an_address_the_command_starts_its_own_ray(
