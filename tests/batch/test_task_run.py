@@ -269,3 +269,30 @@ def test_how_a_runs_end_is_sorted(
     finished: Finished | None, errors: tuple[str, ...], expected: TaskError | None
 ) -> None:
     assert run_error(finished, errors) == expected
+
+
+@pytest.mark.parametrize("passed", [False, True])
+async def test_setup_and_check_get_the_tasks_env_but_not_the_models_credentials(
+    tmp_path: Path, source: Path, server: FakeModelServer, passed: bool
+) -> None:
+    server.respond_with(TaskRouter({"t1": [reply("nothing to do")]}))
+    env = {**server.env(), "TASK_SETTING": "from-the-task"}
+    if passed:
+        env["STAYER_PASS_ENV"] = "ANTHROPIC_API_KEY"
+    seen = {stage: tmp_path / f"{stage}.env" for stage in ("setup", "check")}
+    task = _task(
+        source,
+        server,
+        env=env,
+        setup=f"env > {seen['setup']}",
+        check=f"env > {seen['check']}",
+    )
+
+    result = await _run(task, tmp_path / "out")
+
+    assert (result.terminal_reason, result.error) == ("completed", None)
+    for file in seen.values():
+        lines = file.read_text().splitlines()
+        assert "TASK_SETTING=from-the-task" in lines
+        assert ("ANTHROPIC_API_KEY=test-key" in lines) is passed
+        assert f"ANTHROPIC_BASE_URL={server.url}" in lines  # not a credential

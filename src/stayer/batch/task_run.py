@@ -2,7 +2,10 @@
 
 The task's workspace is made from its repository (`workspace`), its `setup` command runs there,
 then a full Session (the loop, recovery, guardrails) works on the prompt through a `Driver`,
-with the batch's shared model client for the task's model. Nobody can answer a permission
+with the batch's shared model client for the task's model. The setup and check commands get the
+environment Bash does (`stayer.exec.child_env`: stayer's and the task's `env`, without the
+model's credentials unless ``STAYER_PASS_ENV`` names them), since they usually run the
+repository's own code. Nobody can answer a permission
 question in a batch, so the session gets no decider: a call the task's permission mode and
 allowed tools would ask about is denied. Making the workspace, the setup and the session run
 under the task's time; when it runs out the session is interrupted and still ends with its
@@ -31,6 +34,7 @@ from msgspec.structs import replace
 from stayer.driver import Close, Driver
 from stayer.errors import ConfigError, StayerError
 from stayer.events import Event, Finished, Terminal
+from stayer.exec.child_env import child_env
 from stayer.messages import Usage
 from stayer.session.options import QueryOptions
 
@@ -103,7 +107,8 @@ async def _run(
     except ConfigError as error:
         raise _Failed("model", str(error)) from None
     workspace = await _workspace(task, workspaces, deadline, timeout_s)
-    await _setup(task, workspace, env, deadline, timeout_s)
+    commands_env = child_env(env)  # the repository's code must not read the model's keys
+    await _setup(task, workspace, commands_env, deadline, timeout_s)
     options = task_options(task, config, client, workspace.path, env)
     ended = await run_session(options, task.prompt, deadline, timeout_s)
     transcript = await _keep_transcript(ended.transcript, transcripts, task.id)
@@ -114,7 +119,7 @@ async def _run(
         model=client.choice.display_name,
         duration_s=time.monotonic() - started,
     )
-    return await _after(result, task, workspace, env, timeout_s, started)
+    return await _after(result, task, workspace, commands_env, timeout_s, started)
 
 
 async def _after(
