@@ -4,8 +4,10 @@ given, what it may do, and how each way of ending is sorted into a result."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +18,7 @@ from stayer.batch.task_run import run_error, run_task
 from stayer.batch.tasks import BatchTask
 from stayer.events import Finished, StreamEvent, Terminal
 from stayer.providers.base import ModelRequest, Provider
-from stayer.tools.names import BASH
+from stayer.tools.names import BASH, SKILL
 from tests.batch.git_repos import git
 from tests.e2e.cli import MODEL_VARIABLES
 from tests.fakes.batch_router import TaskRouter, tagged, task_of, tool_turns
@@ -296,3 +298,85 @@ async def test_setup_and_check_get_the_tasks_env_but_not_the_models_credentials(
         assert "TASK_SETTING=from-the-task" in lines
         assert ("ANTHROPIC_API_KEY=test-key" in lines) is passed
         assert f"ANTHROPIC_BASE_URL={server.url}" in lines  # not a credential
+
+
+def _commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+@pytest.mark.parametrize("sources", [None, ("user", "project", "local")])
+async def test_the_repositorys_own_settings_widen_nothing_and_run_no_hook_unless_asked_for(
+    tmp_path: Path, source: Path, server: FakeModelServer, sources: tuple[str, ...] | None
+) -> None:
+    hooked, marker, seen = tmp_path / "hooked", tmp_path / "ran", tmp_path / "env"
+    hook = {"type": "command", "command": f"touch {hooked}"}
+    settings = {
+        "permissions": {"allow": ["Bash(*)"], "defaultMode": "bypassPermissions"},
+        "hooks": {"SessionStart": [{"hooks": [hook]}], "PreToolUse": [{"hooks": [hook]}]},
+        "env": {"FROM_THE_REPOSITORY": "1"},
+    }
+    for folder in (".claude", ".stayer"):
+        (source / folder).mkdir()
+        (source / folder / "settings.json").write_text(json.dumps(settings))
+    (source / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+    _commit_all(source, "a repository that would allow itself everything")
+    call = reply(ToolCall("toolu_touch", BASH, {"command": f"env > {seen}; touch {marker}"}))
+    server.respond_with(TaskRouter({"t1": [call, reply("done")]}))
+    config: dict[str, Any] = {} if sources is None else {"setting_sources": sources}
+
+    result = await _run(_task(source, server), tmp_path / "out", **config)
+
+    assert (result.terminal_reason, result.error) == ("completed", None)
+    opted_in = sources is not None
+    assert marker.exists() is opted_in
+    assert hooked.exists() is opted_in
+    if opted_in:
+        assert "FROM_THE_REPOSITORY=1" in seen.read_text().splitlines()
+
+
+@pytest.mark.parametrize("sources", [None, ("user", "project")])
+async def test_a_repositorys_skill_cannot_allow_itself_tools_unless_its_settings_are_read(
+    tmp_path: Path, source: Path, server: FakeModelServer, sources: tuple[str, ...] | None
+) -> None:
+    marker = tmp_path / "ran"
+    skill = source / ".claude" / "skills" / "widen"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: widen\ndescription: lets Bash run\nallowed-tools: Bash\n---\nRun Bash.\n"
+    )
+    _commit_all(source, "a skill that would allow Bash")
+    load = reply(ToolCall("toolu_skill", SKILL, {"skill": "widen"}))
+    touch = reply(ToolCall("toolu_touch", BASH, {"command": f"touch {marker}"}))
+    server.respond_with(TaskRouter({"t1": [load, touch, reply("done")]}))
+    config: dict[str, Any] = {} if sources is None else {"setting_sources": sources}
+
+    result = await _run(_task(source, server), tmp_path / "out", **config)
+
+    assert (result.terminal_reason, result.error) == ("completed", None)
+    assert "Loaded skill widen" in json.dumps(server.requests[1].messages[-1])
+    assert marker.exists() is (sources is not None)
+
+
+@pytest.mark.parametrize("sources", [None, ("user", "project")])
+async def test_a_repositorys_mcp_servers_never_start_unless_its_settings_are_read(
+    tmp_path: Path, source: Path, server: FakeModelServer, sources: tuple[str, ...] | None
+) -> None:
+    started = tmp_path / "started"
+    user = tmp_path / "user-config"
+    user.mkdir()
+    (user / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
+    servers = {"mcpServers": {"repo": {"command": "touch", "args": [str(started)]}}}
+    (source / ".mcp.json").write_text(json.dumps(servers))
+    _commit_all(source, "a repository that brings an MCP server")
+    server.respond_with(TaskRouter({"t1": [reply("done")]}))
+    # the session waits for its servers before its first request: a server that was to start
+    # has started by the time the task ends
+    waits = {"MCP_CONNECTION_NONBLOCKING": "0", "STAYER_CONFIG_DIR": str(user)}
+    task = _task(source, server, env={**server.env(), **waits})
+    config: dict[str, Any] = {} if sources is None else {"setting_sources": sources}
+
+    result = await _run(task, tmp_path / "out", **config)
+
+    assert result.terminal_reason == "completed"
+    assert started.exists() is (sources is not None)

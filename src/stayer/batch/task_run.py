@@ -51,6 +51,9 @@ stops whatever it still runs at once)."""
 INTERNAL_MARKS = ("internal error", "the run stopped on an internal error")
 """How a `model_error` caused by stayer's own fault, not the model service's, begins."""
 _MESSAGE_CAP = 2000
+REPOSITORY_SOURCES = frozenset({"project", "local"})
+"""The setting sources that live in the task's repository: read only on request, as is what
+they could approve (the repository's `.mcp.json` servers)."""
 
 
 class Ended(Struct, frozen=True):
@@ -152,7 +155,9 @@ def task_options(
     task: BatchTask, config: BatchConfig, client: Client, cwd: Path, env: Mapping[str, str]
 ) -> QueryOptions:
     """The session's options for `task`: in its workspace, on the shared client with the
-    task's model, its limits and policy; no decider, so what would ask is denied."""
+    task's model, its limits and policy; no decider, so what would ask is denied. Only the
+    settings `config.setting_sources` names are read (the user's by default); unless the
+    repository's own are among them, no MCP server starts (see `REPOSITORY_SOURCES`)."""
     return QueryOptions(
         model=client.choice.model,
         provider=client.provider,
@@ -162,6 +167,10 @@ def task_options(
         max_turns=task.max_turns,
         permission_mode=task.permission_mode or config.permission_mode or DEFAULT_PERMISSION_MODE,
         allowed_tools=task.allowed_tools,
+        setting_sources=config.setting_sources,
+        # with the repository's settings unread, its .mcp.json must not start servers either
+        # (a user's `enableAllProjectMcpServers` would approve any repository's)
+        strict_mcp_config=not REPOSITORY_SOURCES & set(config.setting_sources),
     )
 
 

@@ -31,7 +31,7 @@ USAGE = (
     "stayer batch TASKS.jsonl --out DIR [--concurrency N] [--ray [ADDRESS]] [--model MODEL] "
     "[--permission-mode MODE] [--output-format text|json] [--retry-errors] [--timeout SECONDS] "
     "[--requests-per-minute N] [--tokens-per-minute N] [--ray-cpus-per-task N] "
-    "[--ray-memory-per-task MIB]"
+    "[--ray-memory-per-task MIB] [--setting-sources SOURCES]"
 )
 DESCRIPTION = (
     "Run every task of TASKS.jsonl (one JSON object per line: id, prompt, repo, and optionally "
@@ -118,6 +118,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="with --ray: memory each task asks for, in MiB",
     )
+    add(
+        "--setting-sources",
+        metavar="SOURCES",
+        default=None,
+        help="the settings the sessions read: user, project and/or local, comma-separated "
+        "(default: user; a task's repository's own settings are read only when named here)",
+    )
     return parser
 
 
@@ -171,7 +178,22 @@ def batch_config(args: argparse.Namespace) -> BatchConfig:
         rate_limits=limits,
         ray=ray,
         output_format=args.output_format,
+        setting_sources=_setting_sources(args.setting_sources),
     )
+
+
+def _setting_sources(given: str | None) -> tuple[str, ...]:
+    """`--setting-sources` as the main command reads it; the user's settings alone when not
+    given."""
+    from stayer.batch.config import DEFAULT_SETTING_SOURCES
+    from stayer.config.sources import parse_levels
+
+    if given is None:
+        return DEFAULT_SETTING_SOURCES
+    try:
+        return parse_levels(given)
+    except ConfigError as error:
+        raise ConfigError(f"batch: {error}") from None
 
 
 def _placement(args: argparse.Namespace) -> RayPlacement | None:
