@@ -380,3 +380,33 @@ async def test_a_repositorys_mcp_servers_never_start_unless_its_settings_are_rea
 
     assert result.terminal_reason == "completed"
     assert started.exists() is (sources is not None)
+
+
+async def test_a_timeout_while_the_model_service_fails_is_an_error_of_stage_model(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    # the service asks for a wait longer than the task has: the time runs out in the retry
+    overloaded = anthropic_error(
+        529, "overloaded_error", "Overloaded", headers={"retry-after": "600"}
+    )
+    server.respond_with(TaskRouter({"t1": [overloaded]}))
+
+    result = await _run(_task(source, server, timeout_s=6.0), tmp_path / "out")
+
+    assert (result.terminal_reason, result.is_error) == ("timeout", True)
+    assert result.error is not None and result.error.stage == "model"
+    assert "Overloaded" in result.error.message and "529" in result.error.message
+
+
+async def test_a_timeout_after_the_model_answered_again_is_the_agents(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    overloaded = anthropic_error(500, "api_error", "boom", headers={"retry-after": "0"})
+    sleeping = reply(ToolCall("toolu_1", BASH, {"command": "sleep 600"}))
+    server.respond_with(TaskRouter({"t1": [overloaded, sleeping]}))
+    task = _task(source, server, timeout_s=6.0, permission_mode="bypassPermissions")
+
+    result = await _run(task, tmp_path / "out")
+
+    assert (result.terminal_reason, result.error) == ("timeout", None)
+    assert len(server.requests) == 2

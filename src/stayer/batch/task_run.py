@@ -14,7 +14,9 @@ own, and the transcript is copied beside the results.
 
 What went wrong is sorted once, here: failures of the infrastructure (the workspace, the setup,
 the model service after the loop's retries, stayer itself) are an `error` with its stage, which
-`--retry-errors` runs again; everything the agent did, a timeout included, is its own result.
+`--retry-errors` runs again; everything the agent did, a timeout included, is its own result,
+but for a timeout that caught the run retrying a failed model call (its last `Retrying` event
+not followed by an answer): that one is the model service's, `timeout` with a `model` error.
 Nothing a task does escapes `run_task` but a cancellation (the batch stopping), which stops
 the session the same orderly way before it propagates.
 """
@@ -33,7 +35,7 @@ from msgspec.structs import replace
 
 from stayer.driver import Close, Driver
 from stayer.errors import ConfigError, StayerError
-from stayer.events import Event, Finished, Terminal
+from stayer.events import Event, Finished, MessageStarted, Retrying, Terminal
 from stayer.exec.child_env import child_env
 from stayer.messages import Usage
 from stayer.session.options import QueryOptions
@@ -64,6 +66,9 @@ class Ended(Struct, frozen=True):
     timed_out: bool
     transcript: Path | None = None
     errors: tuple[str, ...] = ()
+    failing: Retrying | None = None
+    """The model call's failure the run was retrying when it ended, if it was (a later
+    answer from the model clears it)."""
 
 
 class _Failed(Exception):
@@ -220,10 +225,15 @@ async def run_session(
     clock): past it the run is interrupted and ends as interrupted runs do. A cancellation
     stops the run the same way, then propagates."""
     finished: list[Finished] = []
+    failing: list[Retrying | None] = [None]
 
     async def sink(event: Event) -> None:
         if isinstance(event, Finished):
             finished.append(event)
+        elif isinstance(event, Retrying):
+            failing[0] = event
+        elif isinstance(event, MessageStarted):  # the model answers again
+            failing[0] = None
 
     try:
         async with asyncio.timeout_at(deadline):
@@ -248,7 +258,8 @@ async def run_session(
     if not running.cancelled():  # one that had to be cancelled ended as `_stop` says
         running.result()  # the driver's own failure is stayer's: `internal`
     last = finished[-1] if finished else None
-    return Ended(last, timed_out, driver.session.transcript_path, tuple(driver.errors))
+    errors = tuple(driver.errors)
+    return Ended(last, timed_out, driver.session.transcript_path, errors, failing[0])
 
 
 async def _stop(driver: Driver, running: asyncio.Future[None], reason: str) -> None:
@@ -291,7 +302,10 @@ def outcome(
     """The result line of a task whose session ran (or was to run): its reason, and an `error`
     when the model service failed it or stayer did."""
     finished = ended.finished
-    error = None if ended.timed_out else run_error(finished, ended.errors)
+    if ended.timed_out:
+        error = None if ended.failing is None else _failing_error(ended.failing)
+    else:
+        error = run_error(finished, ended.errors)
     if ended.timed_out:
         reason = "timeout"
     elif finished is None:
@@ -329,6 +343,20 @@ def run_error(finished: Finished | None, errors: tuple[str, ...]) -> TaskError |
     if finished.error_status is not None and f"{finished.error_status}" not in message:
         message = f"{message} (HTTP {finished.error_status})"
     return TaskError("model", message)
+
+
+def _failing_error(failing: Retrying) -> TaskError:
+    """The `model` error of a task whose time ran out while its model call was failing: the
+    service's fault, not the agent's, so `--retry-errors` runs it again."""
+    said = one_line(failing.error)
+    status = (
+        "" if failing.status is None or f"{failing.status}" in said else f" (HTTP {failing.status})"
+    )
+    return TaskError(
+        "model",
+        f"the task's time ran out while the model service was failing (retry "
+        f"{failing.attempt} of {failing.max_retries}): {said}{status}",
+    )
 
 
 def failure(
