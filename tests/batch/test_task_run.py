@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -410,3 +411,52 @@ async def test_a_timeout_after_the_model_answered_again_is_the_agents(
 
     assert (result.terminal_reason, result.error) == ("timeout", None)
     assert len(server.requests) == 2
+
+
+def _escaping(name: str, pid_file: Path) -> str:
+    """A command that starts `sleep` in a session of its own (out of the command's process
+    group), and returns once it has written its pid."""
+    inner = f"echo $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}; exec sleep {name}"
+    return (
+        f"setsid sh -c '{inner}' </dev/null >/dev/null 2>&1 & "
+        f"until [ -s {pid_file} ]; do sleep 0.01; done"
+    )
+
+
+async def test_what_a_task_started_in_a_session_of_its_own_ends_with_the_task(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    from tests.process_table import gone_within
+
+    from_setup, from_bash = tmp_path / "setup.pid", tmp_path / "bash.pid"
+    call = ToolCall("toolu_1", BASH, {"command": _escaping("7772", from_bash)})
+    server.respond_with(TaskRouter({"t1": [reply(call), reply("done")]}))
+    task = _task(
+        source, server, setup=_escaping("7771", from_setup), permission_mode="bypassPermissions"
+    )
+
+    result = await _run(task, tmp_path / "out")
+
+    assert (result.terminal_reason, result.error) == ("completed", None)
+    pids = [int(file.read_text()) for file in (from_setup, from_bash)]
+    await gone_within(pids, 30.0)
+
+
+def test_only_the_tasks_own_leftovers_are_stopped(tmp_path: Path) -> None:
+    import subprocess
+
+    from stayer.batch.leftovers import MARK_VARIABLE, new_mark, stop_marked
+
+    mine, other = new_mark("t1"), new_mark("t1")
+    started = [
+        subprocess.Popen(["sleep", "7773"], env={**os.environ, MARK_VARIABLE: mark})
+        for mark in (mine, other)
+    ]
+    try:
+        assert stop_marked(mine) == 1
+        assert started[0].wait() == -9
+        assert started[1].poll() is None
+    finally:
+        for process in started:
+            process.kill()
+            process.wait()

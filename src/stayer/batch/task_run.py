@@ -41,6 +41,7 @@ from stayer.messages import Usage
 from stayer.session.options import QueryOptions
 
 from .config import BatchConfig
+from .leftovers import MARK_VARIABLE, new_mark, stop_marked
 from .pool import Client, ProviderPool
 from .results import CheckOutcome, Stage, TaskError, TaskResult
 from .tasks import BatchTask
@@ -108,26 +109,52 @@ async def _run(
     started: float,
 ) -> TaskResult:
     timeout_s = task.timeout_s or config.timeout_s
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    env = {**os.environ, **task.env}
+    clock = _Clock(started, asyncio.get_running_loop().time() + timeout_s, timeout_s)
+    mark = new_mark(task.id)
+    env = {**os.environ, **task.env, MARK_VARIABLE: mark}
     try:
         client = providers.client(task.model or config.model, env)
     except ConfigError as error:
         raise _Failed("model", str(error)) from None
-    workspace = await _workspace(task, workspaces, deadline, timeout_s)
+    try:
+        return await _run_marked(task, config, client, env, (workspaces, transcripts), clock)
+    finally:  # what left its process group (setsid) must not outlive the task
+        await asyncio.shield(asyncio.to_thread(stop_marked, mark))
+
+
+class _Clock(Struct, frozen=True):
+    """A task's time: when it started (`time.monotonic`), its deadline (the event loop's
+    clock) and its length."""
+
+    started: float
+    deadline: float
+    timeout_s: float
+
+
+async def _run_marked(
+    task: BatchTask,
+    config: BatchConfig,
+    client: Client,
+    env: dict[str, str],
+    folders: tuple[Path, Path],
+    clock: _Clock,
+) -> TaskResult:
+    """The task from its workspace on, every process it starts carrying its mark in `env`."""
+    deadline, timeout_s = clock.deadline, clock.timeout_s
+    workspace = await _workspace(task, folders[0], deadline, timeout_s)
     commands_env = child_env(env)  # the repository's code must not read the model's keys
     await _setup(task, workspace, commands_env, deadline, timeout_s)
     options = task_options(task, config, client, workspace.path, env)
     ended = await run_session(options, task.prompt, deadline, timeout_s)
-    transcript = await _keep_transcript(ended.transcript, transcripts, task.id)
+    transcript = await _keep_transcript(ended.transcript, folders[1], task.id)
     result = outcome(
         task,
         ended,
         transcript=transcript,
         model=client.choice.display_name,
-        duration_s=time.monotonic() - started,
+        duration_s=time.monotonic() - clock.started,
     )
-    return await _after(result, task, workspace, commands_env, timeout_s, started)
+    return await _after(result, task, workspace, commands_env, timeout_s, clock.started)
 
 
 async def _after(
