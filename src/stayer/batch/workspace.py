@@ -12,13 +12,13 @@ clone's own files. A URL is cloned the same way, and the ref resolved in the clo
 
 Git runs here without prompting and without the user's hooks (`workspace_git`); the clone
 gets no template and keeps ``core.hooksPath`` pointing nowhere, so the agent's own git calls
-in it run none either. Making a workspace costs three git processes and the diff two; the
-batch makes one per task, so that count is watched. The setup and check commands run in it
+in it run none either. Making a workspace costs three git processes and the diff four to six;
+the batch makes one per task, so that count is watched. The setup and check commands run in it
 through `commands` (re-exported here with the rest of the workspace's API).
 
-`workspace_diff` is everything the agent changed against the commit checked out: edits,
-deletions and new files (ignored ones left out), binary files as ``--binary`` patches, taken
-through a temporary index so the workspace's own index and files stay as the agent left them.
+`workspace_diff` (its own module, re-exported here) is everything the agent changed against
+the commit checked out, bounded: files over a size limit are left out whole and named, and it
+is taken within a time limit of its own.
 """
 
 from __future__ import annotations
@@ -28,16 +28,13 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from msgspec import Struct
-
 from stayer.batch.commands import CommandOutcome, run_command
 from stayer.batch.tasks import BatchTask
+from stayer.batch.workspace_diff import Workspace, workspace_diff
 from stayer.batch.workspace_git import WorkspaceError, git_in, last_line, run_git
-from stayer.exec import CommandResult
 
 __all__ = [
     "CommandOutcome",
@@ -48,21 +45,9 @@ __all__ = [
     "workspace_diff",
 ]
 
-MAX_DIFF_BYTES = 32 * 1024 * 1024
-"""A diff longer than this is cut (a marker says so): an agent that wrote a huge file must not
-take the batch's memory with it."""
-
 _NO_PUSH = "stayer-batch-workspace-cannot-push"
 """The clone's push URL for `origin`: no repository, so a push from the workspace fails
 instead of reaching the user's repository."""
-
-
-class Workspace(Struct, frozen=True):
-    """A task's workspace: a clone at `path` with `base` checked out."""
-
-    path: Path
-    base: str
-    """The full sha of the commit checked out, which the diff is taken against."""
 
 
 async def make_workspace(task: BatchTask, root: Path) -> Workspace:
@@ -188,44 +173,3 @@ async def _check_out(task: BatchTask, path: Path, sha: str) -> Workspace:
             f"task {task.id}: cannot check out {sha[:12]} of {task.repo}: {last_line(result)}"
         )
     return Workspace(path=path, base=sha)
-
-
-async def workspace_diff(workspace: Workspace) -> str:
-    """Everything changed in `workspace` against its base, as a patch ``git apply`` takes:
-    modified, deleted and new files (not ignored ones), binary files included."""
-    with tempfile.TemporaryDirectory(prefix="stayer-diff-") as folder:
-        index, patch = Path(folder, "index"), Path(folder, "patch")
-        env = {**git_in(workspace.path), "GIT_INDEX_FILE": str(index)}
-        # Starting from a copy of the workspace's index lets git skip hashing unchanged files.
-        with contextlib.suppress(OSError):  # then git starts from an empty index
-            await asyncio.to_thread(shutil.copyfile, workspace.path / ".git" / "index", index)
-        added = await run_git(
-            workspace.path, "-c", "core.excludesFile=/dev/null", "add", "--all", extra=env
-        )
-        _ok(added, workspace, "list its changes")
-        diffed = await run_git(
-            workspace.path,
-            *("diff-index", "--cached", "--binary", "--no-ext-diff", f"--output={patch}"),
-            workspace.base,
-            extra=env,
-        )
-        _ok(diffed, workspace, "take its diff")
-        return await asyncio.to_thread(_read_patch, patch)
-
-
-def _ok(result: CommandResult, workspace: Workspace, doing: str) -> None:
-    if result.exit_code != 0:
-        raise WorkspaceError(
-            f"workspace {workspace.path}: cannot {doing}: {last_line(result)}; "
-            "is it still a git repository?"
-        )
-
-
-def _read_patch(patch: Path) -> str:
-    size = patch.stat().st_size
-    with open(patch, "rb") as file:
-        data = file.read(MAX_DIFF_BYTES)
-    text = data.decode("utf-8", errors="replace")
-    if size > MAX_DIFF_BYTES:
-        text += f"\n[stayer: diff cut at {MAX_DIFF_BYTES} of {size} bytes]\n"
-    return text
