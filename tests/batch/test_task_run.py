@@ -460,3 +460,20 @@ def test_only_the_tasks_own_leftovers_are_stopped(tmp_path: Path) -> None:
         for process in started:
             process.kill()
             process.wait()
+
+
+async def test_writing_into_the_workspaces_objects_leaves_the_source_whole(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    server.respond_with(TaskRouter({"t1": [reply("done")]}))
+    every_object = (
+        "find .git/objects -type f | while read -r f; do "
+        'chmod u+w "$f" && printf garbage >> "$f" || exit 1; done'
+    )
+    task = _task(source, server, check=every_object)
+
+    result = await _run(task, tmp_path / "out")
+
+    assert result.check is not None and result.check.passed, result.check
+    git(source, "fsck", "--full", "--strict")
+    assert git(source, "log", "--format=%s") == "first\n"

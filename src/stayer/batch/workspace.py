@@ -5,10 +5,17 @@ detached, at ``<root>/<task id>``. It is a clone even for a local repository, ne
 ``git worktree``: a worktree shares its refs, config and stash with the repository it came
 from, so an agent's ``git checkout -b fix``, ``git commit`` on a branch or ``git stash`` would
 land in the user's repository and collide with the other tasks doing the same. A local clone
-costs little (git hardlinks the object files, which git never changes in place) and shares
-nothing writable: the ref is resolved in the source read-only (``rev-parse``), the clone's
-``origin`` can fetch from the source but not push to it, and every later write goes to the
-clone's own files. A URL is cloned the same way, and the ref resolved in the clone.
+is made ``--shared``: it reads the source's objects where they are (git's alternates) and
+writes only its own, so it costs almost nothing and shares no file: a hardlinked clone (git's
+default) would share the object files themselves, and a chmod or a write in place by anything
+that is not git (the agent's tools, the repository's own check) would corrupt the source; a
+full copy (``--no-hardlinks``) costs a copy of the whole history per task. So the source must
+keep its objects while the workspace is used (no ``git gc --prune=now`` of rewritten history
+in it meanwhile). The ref is resolved in the source read-only (``rev-parse``), the clone's
+``origin`` can fetch from the source but not push to it (a push to the source's path is the
+user's to allow or the sandbox's to stop: ``stayer batch --sandbox``), and every later write
+goes to the clone's own files. A URL is cloned the usual way, and the ref resolved in the
+clone.
 
 Git runs here without prompting and without the user's hooks (`workspace_git`); the clone
 gets no template and keeps ``core.hooksPath`` pointing nowhere, so the agent's own git calls
@@ -65,7 +72,7 @@ async def make_workspace(task: BatchTask, root: Path) -> Workspace:
             f"task {task.id}: {ref!r} names no commit in {task.repo}; "
             "give a branch, tag or commit sha that exists there"
         )
-    await _clone(task, source, path)
+    await _clone(task, source, path, "--shared")
     return await _check_out(task, path, sha)
 
 
@@ -151,10 +158,10 @@ async def _resolve(
     return None
 
 
-async def _clone(task: BatchTask, source: str, path: Path) -> None:
+async def _clone(task: BatchTask, source: str, path: Path, *how: str) -> None:
     result = await run_git(
         path.parent,
-        "clone", "--quiet", "--no-checkout", "--template=",
+        "clone", "--quiet", "--no-checkout", "--template=", *how,
         "-c", "core.hooksPath=/dev/null", "-c", f"remote.origin.pushurl={_NO_PUSH}",
         "--", source, str(path),
     )  # fmt: skip
