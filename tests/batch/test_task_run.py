@@ -477,3 +477,41 @@ async def test_writing_into_the_workspaces_objects_leaves_the_source_whole(
     assert result.check is not None and result.check.passed, result.check
     git(source, "fsck", "--full", "--strict")
     assert git(source, "log", "--format=%s") == "first\n"
+
+
+@pytest.mark.parametrize("keep", [False, True])
+async def test_the_workspace_is_removed_once_its_diff_and_check_are_taken_unless_kept(
+    tmp_path: Path, source: Path, server: FakeModelServer, keep: bool
+) -> None:
+    out = tmp_path / "out"
+    server.respond_with(
+        TaskRouter({"t1": tool_turns("t1", 1, workspace=out / "workspaces" / "t1")})
+    )
+    task = _task(source, server, check="test -f t1-1.txt", permission_mode="acceptEdits")
+
+    result = await _run(task, out, keep_workspaces=keep)
+
+    assert "+t1 1" in result.diff
+    assert result.check is not None and result.check.passed
+    assert (out / "workspaces" / "t1").exists() is keep
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+async def test_with_the_sandbox_an_agent_allowed_git_cannot_push_into_the_source(
+    tmp_path: Path, source: Path, server: FakeModelServer, sandbox: bool
+) -> None:
+    from tests.sandboxes import skip_without_sandbox
+
+    if sandbox:
+        skip_without_sandbox(tmp_path)
+    refs = git(source, "for-each-ref")
+    push = ToolCall("toolu_1", BASH, {"command": f"git push {source} HEAD:refs/heads/pushed"})
+    server.respond_with(TaskRouter({"t1": [reply(push), reply("done")]}))
+    task = _task(source, server, allowed_tools=("Bash(git *)",))
+
+    result = await _run(task, tmp_path / "out", sandbox=sandbox)
+
+    assert (result.terminal_reason, result.error) == ("completed", None)
+    answered = json.dumps(server.requests[1].messages[-1])
+    assert ("[new branch]" in answered) is not sandbox
+    assert (git(source, "for-each-ref") == refs) is sandbox

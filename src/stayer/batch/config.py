@@ -48,6 +48,11 @@ class BatchConfig(Struct, frozen=True, kw_only=True):
     ray: RayPlacement | None = None
     """None runs the tasks in this process."""
     output_format: Literal["text", "json"] = "text"
+    keep_workspaces: bool = False
+    """Keep each task's workspace once its diff and check are taken (they are removed, or a
+    batch of large checkouts would fill the disk)."""
+    sandbox: bool = False
+    """Run the sessions' Bash commands under bubblewrap: only the workspace writable."""
     setting_sources: tuple[str, ...] = DEFAULT_SETTING_SOURCES
     """Which settings files the sessions read (`user`, `project`, `local`); a task's line cannot
     change it."""

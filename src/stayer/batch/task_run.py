@@ -10,7 +10,8 @@ question in a batch, so the session gets no decider: a call the task's permissio
 allowed tools would ask about is denied. Making the workspace, the setup and the session run
 under the task's time; when it runs out the session is interrupted and still ends with its
 `Finished`, and the task's reason is `timeout`. The `check` command then runs with a time of its
-own, and the transcript is copied beside the results.
+own, and the transcript is copied beside the results; the workspace is then removed (unless
+`keep_workspaces`).
 
 What went wrong is sorted once, here: failures of the infrastructure (the workspace, the setup,
 the model service after the loop's retries, stayer itself) are an `error` with its stage, which
@@ -24,6 +25,7 @@ the session the same orderly way before it propagates.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import time
@@ -45,7 +47,14 @@ from .leftovers import MARK_VARIABLE, new_mark, stop_marked
 from .pool import Client, ProviderPool
 from .results import CheckOutcome, Stage, TaskError, TaskResult
 from .tasks import BatchTask
-from .workspace import Workspace, WorkspaceError, make_workspace, run_command, workspace_diff
+from .workspace import (
+    Workspace,
+    WorkspaceError,
+    make_workspace,
+    remove_workspace,
+    run_command,
+    workspace_diff,
+)
 
 DEFAULT_PERMISSION_MODE = "default"
 STOP_GRACE_S = 10.0
@@ -120,6 +129,15 @@ async def _run(
         return await _run_marked(task, config, client, env, (workspaces, transcripts), clock)
     finally:  # what left its process group (setsid) must not outlive the task
         await asyncio.shield(asyncio.to_thread(stop_marked, mark))
+        if not config.keep_workspaces:
+            await _remove_workspace(workspaces, task.id)
+
+
+async def _remove_workspace(workspaces: Path, task_id: str) -> None:
+    """Remove a task's workspace once its diff and check are taken; one that cannot be
+    removed is left (the next run of the task replaces it)."""
+    with contextlib.suppress(WorkspaceError):
+        await asyncio.to_thread(remove_workspace, workspaces, task_id)
 
 
 class _Clock(Struct, frozen=True):
@@ -200,6 +218,7 @@ def task_options(
         permission_mode=task.permission_mode or config.permission_mode or DEFAULT_PERMISSION_MODE,
         allowed_tools=task.allowed_tools,
         setting_sources=config.setting_sources,
+        sandbox=config.sandbox,
         # with the repository's settings unread, its .mcp.json must not start servers either
         # (a user's `enableAllProjectMcpServers` would approve any repository's)
         strict_mcp_config=not REPOSITORY_SOURCES & set(config.setting_sources),

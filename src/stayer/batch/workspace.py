@@ -48,6 +48,7 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "make_workspace",
+    "remove_workspace",
     "run_command",
     "workspace_diff",
 ]
@@ -108,6 +109,14 @@ def _make_room(root: Path, task: BatchTask) -> tuple[Path, str]:
     path = root.absolute() / task.id
     _clear(path)
     return path, task.repo if task.remote else os.path.abspath(task.repo)
+
+
+def remove_workspace(root: Path, task_id: str) -> None:
+    """Remove task `task_id`'s workspace under `root`, if it has one; raises `WorkspaceError`
+    when it cannot be removed."""
+    if task_id in ("", ".", "..") or Path(task_id).name != task_id:
+        return  # it never had one
+    _clear(root.absolute() / task_id)
 
 
 def _clear(path: Path) -> None:

@@ -31,7 +31,7 @@ USAGE = (
     "stayer batch TASKS.jsonl --out DIR [--concurrency N] [--ray [ADDRESS]] [--model MODEL] "
     "[--permission-mode MODE] [--output-format text|json] [--retry-errors] [--timeout SECONDS] "
     "[--requests-per-minute N] [--tokens-per-minute N] [--ray-cpus-per-task N] "
-    "[--ray-memory-per-task MIB] [--setting-sources SOURCES]"
+    "[--ray-memory-per-task MIB] [--setting-sources SOURCES] [--sandbox] [--keep-workspaces]"
 )
 DESCRIPTION = (
     "Run every task of TASKS.jsonl (one JSON object per line: id, prompt, repo, and optionally "
@@ -119,6 +119,17 @@ def _parser() -> argparse.ArgumentParser:
         help="with --ray: memory each task asks for, in MiB",
     )
     add(
+        "--sandbox",
+        action="store_true",
+        help="run the agents' Bash commands under bubblewrap: only the task's workspace "
+        "writable (the source repository too is read-only), no network",
+    )
+    add(
+        "--keep-workspaces",
+        action="store_true",
+        help="keep DIR/workspaces/<id> once a task's diff and check are taken (default: removed)",
+    )
+    add(
         "--setting-sources",
         metavar="SOURCES",
         default=None,
@@ -179,6 +190,8 @@ def batch_config(args: argparse.Namespace) -> BatchConfig:
         ray=ray,
         output_format=args.output_format,
         setting_sources=_setting_sources(args.setting_sources),
+        sandbox=args.sandbox,
+        keep_workspaces=args.keep_workspaces,
     )
 
 
