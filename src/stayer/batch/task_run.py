@@ -10,8 +10,9 @@ question in a batch, so the session gets no decider: a call the task's permissio
 allowed tools would ask about is denied. Making the workspace, the setup and the session run
 under the task's time; when it runs out the session is interrupted and still ends with its
 `Finished`, and the task's reason is `timeout`. The `check` command then runs with a time of its
-own, and the transcript is copied beside the results; the workspace is then removed (unless
-`keep_workspaces`).
+own, and the workspace is then removed (unless `keep_workspaces`). The session keeps its
+transcript and files in `<transcripts>/<id>/`, under the output folder, not among the user's
+own sessions.
 
 What went wrong is sorted once, here: failures of the infrastructure (the workspace, the setup,
 the model service after the loop's retries, stayer itself) are an `error` with its stage, which
@@ -27,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -163,8 +163,9 @@ async def _run_marked(
     commands_env = child_env(env)  # the repository's code must not read the model's keys
     await _setup(task, workspace, commands_env, deadline, timeout_s)
     options = task_options(task, config, client, workspace.path, env)
+    options = replace(options, sessions_dir=folders[1] / task.id)  # not ~/.stayer/projects
     ended = await run_session(options, task.prompt, deadline, timeout_s)
-    transcript = await _keep_transcript(ended.transcript, folders[1], task.id)
+    transcript = _written(ended.transcript)
     result = outcome(
         task,
         ended,
@@ -320,21 +321,10 @@ async def _stop(driver: Driver, running: asyncio.Future[None], reason: str) -> N
             await asyncio.wait({running})
 
 
-async def _keep_transcript(source: Path | None, transcripts: Path, task_id: str) -> str | None:
-    """Copy the session's transcript to `transcripts/<id>.jsonl`; its path, or None when the
-    session wrote none."""
-    if source is None:
-        return None
-    target = transcripts / f"{task_id}.jsonl"
-
-    def copy() -> bool:
-        if not source.is_file():
-            return False
-        transcripts.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-        return True
-
-    return str(target) if await asyncio.to_thread(copy) else None
+def _written(transcript: Path | None) -> str | None:
+    """The session's transcript (kept under the output folder: `sessions_dir`), if it wrote
+    one."""
+    return str(transcript) if transcript is not None and transcript.is_file() else None
 
 
 def outcome(

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from stayer.batch.config import BatchConfig, RayPlacement
-    from stayer.batch.results import ResultsLog, TaskResult
+    from stayer.batch.results import ResultFacts, ResultsLog
     from stayer.batch.tasks import BatchTask
 
 USAGE = (
@@ -52,18 +52,19 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="stayer batch", usage=USAGE, description=DESCRIPTION, allow_abbrev=False)
+    _task_flags(parser)
+    _limit_flags(parser)
+    _ray_flags(parser)
+    _reach_flags(parser)
+    return parser
+
+
+def _task_flags(parser: argparse.ArgumentParser) -> None:
+    """What runs, where its output goes, and the defaults of tasks that name none."""
     add = parser.add_argument
     add("tasks", metavar="TASKS.jsonl", help="the tasks file")
     add("--out", metavar="DIR", required=True, help="where results, workspaces and transcripts go")
     add("--concurrency", metavar="N", type=_count, default=None, help="tasks at once (default 8)")
-    add(
-        "--ray",
-        metavar="ADDRESS",
-        nargs="?",
-        const="",
-        default=None,
-        help="run the tasks on Ray: a cluster's address, or none to start a local Ray",
-    )
     add("--model", help="the model of tasks that name none (an alias or id)")
     add(
         "--permission-mode",
@@ -89,7 +90,11 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the time of tasks that give no timeout_s (default 1800)",
     )
-    add(
+
+
+def _limit_flags(parser: argparse.ArgumentParser) -> None:
+    """The batch's one rate limit."""
+    parser.add_argument(
         "--requests-per-minute",
         metavar="N",
         type=_rate,
@@ -97,12 +102,25 @@ def _parser() -> argparse.ArgumentParser:
         help="model requests per minute per provider, for the whole batch (over the "
         "settings' batch.rateLimits)",
     )
-    add(
+    parser.add_argument(
         "--tokens-per-minute",
         metavar="N",
         type=_rate,
         default=None,
         help="tokens (sent and received) per minute per provider, for the whole batch",
+    )
+
+
+def _ray_flags(parser: argparse.ArgumentParser) -> None:
+    """Where on Ray, and what each task asks of it."""
+    add = parser.add_argument
+    add(
+        "--ray",
+        metavar="ADDRESS",
+        nargs="?",
+        const="",
+        default=None,
+        help="run the tasks on Ray: a cluster's address, or none to start a local Ray",
     )
     add(
         "--ray-cpus-per-task",
@@ -118,6 +136,11 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="with --ray: memory each task asks for, in MiB",
     )
+
+
+def _reach_flags(parser: argparse.ArgumentParser) -> None:
+    """What a task's repository and agent may reach on this machine."""
+    add = parser.add_argument
     add(
         "--sandbox",
         action="store_true",
@@ -136,7 +159,6 @@ def _parser() -> argparse.ArgumentParser:
         help="the settings the sessions read: user, project and/or local, comma-separated "
         "(default: user; a task's repository's own settings are read only when named here)",
     )
-    return parser
 
 
 def _count(text: str) -> int:
@@ -180,7 +202,7 @@ def batch_config(args: argparse.Namespace) -> BatchConfig:
         tokens_per_minute=args.tokens_per_minute,
     )
     return BatchConfig(
-        out_dir=Path(args.out).expanduser().absolute(),
+        out_dir=_out_dir(args.out),
         concurrency=args.concurrency or DEFAULT_CONCURRENCY,
         model=args.model,
         permission_mode=args.permission_mode,
@@ -207,6 +229,13 @@ def _setting_sources(given: str | None) -> tuple[str, ...]:
         return parse_levels(given)
     except ConfigError as error:
         raise ConfigError(f"batch: {error}") from None
+
+
+def _out_dir(text: str) -> Path:
+    try:
+        return Path(text).expanduser().absolute()
+    except RuntimeError as error:  # `~someone` with no such user
+        raise ConfigError(f"batch: --out {text}: {error}; give the folder's path") from None
 
 
 def _placement(args: argparse.Namespace) -> RayPlacement | None:
@@ -276,10 +305,10 @@ async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
 
 
 async def _stoppable(
-    running: Coroutine[None, None, list[TaskResult]],
+    running: Coroutine[None, None, list[ResultFacts]],
     tasks: Sequence[BatchTask],
     log: ResultsLog,
-) -> tuple[str | None, list[TaskResult]]:
+) -> tuple[str | None, list[ResultFacts]]:
     """Run the batch until it ends or SIGINT or SIGTERM stops it (then, the results written
     so far); which signal stopped it, if one did. Closes `log`."""
     import asyncio
@@ -300,6 +329,7 @@ async def _stoppable(
     except asyncio.CancelledError:
         if not stopped_by:
             raise
+        log.close()  # the lines handed over before the stop are written first
         results = [log.done[task.id] for task in tasks if task.id in log.done]
     finally:
         for name in EXIT_STOPPED:

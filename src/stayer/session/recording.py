@@ -43,7 +43,7 @@ from stayer.tools.names import TODO_WRITE
 
 from .assemble import Setup
 from .options import QueryOptions
-from .paths import config_root, project_slug
+from .paths import sessions_home
 from .transcript import Scrubber, TranscriptWriter
 
 
@@ -88,7 +88,7 @@ def session_writer(
     if not options.persist_session:
         return None
     cwd = Path(setup.started.cwd)
-    folder = config_root(env) / "projects" / project_slug(cwd)
+    folder = sessions_home(env, cwd, options.sessions_dir)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         writable = os.access(folder, os.W_OK)

@@ -473,7 +473,9 @@ class Session(McpFacet, TreeFacet):
         if self._transcript is not None and writer is not None:
             self._transcript.close()
             self._transcript = writer
-            context.session_dir = session_folder(env, Path(started.cwd), started.session_id)
+            context.session_dir = session_folder(
+                env, Path(started.cwd), started.session_id, self.options.sessions_dir
+            )
         if self._hooks is not None:  # hooks name the new session and its file from now on
             runner = self._hooks.runner
             path = str(self.transcript_path or "")
