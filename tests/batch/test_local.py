@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import tracemalloc
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,6 @@ from stayer.batch.results import ResultsLog, TaskResult, read_results
 from stayer.batch.tasks import BatchTask
 from stayer.events import StreamEvent
 from stayer.providers.base import ModelRequest, Provider
-from tests.batch.git_repos import git
 from tests.e2e.cli import MODEL_VARIABLES
 from tests.fakes.batch_router import TaskRouter, tagged
 from tests.fakes.model_server import FakeModelServer
@@ -29,23 +28,6 @@ def _model_env(monkeypatch: pytest.MonkeyPatch, server: FakeModelServer) -> None
         monkeypatch.delenv(name, raising=False)
     for name, value in server.env().items():
         monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
-    path = tmp_path / "source"
-    path.mkdir()
-    git(path, "init", "-q")
-    (path / "README.md").write_text("hello\n")
-    git(path, "add", ".")
-    git(path, "commit", "-qm", "first")
-    return path
 
 
 class Heard:
