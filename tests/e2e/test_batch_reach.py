@@ -1,5 +1,6 @@
-"""`stayer batch --setting-sources`: which settings the batch's sessions read (the user's own
-unless asked), checked as the main command checks its flag; a task's line cannot widen it."""
+"""What a batch's tasks reach on this machine: `--setting-sources` (the user's own settings
+unless asked, checked as the main command checks its flag; a task's line cannot widen it), and
+`--keep-workspaces` (each workspace is removed once its task is done, unless asked)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,17 @@ def test_the_repositorys_settings_allow_its_call_only_with_the_flag(tmp_path: Pa
             done = run_batch(tasks, out, *more, env=server.env(), cwd=tmp_path)
             assert done.status == 0, done.stderr
             assert marker.exists() is bool(more)
+
+
+def test_workspaces_are_removed_unless_kept(tmp_path: Path) -> None:
+    make_source(tmp_path / "source")
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl", [{"id": "a", "prompt": tagged("a", "go"), "repo": "source"}]
+    )
+    with FakeModelServer() as server:
+        for more in ((), ("--keep-workspaces",)):
+            server.respond_with(TaskRouter({"a": [reply("done")]}))
+            out = tmp_path / f"out{len(more)}"
+            done = run_batch(tasks, out, *more, env=server.env(), cwd=tmp_path)
+            assert done.status == 0, done.stderr
+            assert (out / "workspaces" / "a" / "README.md").exists() is bool(more)
