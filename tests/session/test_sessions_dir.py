@@ -57,3 +57,11 @@ def test_a_sessions_dir_goes_to_a_worker_as_plain_data(tmp_path: Path) -> None:
     spec = QueryOptions(sessions_dir=tmp_path / "kept").to_spec()
     assert spec == {"sessions_dir": str(tmp_path / "kept")}
     assert Path(QueryOptions.from_spec(spec).sessions_dir or "") == tmp_path / "kept"
+
+
+def test_a_sessions_dir_that_cannot_be_made_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(ConfigError) as refused:
+        Session(options(tmp_path, sessions_dir=tmp_path / "a-file" / "kept"))
+    assert str(refused.value).startswith(f"cannot keep sessions in {tmp_path / 'a-file' / 'kept'}")
+    assert "set sessions_dir to a folder you can write" in str(refused.value)

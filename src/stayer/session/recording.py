@@ -97,8 +97,9 @@ def session_writer(
     else:
         reason = "not writable"
     if not writable:
+        where = "sessions_dir" if options.sessions_dir is not None else "STAYER_CONFIG_DIR"
         raise ConfigError(
-            f"cannot keep sessions in {folder} ({reason}); set STAYER_CONFIG_DIR to a folder "
+            f"cannot keep sessions in {folder} ({reason}); set {where} to a folder "
             "you can write, or pass --no-session-persistence"
         )
     return TranscriptWriter(
