@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import tracemalloc
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,6 @@ from stayer.batch.results import ResultsLog, TaskResult, read_results
 from stayer.batch.tasks import BatchTask
 from stayer.events import StreamEvent
 from stayer.providers.base import ModelRequest, Provider
-from tests.batch.git_repos import git
 from tests.e2e.cli import MODEL_VARIABLES
 from tests.fakes.batch_router import TaskRouter, tagged
 from tests.fakes.model_server import FakeModelServer
@@ -29,23 +28,6 @@ def _model_env(monkeypatch: pytest.MonkeyPatch, server: FakeModelServer) -> None
         monkeypatch.delenv(name, raising=False)
     for name, value in server.env().items():
         monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
-    path = tmp_path / "source"
-    path.mkdir()
-    git(path, "init", "-q")
-    (path / "README.md").write_text("hello\n")
-    git(path, "add", ".")
-    git(path, "commit", "-qm", "first")
-    return path
 
 
 class Heard:
@@ -199,8 +181,9 @@ def _wait_for_line(out: Path) -> None:
 async def test_a_rerun_over_large_diffs_holds_none_of_them(
     tmp_path: Path, source: Path, server: FakeModelServer
 ) -> None:
-    """Each task leaves a 2 MB file: its line carries a diff as big. A re-run that skips every
-    task reads those lines without keeping them, and returns only the small facts."""
+    """Each task leaves 1.8 MB of files (each under the diff's limit on one file): its line
+    carries a diff of over 2 MB. A re-run that skips every task reads those lines without
+    keeping them, and returns only the small facts."""
     ids = ("a", "b", "c", "d", "e", "f")
     server.respond_with(TaskRouter({task_id: [reply(f"done {task_id}")] for task_id in ids}))
     out = tmp_path / "out"
@@ -209,7 +192,7 @@ async def test_a_rerun_over_large_diffs_holds_none_of_them(
             id=task_id,
             prompt=tagged(task_id, "go"),
             repo=str(source),
-            setup="seq 1 300000 > big.txt",
+            setup="for n in 1 2 3 4; do seq 1 75000 > big$n.txt; done",
         )
         for task_id in ids
     ]

@@ -91,7 +91,9 @@ def test_a_worker_that_cannot_see_the_output_folder_sends_the_transcript_home(
     workspace = worker_tmp / "stayer-batch" / TOKEN / "workspaces" / "far"
     server.respond_with(TaskRouter({"far": tool_turns("far", 2, workspace=workspace)}))
     limits = {"*": RateLimit(tokens_per_minute=1e9)}  # tokens are counted: calls settle
-    config = BatchConfig(out_dir=out, permission_mode="acceptEdits", rate_limits=limits)
+    config = BatchConfig(
+        out_dir=out, permission_mode="acceptEdits", rate_limits=limits, keep_workspaces=True
+    )
     handle = Handle()
 
     outcome = run_on_worker(_task(source, "far"), config, WorkerPlan(TOKEN), handle)
@@ -121,7 +123,7 @@ def test_a_worker_that_sees_the_output_folder_works_in_it(
     (out / MARKER).write_text(TOKEN)
     workspace = out / "workspaces" / "near"
     server.respond_with(TaskRouter({"near": tool_turns("near", 1, workspace=workspace)}))
-    config = BatchConfig(out_dir=out, permission_mode="acceptEdits")
+    config = BatchConfig(out_dir=out, permission_mode="acceptEdits", keep_workspaces=True)
 
     handle = Handle()
 

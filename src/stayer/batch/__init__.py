@@ -2,7 +2,8 @@
 
 A tasks file (`tasks`) is validated whole before anything runs. Each task is a full `Session`
 in a workspace of its own made from its repository (`workspace`), run to its end or its
-timeout, then checked (`check`), all by `task_run`; its outcome is one line of `results.jsonl`
+timeout, then checked (`check`), all by `task_run`, which stops what the task left running
+outside its commands' process groups (`leftovers`); its outcome is one line of `results.jsonl`
 (`results`), written and flushed as it finishes, so a killed batch loses nothing it wrote and a
 re-run skips what is done (`lock` keeps a second batch off the same folder). `local` runs the
 sessions of one batch on one event loop, sharing one model client per provider and endpoint

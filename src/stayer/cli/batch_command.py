@@ -45,7 +45,7 @@ USAGE = (
     "stayer batch TASKS.jsonl --out DIR [--concurrency N] [--ray [ADDRESS]] [--model MODEL] "
     "[--permission-mode MODE] [--output-format text|json] [--retry-errors] [--timeout SECONDS] "
     "[--requests-per-minute N] [--tokens-per-minute N] [--ray-cpus-per-task N] "
-    "[--ray-memory-per-task MIB]"
+    "[--ray-memory-per-task MIB] [--setting-sources SOURCES] [--sandbox] [--keep-workspaces]"
 )
 DESCRIPTION = (
     "Run every task of TASKS.jsonl (one JSON object per line: id, prompt, repo, and optionally "
@@ -69,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     _task_flags(parser)
     _limit_flags(parser)
     _ray_flags(parser)
+    _reach_flags(parser)
     return parser
 
 
@@ -151,6 +152,29 @@ def _ray_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _reach_flags(parser: argparse.ArgumentParser) -> None:
+    """What a task's repository and agent may reach on this machine."""
+    add = parser.add_argument
+    add(
+        "--sandbox",
+        action="store_true",
+        help="run the agents' Bash commands under bubblewrap: only the task's workspace "
+        "writable (the source repository too is read-only), no network",
+    )
+    add(
+        "--keep-workspaces",
+        action="store_true",
+        help="keep DIR/workspaces/<id> once a task's diff and check are taken (default: removed)",
+    )
+    add(
+        "--setting-sources",
+        metavar="SOURCES",
+        default=None,
+        help="the settings the sessions read: user, project and/or local, comma-separated "
+        "(default: user; a task's repository's own settings are read only when named here)",
+    )
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -201,7 +225,24 @@ def batch_config(args: argparse.Namespace) -> BatchConfig:
         rate_limits=limits,
         ray=ray,
         output_format=args.output_format,
+        setting_sources=_setting_sources(args.setting_sources),
+        sandbox=args.sandbox,
+        keep_workspaces=args.keep_workspaces,
     )
+
+
+def _setting_sources(given: str | None) -> tuple[str, ...]:
+    """`--setting-sources` as the main command reads it; the user's settings alone when not
+    given."""
+    from stayer.batch.config import DEFAULT_SETTING_SOURCES
+    from stayer.config.sources import parse_levels
+
+    if given is None:
+        return DEFAULT_SETTING_SOURCES
+    try:
+        return parse_levels(given)
+    except ConfigError as error:
+        raise ConfigError(f"batch: {error}") from None
 
 
 def _out_dir(text: str) -> Path:

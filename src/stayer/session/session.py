@@ -32,6 +32,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.agents.model import Catalog, Skill
+from stayer.config.sources import parse_levels
 from stayer.errors import ConfigError, StayerError
 from stayer.events import (
     Event,
@@ -195,6 +196,7 @@ class Session(McpFacet, TreeFacet):
             permissions=self.setup.permissions,
             places=places,
             env=env,
+            project_grants="project" in parse_levels(self.options.setting_sources),
         )
 
     def _catalog(self) -> Catalog:
