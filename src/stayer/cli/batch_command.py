@@ -2,9 +2,12 @@
 
 The flags become one `BatchConfig`; the tasks file is read and validated whole before anything
 runs (a bad line: one line naming file and line, exit status 2, nothing made, nothing sent).
-The batch then runs on this machine's event loop; Ctrl-C or SIGTERM stops the sessions in
-flight the orderly way, keeps every result written, and says how to go on. Exit status 0 when
-every task has a result line, 1 when some have none, 130/143 when stopped by a signal.
+The batch then runs on this machine's event loop, or with `--ray` as Ray tasks
+(`stayer.batch.ray`, imported only then: without Ray installed `--ray` is one line, exit
+status 2; a Ray that cannot start or be reached is one line, exit status 1); Ctrl-C or SIGTERM
+stops the sessions in flight the orderly way, keeps every result written, and says how to go
+on. Exit status 0 when every task has a result line, 1 when some have none, 130/143 when
+stopped by a signal.
 """
 
 from __future__ import annotations
