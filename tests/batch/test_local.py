@@ -4,7 +4,8 @@ again, and that one task's failure stays its own."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import tracemalloc
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,6 @@ from stayer.batch.results import ResultsLog, TaskResult, read_results
 from stayer.batch.tasks import BatchTask
 from stayer.events import StreamEvent
 from stayer.providers.base import ModelRequest, Provider
-from tests.batch.git_repos import git
 from tests.e2e.cli import MODEL_VARIABLES
 from tests.fakes.batch_router import TaskRouter, tagged
 from tests.fakes.model_server import FakeModelServer
@@ -28,23 +28,6 @@ def _model_env(monkeypatch: pytest.MonkeyPatch, server: FakeModelServer) -> None
         monkeypatch.delenv(name, raising=False)
     for name, value in server.env().items():
         monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
-    path = tmp_path / "source"
-    path.mkdir()
-    git(path, "init", "-q")
-    (path / "README.md").write_text("hello\n")
-    git(path, "add", ".")
-    git(path, "commit", "-qm", "first")
-    return path
 
 
 class Heard:
@@ -113,8 +96,9 @@ async def test_done_tasks_are_skipped_and_retry_errors_runs_only_the_errors(
         ("started", "bad"),
         ("finished", "bad", "completed"),
     ]
-    assert [(r.id, r.result) for r in retried] == [("ok", "fine"), ("bad", "mended")]
-    assert [r.id for r in read_results(out / "results.jsonl")] == ["ok", "bad"]
+    assert [(r.id, r.error) for r in retried] == [("ok", None), ("bad", None)]
+    written = read_results(out / "results.jsonl")
+    assert [(r.id, r.result) for r in written] == [("ok", "fine"), ("bad", "mended")]
 
 
 class _BrokenFor:
@@ -159,7 +143,8 @@ async def test_one_tasks_fault_stays_its_own(
 
     by_id = {result.id: result for result in results}
     assert by_id["b"].error is not None and by_id["b"].error.stage == "internal"
-    assert (by_id["a"].result, by_id["c"].result) == ("done a", "done c")
+    texts = {line.id: line.result for line in read_results(out / "results.jsonl")}
+    assert (texts["a"], texts["c"]) == ("done a", "done c")
 
 
 async def test_a_cancelled_batch_writes_nothing_for_the_tasks_in_flight(
@@ -191,3 +176,61 @@ def _wait_for_line(out: Path) -> None:
     while not read_results(out / "results.jsonl"):
         assert time.monotonic() < deadline, "no result line came"
         time.sleep(0.01)
+
+
+async def test_a_rerun_over_large_diffs_holds_none_of_them(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    """Each task leaves 1.8 MB of files (each under the diff's limit on one file): its line
+    carries a diff of over 2 MB. A re-run that skips every task reads those lines without
+    keeping them, and returns only the small facts."""
+    ids = ("a", "b", "c", "d", "e", "f")
+    server.respond_with(TaskRouter({task_id: [reply(f"done {task_id}")] for task_id in ids}))
+    out = tmp_path / "out"
+    tasks = [
+        BatchTask(
+            id=task_id,
+            prompt=tagged(task_id, "go"),
+            repo=str(source),
+            setup="for n in 1 2 3 4; do seq 1 75000 > big$n.txt; done",
+        )
+        for task_id in ids
+    ]
+    first = await run_batch(tasks, BatchConfig(out_dir=out, concurrency=3), Heard(out))
+    assert all(not hasattr(facts, "diff") for facts in first)
+    written = read_results(out / "results.jsonl")
+    assert [len(line.diff) > 2_000_000 for line in written] == [True] * len(ids)
+    del written
+
+    tracemalloc.start()
+    try:
+        heard = Heard(out)
+        again = await run_batch(tasks, BatchConfig(out_dir=out, concurrency=3), heard)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert heard.said == [("planned", "6", "6")]
+    assert again == first
+    assert peak < 8_000_000  # one line at a time, not six diffs (14 MB)
+
+
+async def test_each_tasks_session_is_kept_once_under_the_output_folder_not_in_the_users_home(
+    tmp_path: Path, source: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config"
+    monkeypatch.setenv("STAYER_CONFIG_DIR", str(config))
+    ids = ("a", "b")
+    server.respond_with(TaskRouter({task_id: [reply(f"done {task_id}")] for task_id in ids}))
+    out = tmp_path / "out"
+
+    await run_batch(_tasks(source, *ids), BatchConfig(out_dir=out), Heard(out))
+
+    for line in read_results(out / "results.jsonl"):
+        assert line.transcript is not None
+        transcript = Path(line.transcript)
+        assert transcript.parent == out / "transcripts" / line.id
+        assert f"done {line.id}" in transcript.read_text()
+    kept = sorted(path.relative_to(out) for path in out.rglob("*.jsonl"))
+    assert len(kept) == 3  # results.jsonl and one transcript per task, no copy
+    assert not (config / "projects").exists()  # no project folder per task in the home

@@ -3,10 +3,14 @@ retried, and a re-run knows what is done."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import os
 import signal
 import subprocess
 import sys
+import threading
+import tracemalloc
 from pathlib import Path
 
 import msgspec
@@ -15,10 +19,14 @@ import pytest
 from stayer.batch.results import (
     RESULTS_FILE,
     CheckOutcome,
+    CheckStatus,
+    ResultFacts,
     ResultsLog,
+    ResultsUnwritable,
     TaskError,
     TaskResult,
     encode_result,
+    facts_of_result,
     read_results,
 )
 from stayer.messages import Usage
@@ -67,8 +75,8 @@ def test_a_rerun_knows_what_is_done(tmp_path: Path) -> None:
         log.write(_result("b", error=True))
         assert set(log.done) == {"a", "b"}
     again = ResultsLog(tmp_path)
-    assert again.done == {"a": read_results(tmp_path / RESULTS_FILE)[0],
-                          "b": read_results(tmp_path / RESULTS_FILE)[1]}  # fmt: skip
+    assert again.done == {"a": facts_of_result(_result("a")),
+                          "b": facts_of_result(_result("b", error=True))}  # fmt: skip
     assert again.dropped == []
     again.write(_result("c"))
     again.close()
@@ -190,3 +198,115 @@ def test_retry_errors_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_read_results_of_a_missing_file(tmp_path: Path) -> None:
     assert read_results(tmp_path / RESULTS_FILE) == []
+
+
+MIB = 1024 * 1024
+
+
+def _big(task_id: str, *, error: bool = False) -> TaskResult:
+    return msgspec.structs.replace(
+        _result(task_id, error=error), diff="+" + "x" * MIB + "\n", result="y" * MIB
+    )
+
+
+@pytest.mark.parametrize("retry_errors", [False, True])
+def test_opening_a_file_of_large_results_reads_it_a_line_at_a_time_and_keeps_no_diff(
+    tmp_path: Path, retry_errors: bool
+) -> None:
+    """Twenty lines of 2 MiB each: the file is never held whole, nor every line's diff and
+    text; what is kept of a task is a few small facts."""
+    with ResultsLog(tmp_path) as log:
+        for number in range(20):
+            log.write(_big(f"t{number}", error=number % 5 == 0))
+    assert (tmp_path / RESULTS_FILE).stat().st_size > 40 * MIB
+
+    tracemalloc.start()
+    try:
+        with ResultsLog(tmp_path, retry_errors=retry_errors) as log:
+            kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert peak < 8 * MIB  # a line or two at a time (each 2 MiB, once as bytes, once as text)
+    assert kept < MIB
+    assert len(log.done) == (16 if retry_errors else 20)
+    assert all(set(msgspec.structs.asdict(facts)) == set(ResultFacts.__struct_fields__)
+               for facts in log.done.values())  # fmt: skip
+    assert "diff" not in ResultFacts.__struct_fields__
+    assert "result" not in ResultFacts.__struct_fields__
+    if retry_errors:  # the error lines went, the others are whole and in order
+        ids = [result.id for result in read_results(tmp_path / RESULTS_FILE)]
+        assert ids == [f"t{number}" for number in range(20) if number % 5]
+
+
+def test_the_log_keeps_only_the_facts_of_what_it_writes(tmp_path: Path) -> None:
+    with ResultsLog(tmp_path) as log:
+        log.write(_big("a"))
+        assert log.done == {"a": facts_of_result(_big("a"))}
+        (facts,) = log.done.values()
+        assert facts.check == CheckStatus(exit_code=0, passed=True)
+
+
+async def test_appending_a_line_leaves_the_event_loop_free_while_it_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line's write is held until the event loop itself lets it go: were it written on
+    the loop, the loop could never do so, and the write would give up."""
+    log = ResultsLog(tmp_path)
+    entered, released = threading.Event(), threading.Event()
+    sync = os.fsync
+
+    def held(fd: int) -> None:
+        entered.set()
+        if not released.wait(30):
+            raise AssertionError("the event loop never ran while the line was written")
+        sync(fd)
+
+    monkeypatch.setattr(os, "fsync", held)
+    writing = asyncio.ensure_future(log.append(_result("a")))
+    assert await asyncio.to_thread(entered.wait, 30)
+    released.set()  # by the loop, while the line is being written
+    await writing
+    monkeypatch.undo()
+    log.close()
+    assert _lines(tmp_path) == [encode_result(_result("a"))]
+
+
+async def test_lines_appended_at_once_are_written_in_the_order_handed_over(tmp_path: Path) -> None:
+    ids = [f"t{number}" for number in range(20)]
+    with ResultsLog(tmp_path) as log:
+        await asyncio.gather(*(log.append(_result(task_id)) for task_id in ids))
+        assert sorted(log.done) == sorted(ids)
+    assert [result.id for result in read_results(tmp_path / RESULTS_FILE)] == ids
+
+
+def test_a_line_the_disk_takes_only_in_part_is_taken_back_and_no_line_follows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = ResultsLog(tmp_path)
+    log.write(_result("a"))
+    before = (tmp_path / RESULTS_FILE).read_bytes()
+    real_write = os.write
+    calls: list[int] = []
+
+    def full_disk(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, data[: len(data) // 2])  # a short write
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(ResultsUnwritable) as failed:
+        log.write(_result("b"))
+    assert str(failed.value) == (
+        f"cannot write {tmp_path / RESULTS_FILE}: No space left on device; free space and run "
+        "the same command to go on"
+    )
+    monkeypatch.undo()
+    assert (tmp_path / RESULTS_FILE).read_bytes() == before  # the half line went
+    with pytest.raises(ResultsUnwritable):  # and nothing is written after it
+        log.write(_result("c"))
+    log.close()
+    log.close()  # closing twice, or after a failure, never raises
+    assert (tmp_path / RESULTS_FILE).read_bytes() == before
+    assert list(log.done) == ["a"]

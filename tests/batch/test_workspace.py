@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stayer.batch import workspace as workspace_module
+from stayer.batch import workspace_diff as diff_module
 from stayer.batch.commands import OUTPUT_TAIL_CHARS
 from stayer.batch.tasks import BatchTask
 from stayer.batch.workspace import (
@@ -382,20 +382,75 @@ async def test_without_git_on_path_the_error_says_so(
         await make_workspace(_task(source), tmp_path / "ws")
 
 
-async def test_an_oversized_diff_is_cut_and_says_so(
+async def test_files_past_the_diffs_size_are_left_out_whole_and_it_still_applies(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(workspace_module, "MAX_DIFF_BYTES", 300)
+    monkeypatch.setattr(diff_module, "MAX_DIFF_BYTES", 300)
     workspace = await make_workspace(_task(source), tmp_path / "ws")
-    (workspace.path / "big.txt").write_text("".join(f"line {i}\n" for i in range(1000)))
+    (workspace.path / "a.txt").write_text("small\n")
+    (workspace.path / "b.txt").write_text("".join(f"line {i}\n" for i in range(1000)))
+
     diff = await workspace_diff(workspace)
-    body, marker = diff[:300], diff[300:]
-    assert body.startswith("diff --git a/big.txt b/big.txt\n")
-    assert marker.startswith("\n[stayer: diff cut at 300 of ")
-    assert marker.endswith(" bytes]\n")
+
+    assert diff.startswith("stayer: left out of this diff, past its 300 bytes: a/b.txt b/b.txt\n")
+    assert [line for line in diff.splitlines() if line.startswith("diff --git")] == [
+        "diff --git a/a.txt b/a.txt"
+    ]
+    fresh = await _applied(diff, source, tmp_path)
+    assert (fresh / "a.txt").read_text() == "small\n"
+    assert not (fresh / "b.txt").exists()
 
 
-async def test_git_runs_three_times_per_workspace_and_twice_per_diff(
+async def test_large_files_are_left_out_named_and_never_hashed(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(diff_module, "MAX_FILE_BYTES", 10)
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    path = workspace.path
+    (path / "a.txt").write_text("fits\n")  # was "two\n"
+    (path / "gone.txt").unlink()  # its 14 bytes in the base are over the limit
+    (path / "new.bin").write_bytes(b"\x00" * 50)
+    (path / "staged.bin").write_bytes(b"\x01" * 50)
+    git(path, "add", "staged.bin")
+    unhashed = git(path, "hash-object", "new.bin").strip()
+
+    diff = await workspace_diff(workspace)
+
+    note = [line for line in diff.splitlines() if line.startswith("stayer:")]
+    assert note == [
+        f"stayer: left out of this diff, over 10 bytes: {name}"
+        for name in ("gone.txt", "new.bin", "staged.bin")
+    ]
+    assert [line for line in diff.splitlines() if line.startswith("diff --git")] == [
+        "diff --git a/a.txt b/a.txt"
+    ]
+    assert git(path, "cat-file", "-t", unhashed, check=False) == ""  # not in its objects
+    assert "new.bin" not in git(path, "ls-files")  # the agent's own index untouched
+    fresh = await _applied(diff, source, tmp_path)
+    assert (fresh / "a.txt").read_text() == "fits\n"
+    assert (fresh / "gone.txt").exists()
+
+
+async def test_a_diff_that_takes_too_long_is_an_error(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(diff_module, "DIFF_TIMEOUT_S", 0.0)
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    (workspace.path / "a.txt").write_text("changed\n")
+    with pytest.raises(WorkspaceError, match=r"taking its diff took longer than 0 s"):
+        await workspace_diff(workspace)
+
+
+async def _applied(diff: str, source: Path, tmp_path: Path) -> Path:
+    """A fresh workspace of `source` with `diff` applied by `git apply --index`."""
+    fresh = await make_workspace(_task(source, task_id="fresh"), tmp_path / "ws")
+    patch = fresh.path.parent / "fresh.patch"
+    patch.write_text(diff)
+    git(fresh.path, "apply", "--index", str(patch))
+    return fresh.path
+
+
+async def test_git_runs_three_times_per_workspace_and_four_times_per_diff(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every task pays for these; a new git call here should be a decision, not a drift."""
@@ -411,7 +466,8 @@ async def test_git_runs_three_times_per_workspace_and_twice_per_diff(
     await workspace_diff(workspace)
     diffed = (tmp_path / "calls").read_text().splitlines()[len(made) :]
     assert [_subcommand(call) for call in made] == ["rev-parse", "clone", "checkout"]
-    assert [_subcommand(call) for call in diffed] == ["add", "diff-index"]
+    # listing: new files, changed ones; then hashing what is kept, and the patch
+    assert [_subcommand(call) for call in diffed] == ["ls-files", "diff-index", "add", "diff-index"]
 
 
 def _subcommand(call: str) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from stayer.batch.results import facts_of_result
 from stayer.messages import Usage
 from stayer.ui.batch_facts import facts_of
 from stayer.ui.batch_summary import print_summary, summary_table
@@ -32,7 +33,13 @@ on a run out of turns, which still failed the task); three infrastructure errors
 failed."""
 
 
-FACTS = facts_of(BATCH, earlier={"done-earlier"}, wall_s=120.0, results_file=RESULTS, planned=8)
+FACTS = facts_of(
+    map(facts_of_result, BATCH),
+    earlier={"done-earlier"},
+    wall_s=120.0,
+    results_file=RESULTS,
+    planned=8,
+)
 
 
 def table_lines(width: int = 100) -> list[str]:
@@ -92,7 +99,10 @@ def test_json_is_one_object_on_standard_output_with_the_same_facts() -> None:
 
 def test_a_batch_without_checks_or_time_says_so_rather_than_dividing_by_zero() -> None:
     quick = facts_of(
-        [result("a"), result("b")], earlier={"a", "b"}, wall_s=0.0, results_file=RESULTS
+        [facts_of_result(result("a")), facts_of_result(result("b"))],
+        earlier={"a", "b"},
+        wall_s=0.0,
+        results_file=RESULTS,
     )
     out = io.StringIO()
     print_summary(quick, "json", stdout=out)

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from stayer.batch.listener import BatchListener
+from stayer.batch.results import facts_of_result
 from stayer.ui.batch_view import BatchView, stderr_view
 from tests.ui.batch_results import result
 
@@ -174,7 +175,7 @@ def test_the_views_facts_mark_results_it_did_not_see_finish_as_an_earlier_runs()
             view.started(task_id)
             clock.now += 30
             view.finished(result(task_id))
-    every = [result("a"), result("b"), result("c")]
+    every = [facts_of_result(result(task_id)) for task_id in "abc"]
     facts = view.facts(every, planned=3, results_file=RESULTS)
     assert (facts.tasks, facts.earlier, facts.ran, facts.wall_s) == (3, 1, 2, 60.0)
     assert facts.tasks_per_minute == 2.0

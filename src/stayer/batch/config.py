@@ -11,6 +11,11 @@ from msgspec import Struct, field
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT_S = 1800.0
 """A task's time when its line gives no `timeout_s` (Codex's per-row default)."""
+DEFAULT_SETTING_SOURCES = ("user",)
+"""The settings a batch's sessions read: only the user's own. A task's repository is often
+someone else's; its `.claude/`/`.stayer/` settings (project and local) could allow it tools,
+run hooks and set variables on this machine, so they are read only when `--setting-sources`
+asks for them."""
 
 
 class RateLimit(Struct, frozen=True):
@@ -43,6 +48,14 @@ class BatchConfig(Struct, frozen=True, kw_only=True):
     ray: RayPlacement | None = None
     """None runs the tasks in this process."""
     output_format: Literal["text", "json"] = "text"
+    keep_workspaces: bool = False
+    """Keep each task's workspace once its diff and check are taken (they are removed, or a
+    batch of large checkouts would fill the disk)."""
+    sandbox: bool = False
+    """Run the sessions' Bash commands under bubblewrap: only the workspace writable."""
+    setting_sources: tuple[str, ...] = DEFAULT_SETTING_SOURCES
+    """Which settings files the sessions read (`user`, `project`, `local`); a task's line cannot
+    change it."""
 
     @property
     def workspaces(self) -> Path:

@@ -20,7 +20,7 @@ from .limited import limited_by
 from .limits import LocalLimiter
 from .listener import BatchListener
 from .pool import ProviderPool, Wrap
-from .results import ResultsLog, TaskResult
+from .results import ResultFacts, ResultsLog
 from .task_run import run_task
 from .tasks import BatchTask
 
@@ -32,12 +32,12 @@ async def run_batch(
     *,
     wrap: Wrap | None = None,
     log: ResultsLog | None = None,
-) -> list[TaskResult]:
-    """Run the tasks of `tasks` that have no result yet; returns the result of every task that
-    has one now, in file order. `wrap` goes around each shared model client (the fleet rate
-    limiter; by default a `LocalLimiter` of `config.rate_limits`); `log` is the results file
-    if the caller opened it already (to report its dropped lines), else it is opened here.
-    Closes both on return."""
+) -> list[ResultFacts]:
+    """Run the tasks of `tasks` that have no result yet; returns the facts of every task that
+    has a result now, in file order (never whole results: diffs stay in the file). `wrap` goes
+    around each shared model client (the fleet rate limiter; by default a `LocalLimiter` of
+    `config.rate_limits`); `log` is the results file if the caller opened it already (to
+    report its dropped lines), else it is opened here. Closes both on return."""
     owned = log is None
     log = log or ResultsLog(config.out_dir, retry_errors=config.retry_errors)
     if wrap is None:  # the fleet's one limiter: a retry-after holds every task, limits or not
@@ -79,5 +79,5 @@ async def _worker(
             workspaces=config.workspaces,
             transcripts=config.transcripts,
         )
-        log.write(result)
+        await log.append(result)  # durable before anyone hears of it
         listener.finished(result)

@@ -80,6 +80,9 @@ class ProviderPool:
 
 
 def _endpoint(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        sorted((name, value) for name, value in env.items() if name.startswith(_ENDPOINT_VARIABLES))
-    )
+    return tuple(sorted(endpoint_environment(env).items()))
+
+
+def endpoint_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `env` that decide a model client (what a Ray worker is sent)."""
+    return {name: value for name, value in env.items() if name.startswith(_ENDPOINT_VARIABLES)}

@@ -2,16 +2,23 @@
 
 The task's workspace is made from its repository (`workspace`), its `setup` command runs there,
 then a full Session (the loop, recovery, guardrails) works on the prompt through a `Driver`,
-with the batch's shared model client for the task's model. Nobody can answer a permission
+with the batch's shared model client for the task's model. The setup and check commands get the
+environment Bash does (`stayer.exec.child_env`: stayer's and the task's `env`, without the
+model's credentials unless ``STAYER_PASS_ENV`` names them), since they usually run the
+repository's own code. Nobody can answer a permission
 question in a batch, so the session gets no decider: a call the task's permission mode and
 allowed tools would ask about is denied. Making the workspace, the setup and the session run
 under the task's time; when it runs out the session is interrupted and still ends with its
 `Finished`, and the task's reason is `timeout`. The `check` command then runs with a time of its
-own, and the transcript is copied beside the results.
+own, and the workspace is then removed (unless `keep_workspaces`). The session keeps its
+transcript and files in `<transcripts>/<id>/`, under the output folder, not among the user's
+own sessions.
 
 What went wrong is sorted once, here: failures of the infrastructure (the workspace, the setup,
 the model service after the loop's retries, stayer itself) are an `error` with its stage, which
-`--retry-errors` runs again; everything the agent did, a timeout included, is its own result.
+`--retry-errors` runs again; everything the agent did, a timeout included, is its own result,
+but for a timeout that caught the run retrying a failed model call (its last `Retrying` event
+not followed by an answer): that one is the model service's, `timeout` with a `model` error.
 Nothing a task does escapes `run_task` but a cancellation (the batch stopping), which stops
 the session the same orderly way before it propagates.
 """
@@ -19,8 +26,8 @@ the session the same orderly way before it propagates.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,15 +37,24 @@ from msgspec.structs import replace
 
 from stayer.driver import Close, Driver
 from stayer.errors import ConfigError, StayerError
-from stayer.events import Event, Finished, Terminal
+from stayer.events import Event, Finished, MessageStarted, Retrying, Terminal
+from stayer.exec.child_env import child_env
 from stayer.messages import Usage
 from stayer.session.options import QueryOptions
 
 from .config import BatchConfig
+from .leftovers import MARK_VARIABLE, new_mark, stop_marked
 from .pool import Client, ProviderPool
 from .results import CheckOutcome, Stage, TaskError, TaskResult
 from .tasks import BatchTask
-from .workspace import Workspace, WorkspaceError, make_workspace, run_command, workspace_diff
+from .workspace import (
+    Workspace,
+    WorkspaceError,
+    make_workspace,
+    remove_workspace,
+    run_command,
+    workspace_diff,
+)
 
 DEFAULT_PERMISSION_MODE = "default"
 STOP_GRACE_S = 10.0
@@ -47,6 +63,9 @@ stops whatever it still runs at once)."""
 INTERNAL_MARKS = ("internal error", "the run stopped on an internal error")
 """How a `model_error` caused by stayer's own fault, not the model service's, begins."""
 _MESSAGE_CAP = 2000
+REPOSITORY_SOURCES = frozenset({"project", "local"})
+"""The setting sources that live in the task's repository: read only on request, as is what
+they could approve (the repository's `.mcp.json` servers)."""
 
 
 class Ended(Struct, frozen=True):
@@ -57,6 +76,9 @@ class Ended(Struct, frozen=True):
     timed_out: bool
     transcript: Path | None = None
     errors: tuple[str, ...] = ()
+    failing: Retrying | None = None
+    """The model call's failure the run was retrying when it ended, if it was (a later
+    answer from the model clears it)."""
 
 
 class _Failed(Exception):
@@ -96,25 +118,62 @@ async def _run(
     started: float,
 ) -> TaskResult:
     timeout_s = task.timeout_s or config.timeout_s
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    env = {**os.environ, **task.env}
+    clock = _Clock(started, asyncio.get_running_loop().time() + timeout_s, timeout_s)
+    mark = new_mark(task.id)
+    env = {**os.environ, **task.env, MARK_VARIABLE: mark}
     try:
         client = providers.client(task.model or config.model, env)
     except ConfigError as error:
         raise _Failed("model", str(error)) from None
-    workspace = await _workspace(task, workspaces, deadline, timeout_s)
-    await _setup(task, workspace, env, deadline, timeout_s)
+    try:
+        return await _run_marked(task, config, client, env, (workspaces, transcripts), clock)
+    finally:  # what left its process group (setsid) must not outlive the task
+        await asyncio.shield(asyncio.to_thread(stop_marked, mark))
+        if not config.keep_workspaces:
+            await _remove_workspace(workspaces, task.id)
+
+
+async def _remove_workspace(workspaces: Path, task_id: str) -> None:
+    """Remove a task's workspace once its diff and check are taken; one that cannot be
+    removed is left (the next run of the task replaces it)."""
+    with contextlib.suppress(WorkspaceError):
+        await asyncio.to_thread(remove_workspace, workspaces, task_id)
+
+
+class _Clock(Struct, frozen=True):
+    """A task's time: when it started (`time.monotonic`), its deadline (the event loop's
+    clock) and its length."""
+
+    started: float
+    deadline: float
+    timeout_s: float
+
+
+async def _run_marked(
+    task: BatchTask,
+    config: BatchConfig,
+    client: Client,
+    env: dict[str, str],
+    folders: tuple[Path, Path],
+    clock: _Clock,
+) -> TaskResult:
+    """The task from its workspace on, every process it starts carrying its mark in `env`."""
+    deadline, timeout_s = clock.deadline, clock.timeout_s
+    workspace = await _workspace(task, folders[0], deadline, timeout_s)
+    commands_env = child_env(env)  # the repository's code must not read the model's keys
+    await _setup(task, workspace, commands_env, deadline, timeout_s)
     options = task_options(task, config, client, workspace.path, env)
+    options = replace(options, sessions_dir=folders[1] / task.id)  # not ~/.stayer/projects
     ended = await run_session(options, task.prompt, deadline, timeout_s)
-    transcript = await _keep_transcript(ended.transcript, transcripts, task.id)
+    transcript = _written(ended.transcript)
     result = outcome(
         task,
         ended,
         transcript=transcript,
         model=client.choice.display_name,
-        duration_s=time.monotonic() - started,
+        duration_s=time.monotonic() - clock.started,
     )
-    return await _after(result, task, workspace, env, timeout_s, started)
+    return await _after(result, task, workspace, commands_env, timeout_s, clock.started)
 
 
 async def _after(
@@ -147,7 +206,9 @@ def task_options(
     task: BatchTask, config: BatchConfig, client: Client, cwd: Path, env: Mapping[str, str]
 ) -> QueryOptions:
     """The session's options for `task`: in its workspace, on the shared client with the
-    task's model, its limits and policy; no decider, so what would ask is denied."""
+    task's model, its limits and policy; no decider, so what would ask is denied. Only the
+    settings `config.setting_sources` names are read (the user's by default); unless the
+    repository's own are among them, no MCP server starts (see `REPOSITORY_SOURCES`)."""
     return QueryOptions(
         model=client.choice.model,
         provider=client.provider,
@@ -157,6 +218,11 @@ def task_options(
         max_turns=task.max_turns,
         permission_mode=task.permission_mode or config.permission_mode or DEFAULT_PERMISSION_MODE,
         allowed_tools=task.allowed_tools,
+        setting_sources=config.setting_sources,
+        sandbox=config.sandbox,
+        # with the repository's settings unread, its .mcp.json must not start servers either
+        # (a user's `enableAllProjectMcpServers` would approve any repository's)
+        strict_mcp_config=not REPOSITORY_SOURCES & set(config.setting_sources),
     )
 
 
@@ -206,10 +272,15 @@ async def run_session(
     clock): past it the run is interrupted and ends as interrupted runs do. A cancellation
     stops the run the same way, then propagates."""
     finished: list[Finished] = []
+    failing: list[Retrying | None] = [None]
 
     async def sink(event: Event) -> None:
         if isinstance(event, Finished):
             finished.append(event)
+        elif isinstance(event, Retrying):
+            failing[0] = event
+        elif isinstance(event, MessageStarted):  # the model answers again
+            failing[0] = None
 
     try:
         async with asyncio.timeout_at(deadline):
@@ -234,7 +305,8 @@ async def run_session(
     if not running.cancelled():  # one that had to be cancelled ended as `_stop` says
         running.result()  # the driver's own failure is stayer's: `internal`
     last = finished[-1] if finished else None
-    return Ended(last, timed_out, driver.session.transcript_path, tuple(driver.errors))
+    errors = tuple(driver.errors)
+    return Ended(last, timed_out, driver.session.transcript_path, errors, failing[0])
 
 
 async def _stop(driver: Driver, running: asyncio.Future[None], reason: str) -> None:
@@ -249,21 +321,10 @@ async def _stop(driver: Driver, running: asyncio.Future[None], reason: str) -> N
             await asyncio.wait({running})
 
 
-async def _keep_transcript(source: Path | None, transcripts: Path, task_id: str) -> str | None:
-    """Copy the session's transcript to `transcripts/<id>.jsonl`; its path, or None when the
-    session wrote none."""
-    if source is None:
-        return None
-    target = transcripts / f"{task_id}.jsonl"
-
-    def copy() -> bool:
-        if not source.is_file():
-            return False
-        transcripts.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-        return True
-
-    return str(target) if await asyncio.to_thread(copy) else None
+def _written(transcript: Path | None) -> str | None:
+    """The session's transcript (kept under the output folder: `sessions_dir`), if it wrote
+    one."""
+    return str(transcript) if transcript is not None and transcript.is_file() else None
 
 
 def outcome(
@@ -277,7 +338,10 @@ def outcome(
     """The result line of a task whose session ran (or was to run): its reason, and an `error`
     when the model service failed it or stayer did."""
     finished = ended.finished
-    error = None if ended.timed_out else run_error(finished, ended.errors)
+    if ended.timed_out:
+        error = None if ended.failing is None else _failing_error(ended.failing)
+    else:
+        error = run_error(finished, ended.errors)
     if ended.timed_out:
         reason = "timeout"
     elif finished is None:
@@ -315,6 +379,20 @@ def run_error(finished: Finished | None, errors: tuple[str, ...]) -> TaskError |
     if finished.error_status is not None and f"{finished.error_status}" not in message:
         message = f"{message} (HTTP {finished.error_status})"
     return TaskError("model", message)
+
+
+def _failing_error(failing: Retrying) -> TaskError:
+    """The `model` error of a task whose time ran out while its model call was failing: the
+    service's fault, not the agent's, so `--retry-errors` runs it again."""
+    said = one_line(failing.error)
+    status = (
+        "" if failing.status is None or f"{failing.status}" in said else f" (HTTP {failing.status})"
+    )
+    return TaskError(
+        "model",
+        f"the task's time ran out while the model service was failing (retry "
+        f"{failing.attempt} of {failing.max_retries}): {said}{status}",
+    )
 
 
 def failure(

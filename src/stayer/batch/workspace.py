@@ -5,20 +5,27 @@ detached, at ``<root>/<task id>``. It is a clone even for a local repository, ne
 ``git worktree``: a worktree shares its refs, config and stash with the repository it came
 from, so an agent's ``git checkout -b fix``, ``git commit`` on a branch or ``git stash`` would
 land in the user's repository and collide with the other tasks doing the same. A local clone
-costs little (git hardlinks the object files, which git never changes in place) and shares
-nothing writable: the ref is resolved in the source read-only (``rev-parse``), the clone's
-``origin`` can fetch from the source but not push to it, and every later write goes to the
-clone's own files. A URL is cloned the same way, and the ref resolved in the clone.
+is made ``--shared``: it reads the source's objects where they are (git's alternates) and
+writes only its own, so it costs almost nothing and shares no file: a hardlinked clone (git's
+default) would share the object files themselves, and a chmod or a write in place by anything
+that is not git (the agent's tools, the repository's own check) would corrupt the source; a
+full copy (``--no-hardlinks``) costs a copy of the whole history per task. So the source must
+keep its objects while the workspace is used (no ``git gc --prune=now`` of rewritten history
+in it meanwhile). The ref is resolved in the source read-only (``rev-parse``), the clone's
+``origin`` can fetch from the source but not push to it (a push to the source's path is the
+user's to allow or the sandbox's to stop: ``stayer batch --sandbox``), and every later write
+goes to the clone's own files. A URL is cloned the usual way, and the ref resolved in the
+clone.
 
 Git runs here without prompting and without the user's hooks (`workspace_git`); the clone
 gets no template and keeps ``core.hooksPath`` pointing nowhere, so the agent's own git calls
-in it run none either. Making a workspace costs three git processes and the diff two; the
-batch makes one per task, so that count is watched. The setup and check commands run in it
+in it run none either. Making a workspace costs three git processes and the diff four to six;
+the batch makes one per task, so that count is watched. The setup and check commands run in it
 through `commands` (re-exported here with the rest of the workspace's API).
 
-`workspace_diff` is everything the agent changed against the commit checked out: edits,
-deletions and new files (ignored ones left out), binary files as ``--binary`` patches, taken
-through a temporary index so the workspace's own index and files stay as the agent left them.
+`workspace_diff` (its own module, re-exported here) is everything the agent changed against
+the commit checked out, bounded: files over a size limit are left out whole and named, and it
+is taken within a time limit of its own.
 """
 
 from __future__ import annotations
@@ -28,41 +35,27 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from msgspec import Struct
-
 from stayer.batch.commands import CommandOutcome, run_command
 from stayer.batch.tasks import BatchTask
+from stayer.batch.workspace_diff import Workspace, workspace_diff
 from stayer.batch.workspace_git import WorkspaceError, git_in, last_line, run_git
-from stayer.exec import CommandResult
 
 __all__ = [
     "CommandOutcome",
     "Workspace",
     "WorkspaceError",
     "make_workspace",
+    "remove_workspace",
     "run_command",
     "workspace_diff",
 ]
 
-MAX_DIFF_BYTES = 32 * 1024 * 1024
-"""A diff longer than this is cut (a marker says so): an agent that wrote a huge file must not
-take the batch's memory with it."""
-
 _NO_PUSH = "stayer-batch-workspace-cannot-push"
 """The clone's push URL for `origin`: no repository, so a push from the workspace fails
 instead of reaching the user's repository."""
-
-
-class Workspace(Struct, frozen=True):
-    """A task's workspace: a clone at `path` with `base` checked out."""
-
-    path: Path
-    base: str
-    """The full sha of the commit checked out, which the diff is taken against."""
 
 
 async def make_workspace(task: BatchTask, root: Path) -> Workspace:
@@ -80,7 +73,7 @@ async def make_workspace(task: BatchTask, root: Path) -> Workspace:
             f"task {task.id}: {ref!r} names no commit in {task.repo}; "
             "give a branch, tag or commit sha that exists there"
         )
-    await _clone(task, source, path)
+    await _clone(task, source, path, "--shared")
     return await _check_out(task, path, sha)
 
 
@@ -116,6 +109,14 @@ def _make_room(root: Path, task: BatchTask) -> tuple[Path, str]:
     path = root.absolute() / task.id
     _clear(path)
     return path, task.repo if task.remote else os.path.abspath(task.repo)
+
+
+def remove_workspace(root: Path, task_id: str) -> None:
+    """Remove task `task_id`'s workspace under `root`, if it has one; raises `WorkspaceError`
+    when it cannot be removed."""
+    if task_id in ("", ".", "..") or Path(task_id).name != task_id:
+        return  # it never had one
+    _clear(root.absolute() / task_id)
 
 
 def _clear(path: Path) -> None:
@@ -166,10 +167,10 @@ async def _resolve(
     return None
 
 
-async def _clone(task: BatchTask, source: str, path: Path) -> None:
+async def _clone(task: BatchTask, source: str, path: Path, *how: str) -> None:
     result = await run_git(
         path.parent,
-        "clone", "--quiet", "--no-checkout", "--template=",
+        "clone", "--quiet", "--no-checkout", "--template=", *how,
         "-c", "core.hooksPath=/dev/null", "-c", f"remote.origin.pushurl={_NO_PUSH}",
         "--", source, str(path),
     )  # fmt: skip
@@ -188,44 +189,3 @@ async def _check_out(task: BatchTask, path: Path, sha: str) -> Workspace:
             f"task {task.id}: cannot check out {sha[:12]} of {task.repo}: {last_line(result)}"
         )
     return Workspace(path=path, base=sha)
-
-
-async def workspace_diff(workspace: Workspace) -> str:
-    """Everything changed in `workspace` against its base, as a patch ``git apply`` takes:
-    modified, deleted and new files (not ignored ones), binary files included."""
-    with tempfile.TemporaryDirectory(prefix="stayer-diff-") as folder:
-        index, patch = Path(folder, "index"), Path(folder, "patch")
-        env = {**git_in(workspace.path), "GIT_INDEX_FILE": str(index)}
-        # Starting from a copy of the workspace's index lets git skip hashing unchanged files.
-        with contextlib.suppress(OSError):  # then git starts from an empty index
-            await asyncio.to_thread(shutil.copyfile, workspace.path / ".git" / "index", index)
-        added = await run_git(
-            workspace.path, "-c", "core.excludesFile=/dev/null", "add", "--all", extra=env
-        )
-        _ok(added, workspace, "list its changes")
-        diffed = await run_git(
-            workspace.path,
-            *("diff-index", "--cached", "--binary", "--no-ext-diff", f"--output={patch}"),
-            workspace.base,
-            extra=env,
-        )
-        _ok(diffed, workspace, "take its diff")
-        return await asyncio.to_thread(_read_patch, patch)
-
-
-def _ok(result: CommandResult, workspace: Workspace, doing: str) -> None:
-    if result.exit_code != 0:
-        raise WorkspaceError(
-            f"workspace {workspace.path}: cannot {doing}: {last_line(result)}; "
-            "is it still a git repository?"
-        )
-
-
-def _read_patch(patch: Path) -> str:
-    size = patch.stat().st_size
-    with open(patch, "rb") as file:
-        data = file.read(MAX_DIFF_BYTES)
-    text = data.decode("utf-8", errors="replace")
-    if size > MAX_DIFF_BYTES:
-        text += f"\n[stayer: diff cut at {MAX_DIFF_BYTES} of {size} bytes]\n"
-    return text

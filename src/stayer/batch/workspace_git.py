@@ -36,17 +36,22 @@ class WorkspaceError(StayerError):
 
 
 async def run_git(
-    cwd: Path, *arguments: str, extra: Mapping[str, str] | None = None
+    cwd: Path,
+    *arguments: str,
+    extra: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    max_output_chars: int = 8192,
 ) -> CommandResult:
-    """`git arguments` in `cwd`, with `extra` variables; raises `WorkspaceError` when git
-    cannot start."""
+    """`git arguments` in `cwd`, with `extra` variables and `stdin` as its input, keeping
+    `max_output_chars` of each output; raises `WorkspaceError` when git cannot start."""
     try:
         return await run_argv(
             ["git", *_SAFE, *arguments],
             cwd=cwd,
             env=_git_env(extra),
             timeout_s=GIT_TIMEOUT_S,
-            max_output_chars=8192,
+            max_output_chars=max_output_chars,
+            input=stdin,
         )
     except OSError as error:
         if isinstance(error, FileNotFoundError) and error.filename == "git":

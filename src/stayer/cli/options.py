@@ -132,6 +132,7 @@ API_ONLY = frozenset(
         "editor",  # what an ACP client offers (its fs methods)
         "hooks",  # a program's own callables (the SDK's come through initialize)
         "sdk_mcp",  # the SDK's in-process MCP servers, reached through its control channel
+        "sessions_dir",  # where a program keeps its sessions (`stayer batch`: each task's own)
     }
 )
 """`QueryOptions` fields no flag sets."""

@@ -239,7 +239,11 @@ def _tool_context(
 ) -> ToolContext:
     """What the tools see; oversized results are saved with the session, so nowhere when the
     session is not kept."""
-    session_dir = session_folder(env, cwd, session_id) if options.persist_session else None
+    session_dir = (
+        session_folder(env, cwd, session_id, options.sessions_dir)
+        if options.persist_session
+        else None
+    )
     return ToolContext(cwd=cwd, env=dict(env), session_dir=session_dir, editor=options.editor)
 
 

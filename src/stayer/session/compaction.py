@@ -44,7 +44,9 @@ def compact_policy(
         pins=pins,
         # a prompt is saved with the session, so not at all when the session is not kept
         saved_prompts=(
-            session_folder(env, cwd, session_id) / "prompts" if options.persist_session else None
+            session_folder(env, cwd, session_id, options.sessions_dir) / "prompts"
+            if options.persist_session
+            else None
         ),
     )
 

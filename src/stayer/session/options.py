@@ -89,6 +89,11 @@ class QueryOptions(Struct, frozen=True, kw_only=True):
     """With `resume` or `continue_session`: go on under a new session id, leaving the old one."""
     persist_session: bool = True
     """Write the transcript (`--no-session-persistence` turns it off)."""
+    sessions_dir: Path | str | None = None
+    """The folder that keeps this session's transcript (`<session-id>.jsonl`) and its files
+    (`<session-id>/`: saved prompts, large tool results), and where `resume` and
+    `continue_session` look; relative to `cwd`. None: `~/.stayer/projects/<cwd's slug>/`,
+    shared by every session run in that directory (`stayer batch` gives each task its own)."""
     sandbox: bool = False
     sandbox_network: bool = False
     """Inside the sandbox, let commands use the network (it has none otherwise)."""

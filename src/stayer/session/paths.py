@@ -1,4 +1,5 @@
-"""Where a session keeps its files: `~/.stayer/projects/<folder-slug>/<session-id>/`.
+"""Where a session keeps its files: `~/.stayer/projects/<folder-slug>/<session-id>/` (or the
+`sessions_dir` option's folder instead of the project's, as `stayer batch` gives each task).
 
 `STAYER_CONFIG_DIR` moves the root. The folder slug is the working directory's absolute path
 with every character that is not a letter, a digit or `-` turned into `-`, as Claude Code names
@@ -48,6 +49,16 @@ def _short_hash(text: str) -> str:
             return out
 
 
-def session_folder(env: Mapping[str, str], cwd: Path, session_id: str) -> Path:
-    """The folder for one session's files (saved prompts, and later large tool output)."""
-    return config_root(env) / "projects" / project_slug(cwd) / session_id
+def sessions_home(env: Mapping[str, str], cwd: Path, chosen: Path | str | None = None) -> Path:
+    """The folder keeping the sessions run in `cwd`: `chosen` (the `sessions_dir` option, taken
+    from `cwd` when relative) or the project's folder under the config root."""
+    if chosen is not None:
+        return cwd / chosen
+    return config_root(env) / "projects" / project_slug(cwd)
+
+
+def session_folder(
+    env: Mapping[str, str], cwd: Path, session_id: str, chosen: Path | str | None = None
+) -> Path:
+    """The folder for one session's files (saved prompts, and large tool output)."""
+    return sessions_home(env, cwd, chosen) / session_id

@@ -43,7 +43,7 @@ from stayer.tools.names import TODO_WRITE
 
 from .assemble import Setup
 from .options import QueryOptions
-from .paths import config_root, project_slug
+from .paths import sessions_home
 from .transcript import Scrubber, TranscriptWriter
 
 
@@ -88,7 +88,7 @@ def session_writer(
     if not options.persist_session:
         return None
     cwd = Path(setup.started.cwd)
-    folder = config_root(env) / "projects" / project_slug(cwd)
+    folder = sessions_home(env, cwd, options.sessions_dir)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         writable = os.access(folder, os.W_OK)
@@ -97,8 +97,9 @@ def session_writer(
     else:
         reason = "not writable"
     if not writable:
+        where = "sessions_dir" if options.sessions_dir is not None else "STAYER_CONFIG_DIR"
         raise ConfigError(
-            f"cannot keep sessions in {folder} ({reason}); set STAYER_CONFIG_DIR to a folder "
+            f"cannot keep sessions in {folder} ({reason}); set {where} to a folder "
             "you can write, or pass --no-session-persistence"
         )
     return TranscriptWriter(

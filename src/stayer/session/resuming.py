@@ -14,7 +14,7 @@ from msgspec.structs import replace
 from stayer.errors import ConfigError
 
 from .options import QueryOptions
-from .paths import config_root, project_slug
+from .paths import sessions_home
 from .resolve import working_directory
 from .transcript import Loaded, load, recorded_cwd, summaries
 
@@ -28,7 +28,7 @@ def saved_to_resume(
     if not resuming and options.session_id is None:
         return None, options
     cwd = working_directory(options)
-    folder = config_root(env) / "projects" / project_slug(cwd)
+    folder = sessions_home(env, cwd, options.sessions_dir)
     _check_new_id(options, folder, resuming=resuming)
     if not resuming:
         return None, options

@@ -32,6 +32,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from stayer.agents.model import Catalog, Skill
+from stayer.config.sources import parse_levels
 from stayer.errors import ConfigError, StayerError
 from stayer.events import (
     Event,
@@ -195,6 +196,7 @@ class Session(McpFacet, TreeFacet):
             permissions=self.setup.permissions,
             places=places,
             env=env,
+            project_grants="project" in parse_levels(self.options.setting_sources),
         )
 
     def _catalog(self) -> Catalog:
@@ -471,7 +473,9 @@ class Session(McpFacet, TreeFacet):
         if self._transcript is not None and writer is not None:
             self._transcript.close()
             self._transcript = writer
-            context.session_dir = session_folder(env, Path(started.cwd), started.session_id)
+            context.session_dir = session_folder(
+                env, Path(started.cwd), started.session_id, self.options.sessions_dir
+            )
         if self._hooks is not None:  # hooks name the new session and its file from now on
             runner = self._hooks.runner
             path = str(self.transcript_path or "")

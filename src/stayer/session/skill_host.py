@@ -4,7 +4,9 @@ Loading renders a skill for the model (`skill_render`), remembers the latest ren
 each skill for the re-attachment after a compaction, counts its use for the listing (a small
 JSON file in the user's stayer folder), and grants its `allowed-tools` (and denies its
 `disallowed-tools`) until the user's next prompt, when the session calls `new_prompt`. Rules
-granted here never loosen a deny or an ask rule: those win over any allow rule.
+granted here never loosen a deny or an ask rule: those win over any allow rule. A project's
+skill grants nothing when the session reads no project settings (`--setting-sources` without
+`project`, as `stayer batch` runs by default): the repository is not trusted to allow itself.
 
 Every session makes one as it opens, so this module stays cheap to import: the rendering (and
 the shell commands it may run) loads with the first skill invoked.
@@ -48,8 +50,13 @@ class SessionSkills:
         permissions: PermissionState,
         places: Callable[[Skill], Places],
         env: Mapping[str, str],
+        project_grants: bool = True,
     ) -> None:
+        """`project_grants`: whether the project's own skills and commands may grant their
+        `allowed-tools` (only when the project's settings are read: a repository whose settings
+        may not allow it tools must not do so through a skill's front matter either)."""
         self._catalog = catalog
+        self._project_grants = project_grants
         self._params = params
         self._permissions = permissions
         self._places = places
@@ -95,7 +102,8 @@ class SessionSkills:
         only take away, hold for them already)."""
         from .skill_render import render  # a session that loads no skill never needs it
 
-        allow = _rules(skill.allowed_tools, skill.name)
+        granted = skill.scope != "project" or self._project_grants
+        allow = _rules(skill.allowed_tools, skill.name) if granted else ()
         self._grant("deny", _rules(skill.disallowed_tools, skill.name))
         body = await render(skill, args, params=self._params(), places=self._places(skill))
         self._grant("allow", allow)

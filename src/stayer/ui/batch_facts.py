@@ -15,9 +15,12 @@ from pathlib import Path
 import msgspec
 from msgspec import Struct
 
-from stayer.batch.results import TaskResult
+from stayer.batch.results import ResultFacts, TaskResult
 from stayer.events import Terminal
 from stayer.messages import Usage
+
+Outcome = TaskResult | ResultFacts
+"""A task's result as it finishes, or the facts kept of it (both say how it ended)."""
 
 
 class CheckFacts(Struct, frozen=True):
@@ -74,7 +77,7 @@ class BatchFacts(Struct, frozen=True, kw_only=True):
         return self.ran * 60 / self.wall_s if self.wall_s > 0 else None
 
 
-def failed(result: TaskResult) -> bool:
+def failed(result: Outcome) -> bool:
     """Whether a task did not succeed (see `BatchFacts.failed`)."""
     if result.error is not None or result.is_error:
         return True
@@ -84,7 +87,7 @@ def failed(result: TaskResult) -> bool:
 
 
 def facts_of(
-    results: Iterable[TaskResult],
+    results: Iterable[ResultFacts],
     *,
     earlier: Collection[str],
     wall_s: float,
@@ -164,7 +167,7 @@ def duration_text(seconds: float) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
-def outcome_text(result: TaskResult) -> str:
+def outcome_text(result: Outcome) -> str:
     """How a task ended, in a few words: its reason, its infrastructure error, its check."""
     if result.error is not None:
         return f"infrastructure error at {result.error.stage}: {result.error.message}"

@@ -29,7 +29,7 @@ from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TaskID
 from rich.progress_bar import ProgressBar
 from rich.text import Text
 
-from stayer.batch.results import TaskResult
+from stayer.batch.results import ResultFacts, TaskResult
 
 from .batch_facts import (
     BatchFacts,
@@ -196,10 +196,10 @@ class BatchView:
         return text
 
     def facts(
-        self, results: Sequence[TaskResult], *, planned: int, results_file: Path
+        self, results: Sequence[ResultFacts], *, planned: int, results_file: Path
     ) -> BatchFacts:
-        """The facts of the batch's `results` (every task with a line, an earlier run's too:
-        those this view did not see finish)."""
+        """The facts of the batch's `results` (of every task with a line, an earlier run's
+        too: those this view did not see finish)."""
         earlier = {result.id for result in results if result.id not in self._ran}
         return facts_of(
             results,
