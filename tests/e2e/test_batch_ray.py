@@ -211,12 +211,14 @@ def test_a_worker_stuck_past_its_timeout_is_killed_and_its_task_written_as_timeo
     )
 
     done = run_batch(
-        tasks_file, out, "--ray", ray_address, "--ray-cpus-per-task", "0.25",
-        "--permission-mode", "acceptEdits", env={**server.env(), **RAY_ENV}, cwd=tmp_path,
+        tasks_file, out, "--ray", ray_address, "--ray-cpus-per-task", "0.5", "--concurrency",
+        "8", "--permission-mode", "acceptEdits", env={**server.env(), **RAY_ENV}, cwd=tmp_path,
         timeout=180,
     )  # fmt: skip
 
     assert done.status == 0, done.stderr
+    # the head's 2 CPUs run 4 tasks of 0.5 CPU at once, fewer than --concurrency asks
+    assert "batch: 2 tasks to run, 4 at a time" in done.stderr
     results = {result["id"]: result for result in result_lines(out)}
     assert results["fine"]["terminal_reason"] == "completed"
     line = results["stuck"]

@@ -97,14 +97,25 @@ class _Flight(Struct, frozen=True):
 
 
 @contextmanager
-def on_ray(placement: RayPlacement) -> Iterator[None]:
-    """Ray started (or connected to) for the block, shut down after it; raises `RayUnavailable`
-    in one line. Start it before installing signal handlers: `ray.init` sets its own."""
+def on_ray(placement: RayPlacement) -> Iterator[int]:
+    """Ray started (or connected to) for the block, shut down after it; yields how many tasks
+    the cluster's CPUs run at once (`cluster_slots`). Raises `RayUnavailable` in one line.
+    Start it before installing signal handlers: `ray.init` sets its own."""
     start_ray(placement)
     try:
-        yield
+        yield cluster_slots(placement)
     finally:
         ray.shutdown()
+
+
+def cluster_slots(placement: RayPlacement) -> int:
+    """How many tasks asking `placement.cpus_per_task` CPUs the cluster's CPUs run at once
+    now (at least one: an autoscaler may add a node for a task that does not fit yet)."""
+    resources = ray.cluster_resources()  # type: ignore[no-untyped-call]  # Ray leaves it bare
+    cpus = float(resources.get("CPU", 0.0))
+    if placement.cpus_per_task <= 0:
+        return 1_000_000  # a task asking no CPU waits for none
+    return max(1, int(cpus / placement.cpus_per_task + 1e-9))
 
 
 async def run_batch_on_ray(
