@@ -19,7 +19,6 @@ from stayer.batch.config import BatchConfig, RateLimit
 from stayer.batch.ray_limiter import LimiterHost
 from stayer.batch.ray_worker import MARKER, WorkerPlan, run_on_worker, sees_driver_folder
 from stayer.batch.tasks import BatchTask
-from tests.batch.git_repos import git
 from tests.e2e.cli import MODEL_VARIABLES
 from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
 from tests.fakes.model_server import FakeModelServer
@@ -59,17 +58,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
         for name, value in fake.env().items():
             monkeypatch.setenv(name, value)
         yield fake
-
-
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
-    path = tmp_path / "source"
-    path.mkdir()
-    git(path, "init", "-q")
-    (path / "README.md").write_text("hello\n")
-    git(path, "add", ".")
-    git(path, "commit", "-qm", "first")
-    return path
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,11 +34,12 @@ from tests.e2e.batch_cli import (
     run_batch,
     snapshot,
     start_batch,
+    task_line,
     wait_for_results,
     write_tasks,
+    writing_router,
 )
 from tests.e2e.cli import clean_env
-from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
 from tests.fakes.model_server import FakeModelServer
 
 TASKS = 24
@@ -115,16 +117,8 @@ def _started(head: subprocess.Popen[bytes], log: Path, port: int) -> str:
         time.sleep(0.05)
 
 
-def _task(task_id: str, *, setup: str | None = None) -> dict[str, str]:
-    task = {
-        "id": task_id,
-        "prompt": tagged(task_id, "write the files"),
-        "repo": "source",
-        "check": f"test -f {task_id}-{TURNS}.txt",
-    }
-    if setup is not None:
-        task["setup"] = setup
-    return task
+def _task(task_id: str, **more: Any) -> dict[str, Any]:
+    return task_line(task_id, check=f"test -f {task_id}-{TURNS}.txt", **more)
 
 
 @pytest.mark.timeout(300)
@@ -136,15 +130,12 @@ def test_24_tasks_on_ray_each_get_one_result_and_a_lost_worker_is_retried_once(
     out = tmp_path / "out"
     killer = tmp_path / "kill_worker.py"
     killer.write_text(SIGNAL_WORKER)
-    router = TaskRouter()
-    tasks = []
-    for task_id in [f"t{number}" for number in range(1, TASKS + 1)] + ["lost-once"]:
-        router.add(task_id, tool_turns(task_id, TURNS, workspace=out / "workspaces" / task_id))
-    tasks = [_task(f"t{number}") for number in range(1, TASKS + 1)]
-    tasks.append(
-        _task("lost-once", setup=f"{sys.executable} {killer} SIGKILL {tmp_path / 'killed'}")
-    )
-    tasks.append(_task("lost-twice", setup=f"{sys.executable} {killer} SIGKILL"))
+    ids = [f"t{number}" for number in range(1, TASKS + 1)]
+    router = writing_router(out, [*ids, "lost-once"], TURNS)
+    kill = f"{sys.executable} {killer} SIGKILL"
+    tasks = [_task(task_id) for task_id in ids]
+    tasks.append(_task("lost-once", setup=f"{kill} {tmp_path / 'killed'}"))
+    tasks.append(_task("lost-twice", setup=kill))
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
     server.respond_with(router)
 
@@ -200,7 +191,7 @@ def test_a_worker_stuck_past_its_timeout_is_killed_and_its_task_written_as_timeo
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter({"fine": tool_turns("fine", 1, workspace=out / "workspaces" / "fine")})
+    router = writing_router(out, ["fine"], 1)
     server.respond_with(router)
     stopper = tmp_path / "stop_worker.py"
     stopper.write_text(SIGNAL_WORKER)
@@ -241,9 +232,7 @@ def test_one_rate_limit_holds_every_worker_of_the_cluster(
     make_source(tmp_path / "source")
     out = tmp_path / "out"
     ids = [f"r{number}" for number in range(8)]
-    router = TaskRouter(
-        {task: tool_turns(task, 1, workspace=out / "workspaces" / task) for task in ids}
-    )
+    router = writing_router(out, ids, 1)
     arrivals: list[float] = []
     router.hooks.append(lambda _task, _request: arrivals.append(time.monotonic()))
     server.respond_with(router)
@@ -275,9 +264,7 @@ def test_sigterm_stops_the_tasks_on_the_cluster_and_keeps_the_lines_written(
     make_source(tmp_path / "source")
     out = tmp_path / "out"
     quick, stuck = ["q1", "q2"], ["s1", "s2", "s3"]
-    router = TaskRouter(
-        {task: tool_turns(task, 1, workspace=out / "workspaces" / task) for task in quick}
-    )
+    router = writing_router(out, quick, 1)
     server.respond_with(router)
     waits = f"echo $$ > {tmp_path}/pid-{{}}; until [ -e {tmp_path}/never ]; do sleep 0.05; done"
     tasks = [_task(task) for task in quick] + [
@@ -311,7 +298,7 @@ def test_without_an_address_the_command_starts_its_own_ray(
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter({"solo": tool_turns("solo", 1, workspace=out / "workspaces" / "solo")})
+    router = writing_router(out, ["solo"], 1)
     server.respond_with(router)
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("solo") | {"check": "true"}])
 
@@ -354,7 +341,7 @@ def test_without_ray_installed_ray_is_one_line_and_the_local_batch_never_imports
     (broken / "__init__.py").write_text("raise ImportError('no Ray in this test')\n")
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter({"here": tool_turns("here", 1, workspace=out / "workspaces" / "here")})
+    router = writing_router(out, ["here"], 1)
     server.respond_with(router)
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("here") | {"check": "true"}])
     env = {**server.env(), "PYTHONPATH": str(broken.parent)}

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 from stayer.errors import ConfigError
 from stayer.permissions.policy import PERMISSION_MODES
 
+from .flags import at_least_one
+
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
@@ -179,13 +181,7 @@ def _reach_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
+    return at_least_one(text, "a whole number of at least 1")
 
 
 def _positive(text: str, what: str) -> float:
