@@ -292,7 +292,7 @@ class _Driver:
         late = {
             attempt_key(flight.task.id, flight.attempt): future
             for future, flight in flying.items()
-            if now - flight.sent > overdue_after_s(flight.task, self.config)
+            if not future.done() and now - flight.sent > overdue_after_s(flight.task, self.config)
         }
         if not late:
             return
@@ -301,7 +301,8 @@ class _Driver:
             running = await asyncio.wait_for(self.limiter.running_for.remote(list(late)), 10.0)
         for key, future in late.items():
             flight = flying[future]
-            if running.get(key, 0.0) > overdue_after_s(flight.task, self.config):
+            overdue = running.get(key, 0.0) > overdue_after_s(flight.task, self.config)
+            if overdue and not future.done():  # a result that came meanwhile is landed next
                 del flying[future]
                 await self._overdue(future, flight)
 
