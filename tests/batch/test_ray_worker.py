@@ -8,6 +8,7 @@ awaitable) over a real `LocalLimiter`, and counts the calls.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
@@ -15,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from stayer.batch.config import BatchConfig, RateLimit
-from stayer.batch.limits import LocalLimiter
+from stayer.batch.ray_limiter import LimiterHost
 from stayer.batch.ray_worker import MARKER, WorkerPlan, run_on_worker, sees_driver_folder
 from stayer.batch.tasks import BatchTask
-from tests.batch.git_repos import git
 from tests.e2e.cli import MODEL_VARIABLES
 from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
 from tests.fakes.model_server import FakeModelServer
@@ -41,11 +41,13 @@ class Handle:
     """The limiter actor's handle, as a worker uses it."""
 
     def __init__(self) -> None:
-        self.limiter = LocalLimiter({})
+        self.limiter = LimiterHost({})
         self.calls: list[str] = []
+        self.began = _Method(self, "began")
         self.acquire = _Method(self, "acquire")
         self.settle = _Method(self, "settle")
         self.slow_down = _Method(self, "slow_down")
+        self.running_for = _Method(self, "running_for")
 
 
 @pytest.fixture
@@ -56,17 +58,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
         for name, value in fake.env().items():
             monkeypatch.setenv(name, value)
         yield fake
-
-
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
-    path = tmp_path / "source"
-    path.mkdir()
-    git(path, "init", "-q")
-    (path / "README.md").write_text("hello\n")
-    git(path, "add", ".")
-    git(path, "commit", "-qm", "first")
-    return path
 
 
 @pytest.fixture
@@ -96,7 +87,7 @@ def test_a_worker_that_cannot_see_the_output_folder_sends_the_transcript_home(
     )
     handle = Handle()
 
-    outcome = run_on_worker(_task(source, "far"), config, WorkerPlan(TOKEN), handle)
+    outcome = run_on_worker(_task(source, "far"), config, WorkerPlan(TOKEN), handle, 2)
     landed = outcome.landed(config.transcripts, attempts=2)
 
     assert (landed.terminal_reason, landed.error, landed.attempts) == ("completed", None, 2)
@@ -111,6 +102,8 @@ def test_a_worker_that_cannot_see_the_output_folder_sends_the_transcript_home(
     assert Path(landed.transcript).read_bytes() == outcome.transcript
     assert outcome.result.transcript is not None
     assert Path(outcome.result.transcript).is_relative_to(worker_tmp)
+    assert handle.calls[0] == "began"  # the driver's watchdog counts from the worker's start
+    assert set(asyncio.run(handle.limiter.running_for(["1:far", "2:far"]))) == {"2:far"}
     assert handle.calls.count("acquire") == 3  # each model call waited at the batch's limiter
     assert handle.calls.count("settle") == 3  # and told it what it used
 
@@ -127,7 +120,7 @@ def test_a_worker_that_sees_the_output_folder_works_in_it(
 
     handle = Handle()
 
-    outcome = run_on_worker(_task(source, "near"), config, WorkerPlan(TOKEN), handle)
+    outcome = run_on_worker(_task(source, "near"), config, WorkerPlan(TOKEN), handle, 1)
     landed = outcome.landed(config.transcripts, attempts=1)
 
     assert landed.terminal_reason == "completed"
@@ -137,7 +130,7 @@ def test_a_worker_that_sees_the_output_folder_works_in_it(
     assert Path(landed.transcript).parent == out / "transcripts" / "near"
     assert Path(landed.transcript).stat().st_size > 0
     assert list(worker_tmp.iterdir()) == []
-    assert handle.calls == ["acquire", "acquire"]  # no tokens limit: nothing to settle
+    assert handle.calls == ["began", "acquire", "acquire"]  # no tokens limit: nothing to settle
 
 
 def test_the_marker_must_hold_this_batch_token(tmp_path: Path) -> None:

@@ -7,11 +7,13 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.cli import Completed, clean_env
+from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
+from tests.fakes.sse import Response
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -49,6 +51,25 @@ def snapshot(repo: Path) -> tuple[str, str, str]:
         git(repo, "status", "--porcelain", "--ignored"),
         git(repo, "worktree", "list", "--porcelain"),
     )
+
+
+def task_line(task_id: str, prompt: str = "write the files", **more: Any) -> dict[str, Any]:
+    """One line of a tasks file: `task_id`, its prompt tagged for the router, the repository
+    `source` beside the tasks file, and `more` fields."""
+    return {"id": task_id, "prompt": tagged(task_id, prompt), "repo": "source", **more}
+
+
+def writing_router(
+    out: Path, ids: Iterable[str], turns: int, *, first: Mapping[str, Response] | None = None
+) -> TaskRouter:
+    """A router whose every task of `ids` writes `turns` files, one a turn, in its workspace
+    under `out`; a task named in `first` gets that answer before its script."""
+    router = TaskRouter()
+    for task_id in ids:
+        before = [] if first is None or task_id not in first else [first[task_id]]
+        script = tool_turns(task_id, turns, workspace=out / "workspaces" / task_id)
+        router.add(task_id, [*before, *script])
+    return router
 
 
 def write_tasks(path: Path, tasks: Sequence[Mapping[str, Any]]) -> Path:

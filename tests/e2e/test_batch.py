@@ -8,9 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.batch_cli import make_source, result_lines, run_batch, snapshot, write_tasks
+from tests.e2e.batch_cli import (
+    make_source,
+    result_lines,
+    run_batch,
+    snapshot,
+    task_line,
+    write_tasks,
+    writing_router,
+)
 from tests.e2e.cli import stayer
-from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
+from tests.fakes.batch_router import TaskRouter
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
 
@@ -30,20 +38,13 @@ def test_24_tasks_each_get_one_result_with_their_own_diff(
     source = make_source(tmp_path / "source")
     before = snapshot(source)
     out = tmp_path / "out"
-    router = TaskRouter()
+    ids = [f"t{number}" for number in range(1, TASKS + 1)]
+    router = writing_router(out, ids, TURNS)
     tasks = []
-    for number in range(1, TASKS + 1):
-        task_id = f"t{number}"
-        router.add(task_id, tool_turns(task_id, TURNS, workspace=out / "workspaces" / task_id))
+    for number, task_id in enumerate(ids, start=1):
         wanted = "missing.txt" if _failing(number) else f"{task_id}-{TURNS}.txt"
-        tasks.append(
-            {
-                "id": task_id,
-                "prompt": tagged(task_id, "write the files"),
-                "repo": "source",
-                "check": f"test -f {wanted} && grep -q 'the source' README.md",
-            }
-        )
+        check = f"test -f {wanted} && grep -q 'the source' README.md"
+        tasks.append(task_line(task_id, check=check))
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
     server.respond_with(router)
 
@@ -129,8 +130,7 @@ def test_json_output_is_one_summary_object(tmp_path: Path, server: FakeModelServ
     make_source(tmp_path / "source")
     out = tmp_path / "out"
     server.respond_with(TaskRouter({"a": [reply("done a")], "b": [reply("done b")]}))
-    tasks = [{"id": task_id, "prompt": tagged(task_id, "p"), "repo": "source", "check": "true"}
-             for task_id in ("a", "b")]  # fmt: skip
+    tasks = [task_line(task_id, "p", check="true") for task_id in ("a", "b")]
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
 
     done = run_batch(tasks_file, out, "--output-format", "json", env=server.env(), cwd=tmp_path)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import signal
 import socket
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,10 +15,12 @@ from tests.e2e.batch_cli import (
     result_lines,
     run_batch,
     start_batch,
+    task_line,
     wait_for_results,
     write_tasks,
+    writing_router,
 )
-from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
+from tests.fakes.batch_router import TaskRouter
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import Response, ToolCall, reply
 
@@ -33,23 +34,17 @@ def _hang() -> Response:
     return reply("never sent").render("anthropic").stalled(before_headers=HOLD_S)
 
 
-def _task(task_id: str, **more: Any) -> dict[str, Any]:
-    return {"id": task_id, "prompt": tagged(task_id, "write the file"), "repo": "source", **more}
-
-
 @pytest.mark.timeout(120)
 def test_a_killed_batch_loses_no_result_and_reruns_only_what_is_missing(
     tmp_path: Path, server: FakeModelServer
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter()
     ids = [f"t{n}" for n in range(1, 13)]
-    for task_id in ids:
-        script = tool_turns(task_id, 1, workspace=out / "workspaces" / task_id)
-        # t7-t9 hold the three workers until the kill; their scripts go on in the re-run
-        router.add(task_id, [_hang(), *script] if task_id in ("t7", "t8", "t9") else script)
-    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task(task_id) for task_id in ids])
+    # t7-t9 hold the three workers until the kill; their scripts go on in the re-run
+    held = {task_id: _hang() for task_id in ("t7", "t8", "t9")}
+    router = writing_router(out, ids, 1, first=held)
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task_line(task_id) for task_id in ids])
     server.respond_with(router)
     mode = ("--permission-mode", "acceptEdits", "--concurrency", "3")
 
@@ -83,16 +78,14 @@ def test_a_hanging_task_ends_at_its_timeout_and_the_others_finish(
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter()
+    router = writing_router(out, ("a", "b", "c"), 2)
     router.add("stalls", [_hang()])
     sleep = ToolCall("toolu_sleeps", BASH, {"command": "sleep 600"})
     router.add("sleeps", [reply(sleep)])
-    for task_id in ("a", "b", "c"):
-        router.add(task_id, tool_turns(task_id, 2, workspace=out / "workspaces" / task_id))
     tasks = [
-        _task("stalls", timeout_s=HANG_TIMEOUT_S),
-        _task("sleeps", timeout_s=HANG_TIMEOUT_S, allowed_tools=["Bash(sleep *)"]),
-        *(_task(task_id) for task_id in ("a", "b", "c")),
+        task_line("stalls", timeout_s=HANG_TIMEOUT_S),
+        task_line("sleeps", timeout_s=HANG_TIMEOUT_S, allowed_tools=["Bash(sleep *)"]),
+        *(task_line(task_id) for task_id in ("a", "b", "c")),
     ]
     server.respond_with(router)
 
@@ -126,14 +119,12 @@ def test_an_unreachable_model_is_an_error_and_retry_errors_reruns_only_it(
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter()
-    for task_id in ("a", "b", "lost"):
-        router.add(task_id, tool_turns(task_id, 1, workspace=out / "workspaces" / task_id))
+    router = writing_router(out, ("a", "b", "lost"), 1)
     nowhere = {
         "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{_closed_port()}",
         "CLAUDE_CODE_MAX_RETRIES": "0",
     }
-    tasks = [_task("a"), _task("lost", env=nowhere), _task("b")]
+    tasks = [task_line("a"), task_line("lost", env=nowhere), task_line("b")]
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
     server.respond_with(router)
     mode = ("--permission-mode", "acceptEdits")
@@ -149,7 +140,8 @@ def test_an_unreachable_model_is_an_error_and_retry_errors_reruns_only_it(
     assert results["a"]["error"] is None and results["b"]["error"] is None
     assert router.requests_of("lost") == 0
 
-    write_tasks(tasks_file, [_task("a"), _task("lost"), _task("b")])  # the user mends it
+    fixed = [task_line("a"), task_line("lost"), task_line("b")]  # the user mends the line
+    write_tasks(tasks_file, fixed)
     again = run_batch(tasks_file, out, *mode, "--retry-errors", env=server.env(), cwd=tmp_path)
 
     assert again.status == 0, again.stderr
@@ -170,7 +162,7 @@ def test_a_failing_setup_is_an_error_and_the_model_is_never_asked(
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    tasks = [_task("broken", setup="echo cannot install >&2; exit 3")]
+    tasks = [task_line("broken", setup="echo cannot install >&2; exit 3")]
     server.respond_with(TaskRouter())
 
     done = run_batch(
@@ -194,12 +186,9 @@ def test_a_signal_stops_the_sessions_in_flight_and_keeps_what_was_written(
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter()
     ids = ["a", "b", "held1", "held2", "c"]
-    for task_id in ids:
-        script = tool_turns(task_id, 1, workspace=out / "workspaces" / task_id)
-        router.add(task_id, [_hang(), *script] if task_id.startswith("held") else script)
-    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task(task_id) for task_id in ids])
+    router = writing_router(out, ids, 1, first={"held1": _hang(), "held2": _hang()})
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task_line(task_id) for task_id in ids])
     server.respond_with(router)
     mode = ("--permission-mode", "acceptEdits", "--concurrency", "2")
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.batch_cli import make_source, run_batch, write_tasks
-from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
+from tests.e2e.batch_cli import make_source, run_batch, task_line, write_tasks
+from tests.fakes.batch_router import TaskRouter, tool_turns
 from tests.fakes.model_server import FakeModelServer
 
 
@@ -23,11 +23,8 @@ def _three_tasks(tmp_path: Path, router: TaskRouter) -> tuple[Path, Path]:
     tasks: list[dict[str, Any]] = []
     for task_id, check in (("passes", "true"), ("fails", "exit 3")):
         router.add(task_id, tool_turns(task_id, 1, workspace=out / "workspaces" / task_id))
-        tasks.append({"id": task_id, "prompt": tagged(task_id, "go"), "repo": "source"})
-        tasks[-1]["check"] = check
-    tasks.append(
-        {"id": "no-setup", "prompt": tagged("no-setup", "go"), "repo": "source", "setup": "false"}
-    )
+        tasks.append(task_line(task_id, "go", check=check))
+    tasks.append(task_line("no-setup", "go", setup="false"))
     return write_tasks(tmp_path / "tasks.jsonl", tasks), out
 
 

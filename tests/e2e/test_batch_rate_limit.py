@@ -15,8 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.batch_cli import make_source, result_lines, run_batch, write_tasks
-from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
+from tests.e2e.batch_cli import (
+    make_source,
+    result_lines,
+    run_batch,
+    task_line,
+    write_tasks,
+    writing_router,
+)
+from tests.fakes.batch_router import TaskRouter
 from tests.fakes.model_server import FakeModelServer, RecordedRequest
 from tests.fakes.sse import Response, anthropic_error
 
@@ -66,13 +73,9 @@ def test_a_429_storm_slows_the_whole_fleet_and_the_limit_holds_throughout(
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter()
-    tasks = []
-    for number in range(1, TASKS + 1):
-        task_id = f"t{number}"
-        router.add(task_id, tool_turns(task_id, TURNS, workspace=out / "workspaces" / task_id))
-        tasks.append({"id": task_id, "prompt": tagged(task_id, "write"), "repo": "source"})
-    tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
+    ids = [f"t{number}" for number in range(1, TASKS + 1)]
+    router = writing_router(out, ids, TURNS)
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task_line(task_id) for task_id in ids])
     storm = Storm(router, at=STORM_AT, retry_after_s=RETRY_AFTER_S)
     server.respond_with(storm)
 
@@ -84,7 +87,7 @@ def test_a_429_storm_slows_the_whole_fleet_and_the_limit_holds_throughout(
 
     assert done.status == 0, done.stderr
     results = result_lines(out)
-    assert sorted(r["id"] for r in results) == sorted(t["id"] for t in tasks)
+    assert sorted(r["id"] for r in results) == sorted(ids)
     assert all(r["terminal_reason"] == "completed" and r["error"] is None for r in results)
     assert router.leftover() == {}
 
@@ -112,8 +115,7 @@ def test_a_bad_rate_limit_in_the_settings_runs_nothing(
     settings = tmp_path / ".stayer" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"batch": {"rateLimits": {"anthropic": {"requestsPerMinute": -1}}}}')
-    task = {"id": "t1", "prompt": tagged("t1", "write"), "repo": "source"}
-    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task])
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task_line("t1")])
     out = tmp_path / "out"
 
     done = run_batch(tasks_file, out, env=server.env(), cwd=tmp_path)

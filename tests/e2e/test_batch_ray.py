@@ -8,7 +8,8 @@ all, the tests that need it are skipped, saying why.
 
 A lost worker is made by the task itself: its setup command kills the Ray worker running it
 (the nearest process above it whose title Ray set to `ray::...`), the first time only when a
-marker file says it has done so already.
+marker file says it has done so already. A stuck worker is made the same way: the setup
+stops it (SIGSTOP), so neither its task's clock nor Ray's polite cancel can move it.
 """
 
 from __future__ import annotations
@@ -22,20 +23,23 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from stayer.batch.task_run import STOP_GRACE_S
 from tests.e2e.batch_cli import (
     make_source,
     result_lines,
     run_batch,
     snapshot,
     start_batch,
+    task_line,
     wait_for_results,
     write_tasks,
+    writing_router,
 )
 from tests.e2e.cli import clean_env
-from tests.fakes.batch_router import TaskRouter, tagged, tool_turns
 from tests.fakes.model_server import FakeModelServer
 
 TASKS = 24
@@ -44,23 +48,28 @@ RAY_ENV = {"RAY_AUTH_MODE": "token"}
 """Ray 2.60 starts a head with token auth (the token in ~/.ray/auth_token); a driver
 connecting to it must say so."""
 
-KILL_WORKER = """
+SIGNAL_WORKER = """
 import os, signal, sys
-marker = sys.argv[1] if len(sys.argv) > 1 else None
-if marker and os.path.exists(marker):
+sent = getattr(signal, sys.argv[1])
+marker = sys.argv[2] if len(sys.argv) > 2 else None
+if sent == signal.SIGKILL and marker and os.path.exists(marker):
     sys.exit(0)
-if marker:
-    open(marker, "w").close()
 pid = os.getppid()
 while pid > 1:
     with open(f"/proc/{pid}/cmdline", "rb") as file:
         if file.read().startswith(b"ray::"):
-            os.kill(pid, signal.SIGKILL)
+            if marker:
+                with open(marker, "w") as file:
+                    file.write(str(pid))
+            os.kill(pid, sent)
             sys.exit(0)
     with open(f"/proc/{pid}/stat") as file:
         pid = int(file.read().rsplit(")", 1)[1].split()[1])
 sys.exit("no Ray worker above this command")
 """
+"""`SIGNAL_WORKER SIGKILL [MARKER]` kills the Ray worker running it (once only, with a
+marker); `SIGNAL_WORKER SIGSTOP PIDFILE` stops it, writing its pid: a worker stuck for good,
+deaf to any cancellation of its own."""
 
 
 def _free_port() -> int:
@@ -108,16 +117,8 @@ def _started(head: subprocess.Popen[bytes], log: Path, port: int) -> str:
         time.sleep(0.05)
 
 
-def _task(task_id: str, *, setup: str | None = None) -> dict[str, str]:
-    task = {
-        "id": task_id,
-        "prompt": tagged(task_id, "write the files"),
-        "repo": "source",
-        "check": f"test -f {task_id}-{TURNS}.txt",
-    }
-    if setup is not None:
-        task["setup"] = setup
-    return task
+def _task(task_id: str, **more: Any) -> dict[str, Any]:
+    return task_line(task_id, check=f"test -f {task_id}-{TURNS}.txt", **more)
 
 
 @pytest.mark.timeout(300)
@@ -128,14 +129,13 @@ def test_24_tasks_on_ray_each_get_one_result_and_a_lost_worker_is_retried_once(
     before = snapshot(source)
     out = tmp_path / "out"
     killer = tmp_path / "kill_worker.py"
-    killer.write_text(KILL_WORKER)
-    router = TaskRouter()
-    tasks = []
-    for task_id in [f"t{number}" for number in range(1, TASKS + 1)] + ["lost-once"]:
-        router.add(task_id, tool_turns(task_id, TURNS, workspace=out / "workspaces" / task_id))
-    tasks = [_task(f"t{number}") for number in range(1, TASKS + 1)]
-    tasks.append(_task("lost-once", setup=f"{sys.executable} {killer} {tmp_path / 'killed'}"))
-    tasks.append(_task("lost-twice", setup=f"{sys.executable} {killer}"))
+    killer.write_text(SIGNAL_WORKER)
+    ids = [f"t{number}" for number in range(1, TASKS + 1)]
+    router = writing_router(out, [*ids, "lost-once"], TURNS)
+    kill = f"{sys.executable} {killer} SIGKILL"
+    tasks = [_task(task_id) for task_id in ids]
+    tasks.append(_task("lost-once", setup=f"{kill} {tmp_path / 'killed'}"))
+    tasks.append(_task("lost-twice", setup=kill))
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", tasks)
     server.respond_with(router)
 
@@ -185,6 +185,45 @@ def test_24_tasks_on_ray_each_get_one_result_and_a_lost_worker_is_retried_once(
     assert len(server.requests) == requests
 
 
+@pytest.mark.timeout(200)
+def test_a_worker_stuck_past_its_timeout_is_killed_and_its_task_written_as_timeout(
+    tmp_path: Path, server: FakeModelServer, ray_address: str
+) -> None:
+    make_source(tmp_path / "source")
+    out = tmp_path / "out"
+    router = writing_router(out, ["fine"], 1)
+    server.respond_with(router)
+    stopper = tmp_path / "stop_worker.py"
+    stopper.write_text(SIGNAL_WORKER)
+    pid_file = tmp_path / "stuck-worker"
+    stuck = _task("stuck", setup=f"{sys.executable} {stopper} SIGSTOP {pid_file}")
+    tasks_file = write_tasks(
+        tmp_path / "tasks.jsonl", [stuck | {"timeout_s": 1}, _task("fine") | {"check": "true"}]
+    )
+
+    done = run_batch(
+        tasks_file, out, "--ray", ray_address, "--ray-cpus-per-task", "0.5", "--concurrency",
+        "8", "--permission-mode", "acceptEdits", env={**server.env(), **RAY_ENV}, cwd=tmp_path,
+        timeout=180,
+    )  # fmt: skip
+
+    assert done.status == 0, done.stderr
+    # the head's 2 CPUs run 4 tasks of 0.5 CPU at once, fewer than --concurrency asks
+    assert "batch: 2 tasks to run, 4 at a time" in done.stderr
+    results = {result["id"]: result for result in result_lines(out)}
+    assert results["fine"]["terminal_reason"] == "completed"
+    line = results["stuck"]
+    assert (line["terminal_reason"], line["is_error"], line["attempts"]) == ("timeout", True, 1)
+    assert line["error"]["stage"] == "worker", line["error"]
+    assert "the worker did not stop at the task's timeout (1 s)" in line["error"]["message"]
+    assert line["duration_s"] > 1 + STOP_GRACE_S  # not before the worker had its chance
+    worker = Path(f"/proc/{pid_file.read_text()}")
+    deadline = time.monotonic() + 30
+    while worker.exists():  # the stopped worker was killed, not left behind
+        assert time.monotonic() < deadline, "the stuck worker still exists"
+        time.sleep(0.05)
+
+
 def test_one_rate_limit_holds_every_worker_of_the_cluster(
     tmp_path: Path, server: FakeModelServer, ray_address: str
 ) -> None:
@@ -193,9 +232,7 @@ def test_one_rate_limit_holds_every_worker_of_the_cluster(
     make_source(tmp_path / "source")
     out = tmp_path / "out"
     ids = [f"r{number}" for number in range(8)]
-    router = TaskRouter(
-        {task: tool_turns(task, 1, workspace=out / "workspaces" / task) for task in ids}
-    )
+    router = writing_router(out, ids, 1)
     arrivals: list[float] = []
     router.hooks.append(lambda _task, _request: arrivals.append(time.monotonic()))
     server.respond_with(router)
@@ -227,9 +264,7 @@ def test_sigterm_stops_the_tasks_on_the_cluster_and_keeps_the_lines_written(
     make_source(tmp_path / "source")
     out = tmp_path / "out"
     quick, stuck = ["q1", "q2"], ["s1", "s2", "s3"]
-    router = TaskRouter(
-        {task: tool_turns(task, 1, workspace=out / "workspaces" / task) for task in quick}
-    )
+    router = writing_router(out, quick, 1)
     server.respond_with(router)
     waits = f"echo $$ > {tmp_path}/pid-{{}}; until [ -e {tmp_path}/never ]; do sleep 0.05; done"
     tasks = [_task(task) for task in quick] + [
@@ -263,7 +298,7 @@ def test_without_an_address_the_command_starts_its_own_ray(
 ) -> None:
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter({"solo": tool_turns("solo", 1, workspace=out / "workspaces" / "solo")})
+    router = writing_router(out, ["solo"], 1)
     server.respond_with(router)
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("solo") | {"check": "true"}])
 
@@ -306,7 +341,7 @@ def test_without_ray_installed_ray_is_one_line_and_the_local_batch_never_imports
     (broken / "__init__.py").write_text("raise ImportError('no Ray in this test')\n")
     make_source(tmp_path / "source")
     out = tmp_path / "out"
-    router = TaskRouter({"here": tool_turns("here", 1, workspace=out / "workspaces" / "here")})
+    router = writing_router(out, ["here"], 1)
     server.respond_with(router)
     tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("here") | {"check": "true"}])
     env = {**server.env(), "PYTHONPATH": str(broken.parent)}

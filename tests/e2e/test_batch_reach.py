@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from stayer.tools.names import BASH
-from tests.e2e.batch_cli import git, make_source, run_batch, write_tasks
-from tests.fakes.batch_router import TaskRouter, tagged
+from tests.e2e.batch_cli import git, make_source, run_batch, task_line, write_tasks
+from tests.fakes.batch_router import TaskRouter
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import ToolCall, reply
 
@@ -47,10 +47,7 @@ def test_the_repositorys_settings_allow_its_call_only_with_the_flag(tmp_path: Pa
     git(source, "commit", "-qm", "allow everything")
     marker = tmp_path / "ran"
     call = ToolCall("toolu_1", BASH, {"command": f"touch {marker}"})
-    tasks = write_tasks(
-        tmp_path / "tasks.jsonl",
-        [{"id": "a", "prompt": tagged("a", "go"), "repo": "source"}],
-    )
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line("a", "go")])
     with FakeModelServer() as server:
         for more in ((), ("--setting-sources", "user,project")):
             server.respond_with(TaskRouter({"a": [reply(call), reply("done")]}))
@@ -62,9 +59,7 @@ def test_the_repositorys_settings_allow_its_call_only_with_the_flag(tmp_path: Pa
 
 def test_workspaces_are_removed_unless_kept(tmp_path: Path) -> None:
     make_source(tmp_path / "source")
-    tasks = write_tasks(
-        tmp_path / "tasks.jsonl", [{"id": "a", "prompt": tagged("a", "go"), "repo": "source"}]
-    )
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_line("a", "go")])
     with FakeModelServer() as server:
         for more in ((), ("--keep-workspaces",)):
             server.respond_with(TaskRouter({"a": [reply("done")]}))

@@ -8,19 +8,21 @@ import os
 import resource
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e.batch_cli import batch_argv, make_source, result_lines, run_batch, write_tasks
+from tests.e2e.batch_cli import (
+    batch_argv,
+    make_source,
+    result_lines,
+    run_batch,
+    task_line,
+    write_tasks,
+)
 from tests.e2e.cli import clean_env
-from tests.fakes.batch_router import TaskRouter, tagged
+from tests.fakes.batch_router import TaskRouter
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.sse import reply
-
-
-def _task(task_id: str, **more: Any) -> dict[str, Any]:
-    return {"id": task_id, "prompt": tagged(task_id, "go"), "repo": "source", **more}
 
 
 def _limited_to(size: int) -> None:
@@ -38,11 +40,11 @@ def test_a_results_file_that_cannot_grow_ends_the_batch_in_one_line_with_no_torn
     router.add("b", [reply("done b")])  # b runs twice: its first line could not be kept
     server.respond_with(router)
     # a's line carries a 200 kB diff: the limit set below it lets every other file be written
-    first_file = write_tasks(tmp_path / "first.jsonl", [_task("a", setup="seq 1 40000 > n")])
+    first_file = write_tasks(tmp_path / "first.jsonl", [task_line("a", setup="seq 1 40000 > n")])
     assert run_batch(first_file, out, env=server.env(), cwd=tmp_path).status == 0
     before = (out / "results.jsonl").read_bytes()
     assert len(before) > 200_000
-    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task(task_id) for task_id in ids])
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task_line(task_id) for task_id in ids])
 
     limited = subprocess.run(
         batch_argv(tasks_file, out, "--concurrency", "1"),
@@ -101,7 +103,7 @@ def test_a_bad_out_is_one_line_and_exit_2_with_nothing_run(
     tmp_path: Path, server: FakeModelServer, case: str
 ) -> None:
     make_source(tmp_path / "source")
-    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("a")])
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task_line("a")])
     out, said = _out_cases(tmp_path)[case]
 
     done = run_batch(tasks_file, out, env=server.env(), cwd=tmp_path)
@@ -118,7 +120,7 @@ def test_an_out_folder_without_write_permission_is_one_line_and_exit_2(
     tmp_path: Path, server: FakeModelServer
 ) -> None:
     make_source(tmp_path / "source")
-    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [_task("a")])
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task_line("a")])
     out = tmp_path / "read-only"
     out.mkdir(mode=0o500)
 

@@ -64,15 +64,21 @@ def four_tasks(tmp_path: Path, router: TaskRouter) -> tuple[Path, Path]:
     return write_tasks(tmp_path / "tasks.jsonl", tasks), out
 
 
-@pytest.mark.timeout(120)
-def test_the_live_line_counts_the_tasks_and_the_table_ends_the_batch(
-    tmp_path: Path, server: FakeModelServer, open_pane: OpenPane
-) -> None:
+def _four_on_two(tmp_path: Path, server: FakeModelServer) -> tuple[TaskRouter, Path, list[str]]:
+    """`four_tasks` served by `server`: their router, the output folder, and the arguments of
+    `stayer batch` running them two at a time."""
     router = TaskRouter()
     tasks, out = four_tasks(tmp_path, router)
     server.respond_with(router)
     args = ["batch", str(tasks), "--out", str(out), "--concurrency", "2"]
-    args += ["--permission-mode", "acceptEdits"]
+    return router, out, [*args, "--permission-mode", "acceptEdits"]
+
+
+@pytest.mark.timeout(120)
+def test_the_live_line_counts_the_tasks_and_the_table_ends_the_batch(
+    tmp_path: Path, server: FakeModelServer, open_pane: OpenPane
+) -> None:
+    router, out, args = _four_on_two(tmp_path, server)
     with open_pane(*args, cols=140, rows=40, stderr_file=False) as pane:
         screen = pane.wait_for(showing("2/4 done · 2 running · 1 failed"), timeout=60)
         assert FAILED_T2.search(screen), screen  # named above the line while the others run
@@ -105,11 +111,7 @@ def test_the_live_line_counts_the_tasks_and_the_table_ends_the_batch(
 def test_ctrl_c_ends_the_live_line_and_shows_what_the_batch_came_to(
     tmp_path: Path, server: FakeModelServer, open_pane: OpenPane
 ) -> None:
-    router = TaskRouter()
-    tasks, out = four_tasks(tmp_path, router)
-    server.respond_with(router)
-    args = ["batch", str(tasks), "--out", str(out), "--concurrency", "2"]
-    args += ["--permission-mode", "acceptEdits"]
+    *_, args = _four_on_two(tmp_path, server)
     with open_pane(*args, cols=140, rows=40, stderr_file=False) as pane:
         output = pane.record()
         pane.wait_for(showing("2/4 done · 2 running · 1 failed"), timeout=60)

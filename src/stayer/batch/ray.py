@@ -20,6 +20,13 @@ module counts the attempts. An exception from the task's own code is not retried
 bug, not a lost machine, and is reported (stage `internal`), unless it says stayer cannot be
 imported on the worker (stage `worker`, with what to install).
 
+A worker that does not stop at its task's timeout (stuck in a C call, a blocked thread, a
+stopped process: nothing the task's own clock can interrupt) does not hold the batch: the
+driver watches each attempt from when it began on its worker (the limiter actor keeps that
+time), and past the longest an honest run can take (`overdue_after_s`) it cancels the Ray task
+by force (its worker killed) and writes the task's line at once as `timeout` with stage
+`worker`.
+
 An address is probed before Ray dials it (`auto` looked up as Ray would), so a cluster that
 is gone is one line at once rather than minutes of Ray's retries.
 """
@@ -53,16 +60,21 @@ from stayer.errors import StayerError
 from .config import BatchConfig, RayPlacement
 from .listener import BatchListener
 from .pool import endpoint_environment
-from .ray_limiter import LimiterHandle, LimiterHost
+from .ray_limiter import LimiterHandle, LimiterHost, attempt_key
 from .ray_worker import MARKER, WorkerOutcome, WorkerPlan, run_on_worker
 from .results import ResultFacts, ResultsLog, Stage, TaskResult
-from .task_run import failure, one_line
+from .task_run import STOP_GRACE_S, failure, one_line
 from .tasks import BatchTask
 
 LOST = (WorkerCrashedError, NodeDiedError, RaySystemError, OutOfMemoryError)
 """How Ray says a task's worker is gone (killed, killed for memory, its node lost)."""
 ATTEMPTS = 2
 """A lost task runs at most this many times."""
+WATCHDOG_GRACE_S = 20.0
+"""How long past the longest an honest run of a task can take the driver waits before it
+cancels the task's worker (its diff, its workspace's removal, a busy machine)."""
+WATCH_EVERY_S = 1.0
+"""How often the driver looks for overdue attempts (only once one could be)."""
 _PROBE_TIMEOUT_S = 5.0
 _MIB = 1024 * 1024
 
@@ -77,19 +89,33 @@ class _Flight(Struct, frozen=True):
     task: BatchTask
     attempt: int
     started: float
+    """When the task's first attempt was sent (`time.monotonic`): its line's duration."""
     ref: Any
     """The attempt's `ray.ObjectRef`."""
+    sent: float
+    """When this attempt was sent: it cannot have begun on its worker before."""
 
 
 @contextmanager
-def on_ray(placement: RayPlacement) -> Iterator[None]:
-    """Ray started (or connected to) for the block, shut down after it; raises `RayUnavailable`
-    in one line. Start it before installing signal handlers: `ray.init` sets its own."""
+def on_ray(placement: RayPlacement) -> Iterator[int]:
+    """Ray started (or connected to) for the block, shut down after it; yields how many tasks
+    the cluster's CPUs run at once (`cluster_slots`). Raises `RayUnavailable` in one line.
+    Start it before installing signal handlers: `ray.init` sets its own."""
     start_ray(placement)
     try:
-        yield
+        yield cluster_slots(placement)
     finally:
         ray.shutdown()
+
+
+def cluster_slots(placement: RayPlacement) -> int:
+    """How many tasks asking `placement.cpus_per_task` CPUs the cluster's CPUs run at once
+    now (at least one: an autoscaler may add a node for a task that does not fit yet)."""
+    resources = ray.cluster_resources()  # type: ignore[no-untyped-call]  # Ray leaves it bare
+    cpus = float(resources.get("CPU", 0.0))
+    if placement.cpus_per_task <= 0:
+        return 1_000_000  # a task asking no CPU waits for none
+    return max(1, int(cpus / placement.cpus_per_task + 1e-9))
 
 
 async def run_batch_on_ray(
@@ -219,9 +245,12 @@ class _Driver:
         try:
             self._fill(flying, queue)
             while flying:
-                done, _ = await asyncio.wait(flying, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    flying, timeout=WATCH_EVERY_S, return_when=asyncio.FIRST_COMPLETED
+                )
                 for future in done:
                     await self._land(flying, flying.pop(future), future)
+                await self._watch(flying)
                 self._fill(flying, queue)
         finally:  # stopped: the tasks in flight are cancelled, their outcome unheard
             for future, flight in flying.items():
@@ -247,13 +276,48 @@ class _Driver:
         started: float,
     ) -> None:
         try:
-            ref = self.remote.remote(task, self.config, self.plan, self.limiter)
+            ref = self.remote.remote(task, self.config, self.plan, self.limiter, attempt)
         except Exception as error:  # the cluster is gone: nothing more can run
             raise RayUnavailable(
                 f"Ray takes no more tasks ({one_line(str(error))}); the results written are "
                 "kept: run the same command to go on"
             ) from None
-        flying[asyncio.wrap_future(ref.future())] = _Flight(task, attempt, started, ref)
+        flight = _Flight(task, attempt, started, ref, time.monotonic())
+        flying[asyncio.wrap_future(ref.future())] = flight
+
+    async def _watch(self, flying: dict[asyncio.Future[WorkerOutcome], _Flight]) -> None:
+        """Cancel, by force, each attempt that has run on its worker past `overdue_after_s`,
+        and write its task's line (a `timeout` of stage `worker`) without waiting for it."""
+        now = time.monotonic()
+        late = {
+            attempt_key(flight.task.id, flight.attempt): future
+            for future, flight in flying.items()
+            if not future.done() and now - flight.sent > overdue_after_s(flight.task, self.config)
+        }
+        if not late:
+            return
+        running: dict[str, float] = {}
+        with suppress(Exception):  # the actor unreachable: look again next time
+            running = await asyncio.wait_for(self.limiter.running_for.remote(list(late)), 10.0)
+        for key, future in late.items():
+            flight = flying[future]
+            overdue = running.get(key, 0.0) > overdue_after_s(flight.task, self.config)
+            if overdue and not future.done():  # a result that came meanwhile is landed next
+                del flying[future]
+                await self._overdue(future, flight)
+
+    async def _overdue(self, future: asyncio.Future[WorkerOutcome], flight: _Flight) -> None:
+        future.cancel()
+        with suppress(Exception):  # a cluster already gone has nothing to cancel
+            ray.cancel(flight.ref, force=True)
+        timeout_s = flight.task.timeout_s or self.config.timeout_s
+        message = (
+            f"the worker did not stop at the task's timeout ({timeout_s:g} s); "
+            "its Ray task was cancelled and its worker killed"
+        )
+        result = replace(_failed(flight, "worker", message, self.config), terminal_reason="timeout")
+        await self.log.append(result)
+        self.listener.finished(result)
 
     async def _land(
         self,
@@ -278,6 +342,15 @@ class _Driver:
             result = outcome.landed(self.config.transcripts, attempts=flight.attempt)
         await self.log.append(result)  # durable before anyone hears of it
         self.listener.finished(result)
+
+
+def overdue_after_s(task: BatchTask, config: BatchConfig) -> float:
+    """How long an attempt of `task` may run on its worker before the driver kills it: the
+    task's time and the interrupted session's grace, the check's own time if it has one,
+    and `WATCHDOG_GRACE_S`."""
+    timeout_s = task.timeout_s or config.timeout_s
+    check_s = timeout_s if task.check is not None else 0.0
+    return timeout_s + STOP_GRACE_S + check_s + WATCHDOG_GRACE_S
 
 
 def _failed(flight: _Flight, stage: Stage, message: str, config: BatchConfig) -> TaskResult:

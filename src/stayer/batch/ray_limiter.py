@@ -14,18 +14,30 @@ and a worker receives its handle, whose `method.remote(...)` calls are awaitable
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
-from typing import Protocol
+import time
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Any, Protocol
 
 from .config import RateLimit
 from .limits import LocalLimiter
 
 
 class LimiterHost:
-    """The state of the fleet's limiter, living in one Ray actor for the whole batch."""
+    """The state of the fleet's limiter, living in one Ray actor for the whole batch. It also
+    keeps when each attempt of a task began on its worker (a task may wait its turn on the
+    cluster long after the driver sent it), for the driver's watchdog."""
 
     def __init__(self, limits: Mapping[str, RateLimit]) -> None:
         self._limiter = LocalLimiter(limits)
+        self._began: dict[str, float] = {}
+
+    async def began(self, attempt: str) -> None:
+        self._began[attempt] = time.monotonic()
+
+    async def running_for(self, attempts: Iterable[str]) -> dict[str, float]:
+        """How long each of `attempts` has run on its worker; one not begun is left out."""
+        now = time.monotonic()
+        return {key: now - self._began[key] for key in attempts if key in self._began}
 
     async def acquire(self, provider: str, tokens: int) -> None:
         await self._limiter.acquire(provider, tokens)
@@ -38,7 +50,7 @@ class LimiterHost:
 
 
 class _RemoteMethod(Protocol):
-    def remote(self, *args: object) -> Awaitable[None]: ...
+    def remote(self, *args: object) -> Awaitable[Any]: ...
 
 
 class LimiterHandle(Protocol):
@@ -52,6 +64,12 @@ class LimiterHandle(Protocol):
 
     @property
     def slow_down(self) -> _RemoteMethod: ...
+
+    @property
+    def began(self) -> _RemoteMethod: ...
+
+    @property
+    def running_for(self) -> _RemoteMethod: ...
 
 
 class ActorLimiter:
@@ -68,3 +86,12 @@ class ActorLimiter:
 
     async def slow_down(self, provider: str, retry_after_s: float) -> None:
         await self._handle.slow_down.remote(provider, retry_after_s)
+
+    async def began(self, attempt: str) -> None:
+        """Tell the driver's watchdog that `attempt` (`attempt_key`) runs from now."""
+        await self._handle.began.remote(attempt)
+
+
+def attempt_key(task_id: str, attempt: int) -> str:
+    """How the actor names one attempt of one task."""
+    return f"{attempt}:{task_id}"

@@ -28,7 +28,7 @@ from msgspec.structs import replace
 from .config import BatchConfig
 from .limited import limited_by
 from .pool import ProviderPool
-from .ray_limiter import ActorLimiter, LimiterHandle
+from .ray_limiter import ActorLimiter, LimiterHandle, attempt_key
 from .results import TaskResult
 from .task_run import run_task
 from .tasks import BatchTask
@@ -65,16 +65,17 @@ class WorkerOutcome(Struct, frozen=True):
 
 
 def run_on_worker(
-    task: BatchTask, config: BatchConfig, plan: WorkerPlan, limiter: LimiterHandle
+    task: BatchTask, config: BatchConfig, plan: WorkerPlan, limiter: LimiterHandle, attempt: int
 ) -> WorkerOutcome:
-    """The body of one Ray task: run `task` on this worker to its end (never raises for the
-    task's own failures: they are in the result)."""
-    return asyncio.run(_run(task, config, plan, ActorLimiter(limiter)))
+    """The body of one Ray task, the `attempt`th of `task`: run it on this worker to its end
+    (never raises for the task's own failures: they are in the result)."""
+    return asyncio.run(_run(task, config, plan, ActorLimiter(limiter), attempt))
 
 
 async def _run(
-    task: BatchTask, config: BatchConfig, plan: WorkerPlan, limiter: ActorLimiter
+    task: BatchTask, config: BatchConfig, plan: WorkerPlan, limiter: ActorLimiter, attempt: int
 ) -> WorkerOutcome:
+    await limiter.began(attempt_key(task.id, attempt))  # the driver's watchdog counts from here
     shared = sees_driver_folder(config.out_dir, plan.token)
     if shared:
         workspaces, transcripts = config.workspaces, config.transcripts

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 from stayer.errors import ConfigError
 from stayer.permissions.policy import PERMISSION_MODES
 
+from .flags import at_least_one
+
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
@@ -179,13 +181,7 @@ def _reach_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
+    return at_least_one(text, "a whole number of at least 1")
 
 
 def _positive(text: str, what: str) -> float:
@@ -306,8 +302,9 @@ async def _run_here(tasks: Sequence[BatchTask], config: BatchConfig) -> int:
                 f"batch: --ray needs Ray, which cannot be imported ({error}): "
                 "pip install 'stayer[ray]'"
             ) from None
-        with on_ray(config.ray):  # before the signal handlers: ray.init sets its own
-            return await _run_holding(tasks, config, run_batch_on_ray)
+        with on_ray(config.ray) as slots:  # before the signal handlers: ray.init sets its own
+            at_once = min(config.concurrency, slots)  # what the display says runs at once
+            return await _run_holding(tasks, config, run_batch_on_ray, at_once=at_once)
 
 
 def _need_ray() -> None:
@@ -320,7 +317,11 @@ def _need_ray() -> None:
         )
 
 
-async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig, runner: Runner) -> int:
+async def _run_holding(
+    tasks: Sequence[BatchTask], config: BatchConfig, runner: Runner, *, at_once: int | None = None
+) -> int:
+    """The batch run by `runner`, shown with `at_once` tasks running together (None: the
+    concurrency), its summary printed; the exit status."""
     from stayer.batch.results import ResultsLog
     from stayer.ui.batch_summary import print_summary
     from stayer.ui.batch_view import stderr_view
@@ -328,7 +329,7 @@ async def _run_holding(tasks: Sequence[BatchTask], config: BatchConfig, runner: 
     log = ResultsLog(config.out_dir, retry_errors=config.retry_errors)
     for line in log.dropped:
         print(f"stayer: {line}", file=sys.stderr)
-    with stderr_view(config.concurrency) as view:
+    with stderr_view(at_once or config.concurrency) as view:
         stopped_by, results = await _stoppable(runner(tasks, config, view, log=log), tasks, log)
     facts = view.facts(results, planned=len(tasks), results_file=log.path)
     print_summary(facts, config.output_format)

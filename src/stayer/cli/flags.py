@@ -380,13 +380,18 @@ def _thinking_tokens(value: str) -> int:
 
 
 def _rounds(value: str) -> int:
+    return at_least_one(value, "a number of rounds (1 or more)")
+
+
+def at_least_one(value: str, what: str) -> int:
+    """`value` as a whole number of at least 1; else an argparse error: `value` is not `what`."""
     try:
-        rounds = int(value)
+        number = int(value)
     except ValueError:
-        rounds = 0
-    if rounds < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of rounds (1 or more)")
-    return rounds
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not {what}")
+    return number
 
 
 def _dollars(value: str) -> float:

@@ -14,21 +14,10 @@ from stayer.batch.rate_limits import batch_rate_limits
 from stayer.errors import ConfigError
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    (tmp_path / "stayer-home").mkdir()
-    (tmp_path / "claude-home").mkdir()
-    return {
-        "STAYER_CONFIG_DIR": str(tmp_path / "stayer-home"),
-        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home"),
-    }
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    (path / ".stayer").mkdir(parents=True)
-    return path
+def _settings(project: Path) -> Path:
+    """The project's stayer settings file, its folder made (`project` comes from conftest)."""
+    (project / ".stayer").mkdir(exist_ok=True)
+    return project / ".stayer" / "settings.json"
 
 
 def limits(**by_provider: Mapping[str, object]) -> str:
@@ -46,7 +35,7 @@ def test_the_files_merge_provider_by_provider_the_later_winning(
     user.write_text(
         limits(anthropic={"requestsPerMinute": 50, "tokensPerMinute": 80000}, openai={})
     )
-    (project / ".stayer" / "settings.json").write_text(
+    _settings(project).write_text(
         limits(openai={"requestsPerMinute": 500}, **{"*": {"tokensPerMinute": 1000}})
     )
     assert batch_rate_limits(project, home) == {
@@ -59,7 +48,7 @@ def test_the_files_merge_provider_by_provider_the_later_winning(
 def test_a_flag_sets_its_measure_for_every_provider_over_the_settings(
     project: Path, home: dict[str, str]
 ) -> None:
-    (project / ".stayer" / "settings.json").write_text(
+    _settings(project).write_text(
         limits(anthropic={"requestsPerMinute": 50, "tokensPerMinute": 80000})
     )
     got = batch_rate_limits(project, home, requests_per_minute=20)
@@ -69,7 +58,7 @@ def test_a_flag_sets_its_measure_for_every_provider_over_the_settings(
 
 
 def test_inline_settings_count_as_the_last_file(project: Path, home: dict[str, str]) -> None:
-    (project / ".stayer" / "settings.json").write_text(limits(anthropic={"requestsPerMinute": 50}))
+    _settings(project).write_text(limits(anthropic={"requestsPerMinute": 50}))
     inline = limits(anthropic={"requestsPerMinute": 7})
     assert batch_rate_limits(project, home, flag_settings=inline) == {
         "anthropic": RateLimit(7, None)
@@ -109,7 +98,7 @@ def test_inline_settings_count_as_the_last_file(project: Path, home: dict[str, s
 def test_a_bad_value_stops_the_batch_with_one_line_naming_its_place(
     project: Path, home: dict[str, str], text: str, message: str
 ) -> None:
-    settings = project / ".stayer" / "settings.json"
+    settings = _settings(project)
     settings.write_text(text)
     with pytest.raises(ConfigError) as caught:
         batch_rate_limits(project, home)
