@@ -6,6 +6,7 @@
     stayer demo            a live session on a small task in a throwaway repository
     stayer permissions check [TRANSCRIPT...]   past sessions' tool calls replayed against rules
     stayer acp             an Agent Client Protocol agent on stdio, for editors
+    stayer batch TASKS.jsonl --out DIR   many tasks at once, each a session in its own clone
     stayer batch TASKS.jsonl --out DIR   many agent tasks at once, each in a workspace of its own
 
 A subcommand is the first word only (see `subcommands`): `stayer -p demo` is a prompt.
