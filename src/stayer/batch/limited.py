@@ -8,12 +8,18 @@ limiter to hold the whole fleet (`slow_down`) for as long as the server said (re
 when it said nothing, for the loop's own backoff, then re-raises: the loop retries after its
 own wait as ever, and that retry, like every other worker's next call, waits at the limiter
 until the pause is over. Waiting at the limiter is no failure, so it costs no task a retry.
+
+While a call waits at the limiter it counts itself in the task's `Hold` (`HOLD`, a context
+variable `run_task` sets before the session opens; asyncio tasks copy their context when made,
+so every model call of the session sees it): a task whose time runs out while a call of its is
+held knows the batch's rate limit, not its agent, kept it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 
 from stayer.context.compact import estimate_tokens
 from stayer.errors import ModelError, RateLimited
@@ -24,6 +30,34 @@ from stayer.messages import Usage
 from stayer.providers.base import ModelRequest, Provider
 
 from .limits import FleetLimiter
+
+
+class Hold:
+    """How many of one task's model calls wait at the fleet's limiter right now."""
+
+    def __init__(self) -> None:
+        self.waiting = 0
+
+    @property
+    def held(self) -> bool:
+        return self.waiting > 0
+
+
+HOLD: ContextVar[Hold | None] = ContextVar("stayer_batch_hold", default=None)
+"""The running task's `Hold`; None outside a batch task."""
+
+
+async def _acquire(limiter: FleetLimiter, provider: str, tokens: int) -> None:
+    """`limiter.acquire`, counted in the task's `Hold` while it waits."""
+    hold = HOLD.get()
+    if hold is None:
+        await limiter.acquire(provider, tokens)
+        return
+    hold.waiting += 1
+    try:
+        await limiter.acquire(provider, tokens)
+    finally:
+        hold.waiting -= 1
 
 
 def limited_by(
@@ -79,7 +113,7 @@ class LimitedProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The inner client's stream, once the limiter lets the call go."""
         estimated = request_tokens(request) if self.count_tokens else 0
-        await self.limiter.acquire(self.name, estimated)
+        await _acquire(self.limiter, self.name, estimated)
         usage: Usage | None = None
         try:
             async for event in self.inner.stream(request):

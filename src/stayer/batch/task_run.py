@@ -18,7 +18,8 @@ What went wrong is sorted once, here: failures of the infrastructure (the worksp
 the model service after the loop's retries, stayer itself) are an `error` with its stage, which
 `--retry-errors` runs again; everything the agent did, a timeout included, is its own result,
 but for a timeout that caught the run retrying a failed model call (its last `Retrying` event
-not followed by an answer): that one is the model service's, `timeout` with a `model` error.
+not followed by an answer), or one of its model calls held by the batch's rate limit (waiting at
+the fleet's limiter, `limited.HOLD`): that one is the service's, `timeout` with a `model` error.
 Nothing a task does escapes `run_task` but a cancellation (the batch stopping), which stops
 the session the same orderly way before it propagates.
 """
@@ -44,6 +45,7 @@ from stayer.session.options import QueryOptions
 
 from .config import BatchConfig
 from .leftovers import MARK_VARIABLE, new_mark, stop_marked
+from .limited import HOLD, Hold
 from .pool import Client, ProviderPool
 from .results import CheckOutcome, Stage, TaskError, TaskResult
 from .tasks import BatchTask
@@ -79,6 +81,9 @@ class Ended(Struct, frozen=True):
     failing: Retrying | None = None
     """The model call's failure the run was retrying when it ended, if it was (a later
     answer from the model clears it)."""
+    held: bool = False
+    """Whether a model call of the run was waiting at the batch's rate limit when its time ran
+    out."""
 
 
 class _Failed(Exception):
@@ -271,6 +276,17 @@ async def run_session(
     """Open a session from `options`, run `prompt` and end it, by `deadline` (the event loop's
     clock): past it the run is interrupted and ends as interrupted runs do. A cancellation
     stops the run the same way, then propagates."""
+    hold = Hold()
+    reset = HOLD.set(hold)  # before the session opens: its tasks copy the context
+    try:
+        return await _run_session(options, prompt, deadline, timeout_s, hold)
+    finally:
+        HOLD.reset(reset)
+
+
+async def _run_session(
+    options: QueryOptions, prompt: str, deadline: float, timeout_s: float, hold: Hold
+) -> Ended:
     finished: list[Finished] = []
     failing: list[Retrying | None] = [None]
 
@@ -292,12 +308,12 @@ async def run_session(
     driver.submit(prompt)
     driver.send(Close())
     running = asyncio.ensure_future(driver.run())
-    timed_out = False
+    timed_out = held = False
     try:
         async with asyncio.timeout_at(deadline):
             await asyncio.shield(running)
     except TimeoutError:
-        timed_out = True
+        timed_out, held = True, hold.held  # read before the interrupt lets the call go
         await _stop(driver, running, f"the task ran out of its {timeout_s:g} s")
     except asyncio.CancelledError:
         await _stop(driver, running, "the batch was stopped")
@@ -306,7 +322,7 @@ async def run_session(
         running.result()  # the driver's own failure is stayer's: `internal`
     last = finished[-1] if finished else None
     errors = tuple(driver.errors)
-    return Ended(last, timed_out, driver.session.transcript_path, errors, failing[0])
+    return Ended(last, timed_out, driver.session.transcript_path, errors, failing[0], held)
 
 
 async def _stop(driver: Driver, running: asyncio.Future[None], reason: str) -> None:
@@ -338,10 +354,7 @@ def outcome(
     """The result line of a task whose session ran (or was to run): its reason, and an `error`
     when the model service failed it or stayer did."""
     finished = ended.finished
-    if ended.timed_out:
-        error = None if ended.failing is None else _failing_error(ended.failing)
-    else:
-        error = run_error(finished, ended.errors)
+    error = _timeout_error(ended) if ended.timed_out else run_error(finished, ended.errors)
     if ended.timed_out:
         reason = "timeout"
     elif finished is None:
@@ -379,6 +392,21 @@ def run_error(finished: Finished | None, errors: tuple[str, ...]) -> TaskError |
     if finished.error_status is not None and f"{finished.error_status}" not in message:
         message = f"{message} (HTTP {finished.error_status})"
     return TaskError("model", message)
+
+
+def _timeout_error(ended: Ended) -> TaskError | None:
+    """The `model` error of a run whose time ran out on the model service's side (a call
+    being retried, or held by the batch's rate limit); None when the agent's own work ran
+    it out."""
+    if ended.failing is not None:
+        return _failing_error(ended.failing)
+    if ended.held:
+        return TaskError(
+            "model",
+            "the task's time ran out while its model call was held by the batch's rate limit "
+            "(its requests or tokens per minute, or a pause after the provider's 429)",
+        )
+    return None
 
 
 def _failing_error(failing: Retrying) -> TaskError:
