@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from stayer.batch.config import BatchConfig
+from stayer.batch.config import BatchConfig, RateLimit
+from stayer.batch.limited import limited_by
+from stayer.batch.limits import ANY_PROVIDER, LocalLimiter
 from stayer.batch.pool import ProviderPool
 from stayer.batch.results import TaskError, TaskResult
 from stayer.batch.task_run import run_error, run_task
@@ -498,3 +500,49 @@ async def test_with_the_sandbox_an_agent_allowed_git_cannot_push_into_the_source
     answered = json.dumps(server.requests[1].messages[-1])
     assert ("[new branch]" in answered) is not sandbox
     assert (git(source, "for-each-ref") == refs) is sandbox
+
+
+async def _held_fleet(how: str) -> LocalLimiter:
+    """A limiter whose gate stays closed far past the task's time: a pause another task's 429
+    asked for, or a requests-per-minute limit already spent."""
+    if how == "paused":
+        limiter = LocalLimiter({})
+        await limiter.slow_down("anthropic", 600.0)
+    else:
+        limiter = LocalLimiter({ANY_PROVIDER: RateLimit(requests_per_minute=0.1)})
+        await limiter.acquire("anthropic", 0)  # the one request the bucket holds
+    return limiter
+
+
+@pytest.mark.parametrize("how", ["paused", "spent"])
+async def test_a_timeout_while_the_batchs_rate_limit_holds_the_call_is_an_error_of_stage_model(
+    tmp_path: Path, source: Path, server: FakeModelServer, how: str
+) -> None:
+    server.respond_with(TaskRouter({"t1": [reply("never sent")]}))
+    pool = ProviderPool(concurrency=1, wrap=limited_by(await _held_fleet(how)))
+    try:
+        result = await _run(_task(source, server, timeout_s=6.0), tmp_path / "out", pool=pool)
+    finally:
+        await pool.aclose()
+
+    assert (result.terminal_reason, result.is_error) == ("timeout", True)
+    assert result.error is not None and result.error.stage == "model"
+    assert "held by the batch's rate limit" in result.error.message
+    assert server.requests == []
+
+
+async def test_a_timeout_in_the_agents_own_tool_call_under_a_rate_limit_is_the_agents(
+    tmp_path: Path, source: Path, server: FakeModelServer
+) -> None:
+    sleeping = reply(ToolCall("toolu_1", BASH, {"command": "sleep 600"}))
+    server.respond_with(TaskRouter({"t1": [sleeping]}))
+    limiter = LocalLimiter({ANY_PROVIDER: RateLimit(requests_per_minute=600.0)})
+    pool = ProviderPool(concurrency=1, wrap=limited_by(limiter))
+    task = _task(source, server, timeout_s=6.0, permission_mode="bypassPermissions")
+    try:
+        result = await _run(task, tmp_path / "out", pool=pool)
+    finally:
+        await pool.aclose()
+
+    assert (result.terminal_reason, result.error) == ("timeout", None)
+    assert len(server.requests) == 1
