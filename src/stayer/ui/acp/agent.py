@@ -203,8 +203,11 @@ class StayerAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         link = self._link(session_id)
-        check_mode(mode_id, self._starts[session_id])
-        link.set_mode(mode_id)
+        check_mode(mode_id, self._starts[session_id], link.session.bypass_allowed)
+        try:
+            link.set_mode(mode_id)  # the settings may still rule bypassPermissions out
+        except StayerError as error:
+            raise RequestError.invalid_params({"details": str(error)}) from None
         return SetSessionModeResponse()
 
     async def set_config_option(

@@ -1,8 +1,10 @@
 """A session's permission modes as ACP session modes, and its model as a config option.
 
-The modes offered are those the REPL cycles through (default, acceptEdits, plan) and the mode
-the session started in, if another (`--permission-mode bypassPermissions` given on the command
-line): an editor cannot switch a session into a looser mode than it was started with. The model
+The modes offered are those the REPL cycles through (default, acceptEdits, plan), the mode the
+session started in, if another (`--permission-mode bypassPermissions` given on the command
+line), and bypassPermissions where the session may switch into it (`stayer acp
+--allow-dangerously-skip-permissions`, `Session.bypass_allowed`): an editor cannot switch a
+session into a looser mode than the command line allowed. The model
 option offers what the REPL's `/model` offers for the session's provider.
 """
 
@@ -16,6 +18,7 @@ from acp.schema import (
     SessionModeState,
 )
 
+from stayer.session.mode_bounds import BYPASS
 from stayer.session.session import Session
 from stayer.ui.repl.commands_session import model_choices
 
@@ -30,9 +33,11 @@ _NAMES = {
 }
 
 
-def offered_modes(start: str) -> tuple[str, ...]:
-    """The modes a session started in `start` may be switched to."""
-    return CYCLE if start in CYCLE else (*CYCLE, start)
+def offered_modes(start: str, bypass: bool = False) -> tuple[str, ...]:
+    """The modes a session started in `start` may be switched to; with `bypass` (the session
+    may switch into bypassPermissions), that one too."""
+    offered = CYCLE if start in CYCLE else (*CYCLE, start)
+    return (*offered, BYPASS) if bypass and BYPASS not in offered else offered
 
 
 def mode_state(session: Session, start: str) -> SessionModeState:
@@ -41,14 +46,15 @@ def mode_state(session: Session, start: str) -> SessionModeState:
         current_mode_id=session.permission_mode,
         available_modes=[
             SessionMode(id=mode, name=_NAMES[mode][0], description=_NAMES[mode][1])
-            for mode in offered_modes(start)
+            for mode in offered_modes(start, session.bypass_allowed)
         ],
     )
 
 
-def check_mode(mode: str, start: str) -> None:
-    """Raise `RequestError` (invalid params) unless `mode` is one the session may switch to."""
-    offered = offered_modes(start)
+def check_mode(mode: str, start: str, bypass: bool) -> None:
+    """Raise `RequestError` (invalid params) unless `mode` is one a session started in `start`
+    may switch to (`bypass`: bypassPermissions among them)."""
+    offered = offered_modes(start, bypass)
     if mode not in offered:
         raise RequestError.invalid_params(
             {"details": f"unknown mode {mode!r}; this session offers {', '.join(offered)}"}
