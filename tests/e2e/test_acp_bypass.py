@@ -93,3 +93,18 @@ async def test_without_the_flag_the_switch_is_refused_and_the_editor_is_still_as
     assert refused.value.code == -32602
     assert [call.tool_call_id for call, _ in editor.questions] == ["toolu_b"]
     assert not marker.exists()
+
+
+async def test_settings_that_turn_bypass_off_win_over_the_flag(
+    server: FakeModelServer, tmp_path: Path
+) -> None:
+    settings = '{"permissions": {"disableBypassPermissionsMode": "disable"}}'
+    async with stayer_acp(server, tmp_path, ALLOW, "--settings", settings) as (conn, _, _e):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        with pytest.raises(acp.RequestError) as refused:
+            await conn.set_session_mode(session_id=session.session_id, mode_id=BYPASS)
+
+    assert session.modes is not None
+    assert BYPASS not in [mode.id for mode in session.modes.available_modes]
+    assert refused.value.code == -32602

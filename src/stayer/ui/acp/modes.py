@@ -3,9 +3,9 @@
 The modes offered are those the REPL cycles through (default, acceptEdits, plan), the mode the
 session started in, if another (`--permission-mode bypassPermissions` given on the command
 line), and bypassPermissions where the session may switch into it (`stayer acp
---allow-dangerously-skip-permissions`, `Session.bypass_allowed`): an editor cannot switch a
-session into a looser mode than the command line allowed. The model
-option offers what the REPL's `/model` offers for the session's provider.
+--allow-dangerously-skip-permissions`, unless a settings file turns it off): an editor cannot
+switch a session into a looser mode than the command line allowed. The model option offers
+what the REPL's `/model` offers for the session's provider.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from acp.schema import (
     SessionModeState,
 )
 
+from stayer.errors import ConfigError
 from stayer.session.mode_bounds import BYPASS
 from stayer.session.session import Session
 from stayer.ui.repl.commands_session import model_choices
@@ -46,9 +47,19 @@ def mode_state(session: Session, start: str) -> SessionModeState:
         current_mode_id=session.permission_mode,
         available_modes=[
             SessionMode(id=mode, name=_NAMES[mode][0], description=_NAMES[mode][1])
-            for mode in offered_modes(start, session.bypass_allowed)
+            for mode in offered_modes(start, may_bypass(session))
         ],
     )
+
+
+def may_bypass(session: Session) -> bool:
+    """Whether `session` may switch into bypassPermissions: the flags allow it and no settings
+    file turns it off (`Session.check_mode`, the rule every front end keeps)."""
+    try:
+        session.check_mode(BYPASS)
+    except ConfigError:
+        return False
+    return True
 
 
 def check_mode(mode: str, start: str, bypass: bool) -> None:
