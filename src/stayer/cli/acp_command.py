@@ -19,8 +19,9 @@ from .flags import add_permission_flags, add_settings_flags, build_parser
 
 USAGE = (
     "stayer acp [--model MODEL] [--permission-mode MODE] [--allowedTools RULE...] "
-    "[--disallowedTools RULE...] [--tools TOOL...] [--add-dir DIR...] [--settings FILE|JSON] "
-    "[--setting-sources SOURCES] [--sandbox [--sandbox-network]]"
+    "[--disallowedTools RULE...] [--tools TOOL...] [--add-dir DIR...] "
+    "[--dangerously-skip-permissions] [--allow-dangerously-skip-permissions] "
+    "[--settings FILE|JSON] [--setting-sources SOURCES] [--sandbox [--sandbox-network]]"
 )
 
 

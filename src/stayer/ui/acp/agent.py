@@ -53,7 +53,14 @@ from stayer.session.options import QueryOptions
 
 from .files import client_files
 from .link import Link
-from .modes import MODEL_OPTION, check_mode, config_options, mode_state, offers_model
+from .modes import (
+    MODEL_OPTION,
+    check_mode,
+    config_options,
+    may_bypass,
+    mode_state,
+    offers_model,
+)
 from .options import Folders, McpServer, absolute, folders, same_folders, session_options
 from .prompts import AcpBlock, prompt_blocks
 from .replay import replay
@@ -203,8 +210,11 @@ class StayerAgent:
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         link = self._link(session_id)
-        check_mode(mode_id, self._starts[session_id])
-        link.set_mode(mode_id)
+        check_mode(mode_id, self._starts[session_id], may_bypass(link.session))
+        try:
+            link.set_mode(mode_id)
+        except StayerError as error:  # what check_mode let through stays one JSON-RPC error
+            raise RequestError.invalid_params({"details": str(error)}) from None
         return SetSessionModeResponse()
 
     async def set_config_option(

@@ -1,9 +1,11 @@
 """A session's permission modes as ACP session modes, and its model as a config option.
 
-The modes offered are those the REPL cycles through (default, acceptEdits, plan) and the mode
-the session started in, if another (`--permission-mode bypassPermissions` given on the command
-line): an editor cannot switch a session into a looser mode than it was started with. The model
-option offers what the REPL's `/model` offers for the session's provider.
+The modes offered are those the REPL cycles through (default, acceptEdits, plan), the mode the
+session started in, if another (`--permission-mode bypassPermissions` given on the command
+line), and bypassPermissions where the session may switch into it (`stayer acp
+--allow-dangerously-skip-permissions`, unless a settings file turns it off): an editor cannot
+switch a session into a looser mode than the command line allowed. The model option offers
+what the REPL's `/model` offers for the session's provider.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from acp.schema import (
     SessionModeState,
 )
 
+from stayer.errors import ConfigError
+from stayer.session.mode_bounds import BYPASS
 from stayer.session.session import Session
 from stayer.ui.repl.commands_session import model_choices
 
@@ -30,9 +34,11 @@ _NAMES = {
 }
 
 
-def offered_modes(start: str) -> tuple[str, ...]:
-    """The modes a session started in `start` may be switched to."""
-    return CYCLE if start in CYCLE else (*CYCLE, start)
+def offered_modes(start: str, bypass: bool = False) -> tuple[str, ...]:
+    """The modes a session started in `start` may be switched to; with `bypass` (the session
+    may switch into bypassPermissions), that one too."""
+    offered = CYCLE if start in CYCLE else (*CYCLE, start)
+    return (*offered, BYPASS) if bypass and BYPASS not in offered else offered
 
 
 def mode_state(session: Session, start: str) -> SessionModeState:
@@ -41,14 +47,25 @@ def mode_state(session: Session, start: str) -> SessionModeState:
         current_mode_id=session.permission_mode,
         available_modes=[
             SessionMode(id=mode, name=_NAMES[mode][0], description=_NAMES[mode][1])
-            for mode in offered_modes(start)
+            for mode in offered_modes(start, may_bypass(session))
         ],
     )
 
 
-def check_mode(mode: str, start: str) -> None:
-    """Raise `RequestError` (invalid params) unless `mode` is one the session may switch to."""
-    offered = offered_modes(start)
+def may_bypass(session: Session) -> bool:
+    """Whether `session` may switch into bypassPermissions: the flags allow it and no settings
+    file turns it off (`Session.check_mode`, the rule every front end keeps)."""
+    try:
+        session.check_mode(BYPASS)
+    except ConfigError:
+        return False
+    return True
+
+
+def check_mode(mode: str, start: str, bypass: bool) -> None:
+    """Raise `RequestError` (invalid params) unless `mode` is one a session started in `start`
+    may switch to (`bypass`: bypassPermissions among them)."""
+    offered = offered_modes(start, bypass)
     if mode not in offered:
         raise RequestError.invalid_params(
             {"details": f"unknown mode {mode!r}; this session offers {', '.join(offered)}"}
