@@ -125,7 +125,8 @@ async def test_a_ref_names_the_commit_checked_out_detached(
 ) -> None:
     workspace = await make_workspace(_task(source, ref), tmp_path / "ws")
     sha = _shas(source)[expected]
-    assert workspace == Workspace(path=tmp_path / "ws" / "t1", base=sha)
+    assert (workspace.path, workspace.base) == (tmp_path / "ws" / "t1", sha)
+    assert workspace == Workspace(path=workspace.path, base=sha, config=workspace.config)
     assert git(workspace.path, "rev-parse", "HEAD").strip() == sha
     assert git(workspace.path, "symbolic-ref", "-q", "HEAD", check=False) == ""  # detached
     assert (workspace.path / "a.txt").read_text() == content
@@ -356,6 +357,44 @@ async def test_the_diff_counts_what_the_agent_committed(source: Path, tmp_path: 
     diff = await workspace_diff(workspace)
     assert "+committed" in diff
     assert "+later" in diff
+
+
+async def test_taking_the_diff_runs_nothing_the_agent_configured(
+    source: Path, tmp_path: Path
+) -> None:
+    """A filter, a textconv or an include the agent put in the workspace's git config would run
+    when the batch takes the diff, outside the task's policy and sandbox: the clone's config
+    goes back first, and the diff is still right."""
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    ran = tmp_path / "ran"
+    command = f"sh -c 'touch {ran}; cat'"
+    git(workspace.path, "config", "filter.evil.clean", command)
+    git(workspace.path, "config", "diff.evil.textconv", command)
+    (workspace.path / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (workspace.path / ".git" / "info").mkdir(exist_ok=True)
+    (workspace.path / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    (workspace.path / "a.txt").write_text("changed\n")
+    diff = await workspace_diff(workspace)
+    assert not ran.exists()
+    assert "+changed" in diff
+    assert "evil" not in (workspace.path / ".git" / "config").read_text()
+
+
+@pytest.mark.parametrize("how", ["commondir", "gitfile"])
+async def test_a_git_folder_pointed_elsewhere_is_refused_not_read(
+    source: Path, tmp_path: Path, how: str
+) -> None:
+    workspace = await make_workspace(_task(source), tmp_path / "ws")
+    elsewhere = tmp_path / "elsewhere.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    dot_git = workspace.path / ".git"
+    if how == "commondir":
+        (dot_git / "commondir").write_text(f"{elsewhere}\n")
+    else:
+        shutil.rmtree(dot_git)
+        dot_git.write_text(f"gitdir: {elsewhere}\n")
+    with pytest.raises(WorkspaceError, match=r"\.git was replaced or points elsewhere"):
+        await workspace_diff(workspace)
 
 
 async def test_no_change_is_an_empty_diff(source: Path, tmp_path: Path) -> None:

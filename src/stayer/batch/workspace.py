@@ -188,4 +188,5 @@ async def _check_out(task: BatchTask, path: Path, sha: str) -> Workspace:
         raise WorkspaceError(
             f"task {task.id}: cannot check out {sha[:12]} of {task.repo}: {last_line(result)}"
         )
-    return Workspace(path=path, base=sha)
+    config = await asyncio.to_thread((path / ".git" / "config").read_bytes)
+    return Workspace(path=path, base=sha, config=config)

@@ -50,6 +50,9 @@ class Workspace(Struct, frozen=True):
     path: Path
     base: str
     """The full sha of the commit checked out, which the diff is taken against."""
+    config: bytes | None = None
+    """The clone's own `.git/config` as made, put back before the batch runs git in the
+    workspace again (`_own_git`); None: the workspace's is used as it is."""
 
 
 class _Changes(Struct, frozen=True):
@@ -73,7 +76,36 @@ async def workspace_diff(workspace: Workspace) -> str:
         ) from None
 
 
+def _own_git(workspace: Workspace) -> None:
+    """Make the workspace's repository the batch's own again before running git in it: the
+    agent could have set a filter, a textconv or an `include` in `.git/config` (or pointed
+    `.git` elsewhere) that git would run here, outside the task's policy and its sandbox. The
+    clone's config goes back as made; a `.git` that is no folder of its own, or that names a
+    common folder elsewhere, is refused."""
+    dot_git = workspace.path / ".git"
+    if not dot_git.is_symlink() and not dot_git.exists():
+        return  # gone: git says so, and reads no repository around it (`git_in`)
+    if dot_git.is_symlink() or not dot_git.is_dir() or (dot_git / "commondir").exists():
+        raise WorkspaceError(
+            f"workspace {workspace.path}: its .git was replaced or points elsewhere, so its "
+            "diff is not taken (nothing of it is run)"
+        )
+    if workspace.config is None:
+        return
+    config = dot_git / "config"
+    with contextlib.suppress(OSError):
+        if config.read_bytes() == workspace.config and not config.is_symlink():
+            return
+    with contextlib.suppress(FileNotFoundError):
+        config.unlink()
+    config.write_bytes(workspace.config)
+    for extra in ("config.worktree", "info/attributes"):
+        with contextlib.suppress(FileNotFoundError):
+            (dot_git / extra).unlink()
+
+
 async def _diff(workspace: Workspace) -> str:
+    await asyncio.to_thread(_own_git, workspace)
     with tempfile.TemporaryDirectory(prefix="stayer-diff-") as folder:
         index, patch = Path(folder, "index"), Path(folder, "patch")
         env = {**git_in(workspace.path), "GIT_INDEX_FILE": str(index), "GIT_LITERAL_PATHSPECS": "1"}
